@@ -1,0 +1,74 @@
+/**
+ * JSON Schemas of request bodies and queries, shared by the emulator (validation through ajv) and
+ * anything that wants to check a body before sending it. Structural rules live here; rules that
+ * span fields (permissions allowed for a type, rule containers) live in the services.
+ */
+import { APPLICATION_TYPES, RULE_TRANSFORMS } from './permissions.js';
+
+export const uuid = { type: 'string', format: 'uuid' } as const;
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const permissions = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100 } as const;
+
+export const accessRuleSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['priority', 'transform', 'permissions'],
+  properties: {
+    description: { type: 'string', maxLength: 1000 },
+    priority: { type: 'integer', minimum: 1 },
+    container: { type: 'string', minLength: 1, maxLength: 500 },
+    conditions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['attribute', 'operator', 'value'],
+        properties: {
+          attribute: { enum: ['id', 'container'] },
+          operator: { enum: ['starts_with', 'equals'] },
+          value: { type: 'string' },
+        },
+      },
+    },
+    transform: { enum: RULE_TRANSFORMS },
+    permissions: { ...permissions, minItems: 1 },
+  },
+} as const;
+
+const rules = { type: 'array', items: accessRuleSchema, maxItems: 100 } as const;
+
+export const createApplicationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'type'],
+  properties: {
+    name,
+    type: { enum: APPLICATION_TYPES },
+    permissions,
+    rules,
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const updateApplicationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name, permissions: { ...permissions, minItems: 1 }, rules },
+} as const;
+
+export const idParamsSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: uuid },
+} as const;
+
+export const listQuerySchema = {
+  type: 'object',
+  properties: {
+    page: { type: 'integer', minimum: 1, default: 1 },
+    size: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    id: { type: 'array', items: uuid, maxItems: 100 },
+    name: { type: 'string', maxLength: 200 },
+  },
+} as const;

@@ -1,0 +1,39 @@
+import { APPLICATION_TYPES, type ApplicationType } from '../../../api/permissions.js';
+import { defineCommand } from '../../registry.js';
+import { parseRules, showApplication } from './shared.js';
+
+interface CreateOptions {
+  name: string;
+  type: ApplicationType;
+  permission?: string[];
+  rule?: string[];
+  expiresAt?: string;
+}
+
+export const create = defineCommand<CreateOptions>({
+  name: 'create',
+  description: 'create an Application (its key is shown once)',
+  options: [
+    { flags: '--name <name>', description: 'name (up to 200 characters)', required: true },
+    { flags: '--type <type>', description: 'Application type', choices: APPLICATION_TYPES, required: true },
+    { flags: '--permission <permission>', description: 'permission to grant (repeatable)', repeatable: true },
+    { flags: '--rule <json>', description: 'access rule as JSON (repeatable)', repeatable: true },
+    { flags: '--expires-at <date-time>', description: 'delete the Application at this ISO 8601 time' },
+  ],
+  examples: [
+    'svc applications create --name backend --type private --permission token:create --permission token:read',
+    `svc applications create --name reader --type private --rule '{"priority":1,"container":"/pci/","transform":"mask","permissions":["token:read"]}'`,
+  ],
+  async handler({ options }, ctx) {
+    const client = await ctx.client();
+    const rules = parseRules(options.rule);
+    const app = await client.applications.create({
+      name: options.name,
+      type: options.type,
+      permissions: options.permission ?? [],
+      ...(rules && { rules }),
+      ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
+    });
+    await ctx.output.result(app, () => showApplication(ctx.output, app));
+  },
+});

@@ -1,0 +1,50 @@
+import type { AccessRule, Application } from '../../../api/types.js';
+import type { ApiClient } from '../../../client/index.js';
+import { UsageError, UserError } from '../../errors.js';
+import type { Output } from '../../output.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const applicationArg = { name: 'application', description: 'Application id or exact name' };
+
+/** An id is used as it is; a name is looked up (with the management key) and must be unique. */
+export async function resolveApplicationId(client: ApiClient, idOrName: string): Promise<string> {
+  if (UUID.test(idOrName)) return idOrName;
+  const matches = (await client.applications.all()).filter((app) => app.name === idOrName);
+  if (matches.length === 1) return matches[0]!.id;
+  if (matches.length === 0) throw new UserError(`No Application named "${idOrName}"; \`svc applications list\` shows them.`);
+  throw new UserError(`${matches.length} Applications are named "${idOrName}"; use an id: ${matches.map((app) => app.id).join(', ')}.`);
+}
+
+/** `--rule` takes one access rule as JSON (an object), or several (an array); repeatable. */
+export function parseRules(values: string[] | undefined): AccessRule[] | undefined {
+  if (values === undefined) return undefined;
+  return values.flatMap((value) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch (error) {
+      throw new UsageError(`--rule must be JSON, e.g. '{"priority":1,"container":"/pci/","transform":"mask","permissions":["token:read"]}' (${(error as Error).message}).`);
+    }
+    if (Array.isArray(parsed)) return parsed as AccessRule[];
+    if (typeof parsed === 'object' && parsed !== null) return [parsed as AccessRule];
+    throw new UsageError('--rule must be a JSON object (one rule) or an array of rules.');
+  });
+}
+
+/** One Application for people; the key, when present, with the warning that it is shown once. */
+export async function showApplication(output: Output, app: Application): Promise<void> {
+  const rules = app.rules.map((rule) => `${rule.priority}: ${rule.container ?? '(conditions)'} ${rule.transform} [${rule.permissions.join(', ')}]`);
+  await output.fields([
+    ['id', app.id],
+    ['name', app.name],
+    ['type', app.type],
+    ['permissions', app.permissions.join(', ') || '(none)'],
+    ['rules', rules.length ? rules.join('\n') : '(none)'],
+    ['created', app.created_at ?? ''],
+    ['modified', app.modified_at ?? ''],
+    ['expires', app.expires_at ?? 'never'],
+    ...(app.key ? ([['key', app.key]] as [string, string][]) : []),
+  ]);
+  if (app.key) output.note('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).');
+}

@@ -1,0 +1,7 @@
+import type { CommandDefinition, CommandGroup } from '../registry.js';
+import { applications } from './applications/index.js';
+import { profiles } from './profiles/index.js';
+import { serve } from './serve.js';
+
+/** Every command of svc, in the order --help lists them. */
+export const commands: (CommandDefinition<never> | CommandGroup)[] = [serve, applications, profiles];

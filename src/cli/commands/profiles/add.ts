@@ -1,0 +1,33 @@
+import { PROFILE_NAME, checkBaseUrl, type Profile } from '../../config.js';
+import { UsageError } from '../../errors.js';
+import { defineCommand } from '../../registry.js';
+import { editConfig, profileArg } from './shared.js';
+
+export const add = defineCommand<{ use?: boolean }>({
+  name: 'add',
+  description: 'save a profile from --base-url, --management-key and --api-key (adding to one that exists)',
+  args: [profileArg],
+  options: [{ flags: '--use', description: 'make it the current profile' }],
+  examples: ['svc profiles add staging --base-url https://api.staging.example.com --management-key "$MGMT_KEY" --use'],
+  async handler({ args, options }, ctx) {
+    const name = args.name!;
+    if (!PROFILE_NAME.test(name)) throw new UsageError('A profile name is 1 to 64 letters, digits, "-" or "_".');
+    const { baseUrl, managementKey, apiKey } = ctx.globals;
+    if (baseUrl === undefined && managementKey === undefined && apiKey === undefined) {
+      throw new UsageError('Give the profile something to hold: --base-url, --management-key and/or --api-key.');
+    }
+    const update: Profile = {
+      ...(baseUrl !== undefined && { base_url: checkBaseUrl(baseUrl) }),
+      ...(managementKey !== undefined && { management_key: managementKey }),
+      ...(apiKey !== undefined && { api_key: apiKey }),
+    };
+    const config = await editConfig(ctx, (config) => {
+      config.profiles[name] = { ...config.profiles[name], ...update };
+      if (options.use) config.current = name;
+    });
+    const current = config.current === name;
+    await ctx.output.result({ name, current }, () =>
+      ctx.output.line(`Saved profile ${name}${current ? ' (current)' : `; use it with --profile ${name} or \`svc profiles use ${name}\``}.`),
+    );
+  },
+});

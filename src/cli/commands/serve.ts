@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { defineCommand } from '../registry.js';
+import type { LogFormat } from '../serve-log.js';
+
+interface ServeOptions {
+  port: string;
+  host: string;
+  data?: string;
+  inMemory?: boolean;
+  privateKey?: string;
+  tier: 'enterprise' | 'standard';
+  logFormat?: LogFormat;
+}
+
+export const serve = defineCommand<ServeOptions>({
+  name: 'serve',
+  description: 'run the local emulator of the platform API',
+  options: [
+    { flags: '--port <port>', description: 'port to listen on; 0 picks a free one', default: '8790' },
+    { flags: '--host <host>', description: 'address to listen on', default: '127.0.0.1' },
+    { flags: '--data <path>', description: 'data file (default .svc/data.json)' },
+    { flags: '--in-memory', description: 'keep everything in memory; write no files' },
+    { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
+    { flags: '--tier <tier>', description: 'platform tier to emulate', choices: ['enterprise', 'standard'], default: 'enterprise' },
+    { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
+  ],
+  examples: ['svc serve', 'svc serve --port 0 --in-memory --log-format json', 'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json'],
+  async handler({ options }, { io, globals }) {
+    if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
+    if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
+    const [{ createEmulator }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
+    const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
+    const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? path.join('.svc', 'data.json'));
+    const managementKey = globals.managementKey ?? io.env.SVC_MANAGEMENT_KEY;
+    const privateKey = options.privateKey ?? io.env.SVC_PRIVATE_KEY;
+
+    const emulator = createEmulator({
+      port: Number(options.port),
+      host: options.host,
+      ...(dataFile ? { data: dataFile } : { inMemory: true }),
+      ...(managementKey !== undefined && { managementKey }),
+      ...(privateKey !== undefined && { privateKey }),
+      tier: options.tier,
+      debug: globals.debug,
+      onEvent: (event) => log.event(event),
+    });
+    const stop = new Promise<string>((resolve) => {
+      if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
+      io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
+    });
+    try {
+      await emulator.ready;
+    } catch (error) {
+      await emulator.dispose();
+      throw error;
+    }
+    log.started(emulator, dataFile && path.relative(io.cwd, dataFile));
+    log.stopping(await stop);
+    await emulator.dispose();
+    log.stopped();
+  },
+});

@@ -1,0 +1,50 @@
+import type { ApiClient, KeyKind } from '../client/index.js';
+import { resolveTarget, type GlobalFlags, type Target } from './config.js';
+import { UserError } from './errors.js';
+import type { IO } from './io.js';
+import type { Output } from './output.js';
+
+export interface GlobalOptions extends GlobalFlags {
+  json: boolean;
+  color: boolean;
+  debug: boolean;
+}
+
+/** What a handler gets instead of singletons (STYLE.md 3). */
+export interface Context {
+  io: IO;
+  output: Output;
+  globals: GlobalOptions;
+  /** The resolved base URL and keys (read lazily: `serve` and `profiles` never need them). */
+  target(): Promise<Target>;
+  /** The API client for the target; undici is loaded on first use. */
+  client(): Promise<ApiClient>;
+}
+
+export function createContext(io: IO, output: Output, globals: GlobalOptions): Context {
+  let target: Promise<Target> | undefined;
+  let client: Promise<ApiClient> | undefined;
+  const context: Context = {
+    io,
+    output,
+    globals,
+    target: () => (target ??= resolveTarget(globals, io.env, io.cwd)),
+    client: () =>
+      (client ??= (async () => {
+        const [resolved, { ApiClient }] = await Promise.all([context.target(), import('../client/index.js')]);
+        return new ApiClient({
+          baseUrl: resolved.baseUrl,
+          ...(resolved.managementKey !== undefined && { managementKey: resolved.managementKey }),
+          ...(resolved.apiKey !== undefined && { apiKey: resolved.apiKey }),
+          missingKey: (kind) => missingKey(kind, resolved),
+        });
+      })()),
+  };
+  return context;
+}
+
+function missingKey(kind: KeyKind, target: Target): UserError {
+  const [flag, env] = kind === 'management' ? ['--management-key', 'SVC_MANAGEMENT_KEY'] : ['--api-key', 'SVC_API_KEY'];
+  const local = target.source === 'local' ? ', or start the emulator here (`npx svc serve`) so that .svc/credentials.json exists' : '';
+  return new UserError(`No ${kind === 'management' ? 'management' : 'API'} key for ${target.baseUrl}: pass ${flag}, set ${env}, use a profile (\`svc profiles add\`)${local}.`);
+}

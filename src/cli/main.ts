@@ -1,0 +1,82 @@
+import { getEventListeners } from 'node:events';
+import { commands } from './commands/index.js';
+import { createContext, type GlobalOptions } from './context.js';
+import type { IO } from './io.js';
+import { Output } from './output.js';
+import { Command, CommanderError, register } from './registry.js';
+import { reportError } from './report.js';
+import { packageVersion } from './version.js';
+
+/** Commander's error codes that mean "the command line was wrong": exit 2. */
+const USAGE_CODES = new Set([
+  'commander.unknownOption',
+  'commander.unknownCommand',
+  'commander.missingArgument',
+  'commander.optionMissingArgument',
+  'commander.missingMandatoryOptionValue',
+  'commander.invalidArgument',
+  'commander.excessArguments',
+  'commander.conflictingOption',
+]);
+
+/** Runs one svc command line in-process and resolves to its exit code. */
+export async function runSvc(argv: string[], io: IO): Promise<number> {
+  const program = new Command('svc')
+    .description('CLI and local emulator for the tokenization platform')
+    .version(packageVersion(), '-v, --version', 'print the svc version')
+    .option('--base-url <url>', 'API base URL (env SVC_BASE_URL; default: the local emulator)')
+    .option('--management-key <key>', 'management Application key (env SVC_MANAGEMENT_KEY)')
+    .option('--api-key <key>', 'API key for token and invoke commands (env SVC_API_KEY)')
+    .option('--profile <name>', 'use a saved profile (env SVC_PROFILE)')
+    .option('--json', 'print the result as one JSON document', false)
+    .option('--no-color', 'no colours or terminal formatting')
+    .option('--debug', 'show stack traces of unexpected errors', false)
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  let globals: GlobalOptions = { json: false, color: true, debug: false };
+  register(program, commands, async (definition, input) => {
+    const raw = program.opts<GlobalOptions>();
+    globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
+    const output = new Output(io, { json: globals.json, color: globals.color });
+    await definition.handler(input, createContext(io, output, globals));
+  });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      return USAGE_CODES.has(error.code) || error.code === 'commander.help' ? 2 : error.exitCode;
+    }
+    return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+  }
+}
+
+/** The process entry (bin/svc.js). SIGINT/SIGTERM stop a command that listens for them, else exit. */
+export async function main(): Promise<void> {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    const graceful = getEventListeners(controller.signal, 'abort').length > 0;
+    if (controller.signal.aborted || !graceful) process.exit(signal === 'SIGINT' ? 130 : 143);
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await runSvc(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
+  process.exitCode = code;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+}

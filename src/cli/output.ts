@@ -1,0 +1,77 @@
+import type { IO } from './io.js';
+
+export interface Column<T> {
+  header: string;
+  value: (row: T) => string;
+}
+
+export interface OutputOptions {
+  json: boolean;
+  color: boolean;
+}
+
+/**
+ * Everything the CLI prints goes through here: results on stdout (one JSON document with --json),
+ * everything else on stderr. Human tables use ink on a colour terminal, plain lines otherwise.
+ */
+export class Output {
+  constructor(
+    private readonly io: IO,
+    readonly options: OutputOptions,
+  ) {}
+
+  get json(): boolean {
+    return this.options.json;
+  }
+
+  /** Prints a result: as JSON with --json, else as `human` prints it. */
+  async result(value: unknown, human: () => void | Promise<void>): Promise<void> {
+    if (this.options.json) this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    else await human();
+  }
+
+  /** A line of the human result (stdout). */
+  line(text = ''): void {
+    this.io.stdout.write(`${text}\n`);
+  }
+
+  /** Anything that is not the result: notes, progress, warnings (stderr). */
+  note(text: string): void {
+    this.io.stderr.write(`${text}\n`);
+  }
+
+  async table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing to show.'): Promise<void> {
+    if (rows.length === 0) return this.note(empty);
+    const cells = rows.map((row) => columns.map((column) => column.value(row)));
+    const headers = columns.map((column) => column.header);
+    if (this.fancy) {
+      const { renderTable } = await import('../ui/render-table.js');
+      this.io.stdout.write(`${renderTable(headers, cells, this.io.stdout.columns)}\n`);
+    } else {
+      this.io.stdout.write(plainTable(headers, cells));
+    }
+  }
+
+  /** Label/value pairs of one resource, aligned. */
+  async fields(pairs: [label: string, value: string][]): Promise<void> {
+    if (this.fancy) {
+      const { renderFields } = await import('../ui/render-table.js');
+      this.io.stdout.write(`${renderFields(pairs, this.io.stdout.columns)}\n`);
+    } else {
+      const width = Math.max(...pairs.map(([label]) => label.length));
+      for (const [label, value] of pairs) this.io.stdout.write(`${label.padEnd(width)}  ${value}\n`);
+    }
+  }
+
+  private get fancy(): boolean {
+    return this.io.stdout.isTTY === true && this.options.color;
+  }
+}
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function plainTable(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const format = (row: string[]) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [format(headers), ...rows.map(format)].map((line) => `${line}\n`).join('');
+}

@@ -1,0 +1,41 @@
+import { ApiError, ConnectionError } from '../client/errors.js';
+import { EmulatorError } from '../emulator/errors.js';
+import { UserError } from './errors.js';
+import type { IO } from './io.js';
+
+/**
+ * The one top-level error handler: one line on stderr (a JSON document with --json), the exit
+ * code, and a stack only for bugs, and only with --debug.
+ */
+export function reportError(error: unknown, io: IO, options: { json: boolean; debug: boolean }): number {
+  const { message, exitCode, problem, bug } = describe(error);
+  if (options.json) {
+    io.stderr.write(`${JSON.stringify({ error: problem ?? { title: message } })}\n`);
+  } else {
+    io.stderr.write(`Error: ${message}\n`);
+  }
+  if (bug) {
+    if (options.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    else if (!options.json) io.stderr.write('This is a bug in svc; run again with --debug for the stack trace.\n');
+  }
+  return exitCode;
+}
+
+function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
+  if (error instanceof ApiError) {
+    const { problem } = error;
+    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field} ${m}`));
+    const detail = fields.length > 0 ? fields.join('; ') : (problem.detail ?? '');
+    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
+  }
+  if (error instanceof ConnectionError) {
+    const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
+    const hint = local ? ' Start the emulator with `npx svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
+    const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.message;
+    return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
+  }
+  if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
+  if (error instanceof EmulatorError) return { message: error.message, exitCode: 1 };
+  const message = error instanceof Error ? error.message : String(error);
+  return { message: `Unexpected error: ${message}`, exitCode: 1, bug: true };
+}

@@ -1,0 +1,138 @@
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import { isProblem, problemDefaults } from '../api/problem.js';
+import type { Application, CreateApplicationBody, ListQuery, Page, UpdateApplicationBody } from '../api/types.js';
+import { ApiError, ConnectionError } from './errors.js';
+
+export { ApiError, ConnectionError } from './errors.js';
+
+/** Which key a call needs: management work, or token and invoke work (spec section 5). */
+export type KeyKind = 'management' | 'api';
+
+export interface ClientOptions {
+  baseUrl: string;
+  managementKey?: string;
+  apiKey?: string;
+  dispatcher?: Dispatcher;
+  /** Raised when a call needs a key that was not given. */
+  missingKey?: (kind: KeyKind) => Error;
+}
+
+export interface RequestOptions {
+  key?: KeyKind | 'none';
+  body?: unknown;
+  query?: Record<string, string | number | readonly string[] | undefined>;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The one HTTP client of the platform API, over undici. Used by the CLI (and later `svc apply`)
+ * against the emulator or a remote server alike.
+ */
+export class ApiClient {
+  readonly applications: ApplicationsApi;
+
+  constructor(private readonly options: ClientOptions) {
+    this.applications = new ApplicationsApi(this);
+  }
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const url = new URL(this.options.baseUrl + path);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value === undefined) continue;
+      for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    const kind = options.key ?? 'management';
+    if (kind !== 'none') headers['svc-api-key'] = this.key(kind);
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await undiciRequest(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        ...(this.options.dispatcher && { dispatcher: this.options.dispatcher }),
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ConnectionError(this.options.baseUrl, code, (error as Error).message);
+    }
+    const text = await response.body.text();
+    const parsed = parseJson(text);
+    if (response.statusCode >= 400) {
+      const problem = isProblem(parsed)
+        ? parsed
+        : { ...problemDefaults(response.statusCode), status: response.statusCode, detail: text.slice(0, 200) || undefined };
+      throw new ApiError(response.statusCode, problem);
+    }
+    return (text === '' ? undefined : parsed ?? text) as T;
+  }
+
+  private key(kind: KeyKind): string {
+    const key = kind === 'management' ? this.options.managementKey : this.options.apiKey;
+    if (key === undefined) throw this.options.missingKey?.(kind) ?? new Error(`no ${kind} key`);
+    return key;
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Spec section 4.1. */
+export class ApplicationsApi {
+  constructor(private readonly client: ApiClient) {}
+
+  list(query: ListQuery = {}): Promise<Page<Application>> {
+    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id } });
+  }
+
+  get(id: string): Promise<Application> {
+    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`);
+  }
+
+  /** The Application that owns the key in use (the management key unless `kind` says otherwise). */
+  self(kind: KeyKind = 'management'): Promise<Application> {
+    return this.client.request('GET', '/applications/key', { key: kind });
+  }
+
+  create(body: CreateApplicationBody): Promise<Application> {
+    return this.client.request('POST', '/applications', { body });
+  }
+
+  update(id: string, body: UpdateApplicationBody): Promise<Application> {
+    return this.client.request('PUT', `/applications/${encodeURIComponent(id)}`, { body });
+  }
+
+  regenerate(id: string): Promise<Application> {
+    return this.client.request('POST', `/applications/${encodeURIComponent(id)}/regenerate`);
+  }
+
+  delete(id: string): Promise<void> {
+    return this.client.request('DELETE', `/applications/${encodeURIComponent(id)}`);
+  }
+
+  /** Every page of the list, for resolving names. */
+  async all(): Promise<Application[]> {
+    const items: Application[] = [];
+    for (let page = 1; ; page++) {
+      const result = await this.list({ page, size: 100 });
+      items.push(...result.data);
+      if (result.data.length === 0 || page >= result.pagination.total_pages) return items;
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../errors.js';
+import type { ApplicationService, Caller } from '../services/applications.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set by the auth hook on every route that is not public. */
+    caller: Caller | undefined;
+  }
+  interface FastifyContextConfig {
+    /** The permission the calling Application needs (spec section 4). */
+    permission?: string;
+    /** No API key needed (health, emulator admin). */
+    public?: boolean;
+  }
+}
+
+export const API_KEY_HEADER = 'svc-api-key';
+
+/** Resolves `SVC-API-KEY` to an Application (401 when missing or unknown) and checks the route's permission (403). */
+export function authHook(applications: ApplicationService) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const config = request.routeOptions.config;
+    if (request.is404 || config.public) return;
+    const key = request.headers[API_KEY_HEADER];
+    if (typeof key !== 'string' || key === '') {
+      throw new HttpError(401, 'Send the API key of an Application in the SVC-API-KEY header.');
+    }
+    const application = applications.authenticate(key);
+    if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+    request.caller = { tenantId: application.tenant_id, application };
+    const needed = config.permission;
+    if (needed && !application.permissions.includes(needed)) {
+      throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
+    }
+  };
+}
+
+/** The caller of a route behind the auth hook. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error(`route ${request.routeOptions.url} has no auth`);
+  return request.caller;
+}

@@ -1,0 +1,68 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
+import { HttpError, validationError } from '../errors.js';
+import type { EmitEvent } from '../events.js';
+import { fieldErrors } from './validation.js';
+
+export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+
+/** What fastify's own errors mean to a caller, by code. */
+const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, 'The request body is over the 5 MB limit.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
+    new HttpError(415, `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send application/json.`),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, undefined, 'Malformed JSON'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
+};
+
+/** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
+export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
+  if (error instanceof HttpError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const errors = fieldErrors(fastifyError.validation as never, fastifyError.validationContext);
+    return validationError(errors);
+  }
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+  if (known) return known(fastifyError, request);
+  if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, undefined, 'Malformed JSON');
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, fastifyError.message);
+  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
+}
+
+export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
+  const problem: Problem = {
+    type: error.type,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    ...(error.errors && { errors: error.errors }),
+    trace_id: traceId,
+  };
+  return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+}
+
+/** The single place where errors become problem+json responses. */
+export function problemHandler(emit: EmitEvent, debug: boolean) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const httpError = toHttpError(error, request);
+    if (httpError.status >= 500) {
+      const cause = error instanceof Error ? error : new Error(String(error));
+      emit({ type: 'error', traceId: request.id, message: cause.message, stack: cause.stack });
+      if (debug && !(error instanceof HttpError)) {
+        return sendProblem(reply, new HttpError(500, `${httpError.detail}\n${cause.stack ?? cause.message}`), request.id);
+      }
+    }
+    return sendProblem(reply, httpError, request.id);
+  };
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0];
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${path}.`, undefined, problemDefaults(404).title), request.id);
+}

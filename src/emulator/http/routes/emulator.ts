@@ -1,0 +1,60 @@
+import { isIP } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { CreatedTenant } from '../../../api/types.js';
+import { HttpError } from '../../errors.js';
+import type { TenantService } from '../../services/tenants.js';
+import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
+
+interface CreateTenantBody {
+  name?: string;
+  management_key?: string;
+  private_key?: string;
+}
+
+const givenKey = { type: 'string', pattern: GIVEN_KEY_PATTERN.source } as const;
+
+const createTenantSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, management_key: givenKey, private_key: givenKey },
+    },
+  ],
+} as const;
+
+/** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (isIP(v4) === 4) return v4.startsWith('127.');
+  return address === '::1';
+}
+
+/** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
+export function emulatorRoutes(app: FastifyInstance, tenants: TenantService): void {
+  app.get('/health', { config: { public: true } }, async () => ({ status: 'ok' }));
+
+  /**
+   * `POST /_emulator/tenants` creates a tenant with its own management and private Applications
+   * and returns their keys, so that tenant isolation can be exercised. Only callers on loopback
+   * may use it: a key of another tenant is no protection against a caller who can mint tenants.
+   */
+  app.post<{ Body: CreateTenantBody | null }>(
+    '/_emulator/tenants',
+    { schema: { body: createTenantSchema }, config: { public: true } },
+    async (request, reply): Promise<CreatedTenant> => {
+      if (!isLoopback(request.socket.remoteAddress)) {
+        throw new HttpError(403, 'The emulator admin routes answer loopback callers only.');
+      }
+      const body = request.body ?? {};
+      const tenant = await tenants.create(body.name ?? 'tenant', {
+        ...(body.management_key !== undefined && { managementKey: body.management_key }),
+        ...(body.private_key !== undefined && { privateKey: body.private_key }),
+      });
+      reply.status(201);
+      return tenant;
+    },
+  );
+}

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { EmitEvent } from '../events.js';
+import type { Services } from '../services/index.js';
+import { authHook } from './auth.js';
+import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
+import { applicationRoutes } from './routes/applications.js';
+import { emulatorRoutes } from './routes/emulator.js';
+import { schemaCompiler } from './validation.js';
+
+export const TRACE_HEADER = 'svc-trace-id';
+const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface ServerOptions {
+  services: Services;
+  emit: EmitEvent;
+  /** Put stack traces of internal errors in responses (`svc serve --debug`). */
+  debug?: boolean;
+}
+
+/** The emulator's HTTP surface: hooks, the one error handler, and every route. */
+export function buildServer({ services, emit, debug = false }: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // A trace id given by the caller is echoed when it is a plausible id; otherwise one is made.
+    genReqId: (req) => {
+      const given = req.headers[TRACE_HEADER];
+      return typeof given === 'string' && TRACE_ID.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
+
+  app.setValidatorCompiler(schemaCompiler);
+  app.setErrorHandler(problemHandler(emit, debug));
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorateRequest('caller', undefined);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(TRACE_HEADER, request.id);
+  });
+  app.addHook('onRequest', authHook(services.applications));
+  app.addHook('onResponse', async (request, reply) => {
+    emit({
+      type: 'request',
+      method: request.method,
+      // The path only: a query string may carry a proxy key.
+      path: request.url.split('?')[0] ?? request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      traceId: request.id,
+    });
+  });
+
+  emulatorRoutes(app, services.tenants);
+  applicationRoutes(app, services.applications);
+  return app;
+}

@@ -1,0 +1,85 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import formats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
+  formats.default(ajv, ['uuid', 'date-time', 'uri']);
+  return ajv;
+}
+
+/** Bodies are checked as sent (a number is not a string); query and path strings are coerced. */
+const bodyAjv = makeAjv(false);
+const queryAjv = makeAjv('array');
+
+export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object);
+
+/** Turns ajv's errors into field-level messages keyed by a readable path (`rules[0].priority`). */
+export function fieldErrors(errors: ErrorObject[], part: string | undefined): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  for (const error of errors) {
+    // `anyOf`/`oneOf` repeat what their branches already said.
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    const [field, message] = describe(error);
+    const key = field || (part === 'body' ? 'body' : part ?? 'request');
+    const messages = (result[key] ??= []);
+    if (!messages.includes(message)) messages.push(message);
+  }
+  return result;
+}
+
+function describe(error: ErrorObject): [field: string, message: string] {
+  const at = readablePath(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const join = (name: unknown) => (at ? `${at}.${String(name)}` : String(name));
+  switch (error.keyword) {
+    case 'required':
+      return [join(params.missingProperty), 'is required'];
+    case 'additionalProperties':
+      return [join(params.additionalProperty), 'is not a known field'];
+    case 'type': {
+      const type = String(params.type);
+      if (!at && type === 'object') return ['', 'must be a JSON object'];
+      return [at, `must be ${article(type)}`];
+    }
+    case 'enum':
+      return [at, `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`];
+    case 'format':
+      return [at, FORMAT_MESSAGES[String(params.format)] ?? `must be a valid ${String(params.format)}`];
+    case 'maxLength':
+      return [at, `must be at most ${String(params.limit)} characters`];
+    case 'minLength':
+      return [at, Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`];
+    case 'minItems':
+      return [at, Number(params.limit) === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} items`];
+    case 'maxItems':
+      return [at, `must have at most ${String(params.limit)} items`];
+    case 'minimum':
+      return [at, `must be at least ${String(params.limit)}`];
+    case 'maximum':
+      return [at, `must be at most ${String(params.limit)}`];
+    default:
+      return [at, error.message ?? 'is invalid'];
+  }
+}
+
+const FORMAT_MESSAGES: Record<string, string> = {
+  uuid: 'must be a UUID',
+  'date-time': 'must be an ISO 8601 date-time with a time zone (e.g. 2030-01-01T00:00:00Z)',
+  uri: 'must be an absolute URL',
+};
+
+function article(type: string): string {
+  const names = type.split(',').map((t) => (t === 'integer' || t === 'object' || t === 'array' ? `an ${t}` : `a ${t}`));
+  return names.join(' or ');
+}
+
+/** `/rules/0/priority` -> `rules[0].priority` */
+function readablePath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+}

@@ -1,0 +1,151 @@
+import type { AddressInfo } from 'node:net';
+import { EmulatorError } from './errors.js';
+import type { EmitEvent } from './events.js';
+import { credentialsPath, writeCredentials } from './credentials.js';
+import { buildServer } from './http/server.js';
+import type { Clock } from './services/applications.js';
+import { createServices } from './services/index.js';
+import { GIVEN_KEY_PATTERN } from './services/keys.js';
+import type { BootstrapResult } from './services/tenants.js';
+import { Store } from './store/store.js';
+
+export type Tier = 'enterprise' | 'standard';
+export const TIERS: readonly Tier[] = ['enterprise', 'standard'];
+export const DEFAULT_PORT = 8790;
+export const DEFAULT_HOST = '127.0.0.1';
+
+export interface EmulatorOptions {
+  /** Default 8790; 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** The data file; default `.svc/data.json` (relative to the process's cwd). */
+  data?: string;
+  inMemory?: boolean;
+  /** Keys the bootstrap Applications must use (else generated on first start). */
+  managementKey?: string;
+  privateKey?: string;
+  tier?: Tier;
+  debug?: boolean;
+  onEvent?: EmitEvent;
+  clock?: Clock;
+}
+
+export interface Emulator {
+  /** `http://host:port`, known once `ready` has resolved. */
+  readonly url: string;
+  readonly ready: Promise<void>;
+  /** What the first start created (keys to show once), known once ready. */
+  readonly bootstrap: BootstrapResult;
+  /** Where the CLI finds the URL and keys; undefined in memory. */
+  readonly credentialsFile: string | undefined;
+  readonly tier: Tier;
+  /** Stops listening, flushes the store and releases it; safe to call more than once. */
+  dispose(): Promise<void>;
+}
+
+export { EmulatorError } from './errors.js';
+export type { EmulatorEvent, EmitEvent } from './events.js';
+
+/** Starts the emulator: opens the store, bootstraps the first tenant, listens. */
+export function createEmulator(options: EmulatorOptions = {}): Emulator {
+  const emit = options.onEvent ?? (() => {});
+  const tier = options.tier ?? 'enterprise';
+  let url: string | undefined;
+  let bootstrap: BootstrapResult | undefined;
+  let credentialsFile: string | undefined;
+  let disposed = false;
+  let stop: (() => Promise<void>) | undefined;
+
+  const ready = (async () => {
+    checkOptions(options);
+    const store = await Store.open({ ...(options.data !== undefined && { path: options.data }), inMemory: options.inMemory ?? false });
+    const services = createServices(store, options.clock);
+    const server = buildServer({ services, emit, debug: options.debug ?? false });
+    stop = async () => {
+      await server.close();
+      services.dispose();
+      await store.close();
+    };
+    const expired = await services.applications.sweep();
+    if (expired > 0) emit({ type: 'expired', count: expired });
+    bootstrap = await services.tenants.bootstrap({
+      ...(options.managementKey !== undefined && { managementKey: options.managementKey }),
+      ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
+    });
+    if (disposed) return;
+    const host = options.host ?? DEFAULT_HOST;
+    await listen(server, options.port ?? DEFAULT_PORT, host);
+    url = formatUrl(host, (server.server.address() as AddressInfo).port);
+    if (store.dir !== undefined) {
+      credentialsFile = credentialsPath(store.dir);
+      await writeCredentials(credentialsFile, {
+        url,
+        tenant_id: bootstrap.tenantId,
+        management_key: bootstrap.keys.managementKey,
+        private_key: bootstrap.keys.privateKey,
+      });
+    }
+  })();
+  // A failed start is reported through `ready`; disposing after it must still be safe.
+  ready.catch(() => {});
+
+  return {
+    get url() {
+      if (url === undefined) throw new Error('the emulator is not listening yet: await ready first');
+      return url;
+    },
+    ready,
+    get bootstrap() {
+      if (bootstrap === undefined) throw new Error('the emulator has not started yet: await ready first');
+      return bootstrap;
+    },
+    get credentialsFile() {
+      return credentialsFile;
+    },
+    tier,
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      await ready.catch(() => {});
+      await stop?.();
+    },
+  };
+}
+
+function checkOptions(options: EmulatorOptions): void {
+  for (const [flag, key] of [['--management-key', options.managementKey], ['--private-key', options.privateKey]] as const) {
+    if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
+      throw new EmulatorError(`${flag} must be 16 to 256 characters of letters, digits, "_", "-" or ".".`);
+    }
+  }
+  if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
+    throw new EmulatorError('--management-key and --private-key must differ.');
+  }
+  const port = options.port ?? DEFAULT_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new EmulatorError(`--port must be a whole number from 0 to 65535, not ${port}.`);
+  }
+  if (options.tier !== undefined && !TIERS.includes(options.tier)) {
+    throw new EmulatorError(`--tier must be one of ${TIERS.join(', ')}.`);
+  }
+}
+
+async function listen(server: ReturnType<typeof buildServer>, port: number, host: string): Promise<void> {
+  try {
+    await server.listen({ port, host });
+  } catch (error) {
+    await server.close().catch(() => {});
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new EmulatorError(`Port ${port} on ${host} is already in use (another svc serve?). Stop it, or pass --port 0 for a free port.`);
+    }
+    if (code === 'EACCES') throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick a port above 1023.`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new EmulatorError(`Cannot listen on host ${host}: no such local address.`);
+    throw error;
+  }
+}
+
+function formatUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}

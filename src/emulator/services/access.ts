@@ -1,0 +1,40 @@
+/**
+ * Access-rule evaluation (pure). An Application reaches a token through its access rules, taken in
+ * ascending priority: the first rule whose container is a prefix of the token's container decides,
+ * granting the permission with the rule's transform or refusing it. When no rule covers the
+ * container, the plain permissions apply everywhere with the implicit transform: `mask` to read,
+ * `reveal` to use. Otherwise access is denied.
+ */
+import type { RuleTransform } from '../../api/permissions.js';
+import type { AccessRule } from '../../api/types.js';
+
+export interface Grantee {
+  permissions: readonly string[];
+  rules: readonly AccessRule[];
+}
+
+export type AccessDecision =
+  | { allowed: true; transform: RuleTransform; rule?: AccessRule }
+  | { allowed: false; rule?: AccessRule };
+
+const IMPLICIT_TRANSFORM: Record<string, RuleTransform> = { 'token:read': 'mask', 'token:use': 'reveal' };
+
+export function evaluateAccess(grantee: Grantee, permission: string, container: string): AccessDecision {
+  const rule = [...grantee.rules]
+    .sort((a, b) => a.priority - b.priority)
+    .find((candidate) => candidate.container !== undefined && container.startsWith(candidate.container));
+  if (rule) {
+    return rule.permissions.includes(permission) ? { allowed: true, transform: rule.transform, rule } : { allowed: false, rule };
+  }
+  if (grantee.permissions.includes(permission)) {
+    return { allowed: true, transform: IMPLICIT_TRANSFORM[permission] ?? 'reveal' };
+  }
+  return { allowed: false };
+}
+
+/** Containers are absolute, slash-terminated, lower-case paths: `/`, `/pci/`, `/pci/high/`. */
+export const CONTAINER_PATTERN = /^\/([a-z0-9_-]+\/)*$/;
+
+export function normalizeContainer(container: string): string {
+  return container.toLowerCase();
+}

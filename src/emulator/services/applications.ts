@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import type { ApplicationType } from '../../api/permissions.js';
+import type {
+  Application,
+  CreateApplicationBody,
+  ListQuery,
+  Page,
+  UpdateApplicationBody,
+} from '../../api/types.js';
+import { EmulatorError, FieldErrors, notFound } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { ApplicationRecord } from '../store/records.js';
+import { checkGrants } from './grants.js';
+import { generateKey, hashKey } from './keys.js';
+import { filterItems, paginate } from './pagination.js';
+
+/** Who is calling: the Application a key resolved to, and so its tenant. */
+export interface Caller {
+  tenantId: string;
+  application: ApplicationRecord;
+}
+
+export type Clock = () => Date;
+
+/** The largest delay setTimeout accepts (~24.8 days); later expiries are re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Applications: CRUD, keys and expiry. Keys are only ever held as SHA-256; the plaintext is
+ * returned once, by create and regenerate. An Application whose `expires_at` has passed is deleted
+ * (with its key) by a timer, and treated as gone by every read before that timer fires.
+ */
+export class ApplicationService {
+  private expiryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock = () => new Date(),
+  ) {}
+
+  /** Resolves an API key to its Application, or undefined for an unknown or expired key. */
+  authenticate(key: string): ApplicationRecord | undefined {
+    const app = this.store.applications.findBy('key', hashKey(key));
+    return app && !this.isExpired(app) ? app : undefined;
+  }
+
+  async create(caller: Caller, body: CreateApplicationBody): Promise<Application> {
+    const grants = checkGrants(body.type, { permissions: body.permissions ?? [], rules: body.rules ?? [] });
+    const expiresAt = this.checkExpiry(body.expires_at ?? null);
+    const key = generateKey(body.type);
+    const now = this.clock().toISOString();
+    const record: ApplicationRecord = {
+      id: randomUUID(),
+      tenant_id: caller.tenantId,
+      name: body.name,
+      type: body.type,
+      ...grants,
+      created_by: caller.application.id,
+      created_at: now,
+      modified_by: caller.application.id,
+      modified_at: now,
+      expires_at: expiresAt,
+      key_hash: hashKey(key),
+    };
+    await this.store.applications.put(record);
+    this.armExpiry();
+    return toWire(record, key);
+  }
+
+  list(caller: Caller, query: ListQuery): Page<Application> {
+    const live = this.store.applications.list(caller.tenantId).filter((app) => !this.isExpired(app));
+    return paginate(filterItems(live, query).map((app) => toWire(app)), query);
+  }
+
+  get(caller: Caller, id: string): Application {
+    return toWire(this.find(caller, id));
+  }
+
+  async update(caller: Caller, id: string, body: UpdateApplicationBody): Promise<Application> {
+    const current = this.find(caller, id);
+    const grants = checkGrants(current.type, {
+      permissions: body.permissions ?? current.permissions,
+      rules: body.rules ?? current.rules,
+    });
+    const record: ApplicationRecord = {
+      ...current,
+      name: body.name,
+      ...grants,
+      modified_by: caller.application.id,
+      modified_at: this.clock().toISOString(),
+    };
+    await this.store.applications.put(record);
+    return toWire(record);
+  }
+
+  /** Issues a new key; the old one stops working as soon as this returns. */
+  async regenerate(caller: Caller, id: string): Promise<Application> {
+    const current = this.find(caller, id);
+    const key = generateKey(current.type);
+    const record: ApplicationRecord = {
+      ...current,
+      key_hash: hashKey(key),
+      modified_by: caller.application.id,
+      modified_at: this.clock().toISOString(),
+    };
+    await this.store.applications.put(record);
+    return toWire(record, key);
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    this.find(caller, id);
+    await this.store.applications.delete(caller.tenantId, id);
+  }
+
+  /**
+   * Creates an Application outside any request (bootstrap, admin route). With `key` given it uses
+   * exactly that key, so that CI runs are deterministic.
+   */
+  async provision(
+    tenantId: string,
+    spec: { name: string; type: ApplicationType; permissions: string[]; key?: string; id?: string },
+  ): Promise<{ application: ApplicationRecord; key: string }> {
+    const key = spec.key ?? generateKey(spec.type);
+    const now = this.clock().toISOString();
+    const application: ApplicationRecord = {
+      id: spec.id ?? randomUUID(),
+      tenant_id: tenantId,
+      name: spec.name,
+      type: spec.type,
+      permissions: [...spec.permissions],
+      rules: [],
+      created_at: now,
+      modified_at: now,
+      expires_at: null,
+      key_hash: hashKey(key),
+    };
+    await this.store.applications.put(application);
+    return { application, key };
+  }
+
+  /** Makes `key` the key of an existing Application (a bootstrap key given again on restart). */
+  async assignKey(application: ApplicationRecord, key: string): Promise<void> {
+    const keyHash = hashKey(key);
+    if (application.key_hash === keyHash) return;
+    const owner = this.store.applications.findBy('key', keyHash);
+    if (owner && owner.id !== application.id) {
+      throw new EmulatorError(`The key given for ${application.name} already belongs to Application ${owner.id}; give another key.`);
+    }
+    await this.store.applications.put({ ...application, key_hash: keyHash, modified_at: this.clock().toISOString() });
+  }
+
+  /** Deletes every expired Application and arms a timer for the next expiry. */
+  async sweep(): Promise<number> {
+    const expired = [...this.store.applications.everything()].filter((app) => this.isExpired(app));
+    await Promise.all(expired.map((app) => this.store.applications.delete(app.tenant_id, app.id)));
+    this.armExpiry();
+    return expired.length;
+  }
+
+  dispose(): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+  }
+
+  private find(caller: Caller, id: string): ApplicationRecord {
+    const app = this.store.applications.get(caller.tenantId, id.toLowerCase());
+    if (!app || this.isExpired(app)) throw notFound('Application', id);
+    return app;
+  }
+
+  private isExpired(app: ApplicationRecord): boolean {
+    return app.expires_at != null && Date.parse(app.expires_at) <= this.clock().getTime();
+  }
+
+  private checkExpiry(expiresAt: string | null): string | null {
+    if (expiresAt === null) return null;
+    const errors = new FieldErrors();
+    if (Date.parse(expiresAt) <= this.clock().getTime()) errors.add('expires_at', 'must be in the future');
+    errors.throwIfAny();
+    return new Date(expiresAt).toISOString();
+  }
+
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    let next = Infinity;
+    for (const app of this.store.applications.everything()) {
+      if (app.expires_at != null) next = Math.min(next, Date.parse(app.expires_at));
+    }
+    if (next === Infinity) return;
+    const delay = Math.min(Math.max(next - this.clock().getTime(), 0), MAX_TIMER_MS);
+    this.expiryTimer = setTimeout(() => void this.sweep().catch(() => {}), delay);
+    this.expiryTimer.unref();
+  }
+}
+
+/** The wire shape: never the key hash; the key only when just issued. */
+export function toWire(record: ApplicationRecord, key?: string): Application {
+  const { key_hash: _hash, ...application } = record;
+  return key === undefined ? application : { ...application, key };
+}

@@ -1,0 +1,32 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ApplicationType } from '../../api/permissions.js';
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const TYPE_TAG: Record<ApplicationType, string> = { private: 'pvt', public: 'pub', management: 'mgt' };
+
+/** 22 base58 characters carry 128 bits of entropy. */
+const SECRET_LENGTH = 22;
+
+/** `key_<env>_<pvt|pub|mgt>_<22 base58>` (DESIGN.md section 2); the emulator's env is `local`. */
+export function generateKey(type: ApplicationType, env = 'local'): string {
+  return `key_${env}_${TYPE_TAG[type]}_${randomBase58(SECRET_LENGTH)}`;
+}
+
+/** Uniform base58: bytes at or above 232 (4 x 58) are dropped so that `% 58` has no bias. */
+export function randomBase58(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 232 && out.length < length) out += BASE58[byte % 58];
+    }
+  }
+  return out;
+}
+
+/** Keys are stored and looked up only as SHA-256 (hex). */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** What a key given on the command line or in env must look like to be accepted as a bootstrap key. */
+export const GIVEN_KEY_PATTERN = /^[A-Za-z0-9_.-]{16,256}$/;

@@ -1,0 +1,44 @@
+/** Filtering and pagination shared by every list endpoint (pure). */
+import type { ListQuery, Page } from '../../api/types.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** `*` matches any run of characters; everything else literally, case-insensitively. */
+export function wildcardMatcher(pattern: string): (value: string) => boolean {
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  const regex = new RegExp(`^${source}$`, 'i');
+  return (value) => regex.test(value);
+}
+
+/** Applies the `id` and `name` filters of a list query. */
+export function filterItems<T extends { id: string; name?: string }>(items: T[], query: ListQuery): T[] {
+  let result = items;
+  if (query.id && query.id.length > 0) {
+    const ids = new Set(query.id.map((id) => id.toLowerCase()));
+    result = result.filter((item) => ids.has(item.id));
+  }
+  if (query.name !== undefined && query.name !== '') {
+    const matches = wildcardMatcher(query.name);
+    result = result.filter((item) => item.name !== undefined && matches(item.name));
+  }
+  return result;
+}
+
+/** Cuts one page; past the last page `data` is empty. */
+export function paginate<T>(items: T[], query: Pick<ListQuery, 'page' | 'size'>): Page<T> {
+  const page = query.page ?? 1;
+  const size = query.size ?? DEFAULT_PAGE_SIZE;
+  const start = (page - 1) * size;
+  return {
+    pagination: {
+      total_items: items.length,
+      page_number: page,
+      page_size: size,
+      total_pages: Math.ceil(items.length / size),
+    },
+    data: items.slice(start, start + size),
+  };
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Adapter } from 'lowdb';
+import { StoreError, corruptFile } from './errors.js';
+
+/** Files and folders of the store hold secrets (key hashes, later token data): owner only. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+/**
+ * A lowdb adapter whose write is atomic and durable: the JSON goes to a fresh temp file (0600),
+ * is fsynced, renamed over the target, and the folder is fsynced, so `write()` resolves only once
+ * the new content is on disk, and a crash leaves either the old file or the new one, never half.
+ * (lowdb's own JSONFile renames but does not fsync, and creates files with the umask's mode.)
+ */
+export class DurableJsonFile<T> implements Adapter<T> {
+  constructor(readonly file: string) {}
+
+  async read(): Promise<T | null> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new StoreError(`Cannot read ${this.file}: ${(error as Error).message}`, this.file);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw corruptFile(this.file, (error as Error).message);
+    }
+  }
+
+  async write(data: T): Promise<void> {
+    // Stringify before the first await: the snapshot is the data as it was when write() was called.
+    const text = JSON.stringify(data);
+    const dir = path.dirname(this.file);
+    const temp = path.join(dir, `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
+    const handle = await open(temp, 'w', FILE_MODE);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+    await handle.close();
+    await rename(temp, this.file);
+    await syncDir(dir);
+  }
+}
+
+/** Makes a rename durable: the folder entry itself must reach the disk. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function ensureDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+}
