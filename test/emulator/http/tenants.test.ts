@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { buildServer } from '../../../src/emulator/http/server.js';
+import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
+import { createServices } from '../../../src/emulator/services/index.js';
+import { Store } from '../../../src/emulator/store/store.js';
+import { createTenant, http, startEmulator } from '../../helpers/emulator.js';
+
+describe('tenants', () => {
+  it('creates a tenant with its own management and private keys', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const tenant = await createTenant(emu, 'acme');
+    expect(tenant).toMatchObject({ name: 'acme' });
+    expect(tenant.id).not.toBe(emu.tenantId);
+    const self = await http(`${emu.url}/applications/key`, 'GET', { key: tenant.management_key });
+    expect(self.status).toBe(200);
+    expect(self.body.tenant_id).toBe(tenant.id);
+    expect(self.body.type).toBe('management');
+  });
+
+  it('accepts given keys and validates the body', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const ok = await emu.call('POST', '/_emulator/tenants', { key: null, body: { name: 't', management_key: 'tenant-two-management-key' } });
+    expect(ok.status).toBe(201);
+    expect(ok.body.management_key).toBe('tenant-two-management-key');
+    const bad = await emu.call('POST', '/_emulator/tenants', { key: null, body: { management_key: 'short', extra: 1 } });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.errors)).toEqual(expect.arrayContaining(['management_key', 'extra']));
+    // no body at all is fine
+    expect((await emu.call('POST', '/_emulator/tenants', { key: null })).status).toBe(201);
+  });
+
+  it('never lets one tenant see, change or learn of another tenant\'s Applications', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const other = await createTenant(emu);
+    const mine = (await emu.call('POST', '/applications', { body: { name: 'mine', type: 'private', permissions: ['token:read'] } })).body;
+    const as = (key: string) => ({ key });
+
+    const theirList = await emu.call('GET', '/applications', as(other.management_key));
+    expect(theirList.body.data.every((app: { tenant_id: string }) => app.tenant_id === other.id)).toBe(true);
+    expect(theirList.body.data.map((app: { id: string }) => app.id)).not.toContain(mine.id);
+    const filtered = await emu.call('GET', `/applications?id=${mine.id}`, as(other.management_key));
+    expect(filtered.body.data).toEqual([]);
+    expect(filtered.body.pagination.total_items).toBe(0);
+
+    const unknown = await emu.call('GET', '/applications/00000000-0000-4000-8000-000000000000', as(other.management_key));
+    for (const [method, path, body] of [
+      ['GET', `/applications/${mine.id}`, undefined],
+      ['PUT', `/applications/${mine.id}`, { name: 'stolen' }],
+      ['POST', `/applications/${mine.id}/regenerate`, undefined],
+      ['DELETE', `/applications/${mine.id}`, undefined],
+    ] as const) {
+      const result = await emu.call(method, path, { ...as(other.management_key), body });
+      expect(result.status, `${method} ${path}`).toBe(404);
+      // indistinguishable from an id that does not exist anywhere
+      expect(result.body.title).toBe(unknown.body.title);
+      expect(result.body.detail).toBe(`No Application with id ${mine.id}.`);
+    }
+    const still = await emu.call('GET', `/applications/${mine.id}`);
+    expect(still.body.name).toBe('mine');
+    // its key was not regenerated either: it still authenticates (403 for lack of permission, not 401)
+    expect((await emu.call('GET', '/applications/key', { key: mine.key })).status).toBe(403);
+  });
+
+  it('answers the admin route only to loopback callers', async () => {
+    const store = await Store.open({ inMemory: true });
+    const services = createServices(store);
+    const app = buildServer({ services, emit: () => {} });
+    try {
+      const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
+      expect(remote.statusCode).toBe(403);
+      expect(remote.json().detail).toMatch(/loopback/);
+      const local = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '127.0.0.1' });
+      expect(local.statusCode).toBe(201);
+    } finally {
+      await app.close();
+      services.dispose();
+    }
+  });
+
+  it('recognises loopback addresses', () => {
+    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(isLoopback(address), address).toBe(true);
+    for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.0.0.1', 'fe80::1', '', undefined]) expect(isLoopback(address), String(address)).toBe(false);
+  });
+});

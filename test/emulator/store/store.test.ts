@@ -1,0 +1,576 @@
+import { spawn } from 'node:child_process';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Adapter } from 'lowdb';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { Collection, type TenantRecord } from '../../../src/emulator/store/collection.js';
+import { DurableJsonFile } from '../../../src/emulator/store/durable-file.js';
+import { StoreError } from '../../../src/emulator/store/errors.js';
+import type { ApplicationRecord, TenantRow } from '../../../src/emulator/store/records.js';
+import { STORE_FORMAT, STORE_VERSION, Store } from '../../../src/emulator/store/store.js';
+import { tempDir } from '../../helpers/temp.js';
+
+/** The on-disk shape of one collection file (mirrors collection.ts, which does not export it). */
+interface ShardFile<T> {
+  version: 1;
+  records: T[];
+}
+
+interface Note extends TenantRecord {
+  text: string;
+}
+
+const TENANT_A = 'tenant-a';
+const TENANT_B = 'tenant-b';
+
+function application(tenantId: string, id: string, overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
+  return {
+    id,
+    tenant_id: tenantId,
+    name: `app ${id}`,
+    type: 'private',
+    permissions: ['token:read'],
+    rules: [],
+    created_at: new Date(Date.UTC(2024, 0, 1, 0, 0, Number(id.replace(/\D/g, '') || 0))).toISOString(),
+    key_hash: `hash-${tenantId}-${id}`,
+    ...overrides,
+  };
+}
+
+function tenant(id: string): TenantRow {
+  return { id, tenant_id: id, name: `tenant ${id}`, created_at: '2024-01-01T00:00:00.000Z' };
+}
+
+function note(tenantId: string, i: number): Note {
+  return { id: `n${i}`, tenant_id: tenantId, created_at: new Date(Date.UTC(2024, 0, 1) + i).toISOString(), text: `#${i}` };
+}
+
+async function openStore(dataFile: string): Promise<Store> {
+  const store = await Store.open({ path: dataFile });
+  onTestFinished(() => store.close());
+  return store;
+}
+
+async function readJson(file: string): Promise<unknown> {
+  return JSON.parse(await readFile(file, 'utf8')) as unknown;
+}
+
+async function mode(file: string): Promise<number> {
+  return (await stat(file)).mode & 0o777;
+}
+
+/** Store.open's rejection, checked to be a StoreError. */
+async function openError(dataFile: string): Promise<StoreError> {
+  const error: unknown = await Store.open({ path: dataFile }).then(
+    async (store) => {
+      await store.close();
+      throw new Error('Store.open should have rejected');
+    },
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  return error as StoreError;
+}
+
+/** A lowdb adapter over DurableJsonFile that counts writes and the records each received. */
+class CountingFile<T> implements Adapter<ShardFile<T>> {
+  writes = 0;
+  private readonly file: DurableJsonFile<ShardFile<T>>;
+
+  constructor(readonly path: string) {
+    this.file = new DurableJsonFile(path);
+  }
+
+  read(): Promise<ShardFile<T> | null> {
+    return this.file.read();
+  }
+
+  async write(data: ShardFile<T>): Promise<void> {
+    this.writes++;
+    await this.file.write(data);
+  }
+}
+
+describe('Store on disk', () => {
+  it('writes the manifest and a collections folder beside it, owner-only', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const store = await openStore(dataFile);
+    await store.applications.put(application(TENANT_A, 'a1'));
+
+    const manifest = await readJson(dataFile);
+    expect(manifest).toMatchObject({ format: STORE_FORMAT, version: STORE_VERSION });
+    expect(STORE_FORMAT).toBe('svc-store');
+    expect(STORE_VERSION).toBe(1);
+    expect(store.dir).toBe(dir);
+    expect(store.inMemory).toBe(false);
+
+    expect((await stat(path.join(dir, 'data'))).isDirectory()).toBe(true);
+    expect(await mode(path.join(dir, 'data'))).toBe(0o700);
+    expect(await mode(dataFile)).toBe(0o600);
+    expect(await mode(path.join(dir, 'data', 'applications.json'))).toBe(0o600);
+    expect(await mode(`${dataFile}.lock`)).toBe(0o600);
+  });
+
+  it('creates missing parent folders with mode 0700', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, '.svc', 'data.json');
+    await openStore(dataFile);
+    expect(await mode(path.join(dir, '.svc'))).toBe(0o700);
+    expect(await mode(path.join(dir, '.svc', 'data'))).toBe(0o700);
+    expect(await mode(dataFile)).toBe(0o600);
+  });
+
+  it('uses a `<name>.d` folder when the data file has no extension', async () => {
+    const dir = await tempDir();
+    const store = await openStore(path.join(dir, 'state'));
+    await store.tenants.put(tenant(TENANT_A));
+    expect(await readJson(path.join(dir, 'state'))).toMatchObject({ format: 'svc-store' });
+    expect(await readdir(path.join(dir, 'state.d'))).toContain('tenants.json');
+  });
+
+  it('keeps puts and deletes across close and reopen', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const first = await Store.open({ path: dataFile });
+    await first.tenants.put(tenant(TENANT_A));
+    await first.tenants.put(tenant(TENANT_B));
+    // Created out of id order, and interleaved across tenants: creation order is what counts.
+    const apps = [
+      application(TENANT_A, 'a3', { created_at: '2024-01-01T00:00:01.000Z' }),
+      application(TENANT_B, 'b1', { created_at: '2024-01-01T00:00:02.000Z' }),
+      application(TENANT_A, 'a1', { created_at: '2024-01-01T00:00:03.000Z' }),
+      application(TENANT_A, 'a2', { created_at: '2024-01-01T00:00:04.000Z', rules: [
+        { priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] },
+      ] }),
+      application(TENANT_B, 'b2', { created_at: '2024-01-01T00:00:05.000Z' }),
+    ];
+    for (const app of apps) await first.applications.put(app);
+    expect(await first.applications.delete(TENANT_A, 'a1')).toBe(true);
+    expect(await first.applications.delete(TENANT_A, 'missing')).toBe(false);
+    await first.close();
+
+    const second = await openStore(dataFile);
+    expect(second.tenants.get(TENANT_A, TENANT_A)).toEqual(tenant(TENANT_A));
+    expect(second.tenants.get(TENANT_B, TENANT_B)).toEqual(tenant(TENANT_B));
+    expect(second.applications.list(TENANT_A).map((app) => app.id)).toEqual(['a3', 'a2']);
+    expect(second.applications.list(TENANT_B).map((app) => app.id)).toEqual(['b1', 'b2']);
+    expect(second.applications.get(TENANT_A, 'a2')).toEqual(apps[3]);
+    expect(second.applications.get(TENANT_A, 'a1')).toBeUndefined();
+    expect(second.applications.findBy('key', `hash-${TENANT_B}-b2`)).toEqual(apps[4]);
+    expect(second.applications.findBy('key', `hash-${TENANT_A}-a1`)).toBeUndefined();
+    expect(second.applications.findBy('key', 'no-such-hash')).toBeUndefined();
+    expect([...second.applications.everything()]).toHaveLength(4);
+
+    const onDisk = (await readJson(path.join(dir, 'data', 'applications.json'))) as ShardFile<ApplicationRecord>;
+    expect(onDisk.records.map((app) => app.id).sort()).toEqual(['a2', 'a3', 'b1', 'b2']);
+  });
+
+  it('replaces a record put again under the same id, and re-indexes its key', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const first = await Store.open({ path: dataFile });
+    await first.applications.put(application(TENANT_A, 'a1', { key_hash: 'old' }));
+    await first.applications.put(application(TENANT_A, 'a1', { key_hash: 'new', name: 'renamed' }));
+    expect(first.applications.findBy('key', 'old')).toBeUndefined();
+    expect(first.applications.findBy('key', 'new')?.name).toBe('renamed');
+    await first.close();
+
+    const second = await openStore(dataFile);
+    expect(second.applications.list(TENANT_A)).toHaveLength(1);
+    expect(second.applications.get(TENANT_A, 'a1')?.name).toBe('renamed');
+    expect(second.applications.findBy('key', 'old')).toBeUndefined();
+    expect(second.applications.findBy('key', 'new')?.id).toBe('a1');
+  });
+
+  it('scopes reads to a tenant, and lets two tenants use the same id', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const first = await Store.open({ path: dataFile });
+    await first.applications.put(application(TENANT_A, 'only-a'));
+    await first.applications.put(application(TENANT_A, 'same', { name: 'of A', key_hash: 'hash-a' }));
+    await first.applications.put(application(TENANT_B, 'same', { name: 'of B', key_hash: 'hash-b' }));
+
+    const expectScoped = (store: Store) => {
+      expect(store.applications.get(TENANT_B, 'only-a')).toBeUndefined();
+      expect(store.applications.get('tenant-c', 'same')).toBeUndefined();
+      expect(store.applications.get(TENANT_A, 'same')?.name).toBe('of A');
+      expect(store.applications.get(TENANT_B, 'same')?.name).toBe('of B');
+      expect(store.applications.findBy('key', 'hash-a')?.tenant_id).toBe(TENANT_A);
+      expect(store.applications.findBy('key', 'hash-b')?.tenant_id).toBe(TENANT_B);
+      expect(store.applications.list(TENANT_A).map((app) => app.id).sort()).toEqual(['only-a', 'same']);
+      expect(store.applications.list(TENANT_B).map((app) => `${app.tenant_id}/${app.id}`)).toEqual([`${TENANT_B}/same`]);
+      expect(store.applications.list('tenant-c')).toEqual([]);
+    };
+    expectScoped(first);
+    await first.close();
+    const second = await openStore(dataFile);
+    expectScoped(second);
+
+    // Deleting one tenant's record leaves the other tenant's record of the same id alone.
+    expect(await second.applications.delete(TENANT_B, 'same')).toBe(true);
+    expect(second.applications.get(TENANT_A, 'same')?.name).toBe('of A');
+    expect(second.applications.findBy('key', 'hash-a')?.id).toBe('same');
+    expect(await second.applications.delete(TENANT_B, 'only-a')).toBe(false);
+    expect(second.applications.get(TENANT_A, 'only-a')).toBeDefined();
+  });
+});
+
+describe('Store refusing files it cannot use', () => {
+  const RECOVERY = /restore it from a backup, or move it aside/;
+
+  it('rejects a collection file that is not JSON, and leaves it untouched', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const file = path.join(dir, 'data', 'applications.json');
+    await writeFile(file, '{not json');
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(file);
+    expect(error.message).toMatch(RECOVERY);
+    expect(error.file).toBe(file);
+    expect(await readFile(file, 'utf8')).toBe('{not json');
+  });
+
+  it('rejects a collection file without a records array, and leaves it untouched', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const file = path.join(dir, 'data', 'tenants.json');
+    const content = '{"version":1,"rows":[]}';
+    await writeFile(file, content);
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(file);
+    expect(error.message).toContain('"records" array');
+    expect(error.message).toMatch(RECOVERY);
+    expect(await readFile(file, 'utf8')).toBe(content);
+  });
+
+  it('rejects a manifest that is JSON but not an svc store, and leaves it untouched', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await writeFile(dataFile, '{"hello":1}');
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(dataFile);
+    expect(error.message).toContain('"format": "svc-store"');
+    expect(error.message).toMatch(RECOVERY);
+    expect(await readFile(dataFile, 'utf8')).toBe('{"hello":1}');
+  });
+
+  it('rejects a manifest that is not JSON, and leaves it untouched', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await writeFile(dataFile, 'hello');
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(dataFile);
+    expect(error.message).toMatch(RECOVERY);
+    expect(await readFile(dataFile, 'utf8')).toBe('hello');
+  });
+
+  it('rejects a store written by a newer svc', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const content = JSON.stringify({ format: 'svc-store', version: STORE_VERSION + 1, created_at: '2030-01-01T00:00:00.000Z' });
+    await writeFile(dataFile, content);
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(dataFile);
+    expect(error.message).toContain('newer svc');
+    expect(error.message).toContain(`store version ${STORE_VERSION + 1}`);
+    expect(await readFile(dataFile, 'utf8')).toBe(content);
+  });
+
+  it('releases the lock when opening fails, so a fixed store opens', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const file = path.join(dir, 'data', 'applications.json');
+    await writeFile(file, '{not json');
+
+    await openError(dataFile);
+    await expect(stat(`${dataFile}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+    await writeFile(file, '{"version":1,"records":[]}');
+    const store = await openStore(dataFile);
+    expect(store.applications.list(TENANT_A)).toEqual([]);
+  });
+});
+
+describe('Store lock', () => {
+  it('holds the current pid in the lock file while open, and removes it on close', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const store = await Store.open({ path: dataFile });
+    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    await store.close();
+    await expect(stat(`${dataFile}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses to open a data path twice while it is open, and opens it again after close', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const first = await Store.open({ path: dataFile });
+    await first.tenants.put(tenant(TENANT_A));
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(dataFile);
+    expect(error.message).toContain('another svc serve');
+    expect(error.message).toContain(`pid ${process.pid}`);
+    // The refused open must leave the first store's lock in place.
+    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    await expect(Store.open({ path: path.join(dir, '.', 'data.json') })).rejects.toBeInstanceOf(StoreError);
+
+    await first.close();
+    const second = await openStore(dataFile);
+    expect(second.tenants.get(TENANT_A, TENANT_A)).toBeDefined();
+  });
+
+  it('refuses a data path locked by another live process, then opens once it is free', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const lockFile = `${dataFile}.lock`;
+    const other = await liveProcess();
+    await writeFile(lockFile, String(other));
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(dataFile);
+    expect(error.message).toContain('another svc serve');
+    expect(error.message).toContain(`pid ${other}`);
+    expect(error.file).toBe(lockFile);
+    expect(await readFile(lockFile, 'utf8')).toBe(String(other));
+
+    await writeFile(lockFile, '999999');
+    const store = await openStore(dataFile);
+    expect(await readFile(lockFile, 'utf8')).toBe(String(process.pid));
+    await store.applications.put(application(TENANT_A, 'a1'));
+    await store.close();
+    const again = await openStore(dataFile);
+    expect(again.applications.get(TENANT_A, 'a1')).toBeDefined();
+  });
+
+  it('takes over a stale lock left by a process that is gone', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await writeFile(`${dataFile}.lock`, '999999');
+    const store = await openStore(dataFile);
+    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    await store.tenants.put(tenant(TENANT_A));
+    expect(store.tenants.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('takes over a lock file that holds no pid', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await writeFile(`${dataFile}.lock`, '');
+    await openStore(dataFile);
+    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+  });
+
+  it('close is idempotent and keeps the lock of a later opener', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const first = await Store.open({ path: dataFile });
+    await first.close();
+    const second = await openStore(dataFile);
+    await first.close();
+    // The second close of the first store must not release the second store's lock.
+    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(second.inMemory).toBe(false);
+  });
+});
+
+/** The pid of a child process that stays alive until the test ends. */
+async function liveProcess(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  const pid = await new Promise<number>((resolve, reject) => {
+    child.once('spawn', () => resolve(child.pid!));
+    child.once('error', reject);
+  });
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill();
+    await exited;
+  });
+  return pid;
+}
+
+describe('Store flush and close', () => {
+  it('flush and close wait for writes that were not awaited', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const store = await Store.open({ path: dataFile });
+    const file = path.join(dir, 'data', 'applications.json');
+    for (let i = 0; i < 10; i++) void store.applications.put(application(TENANT_A, `a${i}`));
+    await store.flush();
+    const flushed = (await readJson(file)) as ShardFile<ApplicationRecord>;
+    expect(flushed.records).toHaveLength(10);
+
+    for (let i = 10; i < 20; i++) void store.applications.put(application(TENANT_A, `a${i}`));
+    void store.applications.delete(TENANT_A, 'a0');
+    await store.close();
+    const closed = (await readJson(file)) as ShardFile<ApplicationRecord>;
+    expect(closed.records).toHaveLength(19);
+    expect(closed.records.some((app) => app.id === 'a0')).toBe(false);
+    await expect(store.close()).resolves.toBeUndefined();
+    await expect(stat(`${dataFile}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('Store in memory', () => {
+  it('writes no files and still answers get, list and findBy', async () => {
+    const dir = await tempDir();
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const store = await Store.open({ inMemory: true, path: path.join(dir, 'data.json') });
+      expect(store.inMemory).toBe(true);
+      expect(store.dir).toBeUndefined();
+      await store.tenants.put(tenant(TENANT_A));
+      await store.applications.put(application(TENANT_A, 'a1'));
+      await store.applications.put(application(TENANT_A, 'a2'));
+      await store.applications.delete(TENANT_A, 'a1');
+      expect(store.tenants.get(TENANT_A, TENANT_A)?.name).toBe(`tenant ${TENANT_A}`);
+      expect(store.applications.list(TENANT_A).map((app) => app.id)).toEqual(['a2']);
+      expect(store.applications.findBy('key', `hash-${TENANT_A}-a2`)?.id).toBe('a2');
+      await store.flush();
+      await store.close();
+      await store.close();
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('Collection', () => {
+  it('coalesces a burst of puts into a few file writes, each resolving once on disk', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'notes.json');
+    const adapter = new CountingFile<Note>(file);
+    const notes = new Collection<Note>('notes', () => adapter);
+    await notes.load(() => file);
+
+    const puts = Array.from({ length: 100 }, (_, i) => notes.put(note(TENANT_A, i)));
+    await expect(Promise.all(puts)).resolves.toHaveLength(100);
+
+    const onDisk = (await readJson(file)) as ShardFile<Note>;
+    expect(onDisk.version).toBe(1);
+    expect(onDisk.records.map((n) => n.id)).toEqual(Array.from({ length: 100 }, (_, i) => `n${i}`));
+    expect(adapter.writes).toBeGreaterThanOrEqual(1);
+    expect(adapter.writes).toBeLessThanOrEqual(3);
+  });
+
+  it('joins changes made while a write is on its way into one further write', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'notes.json');
+    const adapter = new CountingFile<Note>(file);
+    const notes = new Collection<Note>('notes', () => adapter);
+    await notes.load(() => file);
+
+    const first = notes.put(note(TENANT_A, 0));
+    await Promise.resolve();
+    await Promise.resolve();
+    const later = Array.from({ length: 50 }, (_, i) => notes.put(note(TENANT_A, i + 1)));
+    await Promise.all([first, ...later]);
+    expect(adapter.writes).toBeLessThanOrEqual(3);
+    expect(((await readJson(file)) as ShardFile<Note>).records).toHaveLength(51);
+  });
+
+  it('resolves a put only once its record is in the file', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'notes.json');
+    const notes = new Collection<Note>('notes', () => new DurableJsonFile<ShardFile<Note>>(file));
+    await notes.load(() => file);
+
+    for (let i = 0; i < 5; i++) {
+      await notes.put(note(TENANT_A, i));
+      const onDisk = (await readJson(file)) as ShardFile<Note>;
+      expect(onDisk.records.find((n) => n.id === `n${i}`)).toEqual(note(TENANT_A, i));
+    }
+    expect(await notes.delete(TENANT_A, 'n2')).toBe(true);
+    const afterDelete = (await readJson(file)) as ShardFile<Note>;
+    expect(afterDelete.records.map((n) => n.id)).toEqual(['n0', 'n1', 'n3', 'n4']);
+  });
+
+  it('rejects the puts of a burst whose write fails, and a later put writes again', async () => {
+    let fail = true;
+    let stored: ShardFile<Note> | null = null;
+    const adapter: Adapter<ShardFile<Note>> = {
+      read: async () => stored,
+      write: async (data) => {
+        if (fail) throw new Error('disk full');
+        stored = structuredClone(data);
+      },
+    };
+    const notes = new Collection<Note>('notes', () => adapter);
+    await notes.load(() => 'notes.json');
+
+    const results = await Promise.allSettled([notes.put(note(TENANT_A, 1)), notes.put(note(TENANT_A, 2))]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    await notes.put(note(TENANT_A, 3));
+    expect(stored!.records.map((n) => n.id)).toEqual(['n1', 'n2', 'n3']);
+    await expect(notes.flush()).resolves.toBeUndefined();
+  });
+
+  it('spreads records over shards and loads them all back in creation order', async () => {
+    const dir = await tempDir();
+    const fileOf = (shard: number) => path.join(dir, `notes-${shard}.json`);
+    const adapters: CountingFile<Note>[] = [];
+    const adapterFor = (shard: number, count: number) => {
+      expect(count).toBe(4);
+      const adapter = new CountingFile<Note>(fileOf(shard));
+      adapters[shard] = adapter;
+      return adapter;
+    };
+    const notes = new Collection<Note>('notes', adapterFor, { shards: 4 });
+    expect(adapters).toHaveLength(4);
+    await notes.load(fileOf);
+
+    const tenants = [TENANT_A, TENANT_B];
+    await Promise.all(Array.from({ length: 50 }, (_, i) => notes.put(note(tenants[i % 2]!, i))));
+
+    const perShard = await Promise.all(
+      adapters.map(async (adapter) => {
+        const data = await adapter.read();
+        return data?.records.length ?? 0;
+      }),
+    );
+    expect(perShard.reduce((sum, n) => sum + n, 0)).toBe(50);
+    expect(perShard.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+    expect(adapters.filter((adapter) => adapter.writes > 0).length).toBeGreaterThanOrEqual(2);
+
+    const reloaded = new Collection<Note>('notes', (shard) => new DurableJsonFile(fileOf(shard)), { shards: 4 });
+    await reloaded.load(fileOf);
+    const expectedA = Array.from({ length: 25 }, (_, i) => `n${i * 2}`);
+    const expectedB = Array.from({ length: 25 }, (_, i) => `n${i * 2 + 1}`);
+    expect(reloaded.list(TENANT_A).map((n) => n.id)).toEqual(expectedA);
+    expect(reloaded.list(TENANT_B).map((n) => n.id)).toEqual(expectedB);
+    expect(reloaded.get(TENANT_B, 'n49')).toEqual(note(TENANT_B, 49));
+    expect(reloaded.get(TENANT_A, 'n49')).toBeUndefined();
+
+    // A delete after reloading rewrites the right shard.
+    expect(await reloaded.delete(TENANT_B, 'n49')).toBe(true);
+    const again = new Collection<Note>('notes', (shard) => new DurableJsonFile(fileOf(shard)), { shards: 4 });
+    await again.load(fileOf);
+    expect(again.get(TENANT_B, 'n49')).toBeUndefined();
+    expect([...again.everything()]).toHaveLength(49);
+  });
+
+  it('without adapters keeps records in memory only', async () => {
+    const dir = await tempDir();
+    const notes = new Collection<Note>('notes', null, { indexes: { text: (n) => n.text } });
+    await notes.load((shard) => path.join(dir, `${shard}.json`));
+    await notes.put(note(TENANT_A, 1));
+    await notes.put(note(TENANT_A, 2));
+    expect(notes.list(TENANT_A).map((n) => n.id)).toEqual(['n1', 'n2']);
+    expect(notes.findBy('text', '#2')?.id).toBe('n2');
+    expect(notes.findBy('nope', '#2')).toBeUndefined();
+    await notes.flush();
+    expect(await readdir(dir)).toEqual([]);
+  });
+});

@@ -1,0 +1,44 @@
+import { Readable } from 'node:stream';
+import { runSvc as run } from '../../src/cli/main.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON. */
+  json<T = any>(): T;
+}
+
+export interface CliOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  tty?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Splits a command line like a shell would for simple cases: spaces, single and double quotes. */
+export function splitArgs(line: string): string[] {
+  const args: string[] = [];
+  const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  for (const match of line.matchAll(pattern)) args.push(match[1] ?? match[2] ?? match[3]!);
+  return args;
+}
+
+/**
+ * Runs the CLI in-process with captured output. The environment is only what is given (plus a
+ * HOME inside `cwd`), so nothing from the machine's own config or SVC_* variables leaks in.
+ */
+export async function runSvc(argv: string | string[], options: CliOptions): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(typeof argv === 'string' ? splitArgs(argv) : argv, {
+    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: options.tty ?? false, columns: 120 },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]) as never,
+    env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },
+    cwd: options.cwd,
+    signal: options.signal ?? new AbortController().signal,
+  });
+  return { code, stdout, stderr, json: () => JSON.parse(stdout) };
+}

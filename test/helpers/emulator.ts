@@ -1,0 +1,105 @@
+import path from 'node:path';
+import { request } from 'undici';
+import { onTestFinished } from 'vitest';
+import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions } from '../../src/emulator/index.js';
+import { tempDir } from './temp.js';
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  /** The API key to send; `null` sends none. Defaults to the management key. */
+  key?: string | null;
+  body?: unknown;
+  /** A raw body sent as is (with `contentType`). */
+  raw?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestEmulator {
+  emulator: Emulator;
+  url: string;
+  dir: string;
+  /** The data file, unless in memory. */
+  data: string | undefined;
+  managementKey: string;
+  privateKey: string;
+  tenantId: string;
+  events: EmulatorEvent[];
+  call<T = any>(method: string, path: string, options?: CallOptions): Promise<HttpResult<T>>;
+  /** Stops it (idempotent); called when the test ends anyway. */
+  dispose(): Promise<void>;
+}
+
+/** Sends one HTTP request to a real server and reads the whole answer. */
+export async function http<T = any>(url: string, method: string, options: CallOptions & { key?: string | null } = {}): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers['svc-api-key'] = options.key;
+  let body: string | Buffer | undefined;
+  if (options.raw !== undefined) {
+    body = options.raw;
+    if (options.contentType) headers['content-type'] = options.contentType;
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = options.contentType ?? 'application/json';
+  }
+  const response = await request(url, { method: method as never, headers, body });
+  const text = await response.body.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.statusCode, headers: response.headers, body: parsed as T, text };
+}
+
+/**
+ * Starts a real emulator on port 0 with its data in a fresh temp folder (or in memory), stopped
+ * when the test ends.
+ */
+export async function startEmulator(options: EmulatorOptions & { dir?: string } = {}): Promise<TestEmulator> {
+  const dir = options.dir ?? (await tempDir());
+  const data = options.inMemory ? undefined : (options.data ?? path.join(dir, '.svc', 'data.json'));
+  const events: EmulatorEvent[] = [];
+  const emulator = createEmulator({
+    port: 0,
+    ...options,
+    ...(data !== undefined && { data }),
+    onEvent: (event) => {
+      events.push(event);
+      options.onEvent?.(event);
+    },
+  });
+  onTestFinished(() => emulator.dispose());
+  await emulator.ready;
+  const url = emulator.url;
+  const { keys, tenantId } = emulator.bootstrap;
+  const managementKey = keys.managementKey ?? options.managementKey;
+  const privateKey = keys.privateKey ?? options.privateKey;
+  return {
+    emulator,
+    url,
+    dir,
+    data,
+    managementKey: managementKey!,
+    privateKey: privateKey!,
+    tenantId,
+    events,
+    call: (method, path, callOptions = {}) =>
+      http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? managementKey : callOptions.key }),
+    dispose: () => emulator.dispose(),
+  };
+}
+
+/** Creates another tenant through the loopback admin route; returns its keys. */
+export async function createTenant(emu: TestEmulator, name = 'other') {
+  const result = await emu.call('POST', '/_emulator/tenants', { key: null, body: { name } });
+  if (result.status !== 201) throw new Error(`tenant creation failed: ${result.text}`);
+  return result.body as { id: string; management_key: string; private_key: string };
+}
