@@ -72,3 +72,37 @@ export const listQuerySchema = {
     name: { type: 'string', maxLength: 200 },
   },
 } as const;
+
+/** Custom token ids: a letter or digit, then letters, digits and `_ . : -`. */
+export const TOKEN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$';
+
+export const createTokenSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'data'],
+  properties: {
+    id: { type: 'string', pattern: TOKEN_ID_PATTERN },
+    type: { enum: ['token', 'card', 'bank'] },
+    data: { not: { type: 'null' } },
+    containers: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 500 } },
+    metadata: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 1000 } },
+    mask: { not: { type: 'null' } },
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const tokenIdParamsSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: TOKEN_ID_PATTERN } },
+} as const;
+
+export const tokenListQuerySchema = {
+  type: 'object',
+  properties: {
+    ...listQuerySchema.properties,
+    id: { type: 'array', items: { type: 'string', pattern: TOKEN_ID_PATTERN }, maxItems: 100 },
+    container: { type: 'string', maxLength: 500 },
+    type: { enum: ['token', 'card', 'bank'] },
+  },
+} as const;

@@ -73,3 +73,56 @@ export interface CreatedTenant {
   management_key: string;
   private_key: string;
 }
+
+export const TOKEN_TYPES = ['token', 'card', 'bank'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+
+export interface CardData {
+  number: string;
+  expiration_month: number;
+  expiration_year: number;
+  cvc?: string;
+}
+
+export interface BankData {
+  routing_number: string;
+  account_number: string;
+}
+
+/** A token as the API returns it; `data` is present, masked or absent as the caller's access decides. */
+export interface Token {
+  id: string;
+  tenant_id: string;
+  type: TokenType;
+  data?: unknown;
+  containers: string[];
+  metadata: Record<string, string>;
+  created_by?: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface CreateTokenBody {
+  id?: string;
+  type: TokenType;
+  data: unknown;
+  containers?: string[];
+  metadata?: Record<string, string>;
+  mask?: unknown;
+  expires_at?: string | null;
+}
+
+export interface TokenListQuery extends ListQuery {
+  container?: string | undefined;
+  type?: TokenType | undefined;
+}
+
+export type TransactionStatus = 'open' | 'committed' | 'rolled_back' | 'expired';
+
+export interface Transaction {
+  id: string;
+  created_at: string;
+  created_by: string;
+  expires_at: string;
+  status: TransactionStatus;
+}

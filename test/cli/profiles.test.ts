@@ -82,7 +82,7 @@ describe('profiles add, list, use, remove', () => {
     const lines = human.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/NAME\s+BASE URL\s+MANAGEMENT KEY\s+API KEY/);
     expect(lines.find((line) => line.includes('prod'))).toMatch(/^\*\s+prod\s+https:\/\/api\.example\.com\s+key_local_mgt_…0001\s+key_local_pvt_…0002$/);
-    expect(lines.find((line) => line.includes('local'))).toMatch(/^\s+local\s+\(local emulator\)\s+-\s+key_local_pvt_…0003$/);
+    expect(lines.find((line) => /\slocal\s/.test(line))).toMatch(/^\s+local\s+\(local emulator\)\s+-\s+key_local_pvt_…0003$/);
 
     const json = await svc('profiles list --json');
     expect(json.code).toBe(0);
@@ -257,7 +257,7 @@ describe('precedence: flags, then env, then profile', () => {
     const wrong = 'key_wrong_000000000000000000';
     await svc(['profiles', 'add', 'p', '--base-url', emu.url, '--management-key', wrong, '--use']);
 
-    expectOneLineError(await svc('applications list'), 1, /^Error: Unauthorized \(401\)/);
+    expectOneLineError(await svc('applications list'), 1, /^Error: Unauthenticated \(401\): The API key in SVC-API-KEY is not valid/m);
     const env = await svc('applications list --json', { SVC_MANAGEMENT_KEY: emu.managementKey });
     expect(env.code).toBe(0);
     const flag = await svc(['applications', 'list', '--json', '--management-key', emu.managementKey], { SVC_MANAGEMENT_KEY: wrong });

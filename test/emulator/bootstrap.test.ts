@@ -33,8 +33,11 @@ describe('bootstrap', () => {
     expect(await mode(file)).toBe(0o600);
     expect(await mode(path.join(emu.dir, '.svc'))).toBe(0o700);
     expect(await mode(emu.data!)).toBe(0o600);
-    for (const name of await readdir(path.join(emu.dir, '.svc', 'data'))) {
-      expect(await mode(path.join(emu.dir, '.svc', 'data', name)), name).toBe(0o600);
+    const entries = await readdir(path.join(emu.dir, '.svc', 'data'), { recursive: true, withFileTypes: true });
+    expect(entries.filter((entry) => entry.isFile()).length).toBeGreaterThanOrEqual(2);
+    for (const entry of entries) {
+      const file = path.join(entry.parentPath, entry.name);
+      expect(await mode(file), file).toBe(entry.isDirectory() ? 0o700 : 0o600);
     }
   });
 

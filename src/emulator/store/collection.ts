@@ -88,6 +88,16 @@ export class Collection<T extends TenantRecord> {
     }
   }
 
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  /** Whether the collection holds any record at all. */
+  get empty(): boolean {
+    for (const records of this.byTenant.values()) if (records.size > 0) return false;
+    return true;
+  }
+
   /** Reads every shard; records are listed in creation order afterwards. */
   async load(fileOf: (shard: number) => string): Promise<void> {
     const all: T[] = [];
@@ -120,10 +130,10 @@ export class Collection<T extends TenantRecord> {
     return this.indexes.get(index)?.map.get(value);
   }
 
-  /** Inserts or replaces a record; resolves once it is on disk. */
+  /** Inserts or replaces a record (keeping its place in the listing); resolves once it is on disk. */
   put(record: T): Promise<void> {
     const previous = this.get(record.tenant_id, record.id);
-    if (previous) this.forget(previous);
+    if (previous) this.unindex(previous);
     this.remember(record);
     const key = compositeKey(record.tenant_id, record.id);
     const shard = this.shardOf(key);
@@ -147,6 +157,7 @@ export class Collection<T extends TenantRecord> {
     await Promise.all(this.shards.map((shard) => shard.idle()));
   }
 
+  /** Map.set keeps an existing key's position, so a replaced record keeps its creation-order place. */
   private remember(record: T): void {
     let records = this.byTenant.get(record.tenant_id);
     if (!records) this.byTenant.set(record.tenant_id, (records = new Map()));
@@ -159,6 +170,10 @@ export class Collection<T extends TenantRecord> {
 
   private forget(record: T): void {
     this.byTenant.get(record.tenant_id)?.delete(record.id);
+    this.unindex(record);
+  }
+
+  private unindex(record: T): void {
     for (const { of, map } of this.indexes.values()) {
       const value = of(record);
       if (value !== undefined && map.get(value) === record) map.delete(value);

@@ -25,11 +25,15 @@ export class DurableJsonFile<T> implements Adapter<T> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StoreError(`Cannot read ${this.file}: ${(error as Error).message}`, this.file);
     }
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as T;
+      parsed = JSON.parse(text);
     } catch (error) {
       throw corruptFile(this.file, (error as Error).message);
     }
+    // Every svc file holds an object; anything else (lowdb would read `null` as "no file") is damage.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw corruptFile(this.file, 'expected a JSON object');
+    return parsed as T;
   }
 
   async write(data: T): Promise<void> {

@@ -1,5 +1,6 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
-import type { Application } from '../../api/types.js';
+import type { Application, TokenType, TransactionStatus } from '../../api/types.js';
+import type { Sealed } from '../services/cipher.js';
 
 export interface TenantRow {
   id: string;
@@ -15,4 +16,31 @@ export interface ApplicationRecord extends Omit<Application, 'key'> {
   created_at: string;
   /** SHA-256 (hex) of the key; the key itself is never stored. */
   key_hash: string;
+}
+
+export interface TokenRecord {
+  id: string;
+  tenant_id: string;
+  type: TokenType;
+  containers: string[];
+  metadata: Record<string, string>;
+  created_by?: string;
+  created_at: string;
+  expires_at: string | null;
+  /** `{ data, mask }`, sealed with AES-256-GCM: the store never holds token data in plaintext. */
+  secret: Sealed;
+}
+
+/** A token write held by an open transaction until commit. */
+export type StagedOp = { op: 'put'; record: TokenRecord } | { op: 'delete'; id: string };
+
+export interface TransactionRecord {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  status: TransactionStatus;
+  ended_at?: string;
+  staged: StagedOp[];
 }

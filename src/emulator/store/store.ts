@@ -3,10 +3,11 @@ import { Collection, type CollectionOptions, type TenantRecord } from './collect
 import { DurableJsonFile, ensureDir } from './durable-file.js';
 import { StoreError, corruptFile } from './errors.js';
 import { acquireLock } from './lock.js';
-import type { ApplicationRecord, TenantRow } from './records.js';
+import type { ApplicationRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 
 export const STORE_FORMAT = 'svc-store';
 export const STORE_VERSION = 1;
+export const TOKEN_SHARDS = 256;
 
 export interface StoreOptions {
   /** The data file (the store's manifest); collections live in a folder beside it. */
@@ -29,6 +30,8 @@ interface Manifest {
 export class Store {
   readonly tenants: Collection<TenantRow>;
   readonly applications: Collection<ApplicationRecord>;
+  readonly tokens: Collection<TokenRecord>;
+  readonly transactions: Collection<TransactionRecord>;
   private readonly collections: Collection<TenantRecord>[] = [];
   private released = false;
 
@@ -42,6 +45,9 @@ export class Store {
     this.applications = this.define<ApplicationRecord>('applications', {
       indexes: { key: (app) => app.key_hash },
     });
+    // Tokens are many: 256 shards keep one write at a few hundred records even at 100k tokens.
+    this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
+    this.transactions = this.define<TransactionRecord>('transactions');
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -56,7 +62,8 @@ export class Store {
       await ensureDir(folder);
       const store = new Store(dir, folder, release);
       for (const collection of store.collections) {
-        await collection.load((shard) => store.fileOf(collection.name, shard));
+        if (collection.shardCount > 1) await ensureDir(path.join(folder, collection.name));
+        await collection.load((shard) => store.fileOf(collection.name, shard, collection.shardCount));
       }
       return store;
     } catch (error) {
@@ -117,6 +124,7 @@ async function openManifest(dataFile: string): Promise<void> {
   if (typeof manifest !== 'object' || manifest.format !== STORE_FORMAT) {
     throw corruptFile(dataFile, `it has no "format": "${STORE_FORMAT}"`);
   }
+  if (typeof manifest.version !== 'number') throw corruptFile(dataFile, 'it has no numeric "version"');
   if (manifest.version > STORE_VERSION) {
     throw new StoreError(
       `${dataFile} was written by a newer svc (store version ${manifest.version}); upgrade svc to open it.`,

@@ -423,25 +423,19 @@ describe('Store flush and close', () => {
 describe('Store in memory', () => {
   it('writes no files and still answers get, list and findBy', async () => {
     const dir = await tempDir();
-    const cwd = process.cwd();
-    process.chdir(dir);
-    try {
-      const store = await Store.open({ inMemory: true, path: path.join(dir, 'data.json') });
-      expect(store.inMemory).toBe(true);
-      expect(store.dir).toBeUndefined();
-      await store.tenants.put(tenant(TENANT_A));
-      await store.applications.put(application(TENANT_A, 'a1'));
-      await store.applications.put(application(TENANT_A, 'a2'));
-      await store.applications.delete(TENANT_A, 'a1');
-      expect(store.tenants.get(TENANT_A, TENANT_A)?.name).toBe(`tenant ${TENANT_A}`);
-      expect(store.applications.list(TENANT_A).map((app) => app.id)).toEqual(['a2']);
-      expect(store.applications.findBy('key', `hash-${TENANT_A}-a2`)?.id).toBe('a2');
-      await store.flush();
-      await store.close();
-      await store.close();
-    } finally {
-      process.chdir(cwd);
-    }
+    const store = await Store.open({ inMemory: true, path: path.join(dir, 'data.json') });
+    expect(store.inMemory).toBe(true);
+    expect(store.dir).toBeUndefined();
+    await store.tenants.put(tenant(TENANT_A));
+    await store.applications.put(application(TENANT_A, 'a1'));
+    await store.applications.put(application(TENANT_A, 'a2'));
+    expect(await store.applications.delete(TENANT_A, 'a1')).toBe(true);
+    expect(store.tenants.get(TENANT_A, TENANT_A)?.name).toBe(`tenant ${TENANT_A}`);
+    expect(store.applications.list(TENANT_A).map((app) => app.id)).toEqual(['a2']);
+    expect(store.applications.findBy('key', `hash-${TENANT_A}-a2`)?.id).toBe('a2');
+    await store.flush();
+    await store.close();
+    await store.close();
     expect(await readdir(dir)).toEqual([]);
   });
 });

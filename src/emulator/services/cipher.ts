@@ -1,0 +1,71 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { open, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { EmulatorError } from '../errors.js';
+import { FILE_MODE } from '../store/durable-file.js';
+
+/** AES-256-GCM ciphertext as stored: base64 fields, never plaintext. */
+export interface Sealed {
+  iv: string;
+  tag: string;
+  ct: string;
+}
+
+export const MASTER_KEY_FILE = 'master.key';
+
+/**
+ * Encrypts token data at rest with AES-256-GCM. Each value is bound (as associated data) to the
+ * tenant and token it belongs to, so a ciphertext moved to another record fails to decrypt.
+ */
+export class Cipher {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new EmulatorError('The master key must be 32 bytes (base64 of 32 random bytes).');
+  }
+
+  seal(value: unknown, context: string): Sealed {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(context));
+    const ct = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
+  }
+
+  open<T>(sealed: Sealed, context: string): T {
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(sealed.iv, 'base64'));
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+    const text = Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8');
+    return JSON.parse(text) as T;
+  }
+}
+
+/**
+ * The master key: `SVC_MASTER_KEY` (base64, 32 bytes) when given; else `master.key` (0600) beside
+ * the data file, created on first start; in memory, a fresh random key.
+ */
+export async function loadMasterKey(dir: string | undefined, fromEnv: string | undefined): Promise<Buffer> {
+  if (fromEnv !== undefined) {
+    const key = Buffer.from(fromEnv, 'base64');
+    if (key.length !== 32) throw new EmulatorError('SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).');
+    return key;
+  }
+  if (dir === undefined) return randomBytes(32);
+  const file = path.join(dir, MASTER_KEY_FILE);
+  try {
+    const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
+    if (key.length !== 32) throw new EmulatorError(`${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`);
+    return key;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const key = randomBytes(32);
+  // 'wx': never overwrite a key that appeared meanwhile; losing it would lose every token.
+  const handle = await open(file, 'wx', FILE_MODE);
+  try {
+    await handle.writeFile(key.toString('base64'));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return key;
+}

@@ -1,0 +1,55 @@
+/**
+ * Detokenization expressions (pure): `{{ <token_id> }}`, spaces optional, anywhere in a JSON value
+ * or string. A string that is exactly one expression becomes the token's data itself (an object
+ * stays an object); an expression inside a larger string is replaced by the data as text (complex
+ * data as its JSON). Only values are searched, never object keys.
+ */
+
+const EXPRESSION = /\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}/g;
+const WHOLE = /^\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}$/;
+
+/** The distinct token ids referenced anywhere in `value`, in order of first appearance. */
+export function findTokenIds(value: unknown): string[] {
+  const ids = new Set<string>();
+  walkStrings(value, (text) => {
+    for (const match of text.matchAll(EXPRESSION)) ids.add(match[1]!);
+  });
+  return [...ids];
+}
+
+/** Replaces every expression using `data` (every id found must be in it). */
+export function substitute(value: unknown, data: ReadonlyMap<string, unknown>): unknown {
+  return mapStrings(value, (text) => {
+    const whole = WHOLE.exec(text);
+    if (whole) return lookup(data, whole[1]!);
+    return text.replace(EXPRESSION, (_expression, id: string) => {
+      const found = lookup(data, id);
+      return typeof found === 'string' ? found : JSON.stringify(found);
+    });
+  });
+}
+
+function lookup(data: ReadonlyMap<string, unknown>, id: string): unknown {
+  if (!data.has(id)) throw new Error(`no data for token ${id}`);
+  return data.get(id);
+}
+
+function walkStrings(value: unknown, visit: (text: string) => void): void {
+  if (typeof value === 'string') visit(value);
+  else if (Array.isArray(value)) for (const item of value) walkStrings(item, visit);
+  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) walkStrings(item, visit);
+}
+
+function mapStrings(value: unknown, map: (text: string) => unknown): unknown {
+  if (typeof value === 'string') return map(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
+  if (typeof value === 'object' && value !== null) {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      // defineProperty: a key named __proto__ stays a plain key, never a prototype.
+      Object.defineProperty(result, key, { value: mapStrings(item, map), enumerable: true, writable: true, configurable: true });
+    }
+    return result;
+  }
+  return value;
+}

@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, test } from 'vitest';
+import { runSvc } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const VERBS = ['list', 'get', 'create', 'update', 'delete', 'regenerate', 'whoami'];
+
+async function packageVersion(): Promise<string> {
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+/** The command names listed under "Commands:" in a help text. */
+function commandsOf(help: string): string[] {
+  const section = help.split(/^Commands:$/m)[1] ?? '';
+  return [...section.matchAll(/^ {2}([a-z]+)/gm)].map((match) => match[1]!);
+}
+
+describe('svc', () => {
+  test('--version and -v print the package.json version', async () => {
+    const cwd = await tempDir();
+    const version = await packageVersion();
+    for (const flag of ['--version', '-v']) {
+      const result = await runSvc(flag, { cwd });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`${version}\n`);
+      expect(result.stderr).toBe('');
+    }
+  });
+
+  test('--help lists the commands and the global options on stdout', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('--help', { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^Usage: svc /);
+    expect(commandsOf(result.stdout)).toEqual(expect.arrayContaining(['serve', 'applications', 'profiles']));
+    for (const option of ['--base-url', '--management-key', '--api-key', '--profile', '--json', '--no-color', '--debug']) {
+      expect(result.stdout).toContain(option);
+    }
+  });
+
+  test('an unknown command is a usage error with a suggestion', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('applicatons list', { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/unknown command 'applicatons'/);
+    expect(result.stderr).toMatch(/Did you mean applications\?/);
+    expect(result.stderr).not.toContain('    at ');
+  });
+
+  test('an unknown verb and an unknown global option are usage errors', async () => {
+    const cwd = await tempDir();
+    const verb = await runSvc('applications frobnicate', { cwd });
+    expect(verb.code).toBe(2);
+    expect(verb.stderr).toMatch(/unknown command 'frobnicate'/);
+    const option = await runSvc('--frob applications list', { cwd });
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/unknown option '--frob'/);
+    expect(option.stdout).toBe('');
+  });
+
+  test('applications --help lists the verbs', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('applications --help', { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: svc applications\|apps /);
+    expect(commandsOf(result.stdout)).toEqual(expect.arrayContaining(VERBS));
+  });
+
+  test('applications without a verb prints the verbs on stderr and exits 2', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('applications', { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(commandsOf(result.stderr)).toEqual(expect.arrayContaining(VERBS));
+  });
+
+  test('profiles --help lists its verbs', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('profiles --help', { cwd });
+    expect(result.code).toBe(0);
+    expect(commandsOf(result.stdout)).toEqual(expect.arrayContaining(['add', 'list', 'use', 'remove']));
+  });
+
+  test('a verb --help shows its options and examples', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('applications create --help', { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/--type <type>.*choices: "private", "public",/s);
+    expect(result.stdout).toMatch(/^Examples:\n {2}\$ svc applications create /m);
+  });
+
+  test('the aliases apps and ls reach applications list', async () => {
+    const cwd = await tempDir();
+    // No emulator and no keys: the list handler runs and asks for a key.
+    const result = await runSvc('apps ls', { cwd });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^Error: No management key/);
+  });
+});
