@@ -55,7 +55,14 @@ export async function readConfig(file: string): Promise<ConfigFile> {
   }
   try {
     const config = JSON.parse(text) as ConfigFile;
-    if (typeof config !== 'object' || config === null || typeof config.profiles !== 'object') throw new Error('no "profiles" object');
+    if (!isObject(config) || !isObject(config.profiles)) throw new Error('no "profiles" object');
+    for (const [name, profile] of Object.entries(config.profiles)) {
+      if (!isObject(profile)) throw new Error(`profile "${name}" is not an object`);
+      for (const field of ['base_url', 'management_key', 'api_key'] as const) {
+        if (profile[field] !== undefined && typeof profile[field] !== 'string') throw new Error(`${name}.${field} is not a string`);
+      }
+    }
+    if (config.current !== undefined && typeof config.current !== 'string') throw new Error('"current" is not a string');
     return config;
   } catch (error) {
     throw new UserError(`${file} is not a valid svc config (${(error as Error).message}); fix it or move it aside.`);
@@ -100,31 +107,32 @@ export async function resolveTarget(
     profile = found;
   }
 
-  let managementKey = flags.managementKey ?? env.SVC_MANAGEMENT_KEY ?? profile.management_key;
-  let apiKey = flags.apiKey ?? env.SVC_API_KEY ?? profile.api_key;
+  const credentialsFile = findCredentials(cwd);
+  const credentials = credentialsFile ? await readCredentials(credentialsFile) : {};
+  const localUrl = checkBaseUrl(credentials.url ?? DEFAULT_BASE_URL);
   const explicit: [string | undefined, Target['source']][] = [[flags.baseUrl, 'flag'], [env.SVC_BASE_URL, 'env'], [profile.base_url, 'profile']];
-  const [baseUrl, source] = explicit.find(([url]) => url) ?? [undefined, 'local' as const];
+  const [given, source] = explicit.find(([url]) => url) ?? [undefined, 'local' as const];
+  const baseUrl = given === undefined ? localUrl : checkBaseUrl(given);
 
-  let credentialsFile: string | undefined;
-  let localUrl: string | undefined;
-  if (baseUrl === undefined) {
-    credentialsFile = findCredentials(cwd);
-    if (credentialsFile) {
-      const credentials = await readCredentials(credentialsFile);
-      localUrl = credentials.url;
-      managementKey ??= credentials.management_key;
-      apiKey ??= credentials.private_key;
-    }
-  }
+  // Saved keys go only to the server they were saved for: a profile's keys to its base URL (the
+  // local emulator when it has none), the emulator's credentials to the emulator. Otherwise
+  // `--base-url elsewhere` would send a production key to wherever it points.
+  const profileUrl = profile.base_url === undefined ? localUrl : checkBaseUrl(profile.base_url);
+  const saved = [
+    ...(profileUrl === baseUrl ? [{ management: profile.management_key, api: profile.api_key }] : []),
+    ...(localUrl === baseUrl ? [{ management: credentials.management_key, api: credentials.private_key }] : []),
+  ];
+  let managementKey = flags.managementKey ?? env.SVC_MANAGEMENT_KEY ?? saved.find((keys) => keys.management)?.management;
+  let apiKey = flags.apiKey ?? env.SVC_API_KEY ?? saved.find((keys) => keys.api)?.api;
   managementKey ??= apiKey;
   apiKey ??= managementKey;
   return {
-    baseUrl: checkBaseUrl(baseUrl ?? localUrl ?? DEFAULT_BASE_URL),
+    baseUrl,
     source,
     ...(managementKey !== undefined && { managementKey }),
     ...(apiKey !== undefined && { apiKey }),
     ...(profileName !== undefined && { profile: profileName }),
-    ...(credentialsFile !== undefined && { credentialsFile }),
+    ...(credentialsFile !== undefined && localUrl === baseUrl && { credentialsFile }),
   };
 }
 
@@ -143,14 +151,24 @@ export function checkBaseUrl(value: string): string {
 
 async function readCredentials(file: string): Promise<{ url?: string; management_key?: string; private_key?: string }> {
   try {
-    return JSON.parse(await readFile(file, 'utf8'));
+    const credentials = JSON.parse(await readFile(file, 'utf8'));
+    if (!isObject(credentials)) throw new Error('not an object');
+    return credentials;
   } catch (error) {
     throw new UserError(`Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`);
   }
 }
 
-/** `key_local_mgt_…AbCd`: enough to tell keys apart, never enough to use one. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `key_local_mgt_…AbCd`: enough to tell keys apart, never enough to use one. Only the public
+ * prefix of a platform key is kept; of any other key, at most its last four characters.
+ */
 export function maskKey(key: string | undefined): string {
   if (!key) return '';
-  return key.length <= 8 ? '…' : `${key.slice(0, key.lastIndexOf('_') + 1 || 4)}…${key.slice(-4)}`;
+  const prefix = /^key_[a-z]+_(?:pvt|pub|mgt)_/.exec(key)?.[0] ?? '';
+  return key.length - prefix.length >= 16 ? `${prefix}…${key.slice(-4)}` : `${prefix}…`;
 }

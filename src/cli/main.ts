@@ -36,6 +36,11 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Usage errors read like every other error, and are JSON with --json (parsed or not yet).
+      outputError: (text, write) => {
+        const message = text.trim().replace(/^error: /, '');
+        write(argv.includes('--json') ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n` : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`);
+      },
     });
 
   let globals: GlobalOptions = { json: false, color: true, debug: false };
@@ -52,7 +57,9 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
-      return USAGE_CODES.has(error.code) || error.code === 'commander.help' ? 2 : error.exitCode;
+      // `svc help X` exits 0; a group without a verb (help on stderr) and wrong usage exit 2.
+      if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
+      return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
     return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }

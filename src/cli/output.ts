@@ -59,7 +59,8 @@ export class Output {
       this.io.stdout.write(`${renderFields(pairs, this.io.stdout.columns)}\n`);
     } else {
       const width = Math.max(...pairs.map(([label]) => label.length));
-      for (const [label, value] of pairs) this.io.stdout.write(`${label.padEnd(width)}  ${value}\n`);
+      const indent = `\n${' '.repeat(width + 2)}`;
+      for (const [label, value] of pairs) this.io.stdout.write(`${label.padEnd(width)}  ${value.replaceAll('\n', indent)}\n`);
     }
   }
 

@@ -12,7 +12,7 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
   if (options.json) {
     io.stderr.write(`${JSON.stringify({ error: problem ?? { title: message } })}\n`);
   } else {
-    io.stderr.write(`Error: ${message}\n`);
+    io.stderr.write(bug ? `${message}\n` : `Error: ${message}\n`);
   }
   if (bug) {
     if (options.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);

@@ -105,9 +105,9 @@ export class ApplicationsApi {
     return this.client.request('GET', `/applications/${encodeURIComponent(id)}`);
   }
 
-  /** The Application that owns the key in use (the management key unless `kind` says otherwise). */
-  self(kind: KeyKind = 'management'): Promise<Application> {
-    return this.client.request('GET', '/applications/key', { key: kind });
+  /** The Application that owns the management key in use. */
+  self(): Promise<Application> {
+    return this.client.request('GET', '/applications/key');
   }
 
   create(body: CreateApplicationBody): Promise<Application> {

@@ -1,3 +1,4 @@
+import { resolveTarget } from '../../src/cli/config.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -172,9 +173,9 @@ describe('applications create', () => {
   test('an unknown option, a missing --name and a bad --type choice are usage errors', async () => {
     const { emu, svc } = await setup();
     const unknown = await svc('applications create --name x --type private --frob');
-    expectOneLineError(unknown, 2, /unknown option '--frob'/);
+    expectOneLineError(unknown, 2, /unknown option '--frob'/i);
     const missing = await svc('applications create --type private --permission token:read');
-    expectOneLineError(missing, 2, /required option '--name <name>' not specified/);
+    expectOneLineError(missing, 2, /required option '--name <name>' not specified/i);
     const choice = await svc('applications create --name x --type nope');
     expectOneLineError(choice, 2, /'nope' is invalid.*private, public, management/);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
@@ -303,9 +304,10 @@ describe('applications whoami', () => {
     expect(human.stdout).toMatch(/^type\s+management$/m);
   });
 
-  test('--api asks with the API key: a private key lacks application:read', async () => {
-    const { svc, emu } = await setup();
-    const result = await svc(['applications', 'whoami', '--api', '--api-key', emu.privateKey]);
+  test('with only a private key, that key is used and lacks application:read', async () => {
+    const { emu } = await setup();
+    const cwd = await tempDir();
+    const result = await runSvc(['applications', 'whoami', '--base-url', emu.url, '--api-key', emu.privateKey], { cwd });
     expectOneLineError(result, 1, /^Error: Forbidden \(403\): This private Application lacks the application:read permission\.$/m);
   });
 });
@@ -346,8 +348,8 @@ describe('local target resolution', () => {
 
   test('the local private key serves as the API key', async () => {
     const emu = await startEmulator();
-    const result = await runSvc('applications whoami --api', { cwd: emu.dir });
-    expectOneLineError(result, 1, /This private Application lacks the application:read permission/);
+    const target = await resolveTarget({}, {}, emu.dir);
+    expect(target).toMatchObject({ baseUrl: emu.url, managementKey: emu.managementKey, apiKey: emu.privateKey, source: 'local' });
   });
 
   test('with no credentials and no keys: a clear "No management key" message', async () => {
@@ -357,9 +359,13 @@ describe('local target resolution', () => {
     expect(result.stderr).toContain('.svc/credentials.json');
   });
 
-  test('a base URL without keys does not borrow the local credentials', async () => {
+  test('the local credentials go only to the local emulator', async () => {
     const emu = await startEmulator();
-    const result = await runSvc(['applications', 'list', '--base-url', emu.url], { cwd: emu.dir });
-    expectOneLineError(result, 1, /^Error: No management key for http:\/\/127\.0\.0\.1:\d+: pass --management-key/);
+    // --base-url naming the local emulator itself still uses its keys
+    const same = await runSvc(['applications', 'list', '--json', '--base-url', emu.url], { cwd: emu.dir });
+    expect(same.code).toBe(0);
+    // any other URL never receives them
+    const elsewhere = await runSvc(['applications', 'list', '--base-url', 'http://127.0.0.1:9'], { cwd: emu.dir });
+    expectOneLineError(elsewhere, 1, /^Error: No management key for http:\/\/127\.0\.0\.1:9: pass --management-key/);
   });
 });

@@ -11,7 +11,9 @@ async function home() {
   const cwd = await tempDir();
   const file = path.join(cwd, '.config', 'svc', 'config.json');
   const svc = (line: string | string[], env: Record<string, string> = {}) => runSvc(line, { cwd, env });
-  return { cwd, file, svc };
+  // the environment runSvc gives the CLI, for calling resolveTarget directly
+  const env = { HOME: cwd, XDG_CONFIG_HOME: path.join(cwd, '.config') };
+  return { cwd, file, svc, env };
 }
 
 async function readJson(file: string) {
@@ -139,7 +141,7 @@ describe('profiles add, list, use, remove', () => {
     expectOneLineError(await svc('profiles add empty'), 2, /^Error: Give the profile something to hold/);
     expectOneLineError(await svc(['profiles', 'add', 'bad name', '--base-url', 'http://x']), 2, /^Error: A profile name is 1 to 64 letters/);
     expectOneLineError(await svc(['profiles', 'add', 'x'.repeat(65), '--base-url', 'http://x']), 2, /^Error: A profile name/);
-    expectOneLineError(await svc('profiles add'), 2, /missing required argument 'name'/);
+    expectOneLineError(await svc('profiles add'), 2, /missing required argument 'name'/i);
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
   });
 
@@ -205,12 +207,20 @@ describe('a profile supplies the target', () => {
     expect(result.json()).toEqual(expected);
   });
 
-  test('the API key of the profile is used for --api work', async () => {
-    const { svc } = await withEmulatorProfile();
-    const result = await svc('applications whoami --api --profile emu');
-    expectOneLineError(result, 1, /Forbidden \(403\): This private Application lacks the application:read permission/);
+  test('the profile supplies both keys', async () => {
+    const { svc, emu, cwd, env } = await withEmulatorProfile();
+    const target = await resolveTarget({ profile: 'emu' }, env, cwd);
+    expect(target).toMatchObject({ baseUrl: emu.url, managementKey: emu.managementKey, apiKey: emu.privateKey, source: 'profile', profile: 'emu' });
     const management = await svc('applications whoami --json --profile emu');
     expect(management.json().type).toBe('management');
+  });
+
+  test("never sends a profile's keys to another base URL", async () => {
+    const { svc, cwd, env } = await withEmulatorProfile();
+    const target = await resolveTarget({ profile: 'emu', baseUrl: 'http://127.0.0.1:9' }, env, cwd);
+    expect(target.managementKey).toBeUndefined();
+    expect(target.apiKey).toBeUndefined();
+    expectOneLineError(await svc('applications list --profile emu --base-url http://127.0.0.1:9'), 1, /^Error: No management key for http:\/\/127\.0\.0\.1:9/);
   });
 
   test('--profile beats SVC_PROFILE, which beats the current profile', async () => {
@@ -241,10 +251,11 @@ describe('precedence: flags, then env, then profile', () => {
     await svc(['profiles', 'add', 'p', '--base-url', dead, '--management-key', emu.managementKey, '--use']);
 
     expectOneLineError(await svc('applications list'), 1, new RegExp(`Cannot reach ${dead.replace(/\./g, '\\.')}`));
-    const env = await svc('applications list --json', { SVC_BASE_URL: emu.url });
+    // the profile's key stays with the profile's URL, so the key comes from env here
+    const env = await svc('applications list --json', { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey });
     expect(env.code).toBe(0);
     expect(env.json().pagination.total_items).toBe(2);
-    const flag = await svc(['applications', 'list', '--json', '--base-url', emu.url], { SVC_BASE_URL: dead });
+    const flag = await svc(['applications', 'list', '--json', '--base-url', emu.url, '--management-key', emu.managementKey], { SVC_BASE_URL: dead });
     expect(flag.code).toBe(0);
     expect(flag.json().pagination.total_items).toBe(2);
     const envLoses = await svc(['applications', 'list', '--base-url', dead], { SVC_BASE_URL: emu.url });

@@ -45,7 +45,7 @@ describe('svc', () => {
     const result = await runSvc('applicatons list', { cwd });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/unknown command 'applicatons'/);
+    expect(result.stderr).toMatch(/unknown command 'applicatons'/i);
     expect(result.stderr).toMatch(/Did you mean applications\?/);
     expect(result.stderr).not.toContain('    at ');
   });
@@ -54,10 +54,10 @@ describe('svc', () => {
     const cwd = await tempDir();
     const verb = await runSvc('applications frobnicate', { cwd });
     expect(verb.code).toBe(2);
-    expect(verb.stderr).toMatch(/unknown command 'frobnicate'/);
+    expect(verb.stderr).toMatch(/unknown command 'frobnicate'/i);
     const option = await runSvc('--frob applications list', { cwd });
     expect(option.code).toBe(2);
-    expect(option.stderr).toMatch(/unknown option '--frob'/);
+    expect(option.stderr).toMatch(/unknown option '--frob'/i);
     expect(option.stdout).toBe('');
   });
 

@@ -1,4 +1,5 @@
 import { intOption } from '../../input.js';
+import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
 
 interface ListOptions {
@@ -30,7 +31,7 @@ export const list = defineCommand<ListOptions>({
           { header: 'ID', value: (app) => app.id },
           { header: 'NAME', value: (app) => app.name },
           { header: 'TYPE', value: (app) => app.type },
-          { header: 'PERMISSIONS', value: (app) => app.permissions.join(',') || '-' },
+          { header: 'PERMISSIONS', value: (app) => summarizePermissions(app.permissions) || '-' },
           { header: 'RULES', value: (app) => String(app.rules.length) },
           { header: 'EXPIRES', value: (app) => app.expires_at ?? '-' },
         ],

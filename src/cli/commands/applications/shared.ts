@@ -1,3 +1,4 @@
+import { ALL_PERMISSIONS } from '../../../api/permissions.js';
 import type { AccessRule, Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
 import { UsageError, UserError } from '../../errors.js';
@@ -47,4 +48,26 @@ export async function showApplication(output: Output, app: Application): Promise
     ...(app.key ? ([['key', app.key]] as [string, string][]) : []),
   ]);
   if (app.key) output.note('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).');
+}
+
+/** Every permission of a noun, as the API knows them. */
+const VERBS_OF = new Map<string, string[]>();
+for (const permission of ALL_PERMISSIONS) {
+  const [noun = '', verb = ''] = permission.split(':');
+  VERBS_OF.set(noun, [...(VERBS_OF.get(noun) ?? []), verb]);
+}
+
+/** `application:*,token:read`: every permission of a noun reads as `noun:*`. */
+export function summarizePermissions(permissions: string[]): string {
+  const byNoun = new Map<string, string[]>();
+  for (const permission of permissions) {
+    const [noun = permission, verb = ''] = permission.split(':');
+    byNoun.set(noun, [...(byNoun.get(noun) ?? []), verb]);
+  }
+  return [...byNoun.entries()]
+    .flatMap(([noun, verbs]) => {
+      const all = VERBS_OF.get(noun);
+      return all && all.every((verb) => verbs.includes(verb)) ? [`${noun}:*`] : verbs.map((verb) => `${noun}:${verb}`);
+    })
+    .join(',');
 }

@@ -1,13 +1,12 @@
 import { defineCommand } from '../../registry.js';
 import { showApplication } from './shared.js';
 
-export const whoami = defineCommand<{ api?: boolean }>({
+export const whoami = defineCommand({
   name: 'whoami',
-  description: 'show the Application that owns the key in use (GET /applications/key)',
-  options: [{ flags: '--api', description: 'ask about the API key instead of the management key' }],
-  async handler({ options }, ctx) {
+  description: 'show the Application that owns the management key in use (GET /applications/key)',
+  async handler(_input, ctx) {
     const client = await ctx.client();
-    const app = await client.applications.self(options.api ? 'api' : 'management');
+    const app = await client.applications.self();
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });
