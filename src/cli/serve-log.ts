@@ -42,7 +42,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         } else if (event.type === 'error') {
           json({ event: 'error', trace_id: event.traceId ?? null, message: event.message, stack: event.stack ?? null });
         } else {
-          json({ event: 'expired', count: event.count });
+          json({ event: 'expired', applications: event.applications, tokens: event.tokens, transactions: event.transactions });
         }
       },
       stopping: (signal) => json({ event: 'stopping', signal }),
@@ -73,7 +73,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
       } else if (event.type === 'error') {
         out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? event.message}`);
       } else {
-        out(`${time} deleted ${event.count} expired Application(s)`);
+        out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s)`);
       }
     },
     stopping: (signal) => out(`Stopping (${signal})…`),

@@ -1,6 +1,16 @@
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { isProblem, problemDefaults } from '../api/problem.js';
-import type { Application, CreateApplicationBody, ListQuery, Page, UpdateApplicationBody } from '../api/types.js';
+import type {
+  Application,
+  CreateApplicationBody,
+  CreateTokenBody,
+  ListQuery,
+  Page,
+  Token,
+  TokenListQuery,
+  Transaction,
+  UpdateApplicationBody,
+} from '../api/types.js';
 import { ApiError, ConnectionError } from './errors.js';
 
 export { ApiError, ConnectionError } from './errors.js';
@@ -30,9 +40,13 @@ export interface RequestOptions {
  */
 export class ApiClient {
   readonly applications: ApplicationsApi;
+  readonly tokens: TokensApi;
+  readonly transactions: TransactionsApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
+    this.tokens = new TokensApi(this);
+    this.transactions = new TransactionsApi(this);
   }
 
   get baseUrl(): string {
@@ -134,5 +148,60 @@ export class ApplicationsApi {
       items.push(...result.data);
       if (result.data.length === 0 || page >= result.pagination.total_pages) return items;
     }
+  }
+}
+
+/** Token calls use the API key; `transaction` sends `SVC-TRANSACTION-ID`. */
+export class TokensApi {
+  constructor(private readonly client: ApiClient) {}
+
+  private options(transaction: string | undefined, rest: RequestOptions = {}): RequestOptions {
+    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }) };
+  }
+
+  create(body: CreateTokenBody, transaction?: string): Promise<Token> {
+    return this.client.request('POST', '/tokens', this.options(transaction, { body }));
+  }
+
+  get(id: string, transaction?: string): Promise<Token> {
+    return this.client.request('GET', `/tokens/${encodeURIComponent(id)}`, this.options(transaction));
+  }
+
+  list(query: TokenListQuery = {}, transaction?: string): Promise<Page<Token>> {
+    const { page, size, id, container, type } = query;
+    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type } }));
+  }
+
+  delete(id: string, transaction?: string): Promise<void> {
+    return this.client.request('DELETE', `/tokens/${encodeURIComponent(id)}`, this.options(transaction));
+  }
+
+  tokenize(value: unknown, transaction?: string): Promise<unknown> {
+    return this.client.request('POST', '/tokenize', this.options(transaction, { body: value }));
+  }
+
+  detokenize(value: unknown): Promise<unknown> {
+    return this.client.request('POST', '/detokenize', this.options(undefined, { body: value }));
+  }
+}
+
+/** Spec section 4.2; any valid key will do, the API key is used. */
+export class TransactionsApi {
+  constructor(private readonly client: ApiClient) {}
+
+  create(): Promise<Transaction> {
+    return this.client.request('POST', '/transactions', { key: 'api' });
+  }
+
+  get(id: string): Promise<Transaction> {
+    return this.client.request('GET', `/transactions/${encodeURIComponent(id)}`, { key: 'api' });
+  }
+
+  commit(id: string): Promise<void> {
+    return this.client.request('POST', `/transactions/${encodeURIComponent(id)}/commit`, { key: 'api' });
+  }
+
+  rollback(id: string): Promise<void> {
+    return this.client.request('POST', `/transactions/${encodeURIComponent(id)}/rollback`, { key: 'api' });
   }
 }

@@ -46,6 +46,10 @@ export function notFound(what: string, id: string): HttpError {
 export class FieldErrors {
   private readonly errors: Record<string, string[]> = {};
 
+  get count(): number {
+    return Object.values(this.errors).reduce((sum, messages) => sum + messages.length, 0);
+  }
+
   add(field: string, message: string): void {
     (this.errors[field] ??= []).push(message);
   }

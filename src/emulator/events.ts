@@ -5,6 +5,6 @@
 export type EmulatorEvent =
   | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
-  | { type: 'expired'; count: number };
+  | { type: 'expired'; applications: number; tokens: number; transactions: number };
 
 export type EmitEvent = (event: EmulatorEvent) => void;

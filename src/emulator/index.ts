@@ -7,10 +7,14 @@ import type { Clock } from './services/applications.js';
 import { createServices } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
+import { Cipher, loadMasterKey } from './services/cipher.js';
+import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import { Store } from './store/store.js';
 
-export type Tier = 'enterprise' | 'standard';
+export type { Tier } from './services/transactions.js';
 export const TIERS: readonly Tier[] = ['enterprise', 'standard'];
+/** How often expired Applications, tokens and transactions are swept out of the store. */
+const SWEEP_INTERVAL_MS = 30_000;
 export const DEFAULT_PORT = 8790;
 export const DEFAULT_HOST = '127.0.0.1';
 
@@ -25,6 +29,10 @@ export interface EmulatorOptions {
   managementKey?: string;
   privateKey?: string;
   tier?: Tier;
+  /** How long a transaction stays open (default 1 h). */
+  transactionTtlMs?: number;
+  /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
+  masterKey?: string;
   debug?: boolean;
   onEvent?: EmitEvent;
   clock?: Clock;
@@ -56,18 +64,38 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   let disposed = false;
   let stop: (() => Promise<void>) | undefined;
 
-  const ready = (async () => {
+  const start = async () => {
     checkOptions(options);
     const store = await Store.open({ ...(options.data !== undefined && { path: options.data }), inMemory: options.inMemory ?? false });
-    const services = createServices(store, options.clock);
+    stop = () => store.close();
+    const { key, created } = await loadMasterKey(store.dir, options.masterKey);
+    if (created && !store.tokens.empty) {
+      throw new EmulatorError(`The store holds tokens but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. Tokens cannot be read without it.`);
+    }
+    const services = createServices(store, {
+      cipher: new Cipher(key),
+      tier,
+      transactionTtlMs: options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
+      ...(options.clock && { clock: options.clock }),
+    });
     const server = buildServer({ services, emit, debug: options.debug ?? false });
+    const sweep = async () => {
+      try {
+        const removed = await services.sweep();
+        if (removed.applications + removed.tokens + removed.transactions > 0) emit({ type: 'expired', ...removed });
+      } catch (error) {
+        emit({ type: 'error', message: `sweeping expired records failed: ${(error as Error).message}`, stack: (error as Error).stack });
+      }
+    };
+    const sweeper = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+    sweeper.unref();
     stop = async () => {
+      clearInterval(sweeper);
       await server.close();
       services.dispose();
       await store.close();
     };
-    const expired = await services.applications.sweep();
-    if (expired > 0) emit({ type: 'expired', count: expired });
+    await sweep();
     bootstrap = await services.tenants.bootstrap({
       ...(options.managementKey !== undefined && { managementKey: options.managementKey }),
       ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
@@ -85,8 +113,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         private_key: bootstrap.keys.privateKey,
       });
     }
-  })();
-  // A failed start is reported through `ready`; disposing after it must still be safe.
+  };
+  // A failed start releases what it opened (the store's lock above all) and is reported through
+  // `ready`; disposing after it is still safe.
+  const ready = start().catch(async (error: unknown) => {
+    await stop?.().catch(() => {});
+    stop = undefined;
+    throw error;
+  });
   ready.catch(() => {});
 
   return {
@@ -124,6 +158,10 @@ function checkOptions(options: EmulatorOptions): void {
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new EmulatorError(`--port must be a whole number from 0 to 65535, not ${port}.`);
+  }
+  const ttl = options.transactionTtlMs;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
+    throw new EmulatorError('--transaction-ttl must be at least 1s (e.g. 90s, 30m, 2h).');
   }
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw new EmulatorError(`--tier must be one of ${TIERS.join(', ')}.`);

@@ -2,6 +2,17 @@ import type { CommandDefinition, CommandGroup } from '../registry.js';
 import { applications } from './applications/index.js';
 import { profiles } from './profiles/index.js';
 import { serve } from './serve.js';
+import { detokenize, tokenize } from './tokenize.js';
+import { tokens } from './tokens/index.js';
+import { transactions } from './transactions/index.js';
 
 /** Every command of svc, in the order --help lists them. */
-export const commands: (CommandDefinition<never> | CommandGroup)[] = [serve, applications, profiles];
+export const commands: (CommandDefinition<never> | CommandGroup)[] = [
+  serve,
+  applications,
+  tokens,
+  tokenize,
+  detokenize,
+  transactions,
+  profiles,
+];

@@ -10,7 +10,17 @@ interface ServeOptions {
   inMemory?: boolean;
   privateKey?: string;
   tier: 'enterprise' | 'standard';
+  transactionTtl?: string;
   logFormat?: LogFormat;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `90s`, `30m`, `2h`, `1500ms`; a bare number is seconds. */
+export function parseDuration(value: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!match) throw new UsageError(`${flag} takes a duration such as 90s, 30m or 2h, not "${value}".`);
+  return Math.round(Number(match[1]) * UNITS[match[2] ?? 's']!);
 }
 
 export const serve = defineCommand<ServeOptions>({
@@ -23,12 +33,14 @@ export const serve = defineCommand<ServeOptions>({
     { flags: '--in-memory', description: 'keep everything in memory; write no files' },
     { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
     { flags: '--tier <tier>', description: 'platform tier to emulate', choices: ['enterprise', 'standard'], default: 'enterprise' },
+    { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
   examples: ['svc serve', 'svc serve --port 0 --in-memory --log-format json', 'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json'],
   async handler({ options }, { io, globals }) {
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
+    const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
     const [{ createEmulator }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
@@ -43,6 +55,8 @@ export const serve = defineCommand<ServeOptions>({
       ...(managementKey !== undefined && { managementKey }),
       ...(privateKey !== undefined && { privateKey }),
       tier: options.tier,
+      ...(transactionTtlMs !== undefined && { transactionTtlMs }),
+      ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       onEvent: (event) => log.event(event),
     });

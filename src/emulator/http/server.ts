@@ -6,6 +6,8 @@ import { authHook } from './auth.js';
 import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { transactionRoutes } from './routes/transactions.js';
 import { schemaCompiler } from './validation.js';
 
 export const TRACE_HEADER = 'svc-trace-id';
@@ -56,5 +58,7 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
 
   emulatorRoutes(app, services.tenants);
   applicationRoutes(app, services.applications);
+  tokenRoutes(app, services.tokens);
+  transactionRoutes(app, services.transactions);
   return app;
 }

@@ -38,3 +38,18 @@ export const CONTAINER_PATTERN = /^\/([a-z0-9_-]+\/)*$/;
 export function normalizeContainer(container: string): string {
   return container.toLowerCase();
 }
+
+const STRENGTH: Record<RuleTransform, number> = { redact: 0, mask: 1, reveal: 2 };
+
+/**
+ * Access to a token held in several containers: granted when any container grants it, with the
+ * most revealing transform among those that do.
+ */
+export function evaluateTokenAccess(grantee: Grantee, permission: string, containers: readonly string[]): AccessDecision {
+  let best: AccessDecision = { allowed: false };
+  for (const container of containers) {
+    const decision = evaluateAccess(grantee, permission, container);
+    if (decision.allowed && (!best.allowed || STRENGTH[decision.transform] > STRENGTH[best.transform])) best = decision;
+  }
+  return best;
+}

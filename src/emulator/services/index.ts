@@ -1,20 +1,45 @@
 import type { Store } from '../store/store.js';
 import { ApplicationService, type Clock } from './applications.js';
+import type { Cipher } from './cipher.js';
 import { TenantService } from './tenants.js';
+import { TokenService } from './tokens.js';
+import { DEFAULT_TRANSACTION_TTL_MS, TransactionService, type Tier } from './transactions.js';
+
+export interface ServiceOptions {
+  cipher: Cipher;
+  tier?: Tier;
+  transactionTtlMs?: number;
+  clock?: Clock;
+}
 
 /** Every domain service of the emulator, wired over one store. */
 export interface Services {
   applications: ApplicationService;
   tenants: TenantService;
+  tokens: TokenService;
+  transactions: TransactionService;
+  /** Deletes expired Applications and tokens, expires transactions; returns what it removed. */
+  sweep(): Promise<{ applications: number; tokens: number; transactions: number }>;
   dispose(): void;
 }
 
-export function createServices(store: Store, clock: Clock = () => new Date()): Services {
+export function createServices(store: Store, options: ServiceOptions): Services {
+  const clock = options.clock ?? (() => new Date());
   const applications = new ApplicationService(store, clock);
   const tenants = new TenantService(store, applications, clock);
+  const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
+  const tokens = new TokenService(store, options.cipher, transactions, clock);
+  const sweep = async () => ({
+    applications: await applications.sweep(),
+    tokens: await tokens.sweep(),
+    transactions: await transactions.sweep(),
+  });
   return {
     applications,
     tenants,
+    tokens,
+    transactions,
+    sweep,
     dispose: () => applications.dispose(),
   };
 }

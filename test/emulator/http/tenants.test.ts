@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/emulator/http/server.js';
 import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
+import { randomBytes } from 'node:crypto';
+import { Cipher } from '../../../src/emulator/services/cipher.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { createTenant, http, startEmulator } from '../../helpers/emulator.js';
@@ -63,7 +65,7 @@ describe('tenants', () => {
 
   it('answers the admin route only to loopback callers', async () => {
     const store = await Store.open({ inMemory: true });
-    const services = createServices(store);
+    const services = createServices(store, { cipher: new Cipher(randomBytes(32)) });
     const app = buildServer({ services, emit: () => {} });
     try {
       const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });

@@ -1,0 +1,47 @@
+import { TOKEN_TYPES, type TokenType } from '../../../api/types.js';
+import { intOption } from '../../input.js';
+import { defineCommand } from '../../registry.js';
+import { transactionOption } from './shared.js';
+
+interface ListOptions {
+  container?: string;
+  type?: TokenType;
+  page?: string;
+  size?: string;
+  transaction?: string;
+}
+
+export const list = defineCommand<ListOptions>({
+  name: 'list',
+  aliases: ['ls'],
+  description: 'list the tokens you may read',
+  options: [
+    { flags: '--container <container>', description: 'only tokens in this container or below it' },
+    { flags: '--type <type>', description: 'only tokens of this type', choices: TOKEN_TYPES },
+    { flags: '--page <n>', description: 'page number (from 1)' },
+    { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+    transactionOption,
+  ],
+  async handler({ options }, ctx) {
+    const client = await ctx.client();
+    const page = await client.tokens.list(
+      { container: options.container, type: options.type, page: intOption(options.page, '--page'), size: intOption(options.size, '--size') },
+      options.transaction,
+    );
+    await ctx.output.result(page, async () => {
+      await ctx.output.table(
+        page.data,
+        [
+          { header: 'ID', value: (token) => token.id },
+          { header: 'TYPE', value: (token) => token.type },
+          { header: 'CONTAINERS', value: (token) => token.containers.join(',') },
+          { header: 'DATA', value: (token) => ('data' in token ? JSON.stringify(token.data) : '(redacted)') },
+          { header: 'CREATED', value: (token) => token.created_at },
+        ],
+        'No tokens.',
+      );
+      const { page_number, total_pages, total_items } = page.pagination;
+      if (total_pages > 1) ctx.output.note(`Page ${page_number} of ${total_pages} (${total_items} tokens); --page for more.`);
+    });
+  },
+});

@@ -1,0 +1,55 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createTokenSchema, tokenIdParamsSchema, tokenListQuerySchema } from '../../../api/schemas.js';
+import type { CreateTokenBody, TokenListQuery } from '../../../api/types.js';
+import { HttpError } from '../../errors.js';
+import type { TokenContext, TokenService } from '../../services/tokens.js';
+import { callerOf } from '../auth.js';
+
+export const TRANSACTION_HEADER = 'svc-transaction-id';
+
+type IdParams = { Params: { id: string } };
+
+/** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
+export function tokenContext(request: FastifyRequest): TokenContext {
+  const header = request.headers[TRANSACTION_HEADER];
+  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
+}
+
+/** Any JSON value as the body (fastify would send a bare string as text/plain). */
+export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
+  return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+}
+
+function requireBody(request: FastifyRequest): unknown {
+  if (request.body === undefined) throw new HttpError(400, 'Send a JSON body (Content-Type: application/json).');
+  return request.body;
+}
+
+/**
+ * Tokens (not in the spec; what proxies and reactors need). Permissions are checked per token
+ * against its containers, so the routes declare none.
+ */
+export function tokenRoutes(app: FastifyInstance, tokens: TokenService): void {
+  app.post<{ Body: CreateTokenBody }>('/tokens', { schema: { body: createTokenSchema } }, async (request, reply) =>
+    reply.status(201).send(await tokens.create(tokenContext(request), request.body)),
+  );
+
+  app.get<{ Querystring: TokenListQuery }>('/tokens', { schema: { querystring: tokenListQuerySchema } }, async (request) =>
+    tokens.list(tokenContext(request), request.query),
+  );
+
+  app.get<IdParams>('/tokens/:id', { schema: { params: tokenIdParamsSchema } }, async (request) =>
+    tokens.get(tokenContext(request), request.params.id),
+  );
+
+  app.delete<IdParams>('/tokens/:id', { schema: { params: tokenIdParamsSchema } }, async (request, reply) => {
+    await tokens.delete(tokenContext(request), request.params.id);
+    return reply.status(204).send();
+  });
+
+  app.post('/tokenize', async (request, reply) =>
+    sendJson(reply, await tokens.tokenize(tokenContext(request), requireBody(request)), 201),
+  );
+
+  app.post('/detokenize', async (request, reply) => sendJson(reply, tokens.detokenize(tokenContext(request), requireBody(request))));
+}

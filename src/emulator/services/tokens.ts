@@ -1,0 +1,294 @@
+import { randomUUID } from 'node:crypto';
+import type { RuleTransform } from '../../api/permissions.js';
+import type { CreateTokenBody, Page, Token, TokenListQuery, TokenType } from '../../api/types.js';
+import { TOKEN_TYPES } from '../../api/types.js';
+import { findTokenIds, substitute } from '../../expressions/index.js';
+import { FieldErrors, HttpError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
+import { CONTAINER_PATTERN, evaluateTokenAccess, normalizeContainer } from './access.js';
+import type { Caller, Clock } from './applications.js';
+import type { Cipher } from './cipher.js';
+import { filterItems, paginate } from './pagination.js';
+import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
+import type { TransactionService } from './transactions.js';
+
+/** Who acts on tokens, and in which transaction (the `SVC-TRANSACTION-ID` header), if any. */
+export interface TokenContext {
+  caller: Caller;
+  transactionId?: string | undefined;
+}
+
+/** The detokenization limit of a reactor invocation (spec section 8), also used by POST /detokenize. */
+export const DETOKENIZE_LIMIT = 100;
+
+interface Secret {
+  data: unknown;
+  mask?: unknown;
+}
+
+interface Prepared {
+  record: TokenRecord;
+  secret: Secret;
+}
+
+const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
+const CUSTOM_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+
+/**
+ * Tokens: create, read, list, delete, tokenize and detokenize, each governed by the caller's
+ * permissions and access rules (first matching rule by priority decides; plain permissions apply
+ * everywhere with the implicit transform). Token data is sealed before it reaches the store.
+ */
+export class TokenService {
+  constructor(
+    private readonly store: Store,
+    private readonly cipher: Cipher,
+    private readonly transactions: TransactionService,
+    private readonly clock: Clock = () => new Date(),
+  ) {}
+
+  async create(ctx: TokenContext, body: CreateTokenBody): Promise<Token> {
+    const transaction = this.transactionOf(ctx);
+    const errors = new FieldErrors();
+    const prepared = this.prepare(ctx, body, errors, '', new Set(), transaction);
+    errors.throwIfAny();
+    await this.write(transaction, [prepared!]);
+    return this.present(ctx.caller, prepared!.record, prepared!.secret);
+  }
+
+  get(ctx: TokenContext, id: string): Token {
+    const record = this.visible(ctx, id);
+    if (!record) throw new HttpError(404, `No token with id ${id}.`);
+    const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
+    if (!decision.allowed) throw forbidden(ctx.caller, 'token:read', record);
+    return this.present(ctx.caller, record, this.unseal(record), decision.transform);
+  }
+
+  /** Lists the tokens the caller may read; the others are left out, not refused. */
+  list(ctx: TokenContext, query: TokenListQuery): Page<Token> {
+    const container = query.container === undefined ? undefined : normalizeContainer(query.container);
+    const readable = this.all(ctx).flatMap((record) => {
+      if (query.type !== undefined && record.type !== query.type) return [];
+      if (container !== undefined && !record.containers.some((c) => c.startsWith(container))) return [];
+      const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
+      return decision.allowed ? [{ record, transform: decision.transform }] : [];
+    });
+    const page = paginate(filterItems(readable.map((item) => ({ ...item, id: item.record.id })), query), query);
+    return { ...page, data: page.data.map(({ record, transform }) => this.present(ctx.caller, record, this.unseal(record), transform)) };
+  }
+
+  async delete(ctx: TokenContext, id: string): Promise<void> {
+    const transaction = this.transactionOf(ctx);
+    const record = this.visible(ctx, id);
+    if (!record) throw new HttpError(404, `No token with id ${id}.`);
+    if (!evaluateTokenAccess(ctx.caller.application, 'token:delete', record.containers).allowed) {
+      throw forbidden(ctx.caller, 'token:delete', record);
+    }
+    if (transaction) await this.transactions.stage(transaction, [{ op: 'delete', id: record.id }]);
+    else await this.store.tokens.delete(record.tenant_id, record.id);
+  }
+
+  /**
+   * Tokenizes a nested value, all or nothing: `{type, data, ...}` objects become tokens (answered
+   * as token objects), other primitive leaves become `token` tokens (answered by id); arrays and
+   * other objects are walked. Nothing is written unless every token is valid and permitted.
+   */
+  async tokenize(ctx: TokenContext, value: unknown): Promise<unknown> {
+    const transaction = this.transactionOf(ctx);
+    const errors = new FieldErrors();
+    const ids = new Set<string>();
+    const prepared: Prepared[] = [];
+    const plan = (node: unknown, at: string): (() => unknown) => {
+      if (node === null) return () => null;
+      if (isTokenSpec(node)) {
+        const item = this.prepare(ctx, node as CreateTokenBody, errors, at, ids, transaction);
+        if (item) prepared.push(item);
+        return () => this.present(ctx.caller, item!.record, item!.secret);
+      }
+      if (Array.isArray(node)) {
+        const items = node.map((child, i) => plan(child, `${at}[${i}]`));
+        return () => items.map((item) => item());
+      }
+      if (typeof node === 'object') {
+        const entries = Object.entries(node as Record<string, unknown>).map(([key, child]) => [key, plan(child, at ? `${at}.${key}` : key)] as const);
+        return () => fromEntries(entries.map(([key, item]) => [key, item()]));
+      }
+      const item = this.prepare(ctx, { type: 'token', data: node }, errors, at, ids, transaction);
+      if (item) prepared.push(item);
+      return () => item!.record.id;
+    };
+    const build = plan(value, '');
+    errors.throwIfAny();
+    await this.write(transaction, prepared);
+    return build();
+  }
+
+  /**
+   * Replaces every `{{ token_id }}` in `value` with the token's data. Each token needs `token:use`
+   * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400.
+   */
+  detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
+    const ids = findTokenIds(value);
+    if (ids.length === 0) return value;
+    if (ids.length > limit) {
+      throw new HttpError(400, `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`);
+    }
+    const data = new Map<string, unknown>();
+    for (const id of ids) {
+      const record = this.visible(ctx, id);
+      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { [id]: ['no such token'] }, 'Unknown token');
+      if (!evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers).allowed) {
+        throw forbidden(ctx.caller, 'token:use', record);
+      }
+      data.set(id, this.unseal(record).data);
+    }
+    return substitute(value, data);
+  }
+
+  /** Deletes expired tokens; returns how many. */
+  async sweep(): Promise<number> {
+    const now = this.clock().getTime();
+    const expired = [...this.store.tokens.everything()].filter((record) => isExpired(record, now));
+    await Promise.all(expired.map((record) => this.store.tokens.delete(record.tenant_id, record.id)));
+    return expired.length;
+  }
+
+  /** Validates one token body and builds its sealed record; problems go to `errors` under `at`. */
+  private prepare(
+    ctx: TokenContext,
+    body: CreateTokenBody,
+    errors: FieldErrors,
+    at: string,
+    ids: Set<string>,
+    transaction: TransactionRecord | undefined,
+  ): Prepared | undefined {
+    const field = (name: string) => (at ? `${at}.${name}` : name);
+    const before = errors.count;
+    const type = body.type;
+    const now = this.clock();
+    if (!TOKEN_TYPES.includes(type)) {
+      errors.add(field('type'), `must be one of: ${TOKEN_TYPES.join(', ')}`);
+      return undefined;
+    }
+    const data = normalizeTokenData(type, body.data, errors, now, field('data'));
+    const containers = (body.containers ?? [DEFAULT_CONTAINERS[type]]).map(normalizeContainer);
+    containers.forEach((container, i) => {
+      if (!CONTAINER_PATTERN.test(container)) {
+        errors.add(field(`containers[${i}]`), 'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)');
+      }
+    });
+    const id = body.id ?? randomUUID();
+    if (body.id !== undefined) {
+      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit');
+      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id)) errors.add(field('id'), `a token with id ${id} already exists`);
+    }
+    ids.add(id);
+    if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime())) errors.add(field('expires_at'), 'must be a date-time in the future');
+    if (errors.count > before) return undefined;
+
+    if (!evaluateTokenAccess(ctx.caller.application, 'token:create', containers).allowed) {
+      throw new HttpError(403, `This ${ctx.caller.application.type} Application lacks token:create on ${containers.join(', ')}.`);
+    }
+    const secret: Secret = { data, mask: body.mask ?? defaultMask(type, data) };
+    const record: TokenRecord = {
+      id,
+      tenant_id: ctx.caller.tenantId,
+      type,
+      containers: [...new Set(containers)],
+      metadata: body.metadata ?? {},
+      created_by: ctx.caller.application.id,
+      created_at: now.toISOString(),
+      expires_at: body.expires_at == null ? null : new Date(body.expires_at).toISOString(),
+      secret: this.cipher.seal(secret, sealContext(ctx.caller.tenantId, id)),
+    };
+    return { record, secret };
+  }
+
+  private async write(transaction: TransactionRecord | undefined, prepared: Prepared[]): Promise<void> {
+    if (transaction) {
+      await this.transactions.stage(transaction, prepared.map(({ record }): StagedOp => ({ op: 'put', record })));
+    } else {
+      await Promise.all(prepared.map(({ record }) => this.store.tokens.put(record)));
+    }
+  }
+
+  private transactionOf(ctx: TokenContext): TransactionRecord | undefined {
+    return ctx.transactionId === undefined ? undefined : this.transactions.open(ctx.caller, ctx.transactionId);
+  }
+
+  /** A token as this caller sees it: committed, overlaid by its own transaction's staged writes. */
+  private visible(ctx: TokenContext, id: string): TokenRecord | undefined {
+    const staged = this.stagedOps(ctx);
+    for (let i = staged.length - 1; i >= 0; i--) {
+      const op = staged[i]!;
+      if (op.op === 'put' && op.record.id === id) return op.record;
+      if (op.op === 'delete' && op.id === id) return undefined;
+    }
+    const record = this.store.tokens.get(ctx.caller.tenantId, id);
+    return record && !isExpired(record, this.clock().getTime()) ? record : undefined;
+  }
+
+  private all(ctx: TokenContext): TokenRecord[] {
+    const now = this.clock().getTime();
+    const byId = new Map(this.store.tokens.list(ctx.caller.tenantId).filter((record) => !isExpired(record, now)).map((record) => [record.id, record]));
+    for (const op of this.stagedOps(ctx)) {
+      if (op.op === 'put') byId.set(op.record.id, op.record);
+      else byId.delete(op.id);
+    }
+    return [...byId.values()];
+  }
+
+  private stagedOps(ctx: TokenContext): StagedOp[] {
+    return ctx.transactionId === undefined ? [] : this.transactions.open(ctx.caller, ctx.transactionId).staged;
+  }
+
+  private unseal(record: TokenRecord): Secret {
+    try {
+      return this.cipher.open<Secret>(record.secret, sealContext(record.tenant_id, record.id));
+    } catch {
+      throw new HttpError(500, `Token ${record.id} cannot be decrypted: the master key does not match the one it was written with.`);
+    }
+  }
+
+  /** The wire token; `data` revealed, masked or left out as the caller's token:read access decides. */
+  private present(caller: Caller, record: TokenRecord, secret: Secret, transform?: RuleTransform): Token {
+    const effective = transform ?? readTransform(caller, record);
+    const { secret: _sealed, ...token } = record;
+    if (effective === 'reveal') return { ...token, data: secret.data };
+    if (effective === 'mask' && secret.mask !== undefined) return { ...token, data: secret.mask };
+    return token;
+  }
+}
+
+function readTransform(caller: Caller, record: TokenRecord): RuleTransform {
+  const decision = evaluateTokenAccess(caller.application, 'token:read', record.containers);
+  return decision.allowed ? decision.transform : 'redact';
+}
+
+function forbidden(caller: Caller, permission: string, record: TokenRecord): HttpError {
+  return new HttpError(403, `This ${caller.application.type} Application lacks ${permission} on ${record.containers.join(', ')} (token ${record.id}).`);
+}
+
+function sealContext(tenantId: string, id: string): string {
+  return `token:${tenantId}:${id}`;
+}
+
+function isExpired(record: TokenRecord, now: number): boolean {
+  return record.expires_at !== null && Date.parse(record.expires_at) <= now;
+}
+
+/** `{type, data}` with only token fields, and a known type: a token to create. */
+function isTokenSpec(node: unknown): boolean {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
+  const keys = Object.keys(node);
+  return keys.includes('type') && keys.includes('data') && keys.every((key) => TOKEN_FIELDS.has(key))
+    && TOKEN_TYPES.includes((node as { type: TokenType }).type);
+}
+
+function fromEntries(entries: [string, unknown][]): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of entries) Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
+  return result;
+}
+
