@@ -31,7 +31,8 @@ export class Cipher {
   }
 
   open<T>(sealed: Sealed, context: string): T {
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(sealed.iv, 'base64'));
+    // A fixed tag length: GCM would otherwise accept a tag cut down to 4 bytes.
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(sealed.iv, 'base64'), { authTagLength: 16 });
     decipher.setAAD(Buffer.from(context));
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
     const text = Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8');

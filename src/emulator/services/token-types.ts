@@ -28,7 +28,7 @@ export function normalizeTokenData(type: TokenType, data: unknown, errors: Field
 }
 
 function digits(value: unknown): string | undefined {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
   if (typeof value !== 'string') return undefined;
   const stripped = value.replace(/[\s-]/g, '');
   return /^\d+$/.test(stripped) ? stripped : undefined;

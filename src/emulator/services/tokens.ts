@@ -6,7 +6,7 @@ import { findTokenIds, substitute } from '../../expressions/index.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
-import { CONTAINER_PATTERN, evaluateTokenAccess, normalizeContainer } from './access.js';
+import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
 import type { Cipher } from './cipher.js';
 import { filterItems, paginate } from './pagination.js';
@@ -187,7 +187,8 @@ export class TokenService {
     if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime())) errors.add(field('expires_at'), 'must be a date-time in the future');
     if (errors.count > before) return undefined;
 
-    if (!evaluateTokenAccess(ctx.caller.application, 'token:create', containers).allowed) {
+    // Placing a token in a container needs token:create there: in every one it is placed in.
+    if (!containers.every((container) => evaluateAccess(ctx.caller.application, 'token:create', container).allowed)) {
       throw new HttpError(403, `This ${ctx.caller.application.type} Application lacks token:create on ${containers.join(', ')}.`);
     }
     const secret: Secret = { data, mask: body.mask ?? defaultMask(type, data) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuleTransform } from '../../../src/api/permissions.js';
 import type { AccessRule } from '../../../src/api/types.js';
-import { CONTAINER_PATTERN, evaluateAccess, normalizeContainer } from '../../../src/emulator/services/access.js';
+import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, normalizeContainer } from '../../../src/emulator/services/access.js';
 
 function rule(priority: number, container: string, permissions: string[], transform: RuleTransform = 'reveal'): AccessRule {
   return { priority, container, permissions, transform };
@@ -123,5 +123,87 @@ describe('CONTAINER_PATTERN', () => {
   it('accepts upper-case containers once normalised', () => {
     expect(normalizeContainer('/PCI/High/')).toBe('/pci/high/');
     expect(CONTAINER_PATTERN.test(normalizeContainer('/PCI/High/'))).toBe(true);
+  });
+});
+
+describe('evaluateTokenAccess', () => {
+  it('allows when any of the containers allows', () => {
+    const pci = rule(1, '/pci/', ['token:use'], 'reveal');
+    const grantee = { permissions: [], rules: [pci] };
+    for (const containers of [['/pci/high/'], ['/general/', '/pci/high/'], ['/pci/high/', '/general/']]) {
+      expect(evaluateTokenAccess(grantee, 'token:use', containers)).toEqual({ allowed: true, transform: 'reveal', rule: pci });
+    }
+    expect(evaluateTokenAccess(grantee, 'token:use', ['/general/'])).toEqual({ allowed: false });
+  });
+
+  it('allows through one container even when a rule on another container denies', () => {
+    const deny = rule(1, '/pci/', ['token:read'], 'mask');
+    const grantee = { permissions: ['token:use'], rules: [deny] };
+    expect(evaluateAccess(grantee, 'token:use', '/pci/')).toMatchObject({ allowed: false });
+    // No rule covers /general/, so the plain token:use permission applies there.
+    expect(evaluateTokenAccess(grantee, 'token:use', ['/pci/', '/general/'])).toEqual({ allowed: true, transform: 'reveal' });
+  });
+
+  it('picks the most revealing transform among the allowing containers (reveal > mask > redact)', () => {
+    const redact = rule(1, '/a/', ['token:read'], 'redact');
+    const mask = rule(2, '/b/', ['token:read'], 'mask');
+    const reveal = rule(3, '/c/', ['token:read'], 'reveal');
+    const grantee = { permissions: [], rules: [redact, mask, reveal] };
+
+    const orders = [
+      ['/a/', '/b/', '/c/'],
+      ['/c/', '/b/', '/a/'],
+      ['/b/', '/c/', '/a/'],
+    ];
+    for (const containers of orders) {
+      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({ allowed: true, transform: 'reveal', rule: reveal });
+    }
+    for (const containers of [['/a/', '/b/'], ['/b/', '/a/']]) {
+      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({ allowed: true, transform: 'mask', rule: mask });
+    }
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+  });
+
+  it('compares rule transforms with the implicit transform of plain permissions', () => {
+    // Plain token:read gives mask where no rule covers the container; a reveal rule elsewhere beats it.
+    const reveal = rule(1, '/open/', ['token:read'], 'reveal');
+    const redact = rule(2, '/closed/', ['token:read'], 'redact');
+    const grantee = { permissions: ['token:read'], rules: [reveal, redact] };
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/general/', '/open/'])).toEqual({ allowed: true, transform: 'reveal', rule: reveal });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/', '/general/'])).toEqual({ allowed: true, transform: 'mask' });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+  });
+
+  it('ignores a more revealing rule that lacks the permission', () => {
+    const reveal = rule(1, '/a/', ['token:use'], 'reveal');
+    const redact = rule(2, '/b/', ['token:read'], 'redact');
+    const grantee = { permissions: [], rules: [reveal, redact] };
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/', '/b/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+  });
+
+  it('denies when no container allows', () => {
+    const grantee = { permissions: [], rules: [rule(1, '/pci/', ['token:read'], 'reveal')] };
+    expect(evaluateTokenAccess(grantee, 'token:use', ['/pci/', '/pci/high/'])).toMatchObject({ allowed: false });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/general/', '/bank/'])).toEqual({ allowed: false });
+    expect(evaluateTokenAccess({ permissions: [], rules: [] }, 'token:read', ['/'])).toEqual({ allowed: false });
+  });
+
+  it('denies a token with no containers', () => {
+    expect(evaluateTokenAccess({ permissions: ['token:read'], rules: [] }, 'token:read', [])).toEqual({ allowed: false });
+  });
+
+  it('agrees with evaluateAccess for a single container', () => {
+    const grantee = {
+      permissions: ['token:read'],
+      rules: [rule(1, '/pci/', ['token:read'], 'redact'), rule(2, '/', ['token:use'], 'mask')],
+    };
+    for (const permission of ['token:read', 'token:use', 'token:delete']) {
+      for (const container of ['/', '/pci/', '/pci/high/', '/general/']) {
+        const single = evaluateAccess(grantee, permission, container);
+        const token = evaluateTokenAccess(grantee, permission, [container]);
+        expect(token.allowed, `${permission} on ${container}`).toBe(single.allowed);
+        if (single.allowed) expect(token).toEqual(single);
+      }
+    }
   });
 });
