@@ -15,7 +15,12 @@ export function intOption(value: string | undefined, flag: string): number | und
  * at all, stdin when it is piped; `undefined` when there is nothing to read.
  */
 export async function readInput(value: string | undefined, io: IO, flag: string): Promise<string | undefined> {
-  if (value === undefined) return io.stdin.isTTY ? undefined : readStdin(io);
+  if (value === undefined) {
+    if (io.stdin.isTTY) return undefined;
+    // Nothing piped in (CI, `< /dev/null`) is no input at all, not an empty one.
+    const piped = await readStdin(io);
+    return piped === '' ? undefined : piped;
+  }
   if (value === '-') return readStdin(io);
   if (value.startsWith('@')) {
     const file = path.resolve(io.cwd, value.slice(1));

@@ -1,6 +1,6 @@
 import { ApiError, ConnectionError } from '../client/errors.js';
 import { EmulatorError } from '../emulator/errors.js';
-import { UserError } from './errors.js';
+import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
 
 /**
@@ -10,7 +10,8 @@ import type { IO } from './io.js';
 export function reportError(error: unknown, io: IO, options: { json: boolean; debug: boolean }): number {
   const { message, exitCode, problem, bug } = describe(error);
   if (options.json) {
-    io.stderr.write(`${JSON.stringify({ error: problem ?? { title: message } })}\n`);
+    const title = error instanceof UsageError ? 'Usage error' : 'Error';
+    io.stderr.write(`${JSON.stringify({ error: problem ?? { title, detail: message } })}\n`);
   } else {
     io.stderr.write(bug ? `${message}\n` : `Error: ${message}\n`);
   }

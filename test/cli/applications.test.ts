@@ -322,7 +322,7 @@ describe('failures that are not the API', () => {
     expectOneLineError(result, 1, new RegExp(`^Error: Cannot reach ${url.replace(/[.]/g, '\\.')}: connection refused\\.`));
     const json = await runSvc(['applications', 'list', '--json', '--base-url', url, '--management-key', 'key_whatever_1234'], { cwd });
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stderr).error.title).toContain(`Cannot reach ${url}`);
+    expect(JSON.parse(json.stderr).error.detail).toContain(`Cannot reach ${url}`);
   });
 
   test('a base URL that is not a URL is a user error', async () => {

@@ -20,7 +20,9 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 
 export function parseDuration(value: string, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
   if (!match) throw new UsageError(`${flag} takes a duration such as 90s, 30m or 2h, not "${value}".`);
-  return Math.round(Number(match[1]) * UNITS[match[2] ?? 's']!);
+  const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 's']!);
+  if (ms < 1000) throw new UsageError(`${flag} must be at least 1s, not "${value}".`);
+  return ms;
 }
 
 export const serve = defineCommand<ServeOptions>({

@@ -53,3 +53,8 @@ export function evaluateTokenAccess(grantee: Grantee, permission: string, contai
   }
   return best;
 }
+
+/** Whether an Application holds a permission anywhere at all (plainly, or through some rule). */
+export function holdsAnywhere(grantee: Grantee, permission: string): boolean {
+  return grantee.permissions.includes(permission) || grantee.rules.some((rule) => rule.permissions.includes(permission));
+}

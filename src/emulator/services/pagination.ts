@@ -3,6 +3,8 @@ import type { ListQuery, Page } from '../../api/types.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** `*` matches any run of characters; everything else literally, case-insensitively. */
 export function wildcardMatcher(pattern: string): (value: string) => boolean {
   const source = pattern
@@ -17,7 +19,8 @@ export function wildcardMatcher(pattern: string): (value: string) => boolean {
 export function filterItems<T extends { id: string; name?: string }>(items: T[], query: ListQuery): T[] {
   let result = items;
   if (query.id && query.id.length > 0) {
-    const ids = new Set(query.id.map((id) => id.toLowerCase()));
+    // UUIDs match whatever their case; other ids (custom token ids) are case-sensitive.
+    const ids = new Set(query.id.map((id) => (UUID.test(id) ? id.toLowerCase() : id)));
     result = result.filter((item) => ids.has(item.id));
   }
   if (query.name !== undefined && query.name !== '') {

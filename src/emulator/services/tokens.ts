@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { RuleTransform } from '../../api/permissions.js';
-import type { CreateTokenBody, Page, Token, TokenListQuery, TokenType } from '../../api/types.js';
+import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
 import { findTokenIds, substitute } from '../../expressions/index.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
-import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, normalizeContainer } from './access.js';
+import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
 import type { Cipher } from './cipher.js';
 import { filterItems, paginate } from './pagination.js';
@@ -53,6 +53,7 @@ export class TokenService {
     const errors = new FieldErrors();
     const prepared = this.prepare(ctx, body, errors, '', new Set(), transaction);
     errors.throwIfAny();
+    this.checkCreate(ctx.caller, [prepared!]);
     await this.write(transaction, [prepared!]);
     return this.present(ctx.caller, prepared!.record, prepared!.secret);
   }
@@ -67,7 +68,9 @@ export class TokenService {
 
   /** Lists the tokens the caller may read; the others are left out, not refused. */
   list(ctx: TokenContext, query: TokenListQuery): Page<Token> {
-    const container = query.container === undefined ? undefined : normalizeContainer(query.container);
+    requireSomewhere(ctx.caller, 'token:read');
+    // A path prefix: `/pci` means `/pci/` and what is below it, never `/pcix/`.
+    const container = query.container === undefined ? undefined : normalizeContainer(query.container.endsWith('/') ? query.container : `${query.container}/`);
     const readable = this.all(ctx).flatMap((record) => {
       if (query.type !== undefined && record.type !== query.type) return [];
       if (container !== undefined && !record.containers.some((c) => c.startsWith(container))) return [];
@@ -95,6 +98,7 @@ export class TokenService {
    * other objects are walked. Nothing is written unless every token is valid and permitted.
    */
   async tokenize(ctx: TokenContext, value: unknown): Promise<unknown> {
+    requireSomewhere(ctx.caller, 'token:create');
     const transaction = this.transactionOf(ctx);
     const errors = new FieldErrors();
     const ids = new Set<string>();
@@ -120,6 +124,7 @@ export class TokenService {
     };
     const build = plan(value, '');
     errors.throwIfAny();
+    this.checkCreate(ctx.caller, prepared);
     await this.write(transaction, prepared);
     return build();
   }
@@ -129,6 +134,7 @@ export class TokenService {
    * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400.
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
+    requireSomewhere(ctx.caller, 'token:use');
     const ids = findTokenIds(value);
     if (ids.length === 0) return value;
     if (ids.length > limit) {
@@ -167,6 +173,9 @@ export class TokenService {
     const before = errors.count;
     const type = body.type;
     const now = this.clock();
+    for (const key of Object.keys(body)) {
+      if (!TOKEN_FIELDS.has(key)) errors.add(field(key), `is not a known field (fields: ${[...TOKEN_FIELDS].join(', ')})`);
+    }
     if (!TOKEN_TYPES.includes(type)) {
       errors.add(field('type'), `must be one of: ${TOKEN_TYPES.join(', ')}`);
       return undefined;
@@ -186,11 +195,6 @@ export class TokenService {
     ids.add(id);
     if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime())) errors.add(field('expires_at'), 'must be a date-time in the future');
     if (errors.count > before) return undefined;
-
-    // Placing a token in a container needs token:create there: in every one it is placed in.
-    if (!containers.every((container) => evaluateAccess(ctx.caller.application, 'token:create', container).allowed)) {
-      throw new HttpError(403, `This ${ctx.caller.application.type} Application lacks token:create on ${containers.join(', ')}.`);
-    }
     const secret: Secret = { data, mask: body.mask ?? defaultMask(type, data) };
     const record: TokenRecord = {
       id,
@@ -204,6 +208,14 @@ export class TokenService {
       secret: this.cipher.seal(secret, sealContext(ctx.caller.tenantId, id)),
     };
     return { record, secret };
+  }
+
+  /** Placing a token in a container needs token:create there: in every container it is placed in. */
+  private checkCreate(caller: Caller, prepared: Prepared[]): void {
+    for (const { record } of prepared) {
+      const denied = record.containers.find((container) => !evaluateAccess(caller.application, 'token:create', container).allowed);
+      if (denied) throw new HttpError(403, `This ${caller.application.type} Application lacks token:create on ${denied}.`);
+    }
   }
 
   private async write(transaction: TransactionRecord | undefined, prepared: Prepared[]): Promise<void> {
@@ -262,6 +274,13 @@ export class TokenService {
   }
 }
 
+/** A caller without the permission anywhere is refused outright (an empty answer would hide that). */
+function requireSomewhere(caller: Caller, permission: string): void {
+  if (!holdsAnywhere(caller.application, permission)) {
+    throw new HttpError(403, `This ${caller.application.type} Application lacks ${permission}.`);
+  }
+}
+
 function readTransform(caller: Caller, record: TokenRecord): RuleTransform {
   const decision = evaluateTokenAccess(caller.application, 'token:read', record.containers);
   return decision.allowed ? decision.transform : 'redact';
@@ -279,12 +298,13 @@ function isExpired(record: TokenRecord, now: number): boolean {
   return record.expires_at !== null && Date.parse(record.expires_at) <= now;
 }
 
-/** `{type, data}` with only token fields, and a known type: a token to create. */
+/**
+ * An object with both `type` and `data` is a token to create, validated as POST /tokens would
+ * (an unknown field or type is an error, never a reason to tokenize its leaves one by one).
+ */
 function isTokenSpec(node: unknown): boolean {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
-  const keys = Object.keys(node);
-  return keys.includes('type') && keys.includes('data') && keys.every((key) => TOKEN_FIELDS.has(key))
-    && TOKEN_TYPES.includes((node as { type: TokenType }).type);
+  return Object.hasOwn(node, 'type') && Object.hasOwn(node, 'data');
 }
 
 function fromEntries(entries: [string, unknown][]): Record<string, unknown> {

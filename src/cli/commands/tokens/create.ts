@@ -40,7 +40,8 @@ export const create = defineCommand<CreateOptions>({
       data = JSON.parse(text);
     } catch {
       if (options.type !== 'token') parseJson(text, '--data');
-      data = text;
+      // A bare string; from a file or a pipe, without the line end that `echo` adds.
+      data = options.data === undefined || options.data === '-' || options.data.startsWith('@') ? text.replace(/\r?\n$/, '') : text;
     }
     const client = await ctx.client();
     const metadata = parsePairs(options.metadata, '--metadata');

@@ -1,0 +1,34 @@
+import { HttpError } from '../errors.js';
+import type { LogEntry } from './types.js';
+
+/**
+ * User code failed: it did not load (422), timed out (408), ran out of memory, or threw (the
+ * platform error classes' statuses, else 500). `userStack` is for the emulator log only; a
+ * CustomHttpResponseError's `custom` response is passed through as it is.
+ */
+export class UserCodeError extends HttpError {
+  constructor(
+    status: number,
+    detail: string,
+    readonly options: {
+      title?: string;
+      userStack?: string | undefined;
+      custom?: { status: number; headers: Record<string, string>; body: unknown } | undefined;
+      logs?: LogEntry[];
+    } = {},
+  ) {
+    super(status, detail, undefined, options.title);
+  }
+
+  get userStack(): string | undefined {
+    return this.options.userStack;
+  }
+
+  get custom() {
+    return this.options.custom;
+  }
+
+  get logs(): LogEntry[] {
+    return this.options.logs ?? [];
+  }
+}

@@ -1,0 +1,66 @@
+import { readdir } from 'node:fs/promises';
+import { describe, expect, test } from 'vitest';
+import { parseDuration } from '../../src/cli/commands/serve.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { runSvc } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('parseDuration', () => {
+  test.each([
+    ['90s', 90_000],
+    ['30m', 1_800_000],
+    ['2h', 7_200_000],
+    ['1500ms', 1500],
+    ['45', 45_000],
+    ['1.5s', 1500],
+    [' 2h ', 7_200_000],
+  ])('%j is %i ms', (text, ms) => {
+    expect(parseDuration(text, '--transaction-ttl')).toBe(ms);
+  });
+
+  test.each(['nope', '', 's', '10d', '-5s', '1h30m', '2 h', '1e3', '0x10'])('%j is a usage error naming the flag and the value', (text) => {
+    let thrown: unknown;
+    try {
+      parseDuration(text, '--transaction-ttl');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UsageError);
+    expect((thrown as UsageError).exitCode).toBe(2);
+    expect((thrown as UsageError).message).toBe(`--transaction-ttl takes a duration such as 90s, 30m or 2h, not "${text}".`);
+  });
+});
+
+describe('svc serve --transaction-ttl', () => {
+  /** Runs serve in-process; aborted after a while so that a serve which does start cannot hang the test. */
+  async function serve(args: string[]) {
+    const cwd = await tempDir();
+    const signal = AbortSignal.timeout(5000);
+    const result = await runSvc(['serve', '--port', '0', ...args], { cwd, signal });
+    return { ...result, cwd, aborted: signal.aborted };
+  }
+
+  test('a value that is not a duration exits 2 before starting anything', async () => {
+    const result = await serve(['--transaction-ttl', 'nope']);
+    expect(result.aborted).toBe(false);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('Error: --transaction-ttl takes a duration such as 90s, 30m or 2h, not "nope".\n');
+    // Nothing was started: no .svc folder, no data file.
+    expect(await readdir(result.cwd)).toEqual([]);
+  });
+
+  test('with --json the usage error is a JSON document', async () => {
+    const result = await serve(['--transaction-ttl', '3 days', '--json']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({ error: { title: 'Usage error', detail: '--transaction-ttl takes a duration such as 90s, 30m or 2h, not "3 days".' } });
+  });
+
+  test('a duration under one second is a usage error (exit 2), and nothing is written', async () => {
+    const result = await serve(['--transaction-ttl', '500ms']);
+    expect(result.aborted).toBe(false);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--transaction-ttl must be at least 1s/);
+    expect(await readdir(result.cwd)).toEqual([]);
+  });
+});
