@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
 import { HttpError, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { fieldErrors } from './validation.js';
+import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 

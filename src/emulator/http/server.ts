@@ -8,7 +8,7 @@ import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
-import { schemaCompiler } from './validation.js';
+import { schemaCompiler } from '../validation.js';
 
 export const TRACE_HEADER = 'svc-trace-id';
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

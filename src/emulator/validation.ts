@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import formats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { validationError } from './errors.js';
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
@@ -14,6 +15,18 @@ const queryAjv = makeAjv('array');
 
 export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object);
+
+/**
+ * A checker for values that arrive other than as HTTP bodies (req.svc calls from user code):
+ * the same schema and messages as the HTTP route, as a 400 with field errors.
+ */
+export function bodyValidator<T>(schema: object): (value: unknown) => T {
+  const validate = bodyAjv.compile(schema);
+  return (value) => {
+    if (!validate(value)) throw validationError(fieldErrors(validate.errors ?? [], 'body'));
+    return value as T;
+  };
+}
 
 /** Turns ajv's errors into field-level messages keyed by a readable path (`rules[0].priority`). */
 export function fieldErrors(errors: ErrorObject[], part: string | undefined): Record<string, string[]> {
