@@ -106,3 +106,44 @@ export const tokenListQuerySchema = {
     type: { enum: ['token', 'card', 'bank'] },
   },
 } as const;
+
+const configuration = {
+  type: 'object',
+  maxProperties: 200,
+  additionalProperties: { type: 'string', maxLength: 10_000 },
+} as const;
+
+const applicationRef = {
+  anyOf: [
+    { type: 'null' },
+    { type: 'object', additionalProperties: false, required: ['id'], properties: { id: uuid } },
+  ],
+} as const;
+
+/** POST and PUT /reactors (PUT replaces; PATCH results are checked against it too). */
+export const reactorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'code', 'configuration'],
+  properties: {
+    name,
+    code: { type: 'string', minLength: 1 },
+    configuration,
+    application: applicationRef,
+  },
+} as const;
+
+export const invokeReactorSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        args: { type: ['object', 'null'] },
+        callback_url: { type: ['string', 'null'], format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' },
+        timeout_ms: { type: ['integer', 'null'], minimum: 10_000, maximum: 210_000 },
+      },
+    },
+  ],
+} as const;

@@ -126,3 +126,46 @@ export interface Transaction {
   expires_at: string;
   status: TransactionStatus;
 }
+
+/** A reactor as the API returns it; `application` is the bound Application (without key), or null. */
+export interface Reactor {
+  id: string;
+  tenant_id: string;
+  name: string;
+  code: string;
+  configuration: Record<string, string>;
+  application: Application | null;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at: string;
+}
+
+export interface ReactorBody {
+  name: string;
+  code: string;
+  configuration: Record<string, string>;
+  application?: { id: string } | null;
+}
+
+export interface InvokeReactorBody {
+  args?: Record<string, unknown> | null;
+  callback_url?: string | null;
+  timeout_ms?: number | null;
+}
+
+/** What a completed reactor answers: `raw` as returned, `tokens` from its `tokenize` block. */
+export interface ReactorResponse {
+  raw?: unknown;
+  tokens?: unknown;
+}
+
+/** An asynchronous invocation, as polled and as delivered to the callback URL. */
+export interface ReactorResult extends ReactorResponse {
+  id: string;
+  reactor_id: string;
+  status: 'pending' | 'completed' | 'failed';
+  error?: import('./problem.js').Problem;
+  started_at: string;
+  completed_at?: string;
+}

@@ -4,6 +4,10 @@ import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
 
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
 export interface ServeLog {
   started(emulator: Emulator, dataFile: string | undefined): void;
   event(event: EmulatorEvent): void;
@@ -36,14 +40,9 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         });
       },
       event(event) {
-        if (event.type === 'request') {
-          const { method, path, status, ms, traceId } = event;
-          json({ event: 'request', method, path, status, ms, trace_id: traceId });
-        } else if (event.type === 'error') {
-          json({ event: 'error', trace_id: event.traceId ?? null, message: event.message, stack: event.stack ?? null });
-        } else {
-          json({ event: 'expired', applications: event.applications, tokens: event.tokens, transactions: event.transactions });
-        }
+        const { type, ...fields } = event;
+        // One flat object per line, snake_case like the API: {"event":"request","trace_id":...}
+        json({ event: type, ...Object.fromEntries(Object.entries(fields).map(([key, value]) => [snakeCase(key), value ?? null])) });
       },
       stopping: (signal) => json({ event: 'stopping', signal }),
       stopped: () => json({ event: 'stopped' }),
@@ -67,13 +66,23 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     },
     event(event) {
       const time = paint('dim', new Date().toISOString().slice(11, 19));
-      if (event.type === 'request') {
-        const status = paint(event.status >= 500 ? 'red' : event.status >= 400 ? 'yellow' : 'green', String(event.status));
-        out(`${time} ${event.method} ${event.path} ${status} ${paint('dim', `${event.ms}ms`)}`);
-      } else if (event.type === 'error') {
-        out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? event.message}`);
-      } else {
-        out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s)`);
+      const status = (code: number) => paint(code >= 500 ? 'red' : code >= 400 ? 'yellow' : 'green', String(code));
+      switch (event.type) {
+        case 'request':
+          return out(`${time} ${event.method} ${event.path} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}`);
+        case 'error':
+          return out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? event.message}`);
+        case 'expired':
+          return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s)`);
+        case 'invocation': {
+          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${event.error}` : ''}`);
+          if (event.stack) out(paint('dim', event.stack.replace(/^/gm, '    ')));
+          return;
+        }
+        case 'console':
+          return out(`${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', event.text) : event.text}`);
+        case 'webhook':
+          return out(`${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}`);
       }
     },
     stopping: (signal) => out(`Stopping (${signal})…`),

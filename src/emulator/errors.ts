@@ -12,10 +12,19 @@ export class EmulatorError extends Error {
  * The one error the emulator throws on purpose. Services throw it where a problem is found; the
  * HTTP layer turns it, and only it, into a problem+json response.
  */
+/** A response user code asked for as it is (CustomHttpResponseError), instead of a problem. */
+export interface CustomResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
 export class HttpError extends Error {
-  override readonly name = 'HttpError';
+  override readonly name: string = 'HttpError';
   readonly title: string;
   readonly type: string;
+  /** When set, the HTTP layer answers with exactly this instead of a problem document. */
+  response?: CustomResponse | undefined;
 
   constructor(
     readonly status: number,

@@ -5,6 +5,12 @@
 export type EmulatorEvent =
   | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
-  | { type: 'expired'; applications: number; tokens: number; transactions: number };
+  | { type: 'expired'; applications: number; tokens: number; transactions: number }
+  /** A run of user code: a reactor invocation or a proxy transform. */
+  | { type: 'invocation'; kind: 'reactor' | 'transform'; name: string; id: string; status: number; ms: number; requestId: string; error?: string; stack?: string | undefined }
+  /** A line user code wrote to its console. */
+  | { type: 'console'; source: string; level: string; text: string; requestId?: string | undefined }
+  /** One attempt to deliver an asynchronous reactor result. */
+  | { type: 'webhook'; reactorId: string; requestId: string; url: string; attempt: number; ok: boolean; status?: number | undefined; error?: string | undefined };
 
 export type EmitEvent = (event: EmulatorEvent) => void;

@@ -9,6 +9,8 @@ import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher, loadMasterKey } from './services/cipher.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
+import type { WebhookOptions } from './services/webhooks.js';
+import { Runtime, type RuntimeOptions } from './runtime/index.js';
 import { Store } from './store/store.js';
 
 export type { Tier } from './services/transactions.js';
@@ -33,6 +35,12 @@ export interface EmulatorOptions {
   transactionTtlMs?: number;
   /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
   masterKey?: string;
+  /** The sandbox: where npm packages resolve from, worker limits, spares (see RuntimeOptions). */
+  runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
+  /** The synchronous reactor timeout (30 s, as on the platform). */
+  syncTimeoutMs?: number;
+  /** Webhook delivery: attempts, backoff, per-attempt timeout. */
+  webhooks?: WebhookOptions;
   debug?: boolean;
   onEvent?: EmitEvent;
   clock?: Clock;
@@ -72,12 +80,29 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (created && !store.tokens.empty) {
       throw new EmulatorError(`The store holds tokens but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. Tokens cannot be read without it.`);
     }
+    // User code's console lines are reported under the name of what they belong to.
+    let nameOf = (id: string): string | undefined => id;
+    const runtime = new Runtime({
+      ...options.runtime,
+      onLog: (entry) => emit({ type: 'console', source: nameOf(entry.instance) ?? entry.instance, level: entry.level, text: entry.text, requestId: entry.requestId }),
+    });
+    stop = async () => {
+      await runtime.dispose();
+      await store.close();
+    };
     const services = createServices(store, {
       cipher: new Cipher(key),
+      runtime,
+      emit,
       tier,
       transactionTtlMs: options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
+      ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
+      ...(options.webhooks && { webhooks: options.webhooks }),
       ...(options.clock && { clock: options.clock }),
     });
+    nameOf = (id) => services.reactors.nameOf(id);
+    if (options.runtime?.prewarm) runtime.prewarm();
+    await services.reactors.failInterrupted();
     const server = buildServer({ services, emit, debug: options.debug ?? false });
     const sweep = async () => {
       try {
@@ -93,6 +118,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       clearInterval(sweeper);
       await server.close();
       services.dispose();
+      await runtime.dispose();
+      await services.reactors.settle();
       await store.close();
     };
     await sweep();

@@ -60,6 +60,7 @@ export const serve = defineCommand<ServeOptions>({
       ...(transactionTtlMs !== undefined && { transactionTtlMs }),
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
+      runtime: { projectDir: io.cwd, prewarm: true },
       onEvent: (event) => log.event(event),
     });
     const stop = new Promise<string>((resolve) => {

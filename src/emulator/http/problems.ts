@@ -35,7 +35,16 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
 }
 
+/** Headers a custom response may not set: the server owns framing and connection handling. */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'svc-trace-id']);
+
 export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
+  if (error.response) {
+    const { status, headers, body } = error.response;
+    for (const [name, value] of Object.entries(headers)) if (!RESERVED_HEADERS.has(name.toLowerCase())) reply.header(name, value);
+    if (typeof body === 'string') return reply.status(status).send(body);
+    return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body ?? null));
+  }
   const problem: Problem = {
     type: error.type,
     title: error.title,

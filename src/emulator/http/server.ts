@@ -6,8 +6,10 @@ import { authHook } from './auth.js';
 import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
+import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { MERGE_PATCH_CONTENT_TYPE } from '../services/merge-patch.js';
 import { schemaCompiler } from '../validation.js';
 
 export const TRACE_HEADER = 'svc-trace-id';
@@ -36,6 +38,9 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   });
 
   app.setValidatorCompiler(schemaCompiler);
+  // Merge patches are JSON too (parsed with the same prototype-poisoning guards); PATCH routes
+  // refuse every other type with a 415 of their own.
+  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   app.setErrorHandler(problemHandler(emit, debug));
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
@@ -56,9 +61,10 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
     });
   });
 
-  emulatorRoutes(app, services.tenants);
+  emulatorRoutes(app, services.tenants, services.webhooks);
   applicationRoutes(app, services.applications);
   tokenRoutes(app, services.tokens);
   transactionRoutes(app, services.transactions);
+  reactorRoutes(app, services.reactors);
   return app;
 }

@@ -7,6 +7,7 @@ import type { LogEntry } from './types.js';
  * CustomHttpResponseError's `custom` response is passed through as it is.
  */
 export class UserCodeError extends HttpError {
+  override readonly name = 'UserCodeError';
   constructor(
     status: number,
     detail: string,
@@ -18,6 +19,7 @@ export class UserCodeError extends HttpError {
     } = {},
   ) {
     super(status, detail, undefined, options.title);
+    this.response = options.custom;
   }
 
   get userStack(): string | undefined {

@@ -34,6 +34,13 @@ export class Runtime {
       maxLogBytes: options.maxLogBytes ?? 64 * 1024,
       onLog: options.onLog ?? (() => {}),
     };
+  }
+
+  /**
+   * Boots the spare workers now rather than at the first load (`svc serve` does, so that the
+   * first reactor saved loads in milliseconds; a library user or a test may not want the CPU spent).
+   */
+  prewarm(): void {
     this.refill();
   }
 

@@ -76,7 +76,8 @@ function load(request: LoadRequest): void {
   // Same line numbers as the file: the wrapper opens on the code's first line.
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${code}\n})`;
   try {
-    new vm.Script(wrapped, { filename });
+    // As Node compiles a CommonJS module: exact lines, columns and messages for syntax errors.
+    vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
   } catch (error) {
     post({ type: 'load-error', error: syntaxError(error as Error, filename) });
     return;
@@ -344,14 +345,10 @@ function syntaxError(error: Error, filename: string): SerializedError {
   const line = /:(\d+)$/.exec(lines[0] ?? '')?.[1];
   const caret = lines[2] ?? '';
   const column = caret.includes('^') ? caret.indexOf('^') + 1 : undefined;
-  // The wrapper's first line carries 61 characters before the user's code starts.
-  const userColumn = column !== undefined && line === '1' ? column - WRAPPER_PREFIX.length : column;
-  const location = line ? `${filename}:${line}${userColumn !== undefined ? `:${userColumn}` : ''}` : filename;
-  const excerpt = lines[1] !== undefined && caret.includes('^') ? `\n${lines[1].replace(WRAPPER_PREFIX, '')}\n${line === '1' ? caret.slice(WRAPPER_PREFIX.length) : caret}` : '';
+  const location = line ? `${filename}:${line}${column !== undefined ? `:${column}` : ''}` : filename;
+  const excerpt = lines[1] !== undefined && caret.includes('^') ? `\n${lines[1]}\n${caret}` : '';
   return { kind: 'load', name: 'SyntaxError', message: `${location}: SyntaxError: ${error.message}${excerpt}`, location };
 }
-
-const WRAPPER_PREFIX = '(function (exports, require, module, __filename, __dirname) {';
 
 function describeType(value: unknown): string {
   if (value === null) return 'null';

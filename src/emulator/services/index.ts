@@ -1,12 +1,21 @@
+import type { EmitEvent } from '../events.js';
+import type { Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import { ApplicationService, type Clock } from './applications.js';
 import type { Cipher } from './cipher.js';
 import { TenantService } from './tenants.js';
+import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
+import { WebhookService, type WebhookOptions } from './webhooks.js';
 import { DEFAULT_TRANSACTION_TTL_MS, TransactionService, type Tier } from './transactions.js';
 
 export interface ServiceOptions {
   cipher: Cipher;
+  runtime: Runtime;
+  emit: EmitEvent;
+  /** The synchronous reactor timeout; 30 s unless a test needs less. */
+  syncTimeoutMs?: number;
+  webhooks?: WebhookOptions;
   tier?: Tier;
   transactionTtlMs?: number;
   clock?: Clock;
@@ -18,6 +27,8 @@ export interface Services {
   tenants: TenantService;
   tokens: TokenService;
   transactions: TransactionService;
+  reactors: ReactorService;
+  webhooks: WebhookService;
   /** Deletes expired Applications and tokens, expires transactions; returns what it removed. */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number }>;
   dispose(): void;
@@ -29,6 +40,17 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const tenants = new TenantService(store, applications, clock);
   const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
   const tokens = new TokenService(store, options.cipher, transactions, clock);
+  const webhooks = new WebhookService(store, options.cipher, options.webhooks);
+  const reactors = new ReactorService({
+    store,
+    runtime: options.runtime,
+    tokens,
+    webhooks,
+    tier: options.tier ?? 'enterprise',
+    emit: options.emit,
+    clock,
+    ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
+  });
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),
@@ -39,7 +61,12 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     tenants,
     tokens,
     transactions,
+    reactors,
+    webhooks,
     sweep,
-    dispose: () => applications.dispose(),
+    dispose: () => {
+      applications.dispose();
+      webhooks.dispose();
+    },
   };
 }

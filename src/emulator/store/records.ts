@@ -1,5 +1,5 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
-import type { Application, TokenType, TransactionStatus } from '../../api/types.js';
+import type { Application, ReactorResult, TokenType, TransactionStatus } from '../../api/types.js';
 import type { Sealed } from '../services/cipher.js';
 
 export interface TenantRow {
@@ -10,6 +10,29 @@ export interface TenantRow {
   created_at: string;
   /** Ids of the Applications created at bootstrap, so given keys can be re-applied on restart. */
   bootstrap?: { management?: string; private?: string };
+  /** The webhook signing secret, sealed with the master key. */
+  webhook_secret?: Sealed;
+}
+
+export interface ReactorRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  code: string;
+  configuration: Record<string, string>;
+  application_id: string | null;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at: string;
+}
+
+/** An asynchronous invocation and its outcome, kept for polling. */
+export interface ReactorResultRecord extends ReactorResult {
+  tenant_id: string;
+  created_at: string;
+  callback_url: string;
+  deliveries: { attempt: number; status?: number; error?: string; ok: boolean; at: string }[];
 }
 
 export interface ApplicationRecord extends Omit<Application, 'key'> {

@@ -3,7 +3,7 @@ import { Collection, type CollectionOptions, type TenantRecord } from './collect
 import { DurableJsonFile, ensureDir } from './durable-file.js';
 import { StoreError, corruptFile } from './errors.js';
 import { acquireLock } from './lock.js';
-import type { ApplicationRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
+import type { ApplicationRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 
 export const STORE_FORMAT = 'svc-store';
 export const STORE_VERSION = 1;
@@ -32,6 +32,8 @@ export class Store {
   readonly applications: Collection<ApplicationRecord>;
   readonly tokens: Collection<TokenRecord>;
   readonly transactions: Collection<TransactionRecord>;
+  readonly reactors: Collection<ReactorRecord>;
+  readonly results: Collection<ReactorResultRecord>;
   private readonly collections: Collection<TenantRecord>[] = [];
   private released = false;
 
@@ -48,6 +50,8 @@ export class Store {
     // Tokens are many: 256 shards keep one write at a few hundred records even at 100k tokens.
     this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
     this.transactions = this.define<TransactionRecord>('transactions');
+    this.reactors = this.define<ReactorRecord>('reactors');
+    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: 16 });
   }
 
   static async open(options: StoreOptions): Promise<Store> {

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { CreatedTenant } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
+import type { WebhookService } from '../../services/webhooks.js';
+import { callerOf } from '../auth.js';
 import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
 
 interface CreateTenantBody {
@@ -33,7 +35,7 @@ export function isLoopback(address: string | undefined): boolean {
 }
 
 /** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
-export function emulatorRoutes(app: FastifyInstance, tenants: TenantService): void {
+export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, webhooks: WebhookService): void {
   app.get('/health', { config: { public: true } }, async () => ({ status: 'ok' }));
 
   /**
@@ -57,4 +59,13 @@ export function emulatorRoutes(app: FastifyInstance, tenants: TenantService): vo
       return tenant;
     },
   );
+
+  /** The tenant's webhook signing secret (for verifying SVC-SIGNATURE); management keys only. */
+  app.get('/_emulator/webhook-secret', async (request) => {
+    const caller = callerOf(request);
+    if (caller.application.type !== 'management') {
+      throw new HttpError(403, 'The webhook signing secret is shown to management Applications only.');
+    }
+    return { secret: await webhooks.secret(caller.tenantId) };
+  });
 }

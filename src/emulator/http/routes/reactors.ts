@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema } from '../../../api/schemas.js';
+import type { InvokeReactorBody, ListQuery, ReactorBody } from '../../../api/types.js';
+import { HttpError } from '../../errors.js';
+import { MERGE_PATCH_CONTENT_TYPE } from '../../services/merge-patch.js';
+import type { ReactorService } from '../../services/reactors.js';
+import { callerOf } from '../auth.js';
+import { sendJson, tokenContext } from './tokens.js';
+
+type IdParams = { Params: { id: string } };
+
+const resultParamsSchema = {
+  type: 'object',
+  required: ['id', 'requestId'],
+  properties: { id: idParamsSchema.properties.id, requestId: idParamsSchema.properties.id },
+} as const;
+
+/** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
+export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): void {
+  app.post<{ Body: ReactorBody }>(
+    '/reactors',
+    { schema: { body: reactorSchema }, config: { permission: 'reactor:create' } },
+    async (request, reply) => reply.status(201).send(await reactors.create(callerOf(request), request.body)),
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    '/reactors',
+    { schema: { querystring: listQuerySchema }, config: { permission: 'reactor:read' } },
+    async (request) => reactors.list(callerOf(request), request.query),
+  );
+
+  app.get<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:read' } }, async (request) =>
+    reactors.get(callerOf(request), request.params.id),
+  );
+
+  app.put<IdParams & { Body: ReactorBody }>(
+    '/reactors/:id',
+    { schema: { params: idParamsSchema, body: reactorSchema }, config: { permission: 'reactor:update' } },
+    async (request) => reactors.update(callerOf(request), request.params.id, request.body),
+  );
+
+  app.patch<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:update' } }, async (request, reply) => {
+    requireMergePatch(request.headers['content-type']);
+    await reactors.patch(callerOf(request), request.params.id, request.body);
+    return reply.status(204).send();
+  });
+
+  app.delete<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:delete' } }, async (request, reply) => {
+    await reactors.delete(callerOf(request), request.params.id);
+    return reply.status(204).send();
+  });
+
+  app.post<IdParams & { Body: InvokeReactorBody | null }>(
+    '/reactors/:id/react',
+    { schema: { params: idParamsSchema, body: invokeReactorSchema } },
+    async (request, reply) => {
+      const { status, body } = await reactors.invoke(tokenContext(request), request.params.id, request.body ?? {}, request.id);
+      return sendJson(reply, body, status);
+    },
+  );
+
+  app.get<{ Params: { id: string; requestId: string } }>(
+    '/reactors/:id/results/:requestId',
+    { schema: { params: resultParamsSchema } },
+    async (request) => reactors.result(callerOf(request), request.params.id, request.params.requestId),
+  );
+}
+
+/** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
+export function requireMergePatch(contentType: string | undefined): void {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (type !== MERGE_PATCH_CONTENT_TYPE) {
+    throw new HttpError(415, `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`);
+  }
+}
