@@ -37,6 +37,8 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
           created,
           ...(generated.managementKey && { management_key: generated.managementKey }),
           ...(generated.privateKey && { private_key: generated.privateKey }),
+          // Like the keys, shown in the machine log on the first start only; `svc webhooks secret` prints it any time.
+          ...(created && { webhook_secret: emulator.webhookSecret }),
         });
       },
       event(event) {
@@ -62,6 +64,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         if (generated.managementKey) out(`    management  ${generated.managementKey}`);
         if (generated.privateKey) out(`    private     ${generated.privateKey}`);
       }
+      out(`  Webhook signing secret (SVC-SIGNATURE): ${emulator.webhookSecret}`);
       out(paint('dim', '  Try: npx svc applications list        Stop: Ctrl-C'));
     },
     event(event) {

@@ -2,6 +2,11 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import { isProblem, problemDefaults } from '../api/problem.js';
 import type {
   Application,
+  InvokeReactorBody,
+  Reactor,
+  ReactorBody,
+  ReactorResponse,
+  ReactorResult,
   CreateApplicationBody,
   CreateTokenBody,
   ListQuery,
@@ -32,6 +37,8 @@ export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | readonly string[] | undefined>;
   headers?: Record<string, string>;
+  /** Content-Type of the JSON body (default application/json). */
+  contentType?: string;
 }
 
 /**
@@ -42,11 +49,18 @@ export class ApiClient {
   readonly applications: ApplicationsApi;
   readonly tokens: TokensApi;
   readonly transactions: TransactionsApi;
+  readonly reactors: ReactorsApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
     this.tokens = new TokensApi(this);
     this.transactions = new TransactionsApi(this);
+    this.reactors = new ReactorsApi(this);
+  }
+
+  /** The emulator's webhook signing secret for the management key's tenant. */
+  async webhookSecret(): Promise<string> {
+    return (await this.request<{ secret: string }>('GET', '/_emulator/webhook-secret')).secret;
   }
 
   get baseUrl(): string {
@@ -65,7 +79,7 @@ export class ApiClient {
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
-      headers['content-type'] = 'application/json';
+      headers['content-type'] = options.contentType ?? 'application/json';
     }
 
     let response: Dispatcher.ResponseData;
@@ -141,13 +155,65 @@ export class ApplicationsApi {
   }
 
   /** Every page of the list, for resolving names. */
-  async all(): Promise<Application[]> {
-    const items: Application[] = [];
-    for (let page = 1; ; page++) {
-      const result = await this.list({ page, size: 100 });
-      items.push(...result.data);
-      if (result.data.length === 0 || page >= result.pagination.total_pages) return items;
-    }
+  all(): Promise<Application[]> {
+    return everyPage((page) => this.list({ page, size: 100 }));
+  }
+}
+
+/** Walks a paginated list to its end. */
+async function everyPage<T>(fetchPage: (page: number) => Promise<Page<T>>): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; ; page++) {
+    const result = await fetchPage(page);
+    items.push(...result.data);
+    if (result.data.length === 0 || page >= result.pagination.total_pages) return items;
+  }
+}
+
+/** Spec section 4.4: management calls use the management key, invocation the API key. */
+export class ReactorsApi {
+  constructor(private readonly client: ApiClient) {}
+
+  list(query: ListQuery = {}): Promise<Page<Reactor>> {
+    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+  }
+
+  all(): Promise<Reactor[]> {
+    return everyPage((page) => this.list({ page, size: 100 }));
+  }
+
+  get(id: string): Promise<Reactor> {
+    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`);
+  }
+
+  create(body: ReactorBody): Promise<Reactor> {
+    return this.client.request('POST', '/reactors', { body });
+  }
+
+  update(id: string, body: ReactorBody): Promise<Reactor> {
+    return this.client.request('PUT', `/reactors/${encodeURIComponent(id)}`, { body });
+  }
+
+  /** An RFC 7386 merge patch; the API answers 204. */
+  patch(id: string, patch: Record<string, unknown>): Promise<void> {
+    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  delete(id: string): Promise<void> {
+    return this.client.request('DELETE', `/reactors/${encodeURIComponent(id)}`);
+  }
+
+  /** 200 with the reactor response, or (with callback_url) 202 `{ id, status: 'pending' }`. */
+  invoke(id: string, body: InvokeReactorBody, transaction?: string): Promise<ReactorResponse | { id: string; status: 'pending' }> {
+    return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
+      key: 'api',
+      body,
+      ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }),
+    });
+  }
+
+  result(id: string, requestId: string): Promise<ReactorResult> {
+    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}/results/${encodeURIComponent(requestId)}`, { key: 'api' });
   }
 }
 

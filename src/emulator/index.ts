@@ -55,6 +55,8 @@ export interface Emulator {
   /** Where the CLI finds the URL and keys; undefined in memory. */
   readonly credentialsFile: string | undefined;
   readonly tier: Tier;
+  /** The bootstrap tenant's webhook signing secret (SVC-SIGNATURE), known once ready. */
+  readonly webhookSecret: string;
   /** Stops listening, flushes the store and releases it; safe to call more than once. */
   dispose(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   let url: string | undefined;
   let bootstrap: BootstrapResult | undefined;
   let credentialsFile: string | undefined;
+  let webhookSecret: string | undefined;
   let disposed = false;
   let stop: (() => Promise<void>) | undefined;
 
@@ -127,6 +130,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.managementKey !== undefined && { managementKey: options.managementKey }),
       ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
     });
+    webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
     if (disposed) return;
     const host = options.host ?? DEFAULT_HOST;
     await listen(server, options.port ?? DEFAULT_PORT, host);
@@ -162,6 +166,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     },
     get credentialsFile() {
       return credentialsFile;
+    },
+    get webhookSecret() {
+      if (webhookSecret === undefined) throw new Error('the emulator has not started yet: await ready first');
+      return webhookSecret;
     },
     tier,
     async dispose() {

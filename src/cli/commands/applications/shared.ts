@@ -1,20 +1,15 @@
 import { ALL_PERMISSIONS } from '../../../api/permissions.js';
 import type { AccessRule, Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
-import { UsageError, UserError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
+import { resolveByName } from '../../resolve.js';
 import type { Output } from '../../output.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const applicationArg = { name: 'application', description: 'Application id or exact name' };
 
 /** An id is used as it is; a name is looked up (with the management key) and must be unique. */
-export async function resolveApplicationId(client: ApiClient, idOrName: string): Promise<string> {
-  if (UUID.test(idOrName)) return idOrName;
-  const matches = (await client.applications.all()).filter((app) => app.name === idOrName);
-  if (matches.length === 1) return matches[0]!.id;
-  if (matches.length === 0) throw new UserError(`No Application named "${idOrName}"; \`svc applications list\` shows them.`);
-  throw new UserError(`${matches.length} Applications are named "${idOrName}"; use an id: ${matches.map((app) => app.id).join(', ')}.`);
+export function resolveApplicationId(client: ApiClient, idOrName: string): Promise<string> {
+  return resolveByName(idOrName, () => client.applications.all(), 'Application', 'svc applications list');
 }
 
 /** `--rule` takes one access rule as JSON (an object), or several (an array); repeatable. */

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
+import { Runtime, UserCodeError, type Instance, type InvokeOptions, type InvokeResult, type RuntimeOptions } from '../../../src/emulator/runtime/index.js';
+
+/**
+ * The sandbox worker runs from dist/: `npm run build` before these tests (and again after src changes).
+ */
+
+/** A Runtime (one pre-booted spare unless told otherwise), disposed when the test ends. */
+export function runtime(options: RuntimeOptions = {}): Runtime {
+  const rt = new Runtime({ spares: 1, ...options });
+  onTestFinished(() => rt.dispose());
+  return rt;
+}
+
+/** One Runtime for every test of the enclosing describe block: call at describe level, use the getter in tests. */
+export function sharedRuntime(options: RuntimeOptions = {}): () => Runtime {
+  let rt: Runtime | undefined;
+  beforeAll(() => {
+    rt = new Runtime({ spares: 1, ...options });
+  });
+  afterAll(async () => {
+    await rt?.dispose();
+  });
+  return () => {
+    if (!rt) throw new Error('sharedRuntime() is only usable inside a test');
+    return rt;
+  };
+}
+
+let seq = 0;
+
+/** An id no other test uses. */
+export function freshId(prefix = 'reactor'): string {
+  return `${prefix}-${++seq}`;
+}
+
+export const FILENAME = 'reactors/test.js';
+
+/** Loads `code` under a fresh id (version 1). */
+export function load(rt: Runtime, code: string, filename = FILENAME): Promise<Instance> {
+  return rt.load({ id: freshId(), version: 1, code, filename });
+}
+
+export interface Req {
+  args?: unknown;
+  configuration?: unknown;
+}
+
+/** Invokes an instance once (timeoutMs 2000 unless told otherwise). */
+export function invoke(instance: Instance, req: Req = {}, opts: Partial<InvokeOptions> = {}): Promise<InvokeResult> {
+  return instance.invoke({ args: req.args ?? null, configuration: req.configuration ?? {} }, { timeoutMs: 2000, ...opts });
+}
+
+/**
+ * Loads `code` under a fresh id, invokes it once and unloads it (so a shared runtime does not
+ * keep a warm worker per test). Load errors reject as they are.
+ */
+export async function run(rt: Runtime, code: string, req: Req = {}, opts: Partial<InvokeOptions> & { filename?: string } = {}): Promise<InvokeResult> {
+  const { filename, ...invokeOptions } = opts;
+  const instance = await load(rt, code, filename);
+  try {
+    return await invoke(instance, req, invokeOptions);
+  } finally {
+    await rt.unload(instance.id);
+  }
+}
+
+/** `run`, answering only the result's value. */
+export async function value(rt: Runtime, code: string, req: Req = {}, opts: Partial<InvokeOptions> & { filename?: string } = {}): Promise<unknown> {
+  return (await run(rt, code, req, opts)).value;
+}
+
+/** The UserCodeError a promise rejects with (fails the test if it resolves or rejects with something else). */
+export async function rejection(promise: Promise<unknown>): Promise<UserCodeError> {
+  const outcome = await promise.then(
+    (resolved) => ({ resolved }),
+    (error: unknown) => ({ error }),
+  );
+  if (!('error' in outcome)) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.resolved)}`);
+  expect(outcome.error).toBeInstanceOf(UserCodeError);
+  return outcome.error as UserCodeError;
+}
+
+/**
+ * User code that runs `body` (statements that `return` something) and answers
+ * `{ value }` (undefined as the string 'undefined') or `{ threw: 'Name: message' }`.
+ */
+export function attempt(body: string): string {
+  return `module.exports = async function (req) {
+  try {
+    const value = await (async () => { ${body} })();
+    return { value: value === undefined ? 'undefined' : value };
+  } catch (e) {
+    return { threw: String(e && e.name) + ': ' + String(e && e.message) };
+  }
+};`;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
