@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request } from 'undici';
+import { EmulatorError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
 import type { Cipher } from './cipher.js';
@@ -69,7 +70,13 @@ export class WebhookService {
   async secret(tenantId: string): Promise<string> {
     const tenant = this.store.tenants.get(tenantId, tenantId);
     if (!tenant) throw new Error(`no tenant ${tenantId}`);
-    if (tenant.webhook_secret) return this.cipher.open<string>(tenant.webhook_secret, secretContext(tenantId));
+    if (tenant.webhook_secret) {
+      try {
+        return this.cipher.open<string>(tenant.webhook_secret, secretContext(tenantId));
+      } catch {
+        throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
+      }
+    }
     const secret = `whsec_${randomBase58(32)}`;
     const updated: TenantRow = { ...tenant, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) };
     await this.store.tenants.put(updated);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Page, Token } from '../../../src/api/types.js';
@@ -820,11 +820,29 @@ describe('encryption at rest', () => {
     expect(revealed.body).toEqual({ card: CARD_AT_REST, text: { note: SECRET } });
     await restarted.dispose();
 
-    const wrongKey = await startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY, masterKey: randomBytes(32).toString('base64') });
-    const failed = await wrongKey.call('POST', '/detokenize', { key: PRIVATE_KEY, body });
+    // another master key is refused at start, before anything could be misread
+    await expect(startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY, masterKey: randomBytes(32).toString('base64') })).rejects.toThrow(
+      /master key .* is not the one this store was written with/,
+    );
+  });
+
+  it('answers 500 naming the master key, never the data, for a token sealed under another key', async () => {
+    const emu = await startEmulator({ privateKey: PRIVATE_KEY });
+    const card = await createToken(emu, PRIVATE_KEY, { type: 'card', data: CARD });
+    // Re-seal the stored record under a different key, as a store copied from elsewhere would be.
+    await emu.dispose();
+    const file = (await readdir(path.join(emu.dir, '.svc', 'data', 'tokens'))).map((name) => path.join(emu.dir, '.svc', 'data', 'tokens', name));
+    const { Cipher } = await import('../../../src/emulator/services/cipher.js');
+    const other = new Cipher(randomBytes(32));
+    for (const shard of file) {
+      const content = JSON.parse(await readFile(shard, 'utf8'));
+      for (const record of content.records) if (record.id === card.id) record.secret = other.seal({ data: CARD }, `token:${record.tenant_id}:${record.id}`);
+      await writeFile(shard, JSON.stringify(content));
+    }
+    const restarted = await startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY });
+    const failed = await restarted.call('POST', '/detokenize', { key: PRIVATE_KEY, body: { card: `{{ ${card.id} }}` } });
     expect(failed.status).toBe(500);
     expect(failed.body.detail).toContain('master key');
-    expect(failed.text).not.toContain(CARD_AT_REST.number);
-    expect(failed.text).not.toContain(SECRET);
+    expect(failed.text).not.toContain(CARD.number);
   });
 });
