@@ -3,6 +3,7 @@ import { buildServer } from '../../../src/emulator/http/server.js';
 import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
 import { randomBytes } from 'node:crypto';
 import { Cipher } from '../../../src/emulator/services/cipher.js';
+import { Runtime } from '../../../src/emulator/runtime/index.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { createTenant, http, startEmulator } from '../../helpers/emulator.js';
@@ -65,7 +66,8 @@ describe('tenants', () => {
 
   it('answers the admin route only to loopback callers', async () => {
     const store = await Store.open({ inMemory: true });
-    const services = createServices(store, { cipher: new Cipher(randomBytes(32)) });
+    const runtime = new Runtime();
+    const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: () => {} });
     const app = buildServer({ services, emit: () => {} });
     try {
       const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
@@ -76,6 +78,7 @@ describe('tenants', () => {
     } finally {
       await app.close();
       services.dispose();
+      await runtime.dispose();
     }
   });
 
