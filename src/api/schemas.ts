@@ -147,3 +147,26 @@ export const invokeReactorSchema = {
     },
   ],
 } as const;
+
+const transform = {
+  anyOf: [
+    { type: 'null' },
+    { type: 'object', additionalProperties: false, required: ['code'], properties: { code: { type: 'string', minLength: 1 } } },
+  ],
+} as const;
+
+/** POST and PUT /proxies (PUT replaces; PATCH results are checked against it too). */
+export const proxySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'destination_url'],
+  properties: {
+    name,
+    destination_url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 },
+    request_transform: transform,
+    response_transform: transform,
+    application: applicationRef,
+    configuration: { anyOf: [{ type: 'null' }, configuration] },
+    require_auth: { type: 'boolean' },
+  },
+} as const;

@@ -169,3 +169,35 @@ export interface ReactorResult extends ReactorResponse {
   started_at: string;
   completed_at?: string;
 }
+
+export interface ProxyTransform {
+  code: string;
+}
+
+/** A pre-configured proxy as the API returns it. */
+export interface Proxy {
+  id: string;
+  tenant_id: string;
+  name: string;
+  key: string;
+  destination_url: string;
+  request_transform: ProxyTransform | null;
+  response_transform: ProxyTransform | null;
+  application_id: string | null;
+  configuration: Record<string, string> | null;
+  require_auth: boolean;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at: string;
+}
+
+export interface ProxyBody {
+  name: string;
+  destination_url: string;
+  request_transform?: ProxyTransform | null;
+  response_transform?: ProxyTransform | null;
+  application?: { id: string } | null;
+  configuration?: Record<string, string> | null;
+  require_auth?: boolean;
+}

@@ -75,6 +75,8 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
           return out(`${time} ${event.method} ${event.path} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}`);
         case 'error':
           return out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? event.message}`);
+        case 'warning':
+          return out(`${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.message}`);
         case 'expired':
           return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s)`);
         case 'invocation': {

@@ -5,6 +5,7 @@
 export type EmulatorEvent =
   | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
+  | { type: 'warning'; traceId?: string; message: string }
   | { type: 'expired'; applications: number; tokens: number; transactions: number }
   /** A run of user code: a reactor invocation or a proxy transform. */
   | { type: 'invocation'; kind: 'reactor' | 'transform'; name: string; id: string; status: number; ms: number; requestId: string; error?: string; stack?: string | undefined }

@@ -103,7 +103,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.webhooks && { webhooks: options.webhooks }),
       ...(options.clock && { clock: options.clock }),
     });
-    nameOf = (id) => services.reactors.nameOf(id);
+    nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
     if (options.runtime?.prewarm) runtime.prewarm();
     await services.reactors.failInterrupted();
     const server = buildServer({ services, emit, debug: options.debug ?? false });
@@ -120,7 +120,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     stop = async () => {
       clearInterval(sweeper);
       await server.close();
-      services.dispose();
+      await services.dispose();
       await runtime.dispose();
       await services.reactors.settle();
       await store.close();

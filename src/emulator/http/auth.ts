@@ -10,8 +10,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The permission the calling Application needs (spec section 4). */
     permission?: string;
-    /** No API key needed (health, emulator admin). */
+    /** No API key needed (health, emulator admin, proxy invocation which authenticates itself). */
     public?: boolean;
+    /** A proxy invocation: errors are answered as `{"proxy_error": problem}`. */
+    proxy?: boolean;
   }
 }
 

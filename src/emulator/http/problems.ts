@@ -38,14 +38,8 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
 /** Headers a custom response may not set: the server owns framing and connection handling. */
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'svc-trace-id']);
 
-export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
-  if (error.response) {
-    const { status, headers, body } = error.response;
-    for (const [name, value] of Object.entries(headers)) if (!RESERVED_HEADERS.has(name.toLowerCase())) reply.header(name, value);
-    if (typeof body === 'string') return reply.status(status).send(body);
-    return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body ?? null));
-  }
-  const problem: Problem = {
+function problemOf(error: HttpError, traceId: string): Problem {
+  return {
     type: error.type,
     title: error.title,
     status: error.status,
@@ -53,19 +47,36 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
     ...(error.errors && { errors: error.errors }),
     trace_id: traceId,
   };
-  return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+}
+
+export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
+  if (error.response) {
+    const { status, headers, body } = error.response;
+    for (const [name, value] of Object.entries(headers)) if (!RESERVED_HEADERS.has(name.toLowerCase())) reply.header(name, value);
+    if (typeof body === 'string') return reply.status(status).send(body);
+    return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body ?? null));
+  }
+  return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemOf(error, traceId));
 }
 
 /** The single place where errors become problem+json responses. */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const httpError = toHttpError(error, request);
-    if (httpError.status >= 500) {
+    // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's
+    // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
+    if (!(error instanceof HttpError)) {
       const cause = error instanceof Error ? error : new Error(String(error));
-      emit({ type: 'error', traceId: request.id, message: cause.message, stack: cause.stack });
-      if (debug && !(error instanceof HttpError)) {
+      if (httpError.status >= 500) emit({ type: 'error', traceId: request.id, message: cause.message, stack: cause.stack });
+      if (debug && httpError.status >= 500) {
         return sendProblem(reply, new HttpError(500, `${httpError.detail}\n${cause.stack ?? cause.message}`), request.id);
       }
+    }
+    if (request.routeOptions.config?.proxy && !httpError.response) {
+      // Spec 4.3: an error inside the proxy is an object with `proxy_error`, and never carries
+      // SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
+      reply.removeHeader('svc-proxy-destination-status');
+      return reply.status(httpError.status).type('application/json; charset=utf-8').send({ proxy_error: problemOf(httpError, request.id) });
     }
     return sendProblem(reply, httpError, request.id);
   };

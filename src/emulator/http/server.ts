@@ -6,6 +6,7 @@ import { authHook } from './auth.js';
 import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
+import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
 import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
@@ -66,5 +67,7 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   tokenRoutes(app, services.tokens);
   transactionRoutes(app, services.transactions);
   reactorRoutes(app, services.reactors);
+  proxyRoutes(app, services.proxies);
+  proxyInvokeRoutes(app, services.proxyPipeline);
   return app;
 }

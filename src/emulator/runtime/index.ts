@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxWorker } from './sandbox-worker.js';
@@ -7,6 +8,11 @@ export { UserCodeError } from './errors.js';
 export type { Instance } from './instance.js';
 export type { InvokeOptions, InvokeResult, LoadSpec, LogEntry, RuntimeOptions, SvcHandler } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
+
+/** A version that changes exactly when the code does. */
+export function codeVersion(code: string): string {
+  return createHash('sha256').update(code).digest('hex').slice(0, 16);
+}
 
 /**
  * The sandbox runtime shared by reactors and proxy transforms. `load` compiles a code version in

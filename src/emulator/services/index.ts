@@ -4,6 +4,8 @@ import type { Store } from '../store/store.js';
 import { ApplicationService, type Clock } from './applications.js';
 import type { Cipher } from './cipher.js';
 import { TenantService } from './tenants.js';
+import { ProxyPipeline } from '../proxy/pipeline.js';
+import { ProxyService } from './proxies.js';
 import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
@@ -28,10 +30,13 @@ export interface Services {
   tokens: TokenService;
   transactions: TransactionService;
   reactors: ReactorService;
+  proxies: ProxyService;
+  proxyPipeline: ProxyPipeline;
   webhooks: WebhookService;
   /** Deletes expired Applications and tokens, expires transactions; returns what it removed. */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number }>;
-  dispose(): void;
+  /** Stops timers and closes connections to proxy destinations. */
+  dispose(): Promise<void>;
 }
 
 export function createServices(store: Store, options: ServiceOptions): Services {
@@ -51,6 +56,8 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     clock,
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
+  const proxies = new ProxyService(store, options.runtime, options.cipher, clock);
+  const proxyPipeline = new ProxyPipeline({ proxies, applications, tokens, tier: options.tier ?? 'enterprise', emit: options.emit });
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),
@@ -62,11 +69,14 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     tokens,
     transactions,
     reactors,
+    proxies,
+    proxyPipeline,
     webhooks,
     sweep,
-    dispose: () => {
+    dispose: async () => {
       applications.dispose();
       webhooks.dispose();
+      await proxyPipeline.close();
     },
   };
 }

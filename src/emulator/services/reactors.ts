@@ -1,14 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import type { Instance, Runtime } from '../runtime/index.js';
+import { codeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
+import { bindableApplication, requirePatchObject } from './bound-application.js';
 import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
 import { applyMergePatch } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
@@ -52,7 +53,7 @@ export class ReactorService {
   }
 
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
-    const application = this.checkApplication(caller, body.application);
+    const application = bindableApplication(this.options.store, caller, body.application);
     const now = this.options.clock().toISOString();
     const record: ReactorRecord = {
       id: randomUUID(),
@@ -83,7 +84,7 @@ export class ReactorService {
   /** PUT: replaces every field; new code is loaded first and swapped in only if it loads. */
   async update(caller: Caller, id: string, body: ReactorBody): Promise<Reactor> {
     const current = this.find(caller, id);
-    const application = this.checkApplication(caller, body.application);
+    const application = bindableApplication(this.options.store, caller, body.application);
     const record: ReactorRecord = {
       ...current,
       name: body.name,
@@ -100,9 +101,7 @@ export class ReactorService {
 
   /** PATCH: an RFC 7386 merge patch over the reactor's writable fields, checked like a PUT. */
   async patch(caller: Caller, id: string, patch: unknown): Promise<void> {
-    if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-      throw new HttpError(400, 'A merge patch for a reactor must be a JSON object.');
-    }
+    requirePatchObject(patch, 'reactor');
     const current = this.find(caller, id);
     const writable: ReactorBody = {
       name: current.name,
@@ -287,17 +286,6 @@ export class ReactorService {
     return record;
   }
 
-  /** `application: {id}` must name a public or private Application of the tenant. */
-  private checkApplication(caller: Caller, reference: { id: string } | null | undefined): ApplicationRecord | undefined {
-    if (reference == null) return undefined;
-    const application = this.options.store.applications.get(caller.tenantId, reference.id.toLowerCase());
-    if (!application) throw new HttpError(400, `No Application with id ${reference.id}.`, { 'application.id': ['no such Application'] }, 'Validation failed');
-    if (application.type !== 'private' && application.type !== 'public') {
-      throw new HttpError(400, `Application ${reference.id} is a ${application.type} Application; a reactor needs a public or private one.`, { 'application.id': ['must be a public or private Application'] }, 'Validation failed');
-    }
-    return application;
-  }
-
   private boundApplication(reactor: ReactorRecord): ApplicationRecord | undefined {
     return reactor.application_id ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id) : undefined;
   }
@@ -309,9 +297,8 @@ export class ReactorService {
   }
 }
 
-/** Changes exactly when the code does. */
 function versionOf(reactor: ReactorRecord): string {
-  return createHash('sha256').update(reactor.code).digest('hex').slice(0, 16);
+  return codeVersion(reactor.code);
 }
 
 /** The file name stack traces and load errors show for a reactor. */

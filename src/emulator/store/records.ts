@@ -67,3 +67,23 @@ export interface TransactionRecord {
   ended_at?: string;
   staged: StagedOp[];
 }
+
+export interface ProxyRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** SHA-256 of the proxy key, for finding the proxy an invocation names. */
+  key_hash: string;
+  /** The key itself, sealed: the API returns it, the data file never holds it in plaintext. */
+  key_sealed: Sealed;
+  destination_url: string;
+  request_transform: { code: string } | null;
+  response_transform: { code: string } | null;
+  application_id: string | null;
+  configuration: Record<string, string> | null;
+  require_auth: boolean;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at: string;
+}

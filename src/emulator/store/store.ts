@@ -3,7 +3,7 @@ import { Collection, type CollectionOptions, type TenantRecord } from './collect
 import { DurableJsonFile, ensureDir } from './durable-file.js';
 import { StoreError, corruptFile } from './errors.js';
 import { acquireLock } from './lock.js';
-import type { ApplicationRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
+import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 
 export const STORE_FORMAT = 'svc-store';
 export const STORE_VERSION = 1;
@@ -33,6 +33,7 @@ export class Store {
   readonly tokens: Collection<TokenRecord>;
   readonly transactions: Collection<TransactionRecord>;
   readonly reactors: Collection<ReactorRecord>;
+  readonly proxies: Collection<ProxyRecord>;
   readonly results: Collection<ReactorResultRecord>;
   private readonly collections: Collection<TenantRecord>[] = [];
   private released = false;
@@ -51,6 +52,7 @@ export class Store {
     this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
     this.transactions = this.define<TransactionRecord>('transactions');
     this.reactors = this.define<ReactorRecord>('reactors');
+    this.proxies = this.define<ProxyRecord>('proxies', { indexes: { key: (proxy) => proxy.key_hash } });
     this.results = this.define<ReactorResultRecord>('reactor-results', { shards: 16 });
   }
 

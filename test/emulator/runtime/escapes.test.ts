@@ -3,7 +3,9 @@
  * worker's own machinery, another reactor), each shown to fail with its exact outcome.
  * Needs the build (`npm run build`): the sandbox worker runs from dist/.
  */
-import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST } from '../../../src/emulator/runtime/index.js';
 import { FILENAME, attempt, invoke, load, rejection, run, sharedRuntime, value } from './helpers.js';
 
@@ -496,5 +498,29 @@ describe('host prototypes shared with the worker (KNOWN ESCAPES)', () => {
     );
     expect(outcome).not.toBe('captured the port');
   });
+  // POLICY BYPASS (same root cause: unhardened host builtins): `net` and `http` are refused, but
+  // Object.getPrototypeOf(require('https').Agent) is http.Agent, whose prototype.createConnection is
+  // net.createConnection: user code opens raw TCP sockets and speaks plain HTTP to loopback services
+  // - e.g. the emulator's loopback-only admin route POST /_emulator/tenants.
+  it.fails('cannot open a raw TCP connection to a loopback HTTP server through https.Agent', async () => {
+    const server = http.createServer((req, res) => res.end(`reached ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    const outcome = await value(
+      rt(),
+      attempt(`const HttpAgent = Object.getPrototypeOf(require('https').Agent);
+        const socket = HttpAgent.prototype.createConnection.call(new HttpAgent(), { host: '127.0.0.1', port: req.args.port });
+        return await new Promise((resolve, reject) => {
+          let data = '';
+          socket.on('connect', () => socket.write('GET /_emulator/tenants HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n'));
+          socket.on('data', (chunk) => (data += chunk));
+          socket.on('end', () => resolve(data.split('\\r\\n').pop()));
+          socket.on('error', reject);
+        });`),
+      { args: { port } },
+    );
+    expect(outcome).not.toEqual({ value: 'reached /_emulator/tenants' });
+    expect(outcome).toHaveProperty('threw');
+  });
 });
-

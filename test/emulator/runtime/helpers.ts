@@ -5,9 +5,10 @@ import { Runtime, UserCodeError, type Instance, type InvokeOptions, type InvokeR
  * The sandbox worker runs from dist/: `npm run build` before these tests (and again after src changes).
  */
 
-/** A Runtime (one pre-booted spare unless told otherwise), disposed when the test ends. */
+/** A Runtime (one pre-booted spare unless told otherwise, booting now), disposed when the test ends. */
 export function runtime(options: RuntimeOptions = {}): Runtime {
   const rt = new Runtime({ spares: 1, ...options });
+  rt.prewarm();
   onTestFinished(() => rt.dispose());
   return rt;
 }
@@ -17,6 +18,7 @@ export function sharedRuntime(options: RuntimeOptions = {}): () => Runtime {
   let rt: Runtime | undefined;
   beforeAll(() => {
     rt = new Runtime({ spares: 1, ...options });
+    rt.prewarm();
   });
   afterAll(async () => {
     await rt?.dispose();

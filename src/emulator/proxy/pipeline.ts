@@ -1,0 +1,253 @@
+import type { Readable } from 'node:stream';
+import { HttpError } from '../errors.js';
+import type { EmitEvent } from '../events.js';
+import type { Instance } from '../runtime/index.js';
+import { holdsAnywhere } from '../services/access.js';
+import type { ApplicationService, Caller } from '../services/applications.js';
+import type { ProxyService, TransformKind } from '../services/proxies.js';
+import { svcHandler } from '../services/svc-client.js';
+import type { TokenService } from '../services/tokens.js';
+import type { Tier } from '../services/transactions.js';
+import type { ProxyRecord } from '../store/records.js';
+import { Forwarder } from './forwarder.js';
+import { destinationUrl, forwardableHeaders, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
+
+export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
+/** The payload limit of a proxy with a transform (spec section 8). */
+export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
+const TRANSFORM_TIMEOUT_MS = 30_000;
+
+/** One inbound call of `/proxy...`, as the HTTP layer hands it over. */
+export interface ProxyCall {
+  method: string;
+  /** The path after /proxy. */
+  suffix: string;
+  /** The caller's query without svc-proxy-key, with its `?` (or ''). */
+  query: string;
+  rawHeaders: readonly string[];
+  body: Buffer | undefined;
+  proxyKey: string | undefined;
+  apiKey: string | undefined;
+  keepAlive: string | undefined;
+  connection: string | undefined;
+  traceId: string;
+}
+
+export interface ProxyAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  /** Streamed straight from the destination unless a response transform rewrote it. */
+  body: Readable | string | undefined;
+}
+
+export interface PipelineDeps {
+  proxies: ProxyService;
+  applications: ApplicationService;
+  tokens: TokenService;
+  tier: Tier;
+  emit: EmitEvent;
+}
+
+/**
+ * The invoke pipeline of a pre-configured proxy: find it by key, authenticate (or not), detokenize
+ * `{{ token }}` expressions in the body, run the request transform, forward with undici, and run
+ * the response transform or stream the destination's answer back. Errors raised here are the
+ * proxy's own (the HTTP layer wraps them as `{"proxy_error": ...}`); the destination's answers,
+ * whatever their status, carry SVC-PROXY-DESTINATION-STATUS.
+ */
+export class ProxyPipeline {
+  private readonly forwarder = new Forwarder();
+
+  constructor(private readonly deps: PipelineDeps) {}
+
+  async invoke(call: ProxyCall): Promise<ProxyAnswer> {
+    const proxy = this.findProxy(call.proxyKey);
+    const detokenizer = this.authenticate(proxy, call.apiKey);
+    const transforms = {
+      request: await this.deps.proxies.transform(proxy, 'request'),
+      response: await this.deps.proxies.transform(proxy, 'response'),
+    };
+    if ((transforms.request || transforms.response) && (call.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT) {
+      throw new HttpError(413, 'The request body is over the 5 MB limit of a proxy with a transform.');
+    }
+
+    let headers = forwardableHeaders(call.rawHeaders);
+    const contentType = headerOf(headers, 'content-type');
+    let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
+    if (body !== undefined) body = this.detokenize(body, contentType, detokenizer, proxy);
+
+    if (transforms.request) {
+      const json = isJsonContentType(contentType);
+      const result = await this.runTransform(proxy, 'request', transforms.request, call.traceId, {
+        body: body === undefined ? null : json ? parseJsonOr(body.toString()) : body.toString(),
+        headers,
+        method: call.method,
+        path: call.suffix,
+        query: call.query,
+      });
+      headers = transformHeaders(result.headers);
+      body = serializeBody(result.body, headers);
+    }
+
+    const { keepAlive, connection } = this.reservedHeaders(call);
+    const response = await this.forwarder.send({
+      url: destinationUrl(proxy.destination_url, call.suffix, call.query),
+      method: call.method,
+      headers,
+      body,
+      keepAlive,
+      connection,
+    });
+    const destinationStatus = { [DESTINATION_STATUS_HEADER]: String(response.status) };
+
+    if (!transforms.response) {
+      return { status: response.status, headers: { ...responseHeaders(response.headers, true), ...destinationStatus }, body: response.body };
+    }
+    const text = await readLimited(response.body, TRANSFORM_PAYLOAD_LIMIT);
+    const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
+    const result = await this.runTransform(proxy, 'response', transforms.response, call.traceId, {
+      body: isJsonContentType(responseType) ? parseJsonOr(text) : text,
+      headers: responseHeaders(response.headers, false),
+    });
+    const outHeaders = transformHeaders(result.headers);
+    const outBody = serializeBody(result.body, outHeaders);
+    return { status: response.status, headers: { ...outHeaders, ...destinationStatus }, body: outBody === undefined ? undefined : outBody.toString() };
+  }
+
+  close(): Promise<void> {
+    return this.forwarder.close();
+  }
+
+  private findProxy(key: string | undefined): ProxyRecord {
+    if (!key) throw new HttpError(400, 'Name the proxy with its key: the SVC-PROXY-KEY header or ?svc-proxy-key=.');
+    const proxy = this.deps.proxies.byKey(key);
+    if (!proxy) throw new HttpError(404, 'No proxy has this key.');
+    return proxy;
+  }
+
+  /**
+   * Whose permissions detokenize: with require_auth, the caller's (a key of the proxy's tenant
+   * holding token:use); without, the proxy's Application, if it has one.
+   */
+  private authenticate(proxy: ProxyRecord, apiKey: string | undefined): Caller | undefined {
+    if (!proxy.require_auth) {
+      const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
+      return application ? { tenantId: proxy.tenant_id, application } : undefined;
+    }
+    if (!apiKey) throw new HttpError(401, 'This proxy requires authentication: send an API key with token:use in SVC-API-KEY.');
+    const application = this.deps.applications.authenticate(apiKey);
+    if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+    // A key of another tenant learns nothing of this proxy: the same answer as an unknown key.
+    if (application.tenant_id !== proxy.tenant_id) throw new HttpError(404, 'No proxy has this key.');
+    if (!holdsAnywhere(application, 'token:use')) {
+      throw new HttpError(403, `This ${application.type} Application lacks token:use, which invoking a proxy needs.`);
+    }
+    return { tenantId: application.tenant_id, application };
+  }
+
+  /** `{{ token }}` expressions in the body: JSON is walked value by value, other text replaced in place. */
+  private detokenize(body: Buffer, contentType: string | undefined, caller: Caller | undefined, proxy: ProxyRecord): Buffer | string {
+    // Fast path: most bodies hold no expression at all.
+    if (body.indexOf('{{') < 0) return body;
+    const text = body.toString('utf8');
+    const run = (value: unknown) => {
+      if (!caller) {
+        throw new HttpError(403, `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`);
+      }
+      return this.deps.tokens.detokenize({ caller }, value);
+    };
+    if (isJsonContentType(contentType)) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return asText(run(text));
+      }
+      return JSON.stringify(run(parsed));
+    }
+    return asText(run(text));
+  }
+
+  private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {
+    if (call.keepAlive === undefined && call.connection === undefined) return {};
+    if (this.deps.tier !== 'enterprise') {
+      this.deps.emit({
+        type: 'warning',
+        traceId: call.traceId,
+        message: 'SVC-PROXY-KEEP-ALIVE / SVC-PROXY-CONNECTION are Enterprise-tier headers; dropped on the standard tier.',
+      });
+      return {};
+    }
+    return {
+      ...(call.keepAlive !== undefined && { keepAlive: call.keepAlive }),
+      ...(call.connection !== undefined && { connection: call.connection }),
+    };
+  }
+
+  private async runTransform(proxy: ProxyRecord, kind: TransformKind, instance: Instance, requestId: string, args: unknown): Promise<{ body?: unknown; headers?: unknown }> {
+    const started = performance.now();
+    const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
+    const svc = application ? svcHandler(this.deps.tokens, { tenantId: proxy.tenant_id, application }) : null;
+    const report = (status: number, error?: HttpError) =>
+      this.deps.emit({
+        type: 'invocation',
+        kind: 'transform',
+        name: `${proxy.name} (${kind})`,
+        id: proxy.id,
+        status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        requestId,
+        ...(error && { error: `${error.title}: ${error.detail}`, stack: (error as { userStack?: string }).userStack }),
+      });
+    try {
+      const { value } = await instance.invoke({ args, configuration: proxy.configuration ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new HttpError(500, `The ${kind} transform of proxy ${proxy.name} must return an object with body and headers.`, undefined, 'Invalid transform result');
+      }
+      report(200);
+      return value as { body?: unknown; headers?: unknown };
+    } catch (error) {
+      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined);
+      throw error;
+    }
+  }
+}
+
+function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+function parseJsonOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */
+function serializeBody(body: unknown, headers: Record<string, string>): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return body;
+  if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = 'application/json';
+  return JSON.stringify(body);
+}
+
+async function readLimited(stream: Readable, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      stream.destroy();
+      throw new HttpError(502, 'The destination answered with more than 5 MB, over the limit of a proxy with a response transform.');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { proxySchema } from '../../api/schemas.js';
+import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
+import { notFound } from '../errors.js';
+import { codeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import type { Store } from '../store/store.js';
+import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
+import { bodyValidator } from '../validation.js';
+import type { Caller, Clock } from './applications.js';
+import { bindableApplication, requirePatchObject } from './bound-application.js';
+import type { Cipher } from './cipher.js';
+import { hashKey, randomBase58 } from './keys.js';
+import { applyMergePatch } from './merge-patch.js';
+import { filterItems, paginate } from './pagination.js';
+import { fileNameOf } from './reactors.js';
+
+const checkProxy = bodyValidator<ProxyBody>(proxySchema);
+
+export type TransformKind = 'request' | 'response';
+const KINDS: TransformKind[] = ['request', 'response'];
+
+/** The runtime id of a proxy's transform. */
+export function transformId(proxyId: string, kind: TransformKind): string {
+  return `${proxyId}/${kind}`;
+}
+
+/**
+ * Pre-configured proxies (CRUD). Each gets a key of its own, unguessable, stored only as a hash
+ * (to find the proxy) and sealed (to show it); transforms are loaded in the sandbox when saved,
+ * so code that does not load is refused then.
+ */
+export class ProxyService {
+  private readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly runtime: Runtime,
+    private readonly cipher: Cipher,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A transform's name for the log, by runtime id. */
+  nameOf(id: string): string | undefined {
+    return this.names.get(id);
+  }
+
+  async create(caller: Caller, body: ProxyBody): Promise<Proxy> {
+    const application = bindableApplication(this.store, caller, body.application);
+    const key = `proxy_local_${randomBase58(26)}`;
+    const now = this.clock().toISOString();
+    const id = randomUUID();
+    const record: ProxyRecord = {
+      id,
+      tenant_id: caller.tenantId,
+      name: body.name,
+      key_hash: hashKey(key),
+      key_sealed: this.cipher.seal(key, keyContext(caller.tenantId, id)),
+      destination_url: body.destination_url,
+      request_transform: body.request_transform ?? null,
+      response_transform: body.response_transform ?? null,
+      application_id: application?.id ?? null,
+      configuration: body.configuration ?? null,
+      require_auth: body.require_auth ?? true,
+      created_by: caller.application.id,
+      created_at: now,
+      modified_by: caller.application.id,
+      modified_at: now,
+    };
+    await this.loadTransforms(record);
+    await this.store.proxies.put(record);
+    return this.toWire(record);
+  }
+
+  list(caller: Caller, query: ListQuery): Page<Proxy> {
+    const page = paginate(filterItems(this.store.proxies.list(caller.tenantId), query), query);
+    return { ...page, data: page.data.map((record) => this.toWire(record)) };
+  }
+
+  get(caller: Caller, id: string): Proxy {
+    return this.toWire(this.find(caller, id));
+  }
+
+  /** PUT: replaces every field (the key stays); new transforms load first and swap in only if they load. */
+  async update(caller: Caller, id: string, body: ProxyBody): Promise<Proxy> {
+    const current = this.find(caller, id);
+    const application = bindableApplication(this.store, caller, body.application);
+    const record: ProxyRecord = {
+      ...current,
+      name: body.name,
+      destination_url: body.destination_url,
+      request_transform: body.request_transform ?? null,
+      response_transform: body.response_transform ?? null,
+      application_id: application?.id ?? null,
+      configuration: body.configuration ?? null,
+      require_auth: body.require_auth ?? true,
+      modified_by: caller.application.id,
+      modified_at: this.clock().toISOString(),
+    };
+    await this.loadTransforms(record);
+    await this.store.proxies.put(record);
+    return this.toWire(record);
+  }
+
+  /** PATCH: an RFC 7386 merge patch over the writable fields, checked like a PUT. */
+  async patch(caller: Caller, id: string, patch: unknown): Promise<void> {
+    requirePatchObject(patch, 'proxy');
+    const current = this.find(caller, id);
+    const writable: ProxyBody = {
+      name: current.name,
+      destination_url: current.destination_url,
+      request_transform: current.request_transform,
+      response_transform: current.response_transform,
+      application: current.application_id ? { id: current.application_id } : null,
+      configuration: current.configuration,
+      require_auth: current.require_auth,
+    };
+    await this.update(caller, id, checkProxy(applyMergePatch(writable, patch)));
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    const record = this.find(caller, id);
+    await this.store.proxies.delete(caller.tenantId, record.id);
+    await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind))));
+  }
+
+  /** The Application whose permissions the proxy's transforms (and anonymous callers) get. */
+  boundApplication(record: ProxyRecord): ApplicationRecord | undefined {
+    return record.application_id ? this.store.applications.get(record.tenant_id, record.application_id) : undefined;
+  }
+
+  /** The proxy an invocation names by its key (any tenant: the key is what selects it). */
+  byKey(key: string): ProxyRecord | undefined {
+    return this.store.proxies.findBy('key', hashKey(key));
+  }
+
+  /** A transform's running instance, loading it if need be (e.g. after a restart). */
+  async transform(record: ProxyRecord, kind: TransformKind): Promise<Instance | undefined> {
+    const transform = kind === 'request' ? record.request_transform : record.response_transform;
+    if (!transform) return undefined;
+    const id = transformId(record.id, kind);
+    const current = this.runtime.get(id);
+    if (current && current.version === codeVersion(transform.code)) return current;
+    return this.loadTransform(record, kind, transform.code);
+  }
+
+  private async loadTransforms(record: ProxyRecord): Promise<void> {
+    for (const kind of KINDS) {
+      const transform = kind === 'request' ? record.request_transform : record.response_transform;
+      if (transform) await this.loadTransform(record, kind, transform.code);
+      else await this.runtime.unload(transformId(record.id, kind));
+    }
+  }
+
+  private loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
+    const id = transformId(record.id, kind);
+    this.names.set(id, `${record.name} (${kind} transform)`);
+    return this.runtime.load({ id, version: codeVersion(code), code, filename: fileNameOf(`${record.name}-${kind}-transform`) });
+  }
+
+  private find(caller: Caller, id: string): ProxyRecord {
+    const record = this.store.proxies.get(caller.tenantId, id.toLowerCase());
+    if (!record) throw notFound('proxy', id);
+    return record;
+  }
+
+  private toWire(record: ProxyRecord): Proxy {
+    const { key_hash: _hash, key_sealed, ...rest } = record;
+    return { ...rest, key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)) };
+  }
+}
+
+function keyContext(tenantId: string, id: string): string {
+  return `proxy-key:${tenantId}:${id}`;
+}

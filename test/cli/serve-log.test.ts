@@ -1,0 +1,260 @@
+import { Readable } from 'node:stream';
+import { describe, expect, test, vi } from 'vitest';
+import type { IO } from '../../src/cli/io.js';
+import { createServeLog, type LogFormat } from '../../src/cli/serve-log.js';
+import type { Emulator, EmulatorEvent } from '../../src/emulator/index.js';
+
+const URL = 'http://127.0.0.1:43210';
+const TENANT = '6e156901-0b0e-4da5-bf04-f2d552c4e3da';
+const MANAGEMENT_KEY = 'key_local_mgt_AAAAAAAAAAAAAAAAAAAAAA';
+const PRIVATE_KEY = 'key_local_pvt_BBBBBBBBBBBBBBBBBBBBBB';
+const SECRET = 'whsec_CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
+const CREDENTIALS = '/project/.svc/credentials.json';
+const REQUEST_ID = '5b4bc383-b52e-4a56-9238-0f5bb9877d7b';
+const REACTOR_ID = '85675246-ddf9-48e4-b162-7282458fd976';
+
+/** One of each event, as the emulator emits them. */
+const EVENTS = {
+  request: { type: 'request', method: 'GET', path: '/x', status: 200, ms: 3, traceId: 'trace-1' },
+  invocation: { type: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 200, ms: 12.5, requestId: REQUEST_ID },
+  failed: {
+    type: 'invocation',
+    kind: 'reactor',
+    name: 'charge',
+    id: REACTOR_ID,
+    status: 400,
+    ms: 4,
+    requestId: REQUEST_ID,
+    error: 'Bad request: amount is required',
+    stack: 'BadRequestError: amount is required\n    at module.exports (charge.js:2:9)',
+  },
+  console: { type: 'console', source: 'charge', level: 'log', text: 'charging 42', requestId: REQUEST_ID },
+  warn: { type: 'console', source: 'charge', level: 'warn', text: 'slow upstream', requestId: undefined },
+  webhook: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204 },
+  webhookFailed: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused' },
+  error: { type: 'error', traceId: 'trace-2', message: 'boom', stack: 'Error: boom\n    at handler (server.js:1:1)' },
+  expired: { type: 'expired', applications: 1, tokens: 2, transactions: 3 },
+} satisfies Record<string, EmulatorEvent>;
+
+/** An IO whose stdout is captured; serve-log writes nowhere else. */
+function fakeIo() {
+  let stdout = '';
+  let stderr = '';
+  const io: IO = {
+    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    stdin: Readable.from([]),
+    env: {},
+    cwd: '/project',
+    signal: new AbortController().signal,
+  };
+  return { io, stdout: () => stdout, stderr: () => stderr, lines: () => stdout.split('\n').slice(0, -1) };
+}
+
+type Bootstrap = Emulator['bootstrap'];
+
+/** The fields of an emulator that serve reports; `created` and `generated` vary per start. */
+function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emulator, 'credentialsFile' | 'tier'>> = {}): Emulator {
+  return {
+    url: URL,
+    ready: Promise.resolve(),
+    tier: rest.tier ?? 'enterprise',
+    credentialsFile: 'credentialsFile' in rest ? rest.credentialsFile : CREDENTIALS,
+    webhookSecret: SECRET,
+    bootstrap: {
+      tenantId: TENANT,
+      created: true,
+      generated: { managementKey: MANAGEMENT_KEY, privateKey: PRIVATE_KEY },
+      keys: { managementKey: MANAGEMENT_KEY, privateKey: PRIVATE_KEY },
+      ...bootstrap,
+    },
+    dispose: async () => {},
+  };
+}
+
+function logWith(format: LogFormat, color = false) {
+  const capture = fakeIo();
+  return { ...capture, log: createServeLog(format, capture.io, color) };
+}
+
+describe('the JSON log', () => {
+  test('listening first, then ready with the keys and the webhook secret on a first start', () => {
+    const { log, lines, stderr } = logWith('json');
+    log.started(fakeEmulator(), '.svc/data.json');
+    const [listening, ready, ...rest] = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines()[0]).toBe(`{"event":"listening","url":"${URL}"}`);
+    expect(listening).toEqual({ event: 'listening', url: URL });
+    expect(ready).toEqual({
+      event: 'ready',
+      tier: 'enterprise',
+      data: '.svc/data.json',
+      credentials_file: CREDENTIALS,
+      tenant_id: TENANT,
+      created: true,
+      management_key: MANAGEMENT_KEY,
+      private_key: PRIVATE_KEY,
+      webhook_secret: SECRET,
+    });
+    expect(rest).toEqual([]);
+    expect(stderr()).toBe('');
+  });
+
+  test('a later start shows no key and no secret; in memory, data and credentials_file are null', () => {
+    const { log, lines } = logWith('json');
+    log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
+    const ready = JSON.parse(lines()[1]!) as Record<string, unknown>;
+    expect(ready).toEqual({ event: 'ready', tier: 'standard', data: null, credentials_file: null, tenant_id: TENANT, created: false });
+    expect(lines().join('\n')).not.toContain(SECRET);
+    expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
+  });
+
+  test('given keys are not repeated, but a created tenant still shows its webhook secret', () => {
+    const { log, lines } = logWith('json');
+    log.started(fakeEmulator({ created: true, generated: { privateKey: PRIVATE_KEY } }), '.svc/data.json');
+    const ready = JSON.parse(lines()[1]!) as Record<string, unknown>;
+    expect(ready).not.toHaveProperty('management_key');
+    expect(ready.private_key).toBe(PRIVATE_KEY);
+    expect(ready.webhook_secret).toBe(SECRET);
+  });
+
+  test('one flat snake_case line per event, then stopping and stopped', () => {
+    const { log, lines } = logWith('json');
+    log.started(fakeEmulator(), '.svc/data.json');
+    for (const event of Object.values(EVENTS)) log.event(event);
+    log.stopping('SIGTERM');
+    log.stopped();
+    const parsed = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed.map((line) => line.event)).toEqual([
+      'listening', 'ready',
+      'request', 'invocation', 'invocation', 'console', 'console', 'webhook', 'webhook', 'error', 'expired',
+      'stopping', 'stopped',
+    ]);
+    expect(parsed.slice(2, -2)).toEqual([
+      { event: 'request', method: 'GET', path: '/x', status: 200, ms: 3, trace_id: 'trace-1' },
+      { event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 200, ms: 12.5, request_id: REQUEST_ID },
+      {
+        event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 400, ms: 4, request_id: REQUEST_ID,
+        error: 'Bad request: amount is required', stack: EVENTS.failed.stack,
+      },
+      { event: 'console', source: 'charge', level: 'log', text: 'charging 42', request_id: REQUEST_ID },
+      // An undefined field is kept as null: every line of a kind has the same keys.
+      { event: 'console', source: 'charge', level: 'warn', text: 'slow upstream', request_id: null },
+      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204 },
+      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused' },
+      { event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
+      { event: 'expired', applications: 1, tokens: 2, transactions: 3 },
+    ]);
+    expect(lines().at(-2)).toBe('{"event":"stopping","signal":"SIGTERM"}');
+    expect(lines().at(-1)).toBe('{"event":"stopped"}');
+    // Each event is exactly one line, even with a multi-line stack inside.
+    expect(lines()).toHaveLength(13);
+    for (const line of lines()) expect(line).not.toMatch(/^\s/);
+  });
+
+  test('no ANSI escapes even when colour is allowed', () => {
+    vi.stubEnv('FORCE_COLOR', '1');
+    try {
+      const { log, stdout } = logWith('json', true);
+      log.started(fakeEmulator(), '.svc/data.json');
+      for (const event of Object.values(EVENTS)) log.event(event);
+      expect(stdout()).not.toMatch(/\u001b\[/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+describe('the pretty log', () => {
+  test('a first start: the URL, tier and data, the tenant, the keys once with where they are saved, the secret', () => {
+    const { log, lines, stdout, stderr } = logWith('pretty');
+    log.started(fakeEmulator(), '.svc/data.json');
+    expect(lines()).toEqual([
+      `● svc emulator listening on ${URL}  (enterprise tier, data .svc/data.json)`,
+      `  Created tenant ${TENANT} with a management and a private Application.`,
+      `  Their keys, shown this once (saved to ${CREDENTIALS}):`,
+      `    management  ${MANAGEMENT_KEY}`,
+      `    private     ${PRIVATE_KEY}`,
+      `  Webhook signing secret (SVC-SIGNATURE): ${SECRET}`,
+      '  Try: npx svc applications list        Stop: Ctrl-C',
+    ]);
+    expect(stdout()).not.toMatch(/\u001b\[/);
+    expect(stderr()).toBe('');
+  });
+
+  test('a later start in memory: no keys, no tenant line, the secret still shown', () => {
+    const { log, stdout } = logWith('pretty');
+    log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
+    expect(stdout()).toContain(`listening on ${URL}  (standard tier, in memory)`);
+    expect(stdout()).not.toContain('Created tenant');
+    expect(stdout()).not.toContain('shown this once');
+    expect(stdout()).not.toContain(MANAGEMENT_KEY);
+    expect(stdout()).toContain(`Webhook signing secret (SVC-SIGNATURE): ${SECRET}`);
+  });
+
+  test('only the generated key is shown, without "saved to" when there is no credentials file', () => {
+    const { log, lines } = logWith('pretty');
+    log.started(fakeEmulator({ generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }), undefined);
+    expect(lines()).toContain('  Their keys, shown this once:');
+    expect(lines()).toContain(`    private     ${PRIVATE_KEY}`);
+    expect(lines().join('\n')).not.toContain('management  ');
+  });
+
+  test('one readable line per event, a time first; the user stack indented under a failed invocation', () => {
+    const { log, lines, stdout } = logWith('pretty');
+    for (const event of Object.values(EVENTS)) log.event(event);
+    const time = String.raw`\d{2}:\d{2}:\d{2}`;
+    expect(lines()).toEqual([
+      expect.stringMatching(new RegExp(`^${time} GET /x 200 3ms$`)),
+      expect.stringMatching(new RegExp(`^${time} reactor charge 200 12\\.5ms$`)),
+      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms Bad request: amount is required$`)),
+      '    BadRequestError: amount is required',
+      '        at module.exports (charge.js:2:9)',
+      expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),
+      expect.stringMatching(new RegExp(`^${time} \\[charge\\] slow upstream$`)),
+      expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 1: 204$`)),
+      expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused$`)),
+      expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] Error: boom$`)),
+      '    at handler (server.js:1:1)',
+      expect.stringMatching(new RegExp(`^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\)$`)),
+    ]);
+    expect(stdout()).not.toMatch(/\u001b\[/);
+  });
+
+  test('an error without a stack shows its message; a failed webhook without a reason says failed', () => {
+    const { log, lines } = logWith('pretty');
+    log.event({ type: 'error', message: 'sweeping failed' });
+    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500 });
+    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false });
+    expect(lines()[0]).toMatch(/ error sweeping failed$/);
+    expect(lines()[0]).not.toContain('[');
+    expect(lines()[1]).toMatch(/ attempt 3: 500$/);
+    expect(lines()[2]).toMatch(/ attempt 4: failed$/);
+  });
+
+  test('stopping and stopped', () => {
+    const { log, lines } = logWith('pretty');
+    log.stopping('SIGINT');
+    log.stopped();
+    expect(lines()).toEqual(['Stopping (SIGINT)…', 'Stopped; the store is flushed.']);
+  });
+
+  test('with colour, statuses are painted by class and the URL is bold', () => {
+    vi.stubEnv('FORCE_COLOR', '1');
+    vi.stubEnv('NO_COLOR', undefined);
+    try {
+      const { log, stdout, lines } = logWith('pretty', true);
+      log.started(fakeEmulator(), '.svc/data.json');
+      expect(stdout()).toContain(`\u001b[1m${URL}\u001b[22m`);
+      const before = lines().length;
+      log.event({ ...EVENTS.request, status: 200 });
+      log.event({ ...EVENTS.request, status: 404 });
+      log.event({ ...EVENTS.request, status: 503 });
+      const [ok, missing, broken] = lines().slice(before);
+      expect(ok).toContain('\u001b[32m200\u001b[39m');
+      expect(missing).toContain('\u001b[33m404\u001b[39m');
+      expect(broken).toContain('\u001b[31m503\u001b[39m');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});

@@ -1,0 +1,816 @@
+/**
+ * The sandbox runtime: loading, globals, the allowlists, results and errors, limits, hot
+ * concurrency, hot swap and req.svc. Needs the build (`npm run build`): the worker runs from dist/.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, type Instance, type Runtime, type LogEntry, type SvcHandler, type SvcMethod } from '../../../src/emulator/runtime/index.js';
+import { Cipher } from '../../../src/emulator/services/cipher.js';
+import { createServices } from '../../../src/emulator/services/index.js';
+import { svcHandler } from '../../../src/emulator/services/svc-client.js';
+import { Store } from '../../../src/emulator/store/store.js';
+import { tempDir } from '../../helpers/temp.js';
+import { FILENAME, attempt, freshId, invoke, load, rejection, run, runtime, sharedRuntime, sleep, value } from './helpers.js';
+
+const SLEEPER = `module.exports = async (req) => {
+  await new Promise((resolve) => setTimeout(resolve, req.args.ms));
+  return req.args.answer;
+};`;
+
+describe('loading', () => {
+  const rt = sharedRuntime({ loadTimeoutMs: 500 });
+
+  it('refuses a module that does not export a function (422)', async () => {
+    const error = await rejection(load(rt(), `exports.handler = async () => 1;`, 'reactors/charge.js'));
+    expect(error.status).toBe(422);
+    expect(error.title).toBe('Code does not load');
+    expect(error.detail).toBe(
+      'reactors/charge.js must export a function: module.exports = async function (req) { ... } (it exports an object with handler)',
+    );
+    const nothing = await rejection(load(rt(), `// nothing`));
+    expect(nothing.detail).toMatch(/must export a function: .* \(it exports an empty object\)$/);
+    const number = await rejection(load(rt(), `module.exports = 42;`));
+    expect(number.detail).toMatch(/\(it exports a number\)$/);
+  });
+
+  it('refuses a syntax error with file:line:column, the line and a caret (422)', async () => {
+    const error = await rejection(load(rt(), `// one\nconst ok = 1;\nconst x = ;\nmodule.exports = async () => x;`, 'reactors/charge.js'));
+    expect(error.status).toBe(422);
+    expect(error.detail).toBe(`reactors/charge.js:3:11: SyntaxError: Unexpected token ';'\nconst x = ;\n          ^`);
+  });
+
+  it('gives the user’s column for a syntax error on line 1 (the wrapper is not counted)', async () => {
+    const error = await rejection(load(rt(), `const x = ;`));
+    expect(error.detail).toBe(`${FILENAME}:1:11: SyntaxError: Unexpected token ';'\nconst x = ;\n          ^`);
+  });
+
+  it('refuses code that throws at the top level, with the location (422)', async () => {
+    const error = await rejection(load(rt(), `// one\n\nthrow new RangeError('boom');\nmodule.exports = async () => 1;`, 'reactors/charge.js'));
+    expect(error.status).toBe(422);
+    expect(error.detail).toBe('reactors/charge.js:3:7: RangeError: boom');
+    expect(error.userStack).toContain('reactors/charge.js:3:7');
+  });
+
+  it('stops a top-level infinite loop at loadTimeoutMs (422) and keeps working', async () => {
+    const started = performance.now();
+    const error = await rejection(load(rt(), `for (;;) {}\nmodule.exports = async () => 1;`));
+    const elapsed = performance.now() - started;
+    expect(error.status).toBe(422);
+    expect(error.detail).toBe(`${FILENAME} did not finish loading within 500 ms (a loop at the top level?).`);
+    expect(elapsed).toBeGreaterThanOrEqual(450);
+    expect(elapsed).toBeLessThan(2000);
+    expect(await value(rt(), `module.exports = async () => 'still working';`)).toBe('still working');
+  });
+
+  it('check() validates code without making it current', async () => {
+    await expect(rt().check({ code: `module.exports = async () => 1;`, filename: 'reactors/ok.js' })).resolves.toBeUndefined();
+    expect(rt().get('(check)')).toBeUndefined();
+    const error = await rejection(rt().check({ code: `module.exports = ;`, filename: 'reactors/bad.js' }));
+    expect(error.status).toBe(422);
+    expect(error.detail).toMatch(/^reactors\/bad\.js:1:18: SyntaxError: Unexpected token ';'/);
+    // check() of a new version leaves the loaded one current and serving.
+    const instance = await load(rt(), `module.exports = async () => 'loaded';`);
+    await rt().check({ code: `module.exports = async () => 'checked';`, filename: FILENAME });
+    expect(rt().get(instance.id)).toBe(instance);
+    expect((await invoke(instance)).value).toBe('loaded');
+    await rt().unload(instance.id);
+  });
+});
+
+describe('globals and built-ins', () => {
+  const rt = sharedRuntime();
+
+  it('offers Node 16’s safe globals, working', async () => {
+    const before = Date.now();
+    const outcome = await value(
+      rt(),
+      `module.exports = async () => {
+  const out = {};
+  out.console = ['log', 'info', 'warn', 'error', 'debug'].map((m) => typeof console[m]);
+  out.setTimeout = await new Promise((resolve) => setTimeout(resolve, 5, 'fired'));
+  let cleared = 'not fired';
+  clearTimeout(setTimeout(() => { cleared = 'fired'; }, 1));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  out.clearTimeout = cleared;
+  out.setInterval = await new Promise((resolve) => { let n = 0; const t = setInterval(() => { if (++n === 3) { clearInterval(t); resolve(n); } }, 1); });
+  out.setImmediate = await new Promise((resolve) => setImmediate(resolve, 'immediate'));
+  out.queueMicrotask = await new Promise((resolve) => queueMicrotask(() => resolve('microtask')));
+  out.Buffer = Buffer.from('hi').toString('base64') + ' ' + Buffer.from('aGk=', 'base64').toString();
+  const url = new URL('https://example.com/a/b?x=1&y=2#h');
+  out.URL = [url.hostname, url.pathname, url.searchParams.get('y')];
+  out.URLSearchParams = new URLSearchParams({ a: '1', b: 'two words' }).toString();
+  out.TextEncoder = Array.from(new TextEncoder().encode('é'));
+  out.TextDecoder = new TextDecoder().decode(new Uint8Array([0xc3, 0xa9]));
+  const controller = new AbortController();
+  controller.abort();
+  out.AbortController = [controller.signal.aborted, controller.signal instanceof AbortSignal];
+  out.atob = [btoa('hello'), atob('aGVsbG8=')];
+  const r1 = Math.random(), r2 = Math.random();
+  out.random = [r1 >= 0 && r1 < 1, r1 !== r2];
+  out.now = Date.now();
+  out.date = new Date(0).toISOString();
+  return out;
+};`,
+    );
+    expect(outcome).toEqual({
+      console: ['function', 'function', 'function', 'function', 'function'],
+      setTimeout: 'fired',
+      clearTimeout: 'not fired',
+      setInterval: 3,
+      setImmediate: 'immediate',
+      queueMicrotask: 'microtask',
+      Buffer: 'aGk= hi',
+      URL: ['example.com', '/a/b', '2'],
+      URLSearchParams: 'a=1&b=two+words',
+      TextEncoder: [0xc3, 0xa9],
+      TextDecoder: 'é',
+      AbortController: [true, true],
+      atob: ['aGVsbG8=', 'hello'],
+      random: [true, true],
+      now: expect.any(Number),
+      date: '1970-01-01T00:00:00.000Z',
+    });
+    const now = (outcome as { now: number }).now;
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(Date.now());
+  });
+
+  it.each(['', 'node:'])('serves every allowlisted built-in, working (prefix %j)', async (prefix) => {
+    const outcome = await value(
+      rt(),
+      `const p = ${JSON.stringify(prefix)};
+module.exports = async () => {
+  const { Readable } = require(p + 'stream');
+  const chunks = [];
+  for await (const chunk of Readable.from(['a', 'b'])) chunks.push(chunk);
+  return {
+    buffer: require(p + 'buffer').Buffer.from('x').length,
+    crypto: require(p + 'crypto').createHash('sha256').update('svc').digest('hex'),
+    https: typeof require(p + 'https').request,
+    querystring: require(p + 'querystring').stringify({ a: 1, b: ['x', 'y'] }),
+    stream: chunks.join(''),
+    url: require(p + 'url').parse('https://example.com:8443/p?q=1').port,
+    util: require(p + 'util').format('%s-%d', 'a', 7),
+    same: require(p + 'crypto') === require('crypto'),
+  };
+};`,
+    );
+    expect(outcome).toEqual({
+      buffer: 1,
+      crypto: createHash('sha256').update('svc').digest('hex'),
+      https: 'function',
+      querystring: 'a=1&b=x&b=y',
+      stream: 'ab',
+      url: '8443',
+      util: 'a-7',
+      same: true,
+    });
+  });
+});
+
+describe('npm allowlist', () => {
+  async function project(): Promise<string> {
+    const dir = await tempDir('svc-runtime-npm-');
+    const pkg = async (name: string, files: Record<string, string>) => {
+      const folder = path.join(dir, 'node_modules', name);
+      await mkdir(folder, { recursive: true });
+      await writeFile(path.join(folder, 'package.json'), JSON.stringify({ name, version: '1.0.0', main: 'index.js' }));
+      for (const [file, source] of Object.entries(files)) await writeFile(path.join(folder, file), source);
+    };
+    await pkg('leftpad-x', {
+      'index.js': `const crypto = require('crypto');
+const { pad } = require('./lib.js');
+module.exports = function leftpad(s, n) { return pad(String(s), n); };
+module.exports.digest = (s) => crypto.createHash('sha1').update(s).digest('hex');
+module.exports.sandboxed = () => [typeof process, typeof require('util').inspect, typeof (function () { return this; })()];`,
+      'lib.js': `exports.pad = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;`,
+    });
+    await pkg('uses-fs', { 'index.js': `module.exports = require('fs');` });
+    await pkg('sneaky', { 'index.js': `module.exports = require('../../outside.js');` });
+    await pkg('unlisted', { 'index.js': `module.exports = 'unlisted';` });
+    await writeFile(path.join(dir, 'outside.js'), `module.exports = 'outside';`);
+    return dir;
+  }
+
+  const allowlist = ['leftpad-x', 'uses-fs', 'sneaky', 'not-installed'];
+  const names = [...BUILTIN_ALLOWLIST, ...allowlist, '@svc/errors'].join(', ');
+
+  it('serves an allowlisted package (with its own requires) inside the sandbox, and refuses the rest', async () => {
+    const projectDir = await project();
+    const rt = runtime({ projectDir, npmAllowlist: allowlist });
+
+    expect(
+      await value(
+        rt,
+        `const leftpad = require('leftpad-x');
+module.exports = async () => [leftpad('7', 3), leftpad.digest('svc'), leftpad.sandboxed(), require('leftpad-x') === leftpad];`,
+      ),
+    ).toEqual(['  7', createHash('sha1').update('svc').digest('hex'), ['undefined', 'function', 'undefined'], true]);
+
+    // Not on the list, though installed.
+    expect(await value(rt, attempt(`return require('unlisted');`))).toEqual({
+      threw: `Error: Cannot require "unlisted": only these modules are available: ${names}.`,
+    });
+    // On the list, not installed.
+    expect(await value(rt, attempt(`return require('not-installed');`))).toEqual({
+      threw: `Error: Cannot find module "not-installed" from ${projectDir}: install it in your project (npm install not-installed).`,
+    });
+    // An allowlisted package's own requires obey the built-in allowlist ...
+    expect(await value(rt, attempt(`return require('uses-fs');`))).toEqual({
+      threw: `Error: Cannot require "fs": only these modules are available: ${names}.`,
+    });
+    // ... and cannot leave node_modules.
+    expect(await value(rt, attempt(`return require('sneaky');`))).toEqual({
+      threw: `Error: Cannot require "../../outside.js": only files of packages under ${projectDir}/node_modules can be loaded.`,
+    });
+    // A package of the default allowlist is not allowed when the list is configured without it.
+    expect(await value(rt, attempt(`return require('lodash');`))).toEqual({
+      threw: `Error: Cannot require "lodash": only these modules are available: ${names}.`,
+    });
+  });
+
+  it('refuses an allowlisted package that requires fs at load time with a 422', async () => {
+    const projectDir = await project();
+    const rt = runtime({ projectDir, npmAllowlist: allowlist });
+    const error = await rejection(load(rt, `const fsViaPackage = require('uses-fs');\nmodule.exports = async () => 1;`));
+    expect(error.status).toBe(422);
+    expect(error.detail).toContain(`Cannot require "fs": only these modules are available: ${names}.`);
+    expect(error.detail).toMatch(new RegExp(`^${FILENAME}:1:\\d+: Error: `));
+  });
+
+  it('uses the default platform allowlist when none is configured', async () => {
+    const projectDir = await project();
+    const rt = runtime({ projectDir });
+    expect(await value(rt, attempt(`return require('leftpad-x');`))).toEqual({
+      threw: `Error: Cannot require "leftpad-x": only these modules are available: ${[...BUILTIN_ALLOWLIST, ...DEFAULT_NPM_ALLOWLIST, '@svc/errors'].join(', ')}.`,
+    });
+    expect(await value(rt, attempt(`return require('uuid');`))).toEqual({
+      threw: `Error: Cannot find module "uuid" from ${projectDir}: install it in your project (npm install uuid).`,
+    });
+  });
+});
+
+describe('results and arguments', () => {
+  const rt = sharedRuntime();
+
+  it('passes args and configuration in and the result out as JSON', async () => {
+    const result = await run(rt(), `module.exports = async (req) => ({ args: req.args, configuration: req.configuration, keys: Object.keys(req) });`, {
+      args: { amount: 42, card: { last4: '4242' }, list: [1, 'two', null] },
+      configuration: { CURRENCY: 'EUR' },
+    });
+    expect(result.value).toEqual({
+      args: { amount: 42, card: { last4: '4242' }, list: [1, 'two', null] },
+      configuration: { CURRENCY: 'EUR' },
+      keys: ['args', 'configuration', 'svc'],
+    });
+    expect(result.ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('defaults args to null and configuration to {}, and answers undefined as null', async () => {
+    const instance = await load(rt(), `module.exports = async (req) => req.args === null ? undefined : [req.args, req.configuration];`);
+    try {
+      expect((await instance.invoke({ args: undefined, configuration: undefined }, { timeoutMs: 2000 })).value).toBeNull();
+      expect((await instance.invoke({ args: 1, configuration: undefined }, { timeoutMs: 2000 })).value).toEqual([1, {}]);
+    } finally {
+      await rt().unload(instance.id);
+    }
+  });
+
+  it('answers a plain (non-async) function’s value, and JSON-normalizes it', async () => {
+    expect(await value(rt(), `module.exports = function () { return { d: new Date(0), u: undefined, n: NaN, f() {} }; };`)).toEqual({
+      d: '1970-01-01T00:00:00.000Z',
+      n: null,
+    });
+  });
+
+  it('refuses a result that is not JSON (500, a clear message)', async () => {
+    const bigint = await rejection(run(rt(), `module.exports = async () => ({ amount: 10n });`));
+    expect(bigint.status).toBe(500);
+    expect(bigint.title).toBe('Invalid result');
+    expect(bigint.detail).toBe("The function's result is not JSON: Do not know how to serialize a BigInt");
+
+    const cycle = await rejection(run(rt(), `module.exports = async () => { const a = { name: 'a' }; a.self = a; return a; };`));
+    expect(cycle.status).toBe(500);
+    expect(cycle.detail).toMatch(/^The function's result is not JSON: Converting circular structure to JSON/);
+  });
+});
+
+describe('errors', () => {
+  const rt = sharedRuntime({ spares: 2 });
+
+  const classes = [
+    ['AuthenticationError', 401, 'Authentication failed'],
+    ['AuthorizationError', 403, 'Forbidden'],
+    ['BadRequestError', 400, 'Bad request'],
+    ['InvalidPaymentMethodError', 402, 'Invalid payment method'],
+    ['RateLimitError', 429, 'Rate limit exceeded'],
+  ] as const;
+
+  it.each(classes)('maps %s to %i, as a global and from @svc/errors', async (name, status, fallback) => {
+    const global = await rejection(run(rt(), `module.exports = async () => { throw new ${name}('because ${name}'); };`));
+    expect(global.status).toBe(status);
+    expect(global.detail).toBe(`because ${name}`);
+    expect(global.userStack).toMatch(new RegExp(`^${name}: because ${name}\\n`));
+
+    const required = await rejection(run(rt(), `const errors = require('@svc/errors');\nmodule.exports = async () => { throw new errors.${name}(); };`));
+    expect(required.status).toBe(status);
+    expect(required.detail).toBe(fallback);
+  });
+
+  it('makes the classes work with instanceof, and the global and module ones the same', async () => {
+    expect(
+      await value(
+        rt(),
+        `const errors = require('@svc/errors');
+module.exports = async () => {
+  try { throw new BadRequestError('x'); } catch (e) {
+    return [e instanceof BadRequestError, e instanceof errors.BadRequestError, e instanceof Error, e instanceof AuthorizationError,
+      e.status, e.name, e.message, errors.BadRequestError === BadRequestError, Object.isFrozen(errors)];
+  }
+};`,
+      ),
+    ).toEqual([true, true, true, false, 400, 'BadRequestError', 'x', true, true]);
+  });
+
+  it('lets user classes extend the platform classes', async () => {
+    expect(
+      await value(
+        rt(),
+        `class PaymentDeclined extends BadRequestError {}
+module.exports = async () => { const e = new PaymentDeclined('declined'); return [e instanceof BadRequestError, e.status, e.name, e.message]; };`,
+      ),
+    ).toEqual([true, 400, 'PaymentDeclined', 'declined']);
+  });
+
+  // KNOWN BUG (worker.ts serializeError, line 305): the status is looked up by the error's *name*, so
+  // an instance of `class PaymentDeclined extends BadRequestError` (status getter 400, instanceof
+  // BadRequestError) is answered as a 500 "PaymentDeclined: declined". Remove `.fails` once fixed.
+  it.fails('answers a subclass of a platform class with the parent’s status', async () => {
+    const error = await rejection(run(rt(), `class PaymentDeclined extends BadRequestError {}\nmodule.exports = async () => { throw new PaymentDeclined('declined'); };`));
+    expect(error.status).toBe(400);
+  });
+
+  it('does not take a status from a look-alike error', async () => {
+    const error = await rejection(run(rt(), `module.exports = async () => { const e = new Error('x'); e.name = 'BadRequestError'; e.status = 400; throw e; };`));
+    expect(error.status).toBe(500);
+    expect(error.detail).toBe('BadRequestError: x');
+  });
+
+  it('passes a CustomHttpResponseError through in .custom', async () => {
+    const error = await rejection(
+      run(rt(), `module.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-teapot': 'yes', count: 2, gone: null }, body: { brew: 'tea' } }); };`),
+    );
+    expect(error.status).toBe(418);
+    expect(error.custom).toEqual({ status: 418, headers: { 'x-teapot': 'yes', count: '2' }, body: { brew: 'tea' } });
+    const bad = await rejection(run(rt(), `module.exports = async () => { throw new (require('@svc/errors').CustomHttpResponseError)({ status: 9999, body: 'x' }); };`));
+    expect(bad.status).toBe(500);
+    expect(bad.custom).toEqual({ status: 500, headers: {}, body: 'x' });
+  });
+
+  it('answers any other error with 500 and a stack of the user’s own frames', async () => {
+    const code = `// reactors/charge.js
+function check(amount) {
+  return [amount].map((a) => {
+    if (a > 10) throw new TypeError('too much: ' + a);
+  });
+}
+module.exports = async function (req) {
+  await null;
+  check(req.args.amount);
+};`;
+    const error = await rejection(run(rt(), code, { args: { amount: 11 } }, { filename: 'reactors/charge.js' }));
+    expect(error.status).toBe(500);
+    expect(error.title).toBe('User code error');
+    expect(error.detail).toBe('TypeError: too much: 11');
+    const stack = error.userStack!;
+    expect(stack.split('\n')[0]).toBe('TypeError: too much: 11');
+    expect(stack).toContain('reactors/charge.js:4:');
+    expect(stack).toContain('at check (reactors/charge.js:3:');
+    expect(stack).toContain('reactors/charge.js:9:');
+    expect(stack).not.toContain('worker.js');
+    expect(stack).not.toContain('node:internal');
+    expect(stack).not.toContain('/ses/');
+    expect(stack).not.toContain('file://');
+  });
+
+  it('answers a thrown string, object or null with 500', async () => {
+    const string = await rejection(run(rt(), `module.exports = async () => { throw 'nope'; };`));
+    expect([string.status, string.detail]).toEqual([500, 'Error: a non-error was thrown: "nope"']);
+    const object = await rejection(run(rt(), `module.exports = async () => { throw { code: 42 }; };`));
+    expect([object.status, object.detail]).toEqual([500, 'Error: a non-error was thrown: {"code":42}']);
+    const nothing = await rejection(run(rt(), `module.exports = async () => { throw null; };`));
+    expect([nothing.status, nothing.detail]).toEqual([500, 'Error: a non-error was thrown: null']);
+    const rejected = await rejection(run(rt(), `module.exports = () => Promise.reject({ message: 'plain' });`));
+    expect([rejected.status, rejected.detail]).toEqual([500, 'Error: plain']);
+  });
+});
+
+describe('limits', () => {
+  it('stops an invocation over its timeout (408), replaces the worker and serves the next call', async () => {
+    const rt = runtime();
+    const instance = await load(rt, `module.exports = async (req) => { if (req.args.spin) for (;;) {} return 'next'; };`);
+    const started = performance.now();
+    const error = await rejection(invoke(instance, { args: { spin: true } }, { timeoutMs: 300 }));
+    const elapsed = performance.now() - started;
+    expect(error.status).toBe(408);
+    expect(error.detail).toBe('The code ran longer than its timeout of 300 ms and was stopped.');
+    expect(elapsed).toBeGreaterThanOrEqual(290);
+    expect(elapsed).toBeLessThan(1500);
+    expect((await invoke(instance, { args: { spin: false } })).value).toBe('next');
+    expect(instance.workerCount).toBe(1);
+  });
+
+  it('stops an async function that never settles (408)', async () => {
+    const rt = runtime();
+    const error = await rejection(run(rt, `module.exports = () => new Promise(() => {});`, {}, { timeoutMs: 200 }));
+    expect(error.status).toBe(408);
+    expect(error.title).toBe('Timed out');
+  });
+
+  it('stops a memory bomb at the worker’s heap limit (500) and keeps serving', async () => {
+    const rt = runtime({ memoryMb: 64 });
+    const instance = await load(
+      rt,
+      `module.exports = async (req) => {
+  if (!req.args.bomb) return 'alive';
+  const hoard = [];
+  for (;;) hoard.push(new Array(100000).fill({ x: 1 }));
+};`,
+    );
+    const error = await rejection(invoke(instance, { args: { bomb: true } }, { timeoutMs: 10_000 }));
+    expect(error.status).toBe(500);
+    expect(error.detail).toBe('The code ran out of memory (limit 64 MB) and was stopped.');
+    expect((await invoke(instance, { args: { bomb: false } })).value).toBe('alive');
+    expect(await value(rt, `module.exports = async () => 'other';`)).toBe('other');
+  });
+
+  it('captures console output per invocation with the request id, at every level', async () => {
+    const seen: LogEntry[] = [];
+    const rt = runtime({ onLog: (entry) => seen.push(entry) });
+    const instance = await load(
+      rt,
+      `module.exports = async (req) => {
+  console.log('log', req.args.n, { a: 1 });
+  console.info('info %s', 'x');
+  console.warn('warn');
+  console.error('error');
+  console.debug('debug');
+  return req.args.n;
+};`,
+    );
+    const first = await invoke(instance, { args: { n: 1 } }, { requestId: 'req-1' });
+    const second = await invoke(instance, { args: { n: 2 } }, { requestId: 'req-2' });
+    const expected = (n: number, requestId: string): LogEntry[] => [
+      { level: 'log', text: `log ${n} { a: 1 }`, instance: instance.id, requestId },
+      { level: 'info', text: 'info x', instance: instance.id, requestId },
+      { level: 'warn', text: 'warn', instance: instance.id, requestId },
+      { level: 'error', text: 'error', instance: instance.id, requestId },
+      { level: 'debug', text: 'debug', instance: instance.id, requestId },
+    ];
+    expect(first.logs).toEqual(expected(1, 'req-1'));
+    expect(second.logs).toEqual(expected(2, 'req-2'));
+    expect(seen).toEqual([...expected(1, 'req-1'), ...expected(2, 'req-2')]);
+  });
+
+  it('bounds console output at maxLogBytes per invocation, with a truncation note', async () => {
+    const rt = runtime({ maxLogBytes: 4096 });
+    const instance = await load(rt, `module.exports = async () => { const line = 'x'.repeat(1000); for (let i = 0; i < 1024; i++) console.log(line); return 'done'; };`);
+    for (let round = 0; round < 2; round++) {
+      const result = await invoke(instance);
+      expect(result.value).toBe('done');
+      const texts = result.logs.map((entry) => entry.text);
+      expect(texts.length).toBe(5);
+      const last = texts.at(-1)!;
+      expect(last).toMatch(/… \[console output truncated at 4096 bytes\]$/);
+      const kept = texts.join('').replace(/… \[console output truncated at 4096 bytes\]$/, '');
+      expect(kept.length).toBe(4096);
+    }
+  });
+
+  // KNOWN BUG (worker.ts log(), `text.slice(0, logBudget)`): the budget is in bytes but the cut is
+  // in UTF-16 units, so multi-byte output keeps up to ~3x maxLogBytes (8236 bytes for a 4096 budget
+  // here). Remove `.fails` once the cut respects bytes.
+  it.fails('bounds multi-byte console output at maxLogBytes bytes', async () => {
+    const rt = runtime({ maxLogBytes: 4096 });
+    const result = await run(rt, `module.exports = async () => { console.log('é'.repeat(10000)); };`);
+    const kept = result.logs.map((entry) => entry.text.replace(/… \[console output truncated at 4096 bytes\]$/, '')).join('');
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(4096);
+  });
+
+  it('keeps the logs of a failed or timed-out invocation on the error', async () => {
+    const rt = runtime();
+    const failing = await rejection(run(rt, `module.exports = async () => { console.log('before'); throw new Error('after'); };`, {}, { requestId: 'r-fail' }));
+    expect(failing.logs).toEqual([{ level: 'log', text: 'before', instance: expect.any(String), requestId: 'r-fail' }]);
+    const timedOut = await rejection(
+      run(rt, `module.exports = async () => { console.warn('spinning'); await null; for (;;) {} };`, {}, { requestId: 'r-slow', timeoutMs: 300 }),
+    );
+    expect(timedOut.status).toBe(408);
+    expect(timedOut.logs.map((entry) => [entry.level, entry.text, entry.requestId])).toEqual([['warn', 'spinning', 'r-slow']]);
+  });
+});
+
+describe('concurrency', () => {
+  /** Samples `instance.workerCount` until stopped; answers the largest seen. */
+  function watchWorkers(instance: Instance): () => number {
+    let max = instance.workerCount;
+    const timer = setInterval(() => (max = Math.max(max, instance.workerCount)), 5);
+    return () => {
+      clearInterval(timer);
+      return Math.max(max, instance.workerCount);
+    };
+  }
+
+  it('runs concurrent calls in parallel workers, up to maxWorkersPerInstance, and reaps idle extras', async () => {
+    const rt = runtime({ spares: 3, idleMs: 100 });
+    rt.prewarm();
+    const instance = await load(rt, SLEEPER);
+    expect(instance.workerCount).toBe(1);
+    await sleep(300); // the spares finish booting: the measurement below is of the calls, not of boots
+    const stop = watchWorkers(instance);
+    const started = performance.now();
+    const results = await Promise.all([1, 2, 3, 4].map((n) => invoke(instance, { args: { ms: 500, answer: n } })));
+    const elapsed = performance.now() - started;
+    const max = stop();
+    expect(results.map((result) => result.value)).toEqual([1, 2, 3, 4]);
+    // A correctness bound on parallelism (serially this takes 2 s), not a benchmark.
+    expect(elapsed).toBeLessThan(1500);
+    expect(max).toBeGreaterThan(1);
+    expect(max).toBeLessThanOrEqual(4);
+    // Extras go after idleMs; the first worker stays warm.
+    await sleep(400);
+    expect(instance.workerCount).toBe(1);
+    expect((await invoke(instance, { args: { ms: 1, answer: 'warm' } })).value).toBe('warm');
+  });
+
+  it('queues calls beyond maxWorkersPerInstance, and completes them all', async () => {
+    const rt = runtime({ maxWorkersPerInstance: 2 });
+    const instance = await load(rt, SLEEPER);
+    const stop = watchWorkers(instance);
+    const started = performance.now();
+    const results = await Promise.all([1, 2, 3, 4].map((n) => invoke(instance, { args: { ms: 300, answer: n } })));
+    const elapsed = performance.now() - started;
+    expect(results.map((result) => result.value)).toEqual([1, 2, 3, 4]);
+    expect(stop()).toBe(2);
+    // Two rounds of two.
+    expect(elapsed).toBeGreaterThanOrEqual(590);
+  });
+
+  it('does not let one call’s timeout break the calls running beside it', async () => {
+    const rt = runtime({ spares: 2 });
+    const instance = await load(rt, `module.exports = async (req) => {
+  if (req.args.spin) for (;;) {}
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  return req.args.n;
+};`);
+    const calls = [
+      invoke(instance, { args: { n: 1 } }),
+      invoke(instance, { args: { spin: true } }, { timeoutMs: 150 }),
+      invoke(instance, { args: { n: 3 } }),
+      invoke(instance, { args: { n: 4 } }),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.value : (outcome.reason as { status: number }).status))).toEqual([1, 408, 3, 4]);
+    expect((await invoke(instance, { args: { n: 5 } })).value).toBe(5);
+  });
+});
+
+describe('hot swap', () => {
+  it('finishes calls in flight on the old version, serves new calls from the new one, survives a bad version', async () => {
+    const rt = runtime({ spares: 2 });
+    const id = freshId('swap');
+    const code = (answer: string) => `module.exports = async (req) => { await new Promise((r) => setTimeout(r, req.args.ms)); return ${JSON.stringify(answer)}; };`;
+    const v1 = await rt.load({ id, version: 1, code: code('v1'), filename: FILENAME });
+    const inFlight = invoke(v1, { args: { ms: 600 } });
+    await sleep(50);
+    const v2 = await rt.load({ id, version: 2, code: code('v2'), filename: FILENAME });
+    expect(v2).not.toBe(v1);
+    expect(rt.get(id)).toBe(v2);
+    expect(rt.get(id)!.version).toBe(2);
+    expect((await invoke(rt.get(id)!, { args: { ms: 1 } })).value).toBe('v2');
+    expect((await inFlight).value).toBe('v1');
+    // The old version takes no new calls.
+    await expect(invoke(v1, { args: { ms: 1 } })).rejects.toThrow(`instance ${id}@1 is retired`);
+
+    // A version that does not load leaves the current one serving.
+    const error = await rejection(rt.load({ id, version: 3, code: `module.exports = async ( => 1;`, filename: FILENAME }));
+    expect(error.status).toBe(422);
+    expect(error.detail).toMatch(new RegExp(`^${FILENAME}:1:\\d+: SyntaxError`));
+    expect(rt.get(id)).toBe(v2);
+    expect((await invoke(rt.get(id)!, { args: { ms: 1 } })).value).toBe('v2');
+
+    // The same id, version and code is the same instance; the same version with new code is not.
+    expect(await rt.load({ id, version: 2, code: code('v2'), filename: FILENAME })).toBe(v2);
+    const v2b = await rt.load({ id, version: 2, code: code('v2b'), filename: FILENAME });
+    expect(v2b).not.toBe(v2);
+    expect((await invoke(v2b, { args: { ms: 1 } })).value).toBe('v2b');
+
+    await rt.unload(id);
+    expect(rt.get(id)).toBeUndefined();
+    expect(v2b.workerCount).toBe(0);
+    await expect(invoke(v2b, { args: { ms: 1 } })).rejects.toThrow('is retired');
+  });
+
+  it('shares one load between concurrent loads of the same id and version', async () => {
+    const rt = runtime();
+    const spec = { id: freshId('same'), version: 'a1', code: `module.exports = async () => 'a1';`, filename: FILENAME };
+    const [a, b] = await Promise.all([rt.load(spec), rt.load(spec)]);
+    expect(a).toBe(b);
+    expect((await invoke(a)).value).toBe('a1');
+  });
+
+  // KNOWN BUG (index.ts compile, lines 93-95): the load that *finishes* last becomes current, not the
+  // one asked for last. Saving v2 (slow top-level code) and then v3 leaves v2 serving. Remove
+  // `.fails` once the latest requested version wins.
+  it.fails('makes the latest requested version current when loads overlap', async () => {
+    const rt = runtime({ spares: 2 });
+    const id = freshId('race');
+    const slow = `const until = Date.now() + 300; while (Date.now() < until) {}\nmodule.exports = async () => 'v2';`;
+    const v2 = rt.load({ id, version: 2, code: slow, filename: FILENAME });
+    const v3 = rt.load({ id, version: 3, code: `module.exports = async () => 'v3';`, filename: FILENAME });
+    await Promise.all([v2, v3]);
+    expect(rt.get(id)!.version).toBe(3);
+  });
+
+  // KNOWN BUG (instance.ts invoke, lines 52-53): `inFlight++` happens before `await this.acquire()`
+  // and outside the try/finally, so when starting an extra worker fails (the code no longer loads,
+  // e.g. it depends on the time or on an npm package since removed) inFlight never goes back to 0
+  // and retire() - hence unload(), a hot swap's cleanup and dispose() - waits forever.
+  it.fails('still unloads after an extra worker failed to start', async () => {
+    const rt = runtime({ spares: 2 });
+    await load(rt, `module.exports = async () => 1;`); // the spares are booted
+    const deadline = Date.now() + 400;
+    const instance = await load(
+      rt,
+      `if (Date.now() > ${deadline}) throw new Error('no longer loads');
+module.exports = async () => { await new Promise((r) => setTimeout(r, 200)); return 'ok'; };`,
+    );
+    await sleep(Math.max(0, deadline - Date.now()) + 50);
+    const outcomes = await Promise.allSettled([invoke(instance), invoke(instance)]);
+    // The warm worker answers; the second call's new worker does not load.
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    try {
+      const unloaded = await Promise.race([rt.unload(instance.id).then(() => 'unloaded'), sleep(1000).then(() => 'still waiting')]);
+      expect(unloaded).toBe('unloaded');
+    } finally {
+      // Stop the stranded worker by hand so the test process can exit.
+      const slots = (instance as unknown as { slots: { worker: { terminate(): Promise<void> } }[] }).slots;
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    }
+  });
+});
+
+describe('req.svc', () => {
+  const rt = sharedRuntime({ spares: 2 });
+
+  it('is null when no svc is configured', async () => {
+    expect(await value(rt(), `module.exports = async (req) => [req.svc === null, 'svc' in req];`)).toEqual([true, true]);
+    expect(await value(rt(), `module.exports = async (req) => req.svc === null;`, {}, { svc: null })).toBe(true);
+  });
+
+  it('sends each call with its method and params to the handler, and returns its answer', async () => {
+    const calls: [SvcMethod, unknown][] = [];
+    const svc: SvcHandler = async (method, params) => {
+      calls.push([method, params]);
+      return { answered: method, params };
+    };
+    const outcome = await value(
+      rt(),
+      `module.exports = async (req) => [
+  await req.svc.tokens.create({ type: 'token', data: 'secret' }),
+  await req.svc.tokens.retrieve('tok_1'),
+  await req.svc.tokens.delete('tok_1'),
+  await req.svc.tokens.list({ size: 2 }),
+  await req.svc.tokens.list(),
+  await req.svc.tokenize({ card: { type: 'card', data: { number: '4242' } } }),
+  await req.svc.detokenize('{{ tok_1 }}'),
+];`,
+      {},
+      { svc },
+    );
+    expect(calls).toEqual([
+      ['tokens.create', { type: 'token', data: 'secret' }],
+      ['tokens.retrieve', 'tok_1'],
+      ['tokens.delete', 'tok_1'],
+      ['tokens.list', { size: 2 }],
+      ['tokens.list', {}],
+      ['tokenize', { card: { type: 'card', data: { number: '4242' } } }],
+      ['detokenize', '{{ tok_1 }}'],
+    ]);
+    expect(outcome).toEqual(calls.map(([method, params]) => ({ answered: method, params })));
+  });
+
+  it('turns the handler’s problem into the matching platform error inside user code', async () => {
+    const code = `module.exports = async (req) => {
+  try {
+    await req.svc.detokenize('{{ t }}');
+    return 'no error';
+  } catch (e) {
+    return [e.name, e.message, e.status ?? null, e instanceof AuthorizationError, e instanceof BadRequestError, e instanceof AuthenticationError, e instanceof Error];
+  }
+};`;
+    const failWith = (problem: unknown): SvcHandler => async () => {
+      throw problem;
+    };
+    expect(await value(rt(), code, {}, { svc: failWith({ status: 403, title: 'Forbidden', detail: 'no' }) })).toEqual([
+      'AuthorizationError', 'no', 403, true, false, false, true,
+    ]);
+    expect(await value(rt(), code, {}, { svc: failWith({ status: 400, title: 'Bad Request', detail: 'bad token' }) })).toEqual([
+      'BadRequestError', 'bad token', 400, false, true, false, true,
+    ]);
+    expect(await value(rt(), code, {}, { svc: failWith({ status: 401, title: 'Unauthorized', detail: 'who?' }) })).toEqual([
+      'AuthenticationError', 'who?', 401, false, false, true, true,
+    ]);
+    expect(await value(rt(), code, {}, { svc: failWith({ status: 404, title: 'Not Found', detail: 'No token with id t.' }) })).toEqual([
+      'Error', 'No token with id t.', null, false, false, false, true,
+    ]);
+    // A host failure without a problem shape shows no host detail.
+    expect(await value(rt(), code, {}, { svc: failWith(new Error('host internals: /srv/secret')) })).toEqual([
+      'Error', 'req.svc failed', null, false, false, false, true,
+    ]);
+  });
+
+  it('fails the invocation with the platform status when user code lets the error through', async () => {
+    const error = await rejection(
+      run(rt(), `module.exports = async (req) => req.svc.tokens.retrieve('t');`, {}, {
+        svc: async () => {
+          throw { status: 403, title: 'Forbidden', detail: 'token:read is needed' };
+        },
+      }),
+    );
+    expect(error.status).toBe(403);
+    expect(error.detail).toBe('token:read is needed');
+  });
+
+  it('is frozen: user code cannot replace its methods', async () => {
+    expect(
+      await value(
+        rt(),
+        `module.exports = async (req) => {
+  const out = [];
+  for (const f of [() => { req.svc.tokenize = async () => 'fake'; }, () => { req.svc.tokens.retrieve = async () => 'fake'; }, () => { req.svc.extra = 1; }, () => { delete req.svc.detokenize; }]) {
+    try { f(); out.push('changed'); } catch (e) { out.push(e.name); }
+  }
+  out.push(Object.isFrozen(req.svc), Object.isFrozen(req.svc.tokens), await req.svc.tokenize('x'));
+  return out;
+};`,
+        {},
+        { svc: async () => 'real' },
+      ),
+    ).toEqual(['TypeError', 'TypeError', 'TypeError', 'TypeError', true, true, 'real']);
+  });
+});
+
+describe('req.svc over the real token service', () => {
+  const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: new Date().getUTCFullYear() + 2, cvc: '123' };
+  const CODE = `module.exports = async (req) => {
+  const token = await req.svc.tokenize({ type: 'card', data: req.args.card });
+  try {
+    const revealed = await req.svc.detokenize({ card: '{{ ' + token.id + ' }}' });
+    return { id: token.id, type: token.type, revealed };
+  } catch (e) {
+    return { id: token.id, type: token.type, error: [e.name, e instanceof AuthorizationError, e.status, e.message] };
+  }
+};`;
+
+  async function setup(rt: Runtime) {
+    const store = await Store.open({ inMemory: true });
+    const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime: rt, emit: () => {} });
+    const tenant = await services.tenants.create('t');
+    const application = services.applications.authenticate(tenant.private_key)!;
+    expect(application.type).toBe('private');
+    return { services, tenantId: tenant.id, application };
+  }
+
+  it('lets user code tokenize a card and detokenize it back', async () => {
+    const rt = runtime();
+    const { services, tenantId, application } = await setup(rt);
+    try {
+      const instance = await load(rt, CODE);
+      const result = await invoke(instance, { args: { card: CARD } }, { svc: svcHandler(services.tokens, { tenantId, application }) });
+      const outcome = result.value as { id: string; type: string; revealed: { card: unknown } };
+      expect(outcome.type).toBe('card');
+      expect(outcome.revealed.card).toEqual(CARD);
+      expect(services.tokens.get({ caller: { tenantId, application } }, outcome.id)).toMatchObject({ id: outcome.id, type: 'card' });
+    } finally {
+      services.dispose();
+    }
+  });
+
+  it('refuses detokenize to an Application without token:use, as an AuthorizationError in user code', async () => {
+    const rt = runtime();
+    const { services, tenantId, application } = await setup(rt);
+    try {
+      const created = await services.applications.create({ tenantId, application }, { name: 'no use', type: 'private', permissions: ['token:create', 'token:read'] });
+      const limited = services.applications.authenticate(created.key!)!;
+      expect(limited.permissions).not.toContain('token:use');
+      const instance = await load(rt, CODE);
+      const result = await invoke(instance, { args: { card: CARD } }, { svc: svcHandler(services.tokens, { tenantId, application: limited }) });
+      const outcome = result.value as { id: string; error: unknown[] };
+      expect(outcome.error).toEqual(['AuthorizationError', true, 403, expect.stringContaining('token:use')]);
+    } finally {
+      services.dispose();
+    }
+  });
+});
