@@ -3,6 +3,8 @@ import { isProblem, problemDefaults } from '../api/problem.js';
 import type {
   Application,
   InvokeReactorBody,
+  Proxy,
+  ProxyBody,
   Reactor,
   ReactorBody,
   ReactorResponse,
@@ -50,12 +52,14 @@ export class ApiClient {
   readonly tokens: TokensApi;
   readonly transactions: TransactionsApi;
   readonly reactors: ReactorsApi;
+  readonly proxies: ProxiesApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
     this.tokens = new TokensApi(this);
     this.transactions = new TransactionsApi(this);
     this.reactors = new ReactorsApi(this);
+    this.proxies = new ProxiesApi(this);
   }
 
   /** The emulator's webhook signing secret for the management key's tenant. */
@@ -105,11 +109,37 @@ export class ApiClient {
     return (text === '' ? undefined : parsed ?? text) as T;
   }
 
+  /**
+   * A request whose answer is returned whatever its status (proxy invocation: the destination's
+   * own 4xx and 5xx are results, not errors). Only a connection failure throws.
+   */
+  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<RawResponse> {
+    const headers = { ...options.headers };
+    if (options.key !== undefined && options.key !== 'none') headers['svc-api-key'] = this.key(options.key);
+    try {
+      const response = await undiciRequest(new URL(this.options.baseUrl + path), {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: options.body,
+        ...(this.options.dispatcher && { dispatcher: this.options.dispatcher }),
+      });
+      return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+    } catch (error) {
+      throw new ConnectionError(this.options.baseUrl, (error as NodeJS.ErrnoException).code, (error as Error).message);
+    }
+  }
+
   private key(kind: KeyKind): string {
     const key = kind === 'management' ? this.options.managementKey : this.options.apiKey;
     if (key === undefined) throw this.options.missingKey?.(kind) ?? new Error(`no ${kind} key`);
     return key;
   }
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
 }
 
 function parseJson(text: string): unknown {
@@ -269,5 +299,38 @@ export class TransactionsApi {
 
   rollback(id: string): Promise<void> {
     return this.client.request('POST', `/transactions/${encodeURIComponent(id)}/rollback`, { key: 'api' });
+  }
+}
+
+/** Spec section 4.3 (management calls; invocation goes through `ApiClient.raw`). */
+export class ProxiesApi {
+  constructor(private readonly client: ApiClient) {}
+
+  list(query: ListQuery = {}): Promise<Page<Proxy>> {
+    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+  }
+
+  all(): Promise<Proxy[]> {
+    return everyPage((page) => this.list({ page, size: 100 }));
+  }
+
+  get(id: string): Promise<Proxy> {
+    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`);
+  }
+
+  create(body: ProxyBody): Promise<Proxy> {
+    return this.client.request('POST', '/proxies', { body });
+  }
+
+  update(id: string, body: ProxyBody): Promise<Proxy> {
+    return this.client.request('PUT', `/proxies/${encodeURIComponent(id)}`, { body });
+  }
+
+  patch(id: string, patch: Record<string, unknown>): Promise<void> {
+    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  delete(id: string): Promise<void> {
+    return this.client.request('DELETE', `/proxies/${encodeURIComponent(id)}`);
   }
 }

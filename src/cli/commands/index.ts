@@ -2,6 +2,7 @@ import type { CommandDefinition, CommandGroup } from '../registry.js';
 import { applications } from './applications/index.js';
 import { invoke } from './invoke/index.js';
 import { profiles } from './profiles/index.js';
+import { proxies } from './proxies/index.js';
 import { reactors } from './reactors/index.js';
 import { serve } from './serve.js';
 import { detokenize, tokenize } from './tokenize.js';
@@ -14,6 +15,7 @@ export const commands: (CommandDefinition<never> | CommandGroup)[] = [
   serve,
   applications,
   reactors,
+  proxies,
   invoke,
   tokens,
   tokenize,

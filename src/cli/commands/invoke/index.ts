@@ -4,6 +4,7 @@ import { intOption, readInput, parseJson } from '../../input.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
 import { resolveReactorId } from '../reactors/shared.js';
 import { transactionOption } from '../tokens/shared.js';
+import { proxy } from './proxy.js';
 
 interface InvokeReactorOptions {
   args?: string;
@@ -47,6 +48,6 @@ const reactor = defineCommand<InvokeReactorOptions>({
 
 export const invoke: CommandGroup = {
   name: 'invoke',
-  description: 'invoke a reactor (and, later, a proxy)',
-  commands: [reactor],
+  description: 'invoke a reactor or a proxy',
+  commands: [reactor, proxy],
 };

@@ -1,0 +1,94 @@
+import { isProblem, problemDefaults } from '../../../api/problem.js';
+import { ApiError } from '../../../client/errors.js';
+import { UsageError } from '../../errors.js';
+import { readInput } from '../../input.js';
+import { defineCommand } from '../../registry.js';
+import { resolveProxyId } from '../proxies/index.js';
+
+interface InvokeProxyOptions {
+  request?: string;
+  path?: string;
+  header?: string[];
+  data?: string;
+  auth: boolean;
+  include?: boolean;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** `-H 'Name: value'` into a header pair. */
+function parseHeader(line: string): [string, string] {
+  const at = line.indexOf(':');
+  if (at <= 0) throw new UsageError(`-H takes 'Name: value', not "${line}".`);
+  return [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+}
+
+export const proxy = defineCommand<InvokeProxyOptions>({
+  name: 'proxy',
+  description: "call a proxy like curl: prints the destination's body (and status and headers with -i)",
+  args: [{ name: 'proxy', description: 'proxy key, id or exact name' }],
+  options: [
+    { flags: '-X, --request <method>', description: 'GET, POST, PUT, PATCH or DELETE (default GET, or POST with -d)' },
+    { flags: '--path <path>', description: 'path after /proxy, with an optional ?query (e.g. /v1/charges?expand=x)' },
+    { flags: '-H, --header <header>', description: "a request header 'Name: value' (repeatable)", repeatable: true },
+    { flags: '-d, --data <data>', description: 'the body: text, @file or - (stdin); JSON is sent as application/json' },
+    { flags: '--no-auth', description: 'send no API key (for proxies that accept anonymous callers)' },
+    { flags: '-i, --include', description: 'print the status line and headers before the body' },
+  ],
+  examples: [`svc invoke proxy stripe -X POST --path /v1/charges -d '{"card":"{{ 5f0e... }}"}' -i`],
+  async handler({ args, options }, ctx) {
+    const method = (options.request ?? (options.data !== undefined ? 'POST' : 'GET')).toUpperCase();
+    if (!METHODS.includes(method)) throw new UsageError(`-X must be one of ${METHODS.join(', ')}, not ${method}.`);
+    const path = options.path ?? '';
+    if (path !== '' && !path.startsWith('/')) throw new UsageError('--path must start with "/".');
+    const headers: Record<string, string> = {};
+    for (const line of options.header ?? []) {
+      const [name, value] = parseHeader(line);
+      headers[name] = value;
+    }
+    const body = options.data === undefined ? undefined : await readInput(options.data, ctx.io, '--data');
+    if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = isJson(body) ? 'application/json' : 'text/plain';
+    }
+
+    const client = await ctx.client();
+    const key = args.proxy!.startsWith('proxy_') ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
+    headers['SVC-PROXY-KEY'] = key;
+    const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
+
+    const destinationStatus = response.headers['svc-proxy-destination-status'];
+    if (destinationStatus === undefined) {
+      // No destination status: the proxy itself refused or failed (spec 4.3).
+      const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;
+      throw new ApiError(response.status, isProblem(problem) ? problem : { ...problemDefaults(response.status), status: response.status, detail: response.text.slice(0, 200) });
+    }
+    const result = { status: response.status, headers: response.headers, body: parseMaybeJson(response.text) };
+    await ctx.output.result(result, () => {
+      if (options.include) {
+        ctx.output.line(`HTTP ${response.status}`);
+        for (const [name, value] of Object.entries(response.headers)) ctx.output.line(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
+        ctx.output.line();
+      } else {
+        ctx.output.note(`Destination answered ${response.status}.`);
+      }
+      ctx.io.stdout.write(response.text.endsWith('\n') || response.text === '' ? response.text : `${response.text}\n`);
+    });
+  },
+});
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function parseMaybeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
