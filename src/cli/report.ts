@@ -26,7 +26,10 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
   if (error instanceof ApiError) {
     const { problem } = error;
     const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field} ${m}`));
-    const detail = fields.length > 0 ? fields.join('; ') : (problem.detail ?? '');
+    // A validation failure is best said field by field; anything else by its detail's first line
+    // (a load error's code excerpt is the API's, not the one-line summary's).
+    const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
+    const detail = fields.length > 0 && (problem.title === 'Validation failed' || !firstLine) ? fields.join('; ') : firstLine;
     return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
   }
   if (error instanceof ConnectionError) {

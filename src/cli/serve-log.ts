@@ -1,8 +1,17 @@
-import { styleText } from 'node:util';
 import type { Emulator, EmulatorEvent } from '../emulator/index.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
+
+/** SGR codes (on, off): the caller decides whether to colour, not the process's own stdout. */
+const ANSI = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+} as const;
 
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
@@ -51,7 +60,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     };
   }
 
-  const paint = (style: Parameters<typeof styleText>[0], text: string) => (color ? styleText(style, text) : text);
+  const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
   return {
     started(emulator, dataFile) {
       const where = dataFile ? `data ${dataFile}` : 'in memory';

@@ -1,7 +1,9 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import formats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { TOKEN_ID_PATTERN } from '../api/schemas.js';
 import { validationError } from './errors.js';
+import { GIVEN_KEY_PATTERN } from './services/keys.js';
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
@@ -34,6 +36,8 @@ export function fieldErrors(errors: ErrorObject[], part: string | undefined): Re
   for (const error of errors) {
     // `anyOf`/`oneOf` repeat what their branches already said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    // A nullable field's `null` branch failing says nothing the other branch does not say better.
+    if (error.keyword === 'type' && (error.params as { type?: string }).type === 'null' && error.schemaPath.includes('/anyOf/')) continue;
     const [field, message] = describe(error);
     const key = field || (part === 'body' ? 'body' : part ?? 'request');
     const messages = (result[key] ??= []);
@@ -60,6 +64,8 @@ function describe(error: ErrorObject): [field: string, message: string] {
       return [at, `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`];
     case 'format':
       return [at, FORMAT_MESSAGES[String(params.format)] ?? `must be a valid ${String(params.format)}`];
+    case 'pattern':
+      return [at, PATTERN_MESSAGES[String(params.pattern)] ?? 'is not in the expected form'];
     case 'maxLength':
       return [at, `must be at most ${String(params.limit)} characters`];
     case 'minLength':
@@ -76,6 +82,12 @@ function describe(error: ErrorObject): [field: string, message: string] {
       return [at, error.message ?? 'is invalid'];
   }
 }
+
+const PATTERN_MESSAGES: Record<string, string> = {
+  '^[Hh][Tt][Tt][Pp][Ss]?://': 'must be an http or https URL',
+  [TOKEN_ID_PATTERN]: 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit',
+  [GIVEN_KEY_PATTERN.source]: 'must be 16 to 256 letters, digits, "_", "-" or "."',
+};
 
 const FORMAT_MESSAGES: Record<string, string> = {
   uuid: 'must be a UUID',

@@ -322,7 +322,7 @@ describe('reactors list, get, update, patch, delete', () => {
   // KNOWN BUG (src/cli/commands/reactors/shared.ts showReactor: `reactor.code.split('\n').length`):
   // a file ending in a newline, as editors write them, is shown with one line too many
   // (HELLO has 4 lines and is shown as "5 lines"). Remove `.fails` once fixed.
-  test.fails('the code field of a file ending in a newline counts its lines as an editor does', async () => {
+  test('the code field of a file ending in a newline counts its lines as an editor does', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'hello', HELLO);
     expect(HELLO.trimEnd().split('\n')).toHaveLength(4);
@@ -553,7 +553,7 @@ describe('invoke reactor', () => {
     expect(pending).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending' });
     expect(result.stdout).toBe(`${JSON.stringify(pending, null, 2)}\n`);
     expect(result.stderr).toContain(receiver.url);
-    expect(result.stderr).toContain(`svc reactors result ${reactor.id} ${pending.id}`);
+    expect(result.stderr).toContain(`svc reactors result v2 ${pending.id}`);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
 
     await receiver.next();
@@ -604,7 +604,7 @@ describe('invoke reactor', () => {
     );
     expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--timeout-ms', '5']), 1, /^Error: Validation failed \(400\): .*timeout_ms must be at least 10000/);
     // Without a callback a valid timeout is still refused: it applies to asynchronous invocations only.
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 1, /^Error: .*\(400\): timeout_ms needs callback_url$/);
+    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 1, /^Error: .*\(400\): timeout_ms applies to asynchronous invocations only; add a callback_url\.$/);
     expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', 'soon']), 2, /^Error: --timeout-ms must be a whole number, not "soon"\.$/);
     expect(receiver.received).toHaveLength(0);
   });
@@ -612,7 +612,7 @@ describe('invoke reactor', () => {
   // KNOWN BUG (src/emulator/validation.ts fieldErrors): for a body schema `anyOf: [{type:'null'}, {...}]`
   // (invokeReactorSchema) the null branch's type error is kept, so every invalid invoke body also
   // says "body must be a null". Remove `.fails` once fixed.
-  test.fails('the 400 for a bad --timeout-ms names only timeout_ms', async () => {
+  test('the 400 for a bad --timeout-ms names only timeout_ms', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
     const result = await svc(['invoke', 'reactor', 'v2', '--callback-url', 'http://127.0.0.1:9/hook', '--timeout-ms', '5']);

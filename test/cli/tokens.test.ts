@@ -346,7 +346,7 @@ describe('tokenize and detokenize', () => {
 
   test('detokenize of an unknown token is a 400 naming it', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc(['detokenize', '--data', '"{{ ghost }}"']), 1, /^Error: Unknown token \(400\): ghost no such token$/);
+    expectOneLineError(await svc(['detokenize', '--data', '"{{ ghost }}"']), 1, /^Error: Unknown token \(400\): Token ghost in a detokenization expression does not exist\.$/);
   });
 });
 

@@ -10,7 +10,10 @@ export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, 'The request body is over the 5 MB limit.'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
-    new HttpError(415, `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send application/json.`),
+    new HttpError(
+      415,
+      `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send ${request.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'}.`,
+    ),
   FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, undefined, 'Malformed JSON'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),

@@ -9,9 +9,9 @@ export type { Instance } from './instance.js';
 export type { InvokeOptions, InvokeResult, LoadSpec, LogEntry, RuntimeOptions, SvcHandler } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
 
-/** A version that changes exactly when the code does. */
-export function codeVersion(code: string): string {
-  return createHash('sha256').update(code).digest('hex').slice(0, 16);
+/** A version that changes exactly when the code (or the file name its stack traces show) does. */
+export function codeVersion(code: string, filename: string): string {
+  return createHash('sha256').update(filename).update('\u0000').update(code).digest('hex').slice(0, 16);
 }
 
 /**
@@ -26,6 +26,8 @@ export class Runtime {
   private readonly spares: Promise<SandboxWorker>[] = [];
   private readonly instances = new Map<string, Instance>();
   private readonly loading = new Map<string, Promise<Instance>>();
+  /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
+  private readonly latest = new Map<string, Promise<Instance>>();
   private disposed = false;
 
   constructor(options: RuntimeOptions = {}) {
@@ -65,8 +67,9 @@ export class Runtime {
     const key = `${spec.id}\u0000${spec.version}`;
     const inProgress = this.loading.get(key);
     if (inProgress) return inProgress;
-    const promise = this.compile(spec).finally(() => this.loading.delete(key));
+    const promise: Promise<Instance> = this.compile(spec, () => this.latest.get(spec.id) === promise).finally(() => this.loading.delete(key));
     this.loading.set(key, promise);
+    this.latest.set(spec.id, promise);
     return promise;
   }
 
@@ -80,6 +83,7 @@ export class Runtime {
   async unload(id: string): Promise<void> {
     const instance = this.instances.get(id);
     this.instances.delete(id);
+    this.latest.delete(id);
     await instance?.retire();
   }
 
@@ -93,11 +97,16 @@ export class Runtime {
     await Promise.all(spares.map(async (spare) => (await spare.catch(() => undefined))?.terminate()));
   }
 
-  private async compile(spec: LoadSpec): Promise<Instance> {
+  private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
     const first = await this.loadWorker(spec);
     if (this.disposed) {
       await first.terminate();
       throw new Error('the runtime is disposed');
+    }
+    if (!isLatest()) {
+      // A newer version was asked for while this one loaded: that one decides what is current.
+      await first.terminate();
+      return this.latest.get(spec.id) ?? Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`));
     }
     const instance = new Instance(spec, first, () => this.loadWorker(spec), {
       maxWorkers: this.options.maxWorkersPerInstance,
@@ -121,6 +130,7 @@ export class Runtime {
           npmAllowlist: [...this.options.npmAllowlist],
           maxLogBytes: this.options.maxLogBytes,
         },
+        spec.id,
         this.options.loadTimeoutMs,
       );
       return worker;

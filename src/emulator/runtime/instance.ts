@@ -17,7 +17,7 @@ interface Slot {
  */
 export class Instance {
   private readonly slots: Slot[] = [];
-  private readonly waiting: ((slot: Slot) => void)[] = [];
+  private readonly waiting: { resolve: (slot: Slot) => void; reject: (error: unknown) => void }[] = [];
   private starting = 0;
   private inFlight = 0;
   private retired = false;
@@ -50,18 +50,21 @@ export class Instance {
     if (this.retired) throw new Error(`instance ${this.spec.id}@${this.spec.version} is retired`);
     const payload = JSON.stringify({ args: input.args ?? null, configuration: input.configuration ?? {} });
     this.inFlight++;
-    const slot = await this.acquire();
-    const started = performance.now();
     try {
-      const { value, logs } = await slot.worker.invoke(payload, {
-        instance: this.spec.id,
-        timeoutMs: options.timeoutMs,
-        requestId: options.requestId,
-        svc: options.svc ?? null,
-      });
-      return { value: JSON.parse(value) as unknown, logs, ms: performance.now() - started };
+      const slot = await this.acquire();
+      const started = performance.now();
+      try {
+        const { value, logs } = await slot.worker.invoke(payload, {
+          instance: this.spec.id,
+          timeoutMs: options.timeoutMs,
+          requestId: options.requestId,
+          svc: options.svc ?? null,
+        });
+        return { value: JSON.parse(value) as unknown, logs, ms: performance.now() - started };
+      } finally {
+        this.release(slot);
+      }
     } finally {
-      this.release(slot);
       this.inFlight--;
       if (this.inFlight === 0) this.drained?.();
     }
@@ -88,7 +91,7 @@ export class Instance {
         this.starting--;
       }
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
   private take(slot: Slot): Slot {
@@ -102,13 +105,14 @@ export class Instance {
     slot.busy = false;
     if (slot.worker.dead) {
       this.prune();
-      // A waiter whose worker died (a timeout) gets a fresh one rather than waiting forever.
+      // A waiter whose worker died (a timeout) gets a fresh one rather than waiting forever,
+      // or the reason none could be started.
       const next = this.waiting.shift();
-      if (next) void this.acquire().then(next);
+      if (next) this.acquire().then(next.resolve, next.reject);
       return;
     }
     const next = this.waiting.shift();
-    if (next) return next(this.take(slot));
+    if (next) return next.resolve(this.take(slot));
     if (this.retired) return;
     // The first worker stays warm; extras go after a quiet spell.
     if (this.slots.indexOf(slot) > 0) {

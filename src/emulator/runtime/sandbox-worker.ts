@@ -43,6 +43,8 @@ export class SandboxWorker {
   private pendingInvoke: PendingInvoke | undefined;
   /** Set once the worker is gone (terminated, crashed, out of memory). */
   dead = false;
+  /** What this worker's code belongs to: console output outside any call is reported under it. */
+  private instance = '';
   readonly booted: Promise<void>;
 
   constructor(
@@ -68,7 +70,8 @@ export class SandboxWorker {
   }
 
   /** Compiles and runs the module; rejects with a 422 carrying the loader's message. */
-  load(request: Omit<LoadRequest, 'type'>, timeoutMs: number): Promise<void> {
+  load(request: Omit<LoadRequest, 'type'>, instance: string, timeoutMs: number): Promise<void> {
+    this.instance = instance;
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         void this.terminate();
@@ -131,7 +134,7 @@ export class SandboxWorker {
         return;
       case 'log': {
         const pending = this.pendingInvoke?.id === message.id ? this.pendingInvoke : undefined;
-        const entry: LogEntry = { level: message.level, text: message.text, instance: pending?.instance ?? '', requestId: pending?.requestId };
+        const entry: LogEntry = { level: message.level, text: message.text, instance: pending?.instance ?? this.instance, requestId: pending?.requestId };
         pending?.logs.push(entry);
         this.onLog(entry);
         return;
@@ -172,7 +175,8 @@ export class SandboxWorker {
   private die(error: UserCodeError): void {
     this.dead = true;
     this.pendingBoot?.reject(error);
-    this.pendingLoad?.reject(error);
+    // Dying while loading (a memory bomb at the top level) is code that does not load.
+    this.pendingLoad?.reject(new UserCodeError(422, error.detail, { title: 'Code does not load' }));
     if (this.pendingInvoke) this.pendingInvoke.reject(new UserCodeError(error.status, error.detail, { title: error.title, logs: this.pendingInvoke.logs }));
     this.pendingBoot = this.pendingLoad = this.pendingInvoke = undefined;
   }

@@ -22,6 +22,8 @@ import {
   type SerializedError,
   type SvcMethod,
 } from './protocol.js';
+import { hardenHost } from './harden-host.js';
+import { neutralizeSesTriggers } from './neutralize.js';
 import { USER_ERRORS_SOURCE, USER_ERROR_STATUS } from './user-errors.js';
 
 if (!parentPort) throw new Error('the sandbox runs as a worker thread');
@@ -41,6 +43,58 @@ lockdown({
   errorTrapping: 'none',
   unhandledRejectionTrapping: 'none',
 });
+
+/**
+ * The network user code gets is HTTPS, as the platform's allowlist says (`https`): no plain TCP.
+ * `net` and `http` are refused by `require`, but their machinery is reachable through https's
+ * classes (http.Agent's createConnection is net's; a TLSSocket's parent class is net.Socket), so
+ * a socket connects only as the TLS socket of an HTTPS request.
+ */
+function restrictNetwork(): void {
+  const net = hostRequire('node:net') as typeof import('node:net');
+  const tls = hostRequire('node:tls') as typeof import('node:tls');
+  const http = hostRequire('node:http') as typeof import('node:http');
+  const connect = net.Socket.prototype.connect;
+  net.Socket.prototype.connect = function (this: import('node:net').Socket, ...args: unknown[]) {
+    if (!(this instanceof tls.TLSSocket)) throw new Error('Plain TCP connections are not available in the sandbox; use https.');
+    return (connect as (...a: unknown[]) => import('node:net').Socket).apply(this, args);
+  } as typeof connect;
+  http.Agent.prototype.createConnection = function () {
+    throw new Error('Plain TCP connections are not available in the sandbox; use https.');
+  };
+}
+restrictNetwork();
+
+/** What user code is handed of the host, made immutable before any of it runs (see harden-host.ts). */
+const HOST_GLOBALS = {
+  setTimeout,
+  clearTimeout,
+  setInterval,
+  clearInterval,
+  setImmediate,
+  clearImmediate,
+  queueMicrotask,
+  Buffer,
+  URL,
+  URLSearchParams,
+  TextEncoder,
+  TextDecoder,
+  AbortController,
+  AbortSignal,
+  Event,
+  EventTarget,
+  atob,
+  btoa,
+  performance,
+};
+{
+  const timeout = setTimeout(() => {}, 0);
+  clearTimeout(timeout);
+  const immediate = setImmediate(() => {});
+  clearImmediate(immediate);
+  const reachable = [...BUILTIN_ALLOWLIST, 'net', 'tls', 'http', 'events'].map((name) => hostRequire(`node:${name}`));
+  hardenHost([...Object.values(HOST_GLOBALS), timeout, immediate, ...reachable]);
+}
 
 type UserErrors = Record<string, new (...args: never[]) => Error>;
 
@@ -74,7 +128,7 @@ function load(request: LoadRequest): void {
   logBudget = maxLogBytes;
   const { code, filename } = request;
   // Same line numbers as the file: the wrapper opens on the code's first line.
-  const wrapped = `(function (exports, require, module, __filename, __dirname) {${code}\n})`;
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${neutralizeSesTriggers(code)}\n})`;
   try {
     // As Node compiles a CommonJS module: exact lines, columns and messages for syntax errors.
     vm.compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
@@ -100,46 +154,35 @@ function load(request: LoadRequest): void {
     loaded = { fn: module.exports as Loaded['fn'], errors, filename };
     post({ type: 'loaded' });
   } catch (error) {
+    if (String((error as Error)?.message).includes('SES_IMPORT_REJECTED')) {
+      const line = /:(\d+)\. \(SES_IMPORT_REJECTED\)/.exec((error as Error).message)?.[1];
+      post({ type: 'load-error', error: { kind: 'load', name: 'SyntaxError', message: `${filename}${line ? `:${line}` : ''}: import() is not available in the sandbox; require() an allowlisted module instead.` } });
+      return;
+    }
     const serialized = serializeError(error, filename);
     post({ type: 'load-error', error: { ...serialized, kind: 'load', message: `${serialized.location ? `${serialized.location}: ` : ''}${serialized.name}: ${serialized.message}` } });
   }
 }
 
 const EVALUATE_OPTIONS = {
-  // Code may well contain "import(" or "<!--" inside strings; SES would refuse those by default.
-  __evadeHtmlCommentTest__: true,
-  __evadeImportExpressionTest__: true,
-  // Direct eval inside a compartment is the compartment's own confined eval.
+  // Direct eval inside a compartment is the compartment's own confined eval. ("import(" and "<!--"
+  // inside strings and comments are handled by neutralizeSesTriggers, without changing meaning.)
   __rejectSomeDirectEvalExpressions__: false,
 };
 
 function makeCompartment(): Compartment {
   const globals = {
     console: userConsole(),
-    setTimeout,
-    clearTimeout,
-    setInterval,
-    clearInterval,
-    setImmediate,
-    clearImmediate,
-    queueMicrotask,
-    Buffer,
-    URL,
-    URLSearchParams,
-    TextEncoder,
-    TextDecoder,
-    AbortController,
-    AbortSignal,
-    Event,
-    EventTarget,
-    atob,
-    btoa,
+    ...HOST_GLOBALS,
     // A new compartment's Math.random and Date.now are disabled; the realm's work.
     Math,
     Date,
     Intl,
   };
-  return new Compartment({ __options__: true, globals, name: 'user' });
+  const compartment = new Compartment({ __options__: true, globals, name: 'user' });
+  // Node's `global` is the global object itself.
+  compartment.globalThis.global = compartment.globalThis;
+  return compartment;
 }
 
 /** `require` as user code (and the npm code it loads) sees it: the allowlist, nothing else. */
@@ -185,7 +228,7 @@ function makeRequire(compartment: Compartment, errors: UserErrors, request: Load
       return module.exports;
     }
     const factory = compartment.evaluate(
-      `(function (exports, require, module, __filename, __dirname) {${source.replace(/^#!.*/, '')}\n})\n//# sourceURL=${file}`,
+      `(function (exports, require, module, __filename, __dirname) {${neutralizeSesTriggers(source.replace(/^#!.*/, ''))}\n})\n//# sourceURL=${file}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     factory.call(module.exports, module.exports, requireFrom(path.dirname(file), false), module, file, path.dirname(file));
@@ -278,11 +321,13 @@ function log(level: LogLevel, args: unknown[]): void {
   } catch (error) {
     text = `[unprintable: ${(error as Error).message}]`;
   }
-  if (Buffer.byteLength(text) > logBudget) {
-    text = `${text.slice(0, logBudget)}… [console output truncated at ${maxLogBytes} bytes]`;
+  const bytes = Buffer.from(text);
+  if (bytes.length > logBudget) {
+    // Cut by bytes, not characters; a character cut in half becomes U+FFFD.
+    text = `${bytes.subarray(0, logBudget).toString('utf8')}… [console output truncated at ${maxLogBytes} bytes]`;
     logBudget = 0;
   } else {
-    logBudget -= Buffer.byteLength(text);
+    logBudget -= bytes.length;
   }
   post({ type: 'log', id: current, level, text });
 }
@@ -303,12 +348,13 @@ function serializeError(error: unknown, filename: string): SerializedError {
     }
     if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {
       const { name, message, stack } = error as Error;
-      const known = typeof name === 'string' && errors?.[name] !== undefined && error instanceof errors[name]!;
+      // By class, not by name: `class Declined extends BadRequestError {}` is a 400 too.
+      const platform = Object.keys(USER_ERROR_STATUS).find((known) => errors?.[known] !== undefined && error instanceof errors[known]!);
       return {
         kind: 'user',
         name: typeof name === 'string' ? name : 'Error',
         message: String(message),
-        ...(known && { status: USER_ERROR_STATUS[name]! }),
+        ...(platform && { status: USER_ERROR_STATUS[platform]! }),
         ...(typeof stack === 'string' && { stack: userStack(stack), location: locate(stack, filename) }),
       };
     }

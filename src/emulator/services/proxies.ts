@@ -139,7 +139,7 @@ export class ProxyService {
     if (!transform) return undefined;
     const id = transformId(record.id, kind);
     const current = this.runtime.get(id);
-    if (current && current.version === codeVersion(transform.code)) return current;
+    if (current && current.version === codeVersion(transform.code, transformFile(record, kind))) return current;
     return this.loadTransform(record, kind, transform.code);
   }
 
@@ -151,10 +151,12 @@ export class ProxyService {
     }
   }
 
-  private loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
+  private async loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
     const id = transformId(record.id, kind);
+    const filename = transformFile(record, kind);
+    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename });
     this.names.set(id, `${record.name} (${kind} transform)`);
-    return this.runtime.load({ id, version: codeVersion(code), code, filename: fileNameOf(`${record.name}-${kind}-transform`) });
+    return instance;
   }
 
   private find(caller: Caller, id: string): ProxyRecord {
@@ -167,6 +169,10 @@ export class ProxyService {
     const { key_hash: _hash, key_sealed, ...rest } = record;
     return { ...rest, key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)) };
   }
+}
+
+function transformFile(record: ProxyRecord, kind: TransformKind): string {
+  return fileNameOf(`${record.name}-${kind}-transform`);
 }
 
 function keyContext(tenantId: string, id: string): string {

@@ -275,9 +275,11 @@ export class ReactorService {
     return this.load(reactor);
   }
 
-  private load(reactor: ReactorRecord): Promise<Instance> {
+  private async load(reactor: ReactorRecord): Promise<Instance> {
+    const instance = await this.options.runtime.load({ id: reactor.id, version: versionOf(reactor), code: reactor.code, filename: fileNameOf(reactor.name) });
+    // Named only once loaded: a refused update must not relabel the version still serving.
     this.names.set(reactor.id, reactor.name);
-    return this.options.runtime.load({ id: reactor.id, version: versionOf(reactor), code: reactor.code, filename: fileNameOf(reactor.name) });
+    return instance;
   }
 
   private find(caller: Caller, id: string): ReactorRecord {
@@ -298,7 +300,7 @@ export class ReactorService {
 }
 
 function versionOf(reactor: ReactorRecord): string {
-  return codeVersion(reactor.code);
+  return codeVersion(reactor.code, fileNameOf(reactor.name));
 }
 
 /** The file name stack traces and load errors show for a reactor. */

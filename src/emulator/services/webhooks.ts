@@ -50,7 +50,8 @@ export function verifySignature(secret: string, body: string, header: string, to
  * a network failure, every attempt reported.
  */
 export class WebhookService {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Pending backoff sleeps: disposing ends them at once, so deliveries return rather than hang. */
+  private readonly sleeping = new Map<NodeJS.Timeout, () => void>();
   private disposed = false;
   private readonly attempts: number;
   private readonly retryBaseMs: number;
@@ -101,8 +102,11 @@ export class WebhookService {
 
   dispose(): void {
     this.disposed = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    for (const [timer, wake] of this.sleeping) {
+      clearTimeout(timer);
+      wake();
+    }
+    this.sleeping.clear();
   }
 
   private async attempt(url: string, body: string, secret: string, attempt: number): Promise<DeliveryAttempt> {
@@ -133,11 +137,11 @@ export class WebhookService {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.timers.delete(timer);
+        this.sleeping.delete(timer);
         resolve();
       }, ms);
       timer.unref();
-      this.timers.add(timer);
+      this.sleeping.set(timer, resolve);
     });
   }
 }

@@ -347,7 +347,7 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
   // KNOWN BUG (worker.ts serializeError, line 305): the status is looked up by the error's *name*, so
   // an instance of `class PaymentDeclined extends BadRequestError` (status getter 400, instanceof
   // BadRequestError) is answered as a 500 "PaymentDeclined: declined". Remove `.fails` once fixed.
-  it.fails('answers a subclass of a platform class with the parent’s status', async () => {
+  it('answers a subclass of a platform class with the parent’s status', async () => {
     const error = await rejection(run(rt(), `class PaymentDeclined extends BadRequestError {}\nmodule.exports = async () => { throw new PaymentDeclined('declined'); };`));
     expect(error.status).toBe(400);
   });
@@ -492,7 +492,7 @@ describe('limits', () => {
   // KNOWN BUG (worker.ts log(), `text.slice(0, logBudget)`): the budget is in bytes but the cut is
   // in UTF-16 units, so multi-byte output keeps up to ~3x maxLogBytes (8236 bytes for a 4096 budget
   // here). Remove `.fails` once the cut respects bytes.
-  it.fails('bounds multi-byte console output at maxLogBytes bytes', async () => {
+  it('bounds multi-byte console output at maxLogBytes bytes', async () => {
     const rt = runtime({ maxLogBytes: 4096 });
     const result = await run(rt, `module.exports = async () => { console.log('é'.repeat(10000)); };`);
     const kept = result.logs.map((entry) => entry.text.replace(/… \[console output truncated at 4096 bytes\]$/, '')).join('');
@@ -623,7 +623,7 @@ describe('hot swap', () => {
   // KNOWN BUG (index.ts compile, lines 93-95): the load that *finishes* last becomes current, not the
   // one asked for last. Saving v2 (slow top-level code) and then v3 leaves v2 serving. Remove
   // `.fails` once the latest requested version wins.
-  it.fails('makes the latest requested version current when loads overlap', async () => {
+  it('makes the latest requested version current when loads overlap', async () => {
     const rt = runtime({ spares: 2 });
     const id = freshId('race');
     const slow = `const until = Date.now() + 300; while (Date.now() < until) {}\nmodule.exports = async () => 'v2';`;
@@ -637,7 +637,7 @@ describe('hot swap', () => {
   // and outside the try/finally, so when starting an extra worker fails (the code no longer loads,
   // e.g. it depends on the time or on an npm package since removed) inFlight never goes back to 0
   // and retire() - hence unload(), a hot swap's cleanup and dispose() - waits forever.
-  it.fails('still unloads after an extra worker failed to start', async () => {
+  it('still unloads after an extra worker failed to start', async () => {
     const rt = runtime({ spares: 2 });
     await load(rt, `module.exports = async () => 1;`); // the spares are booted
     const deadline = Date.now() + 400;

@@ -40,7 +40,7 @@ const reactor = defineCommand<InvokeReactorOptions>({
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
       if ('status' in response && response.status === 'pending') {
-        ctx.output.note(`Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${id} ${response.id}`);
+        ctx.output.note(`Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${args.reactor} ${response.id}`);
       }
     });
   },

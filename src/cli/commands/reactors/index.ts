@@ -90,7 +90,8 @@ const update = defineCommand<Omit<ReactorFlags, 'application'> & { application?:
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor!);
     const current = await client.reactors.get(id);
-    const application = options.application === false ? null : ((await applicationRef(client, options.application || undefined)) ?? (current.application ? { id: current.application.id } : null));
+    if (options.application === '') throw new UsageError('--application takes an Application id or name; --no-application unbinds it.');
+    const application = options.application === false ? null : ((await applicationRef(client, options.application)) ?? (current.application ? { id: current.application.id } : null));
     const body: ReactorBody = {
       name: options.name ?? current.name,
       code: options.code === undefined ? current.code : await readCode(options.code, ctx.io),

@@ -63,7 +63,7 @@ export const reactorOptions = [
 ];
 
 export async function showReactor(output: Output, reactor: Reactor): Promise<void> {
-  const lines = reactor.code.split('\n').length;
+  const lines = reactor.code.replace(/\n$/, '').split('\n').length;
   await output.fields([
     ['id', reactor.id],
     ['name', reactor.name],

@@ -11,8 +11,8 @@ type IdParams = { Params: { id: string } };
 
 const resultParamsSchema = {
   type: 'object',
-  required: ['id', 'requestId'],
-  properties: { id: idParamsSchema.properties.id, requestId: idParamsSchema.properties.id },
+  required: ['id', 'request_id'],
+  properties: { id: idParamsSchema.properties.id, request_id: idParamsSchema.properties.id },
 } as const;
 
 /** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
@@ -59,10 +59,10 @@ export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): v
     },
   );
 
-  app.get<{ Params: { id: string; requestId: string } }>(
-    '/reactors/:id/results/:requestId',
+  app.get<{ Params: { id: string; request_id: string } }>(
+    '/reactors/:id/results/:request_id',
     { schema: { params: resultParamsSchema } },
-    async (request) => reactors.result(callerOf(request), request.params.id, request.params.requestId),
+    async (request) => reactors.result(callerOf(request), request.params.id, request.params.request_id),
   );
 }
 

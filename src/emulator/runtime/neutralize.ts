@@ -1,0 +1,41 @@
+import { tokTypes, tokenizer } from 'acorn';
+
+/** What SES refuses on sight, wherever it stands in the source text (it does not parse). */
+const TRIGGERS = /\bimport\s*(?:\(|\/[/*])|<!--|-->/;
+
+/**
+ * SES rejects any source containing `import(` or an HTML comment marker, even inside a string or a
+ * comment, because it cannot tell them apart without parsing. This rewrites such text where it is
+ * only text, so the code means exactly what it did: inside string and template literals the
+ * characters become escapes with the same value (`import` -> `\u0069mport`), inside comments they
+ * are broken up. A real `import(...)` expression is left for SES to refuse.
+ */
+export function neutralizeSesTriggers(source: string): string {
+  if (!TRIGGERS.test(source)) return source;
+  const edits: { start: number; end: number; kind: 'literal' | 'comment' }[] = [];
+  try {
+    const tokens = tokenizer(source, {
+      ecmaVersion: 'latest',
+      allowHashBang: true,
+      allowReturnOutsideFunction: true,
+      onComment: (_block, _text, start, end) => edits.push({ start, end, kind: 'comment' }),
+    });
+    for (const token of tokens) {
+      if (token.type === tokTypes.string || token.type === tokTypes.template) edits.push({ start: token.start, end: token.end, kind: 'literal' });
+    }
+  } catch {
+    return source; // not tokenizable: let the compiler give its own message
+  }
+  let result = '';
+  let at = 0;
+  for (const { start, end, kind } of edits.sort((a, b) => a.start - b.start)) {
+    result += source.slice(at, start) + rewrite(source.slice(start, end), kind);
+    at = end;
+  }
+  return result + source.slice(at);
+}
+
+function rewrite(text: string, kind: 'literal' | 'comment'): string {
+  if (kind === 'comment') return text.replace(/\bimport\b/g, 'imp0rt').replace(/<!--/g, '<! --').replace(/-->/g, '- ->');
+  return text.replace(/\bimport\b/g, '\\u0069mport').replace(/<!--/g, '\\u003c!--').replace(/-->/g, '--\\u003e');
+}
