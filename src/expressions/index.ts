@@ -53,3 +53,32 @@ function mapStrings(value: unknown, map: (text: string) => unknown): unknown {
   }
   return value;
 }
+
+/**
+ * Like `substitute`, on JSON text rather than a parsed value, leaving every byte that holds no
+ * expression as it was: whitespace, key order and numbers (a 20-digit integer keeps its digits)
+ * survive. Only string values are touched, never keys. `text` must be valid JSON.
+ */
+export function substituteInJsonText(text: string, data: ReadonlyMap<string, unknown>): string {
+  let result = '';
+  let at = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '"') continue;
+    let end = i + 1;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    const token = text.slice(i, end + 1);
+    let next = end + 1;
+    while (next < text.length && /\s/.test(text[next]!)) next++;
+    const isKey = text[next] === ':';
+    if (!isKey && token.includes('{{')) {
+      const value = JSON.parse(token) as string;
+      const replaced = substitute(value, data);
+      if (replaced !== value) {
+        result += text.slice(at, i) + JSON.stringify(replaced);
+        at = end + 1;
+      }
+    }
+    i = end;
+  }
+  return result + text.slice(at);
+}

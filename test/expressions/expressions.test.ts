@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findTokenIds, substitute } from '../../src/expressions/index.js';
+import { findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
 
 const UUID = '3f2b1c9e-8a47-4d2b-9c1e-5f6a7b8c9d0e';
 const OTHER_UUID = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
@@ -210,5 +210,23 @@ describe('substitute', () => {
     const data = new Map(ids.map((id) => [id, id.toUpperCase()]));
     expect(substitute(value, data)).toEqual({ a: ['P', 'q=Q'], b: { c: 'R P' } });
     expect(findTokenIds(substitute(value, data))).toEqual([]);
+  });
+});
+
+describe('substituteInJsonText', () => {
+  const data = new Map<string, unknown>([['t1', { number: '4242' }], ['t2', 'plain']]);
+
+  it('replaces whole-string values by the data and embedded ones by text, keeping every other byte', () => {
+    const text = '{\n  "a" : "{{ t1 }}",\n  "b": "x {{t2}} y",\n  "n": 12345678901234567890, "f": 1.50 }';
+    expect(substituteInJsonText(text, data)).toBe('{\n  "a" : {"number":"4242"},\n  "b": "x plain y",\n  "n": 12345678901234567890, "f": 1.50 }');
+  });
+
+  it('never touches keys, and handles escaped quotes inside strings', () => {
+    const text = '{"{{t2}}": "{{t2}}", "q": "say \\"{{t2}}\\""}';
+    expect(JSON.parse(substituteInJsonText(text, data))).toEqual({ '{{t2}}': 'plain', q: 'say "plain"' });
+  });
+
+  it('works inside arrays and nested objects', () => {
+    expect(JSON.parse(substituteInJsonText('[["{{t1}}"], {"x": {"y": "{{ t2 }}"}}]', data))).toEqual([[{ number: '4242' }], { x: { y: 'plain' } }]);
   });
 });

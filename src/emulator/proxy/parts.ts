@@ -10,6 +10,7 @@ const NOT_FORWARDED = new Set([
   'svc-proxy-keep-alive',
   'svc-proxy-connection',
   'svc-transaction-id',
+  'svc-idempotency-key',
   'host',
   'connection',
   'keep-alive',
@@ -110,4 +111,10 @@ function safeDecode(text: string): string {
 
 export function isJsonContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && /^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim());
+}
+
+/** Bodies that are bytes, not text: never searched for expressions. */
+export function isBinaryContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  return /^(application\/(octet-stream|pdf|zip|gzip|x-protobuf|protobuf)|image\/|audio\/|video\/|font\/)/i.test(contentType.trim());
 }

@@ -1,4 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
+import { findTokenIds } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Instance } from '../runtime/index.js';
@@ -10,7 +12,7 @@ import type { TokenService } from '../services/tokens.js';
 import type { Tier } from '../services/transactions.js';
 import type { ProxyRecord } from '../store/records.js';
 import { Forwarder } from './forwarder.js';
-import { destinationUrl, forwardableHeaders, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
+import { destinationUrl, forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
 
 export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
 /** The payload limit of a proxy with a transform (spec section 8). */
@@ -145,27 +147,29 @@ export class ProxyPipeline {
     return { tenantId: application.tenant_id, application };
   }
 
-  /** `{{ token }}` expressions in the body: JSON is walked value by value, other text replaced in place. */
+  /**
+   * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
+   * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
+   */
   private detokenize(body: Buffer, contentType: string | undefined, caller: Caller | undefined, proxy: ProxyRecord): Buffer | string {
     // Fast path: most bodies hold no expression at all.
-    if (body.indexOf('{{') < 0) return body;
+    if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
     const text = body.toString('utf8');
-    const run = (value: unknown) => {
-      if (!caller) {
-        throw new HttpError(403, `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`);
-      }
-      return this.deps.tokens.detokenize({ caller }, value);
+    const ctx = () => {
+      if (!caller) throw new HttpError(403, `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`);
+      return { caller };
     };
     if (isJsonContentType(contentType)) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
-        return asText(run(text));
+        parsed = undefined;
       }
-      return JSON.stringify(run(parsed));
+      if (parsed !== undefined) return findTokenIds(parsed).length === 0 ? body : this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
     }
-    return asText(run(text));
+    if (findTokenIds(text).length === 0) return body;
+    return asText(this.deps.tokens.detokenize(ctx(), text));
   }
 
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {

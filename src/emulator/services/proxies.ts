@@ -110,7 +110,8 @@ export class ProxyService {
       destination_url: current.destination_url,
       request_transform: current.request_transform,
       response_transform: current.response_transform,
-      application: current.application_id ? { id: current.application_id } : null,
+      // An Application deleted since is dropped rather than refused: the patch is about other fields.
+      application: this.boundApplication(current) ? { id: current.application_id! } : null,
       configuration: current.configuration,
       require_auth: current.require_auth,
     };
@@ -167,7 +168,11 @@ export class ProxyService {
 
   private toWire(record: ProxyRecord): Proxy {
     const { key_hash: _hash, key_sealed, ...rest } = record;
-    return { ...rest, key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)) };
+    return {
+      ...rest,
+      application_id: this.boundApplication(record)?.id ?? null,
+      key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)),
+    };
   }
 }
 

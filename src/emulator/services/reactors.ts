@@ -107,7 +107,8 @@ export class ReactorService {
       name: current.name,
       code: current.code,
       configuration: current.configuration,
-      ...(current.application_id && { application: { id: current.application_id } }),
+      // An Application deleted since is dropped rather than refused: the patch is about other fields.
+      ...(this.boundApplication(current) && { application: { id: current.application_id! } }),
     };
     await this.update(caller, id, checkReactor(applyMergePatch(writable, patch)));
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
-import { findTokenIds, substitute } from '../../expressions/index.js';
+import { findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
@@ -134,13 +134,27 @@ export class TokenService {
    * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400.
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
+    const data = this.resolveExpressions(ctx, value, limit);
+    return data.size === 0 ? value : substitute(value, data);
+  }
+
+  /**
+   * Detokenizes a JSON document as text: only the string values holding expressions change, the
+   * rest of the bytes stay exactly as sent (numbers keep their digits). For proxy bodies.
+   */
+  detokenizeJsonText(ctx: TokenContext, text: string, parsed: unknown, limit = DETOKENIZE_LIMIT): string {
+    const data = this.resolveExpressions(ctx, parsed, limit);
+    return data.size === 0 ? text : substituteInJsonText(text, data);
+  }
+
+  /** The data of every token `value` references, checked: existing (400), usable here (403), within `limit` (400). */
+  private resolveExpressions(ctx: TokenContext, value: unknown, limit: number): Map<string, unknown> {
     requireSomewhere(ctx.caller, 'token:use');
     const ids = findTokenIds(value);
-    if (ids.length === 0) return value;
+    const data = new Map<string, unknown>();
     if (ids.length > limit) {
       throw new HttpError(400, `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`);
     }
-    const data = new Map<string, unknown>();
     for (const id of ids) {
       const record = this.visible(ctx, id);
       if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { [id]: ['no such token'] }, 'Unknown token');
@@ -149,7 +163,7 @@ export class TokenService {
       }
       data.set(id, this.unseal(record).data);
     }
-    return substitute(value, data);
+    return data;
   }
 
   /** Deletes expired tokens; returns how many. */

@@ -1134,3 +1134,51 @@ describe('proxies and tenant isolation', () => {
     expect(target.requests).toHaveLength(1);
   });
 });
+
+describe('bodies forwarded byte for byte', () => {
+  it('leaves binary bytes that happen to contain "{{" untouched', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const dest = await destination();
+    const proxy = await createProxy(emu, { destination_url: dest.url });
+    const bytes = Buffer.from([0xff, 0xfe, 0x7b, 0x7b, 0x00, 0x80]);
+    const result = await invoke(emu, proxy.key, 'POST', { raw: bytes, contentType: 'application/octet-stream' });
+    expect(result.status).toBe(200);
+    expect(dest.only().bytes.equals(bytes)).toBe(true);
+  });
+
+  it('changes a JSON body only where an expression stands: spacing and 20-digit numbers survive', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const dest = await destination();
+    const proxy = await createProxy(emu, { destination_url: dest.url });
+    const token = await createToken(emu, { type: 'token', data: 'secret-value' });
+    const raw = `{ "id" : 12345678901234567890,  "price": 1.50, "t": "{{ ${token.id} }}", "note": "x {{${token.id}}} y", "{{ ${token.id} }}": 1 }`;
+    const result = await invoke(emu, proxy.key, 'POST', { raw, contentType: 'application/json' });
+    expect(result.status).toBe(200);
+    expect(dest.only().body).toBe(
+      `{ "id" : 12345678901234567890,  "price": 1.50, "t": "secret-value", "note": "x secret-value y", "{{ ${token.id} }}": 1 }`,
+    );
+    // with "{{" but no expression at all, not even re-serialized
+    const plain = '{ "template": "{{ not a token }}" ,"n": 1.50 }';
+    await invoke(emu, proxy.key, 'POST', { raw: plain, contentType: 'application/json' });
+    expect(dest.requests[1]!.body).toBe(plain);
+  });
+
+  it('does not forward HEAD (not one of the five methods)', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const dest = await destination();
+    const proxy = await createProxy(emu, { destination_url: dest.url });
+    const result = await invoke(emu, proxy.key, 'HEAD');
+    expect(result.status).toBe(404);
+    expect(dest.requests).toHaveLength(0);
+  });
+
+  it('drops a deleted Application on the next patch instead of refusing it', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const app = await application(emu, { type: 'private', permissions: ['token:use'] });
+    const proxy = await createProxy(emu, { application: { id: app.id } });
+    expect((await emu.call('DELETE', `/applications/${app.id}`)).status).toBe(204);
+    expect((await emu.call('GET', `/proxies/${proxy.id}`)).body.application_id).toBeNull();
+    expect((await patchProxy(emu, proxy.id, { name: 'renamed' })).status).toBe(204);
+    expect((await emu.call('GET', `/proxies/${proxy.id}`)).body).toMatchObject({ name: 'renamed', application_id: null });
+  });
+});

@@ -16,6 +16,9 @@ interface InvokeProxyOptions {
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** What a proxy key looks like (`proxy_<env>_<26 base58>`); anything else is an id or a name. */
+const PROXY_KEY = /^proxy_[a-z]+_[1-9A-HJ-NP-Za-km-z]{26}$/;
+
 /** `-H 'Name: value'` into a header pair. */
 function parseHeader(line: string): [string, string] {
   const at = line.indexOf(':');
@@ -52,7 +55,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     }
 
     const client = await ctx.client();
-    const key = args.proxy!.startsWith('proxy_') ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
+    const key = PROXY_KEY.test(args.proxy!) ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
     headers['SVC-PROXY-KEY'] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 
