@@ -22,6 +22,8 @@ export interface ServeLog {
   event(event: EmulatorEvent): void;
   stopping(signal: string): void;
   stopped(): void;
+  /** Writes what is gathered now (lines are otherwise written once per turn of the event loop). */
+  flush(): void;
 }
 
 /**
@@ -30,7 +32,19 @@ export interface ServeLog {
  * Keys appear once, in the first start's bootstrap report, and only when they were generated.
  */
 export function createServeLog(format: LogFormat, io: IO, color: boolean): ServeLog {
-  const out = (line: string) => io.stdout.write(`${line}\n`);
+  // Lines are gathered and written once per turn of the event loop: under load that is one write
+  // for many requests instead of one each (stdout to a file or a pipe writes synchronously).
+  let buffered = '';
+  const flush = () => {
+    if (buffered === '') return;
+    const text = buffered;
+    buffered = '';
+    io.stdout.write(text);
+  };
+  const out = (line: string) => {
+    if (buffered === '') setImmediate(flush);
+    buffered += `${line}\n`;
+  };
   if (format === 'json') {
     const json = (value: Record<string, unknown>) => out(JSON.stringify(value));
     return {
@@ -56,7 +70,11 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         json({ event: type, ...Object.fromEntries(Object.entries(fields).map(([key, value]) => [snakeCase(key), value ?? null])) });
       },
       stopping: (signal) => json({ event: 'stopping', signal }),
-      stopped: () => json({ event: 'stopped' }),
+      stopped: () => {
+        json({ event: 'stopped' });
+        flush();
+      },
+      flush,
     };
   }
 
@@ -100,6 +118,10 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
       }
     },
     stopping: (signal) => out(`Stopping (${signal})…`),
-    stopped: () => out('Stopped; the store is flushed.'),
+    stopped: () => {
+      out('Stopped; the store is flushed.');
+      flush();
+    },
+    flush,
   };
 }

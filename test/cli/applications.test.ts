@@ -2,7 +2,7 @@ import { resolveTarget } from '../../src/cli/config.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runSvc, splitArgs, type CliResult } from '../helpers/cli.js';
+import { type CliResult, expectOneLineError, runSvc, splitArgs } from '../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -24,15 +24,6 @@ async function createApp(emu: TestEmulator, name: string, permissions = ['token:
   const result = await emu.call('POST', '/applications', { body: { name, type: 'private', permissions } });
   expect(result.status).toBe(201);
   return result.body as { id: string; name: string; key: string };
-}
-
-/** An expected failure: exactly one line on stderr, nothing on stdout, no stack trace. */
-function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
-  expect(result.code).toBe(code);
-  expect(result.stdout).toBe('');
-  expect(result.stderr).toMatch(pattern);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).not.toContain('    at ');
 }
 
 describe('applications list', () => {

@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { configPath, resolveTarget } from '../../src/cli/config.js';
-import { runSvc, type CliResult } from '../helpers/cli.js';
+import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -26,14 +26,6 @@ async function deadUrl(): Promise<string> {
   const url = dead.url;
   await dead.dispose();
   return url;
-}
-
-function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
-  expect(result.code).toBe(code);
-  expect(result.stdout).toBe('');
-  expect(result.stderr).toMatch(pattern);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).not.toContain('    at ');
 }
 
 describe('profiles add, list, use, remove', () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Proxy } from '../../src/api/types.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { runSvc, splitArgs, type CliResult } from '../helpers/cli.js';
+import { type CliResult, expectOneLineError, fieldsOf, runSvc, splitArgs } from '../helpers/cli.js';
 import { http, type CallOptions, type HttpResult } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -105,26 +105,6 @@ async function createApp(name: string, permissions = ['token:use']): Promise<{ i
   const created = await api('POST', '/applications', { body: { name, type: 'private', permissions } });
   expect(created.status, created.text).toBe(201);
   return created.body;
-}
-
-/** The `label  value` lines of a human `fields` output (labels may hold one space). */
-function fieldsOf(stdout: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const match = /^(\S+(?: \S+)?)\s{2,}(.*)$/.exec(line);
-    if (match) fields[match[1]!] = match[2]!;
-  }
-  return fields;
-}
-
-/** An expected failure: exactly one line on stderr, nothing on stdout, no stack trace. */
-function expectOneLineError(result: CliResult, code: number, pattern: RegExp | string): void {
-  expect(result.code, result.stderr).toBe(code);
-  expect(result.stdout).toBe('');
-  if (typeof pattern === 'string') expect(result.stderr).toBe(`${pattern}\n`);
-  else expect(result.stderr.trimEnd()).toMatch(pattern);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).not.toContain('    at ');
 }
 
 describe('proxies create', () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { verifySignature } from '../../src/emulator/services/webhooks.js';
-import { runSvc, splitArgs, type CliResult } from '../helpers/cli.js';
+import { type CliResult, expectOneLineError, fieldsOf, runSvc, splitArgs } from '../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -64,25 +64,6 @@ async function createApp(emu: TestEmulator, name: string) {
 
 async function reactorCount(emu: TestEmulator): Promise<number> {
   return (await emu.call('GET', '/reactors')).body.pagination.total_items as number;
-}
-
-/** An expected failure: exactly one line on stderr, nothing on stdout, no stack trace. */
-function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
-  expect(result.code, result.stderr).toBe(code);
-  expect(result.stdout).toBe('');
-  expect(result.stderr.trimEnd()).toMatch(pattern);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).not.toContain('    at ');
-}
-
-/** The `label  value` lines of a human `fields` output. */
-function fieldsOf(stdout: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const match = /^(\S+)\s{2,}(.*)$/.exec(line);
-    if (match) fields[match[1]!] = match[2]!;
-  }
-  return fields;
 }
 
 /** A real loopback HTTP receiver for webhooks; closed when the test ends. */

@@ -74,7 +74,9 @@ function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emu
 
 function logWith(format: LogFormat, color = false) {
   const capture = fakeIo();
-  return { ...capture, log: createServeLog(format, capture.io, color) };
+  const log = createServeLog(format, capture.io, color);
+  // The log writes once per turn of the event loop; reading flushes what is gathered so far.
+  return { ...capture, log, stdout: () => (log.flush(), capture.stdout()), lines: () => (log.flush(), capture.lines()) };
 }
 
 describe('the JSON log', () => {

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { EmulatorOptions } from '../../src/emulator/index.js';
-import { runSvc, splitArgs, type CliResult } from '../helpers/cli.js';
+import { type CliResult, expectOneLineError, fieldsOf, runSvc, splitArgs } from '../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -33,25 +33,6 @@ async function revealed(api: Awaited<ReturnType<typeof setup>>['api'], id: strin
 async function listedIds(emu: TestEmulator): Promise<string[]> {
   const result = await emu.call('GET', '/tokens?size=100', { key: emu.privateKey });
   return (result.body.data as { id: string }[]).map((token) => token.id);
-}
-
-/** An expected failure: exactly one line on stderr, nothing on stdout, no stack trace. */
-function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
-  expect(result.code, result.stderr).toBe(code);
-  expect(result.stdout).toBe('');
-  expect(result.stderr.trimEnd()).toMatch(pattern);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).not.toContain('    at ');
-}
-
-/** The `label  value` lines of a human `fields` output, first line of each value. */
-function fieldsOf(stdout: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const match = /^(\S+)\s{2,}(.*)$/.exec(line);
-    if (match) fields[match[1]!] = match[2]!;
-  }
-  return fields;
 }
 
 describe('tokens create', () => {

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { expect } from 'vitest';
 import { runSvc as run } from '../../src/cli/main.js';
 
 export interface CliResult {
@@ -41,4 +42,24 @@ export async function runSvc(argv: string | string[], options: CliOptions): Prom
     signal: options.signal ?? new AbortController().signal,
   });
   return { code, stdout, stderr, json: () => JSON.parse(stdout) };
+}
+
+/** An expected failure: exactly one line on stderr (matching, or equal to a string), nothing on stdout, no stack trace. */
+export function expectOneLineError(result: CliResult, code: number, pattern: RegExp | string): void {
+  expect(result.code, result.stderr).toBe(code);
+  expect(result.stdout).toBe('');
+  if (typeof pattern === 'string') expect(result.stderr).toBe(`${pattern}\n`);
+  else expect(result.stderr.trimEnd()).toMatch(pattern);
+  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(result.stderr).not.toContain('    at ');
+}
+
+/** The `label  value` lines of a human `fields` output (first line of each value). */
+export function fieldsOf(stdout: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const match = /^(\S+(?: \S+)?)\s{2,}(.*)$/.exec(line);
+    if (match) fields[match[1]!] = match[2]!;
+  }
+  return fields;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { request } from 'undici';
-import { onTestFinished } from 'vitest';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions } from '../../src/emulator/index.js';
 import { tempDir } from './temp.js';
 
@@ -102,4 +102,41 @@ export async function createTenant(emu: TestEmulator, name = 'other') {
   const result = await emu.call('POST', '/_emulator/tenants', { key: null, body: { name } });
   if (result.status !== 201) throw new Error(`tenant creation failed: ${result.text}`);
   return result.body as { id: string; management_key: string; private_key: string };
+}
+
+/**
+ * One real emulator for a whole describe block (the helper's `startEmulator` stops its emulator
+ * at the end of each test): started before the block's tests, stopped after them.
+ */
+export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): () => TestEmulator {
+  let emu: TestEmulator | undefined;
+  let dispose: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const events: EmulatorEvent[] = [];
+    const emulator = createEmulator({ port: 0, ...options, onEvent: (event) => events.push(event) });
+    dispose = () => emulator.dispose();
+    await emulator.ready;
+    const { keys, tenantId } = emulator.bootstrap;
+    const url = emulator.url;
+    emu = {
+      emulator,
+      url,
+      dir: '',
+      data: undefined,
+      managementKey: keys.managementKey!,
+      privateKey: keys.privateKey!,
+      tenantId,
+      events,
+      call: (method, path, callOptions = {}) =>
+        http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? keys.managementKey! : callOptions.key }),
+      dispose: () => emulator.dispose(),
+    };
+  });
+  afterAll(async () => {
+    await dispose?.();
+  });
+  return () => {
+    if (!emu) throw new Error('the shared emulator has not started');
+    return emu;
+  };
 }

@@ -21,21 +21,30 @@ export const API_KEY_HEADER = 'svc-api-key';
 
 /** Resolves `SVC-API-KEY` to an Application (401 when missing or unknown) and checks the route's permission (403). */
 export function authHook(applications: ApplicationService) {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
-    const config = request.routeOptions.config;
-    if (request.is404 || config.public) return;
-    const key = request.headers[API_KEY_HEADER];
-    if (typeof key !== 'string' || key === '') {
-      throw new HttpError(401, 'Send the API key of an Application in the SVC-API-KEY header.');
-    }
-    const application = applications.authenticate(key);
-    if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
-    request.caller = { tenantId: application.tenant_id, application };
-    const needed = config.permission;
-    if (needed && !application.permissions.includes(needed)) {
-      throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
+  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    try {
+      authenticate(applications, request);
+      done();
+    } catch (error) {
+      done(error as Error);
     }
   };
+}
+
+function authenticate(applications: ApplicationService, request: FastifyRequest): void {
+  const config = request.routeOptions.config;
+  if (request.is404 || config.public) return;
+  const key = request.headers[API_KEY_HEADER];
+  if (typeof key !== 'string' || key === '') {
+    throw new HttpError(401, 'Send the API key of an Application in the SVC-API-KEY header.');
+  }
+  const application = applications.authenticate(key);
+  if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+  request.caller = { tenantId: application.tenant_id, application };
+  const needed = config.permission;
+  if (needed && !application.permissions.includes(needed)) {
+    throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
+  }
 }
 
 /** The caller of a route behind the auth hook. */

@@ -46,11 +46,12 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(TRACE_HEADER, request.id);
+    done();
   });
   app.addHook('onRequest', authHook(services.applications));
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     emit({
       type: 'request',
       method: request.method,
@@ -60,6 +61,7 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
       ms: Math.round(reply.elapsedTime * 10) / 10,
       traceId: request.id,
     });
+    done();
   });
 
   emulatorRoutes(app, services.tenants, services.webhooks);

@@ -18,6 +18,7 @@ export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
 /** The payload limit of a proxy with a transform (spec section 8). */
 export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
 const TRANSFORM_TIMEOUT_MS = 30_000;
+const SMALL_BODY_BYTES = 64 * 1024;
 
 /** One inbound call of `/proxy...`, as the HTTP layer hands it over. */
 export interface ProxyCall {
@@ -38,8 +39,8 @@ export interface ProxyCall {
 export interface ProxyAnswer {
   status: number;
   headers: Record<string, string | string[]>;
-  /** Streamed straight from the destination unless a response transform rewrote it. */
-  body: Readable | string | undefined;
+  /** Streamed straight from the destination unless small or rewritten by a response transform. */
+  body: Readable | Buffer | string | undefined;
 }
 
 export interface PipelineDeps {
@@ -103,7 +104,13 @@ export class ProxyPipeline {
     const destinationStatus = { [DESTINATION_STATUS_HEADER]: String(response.status) };
 
     if (!transforms.response) {
-      return { status: response.status, headers: { ...responseHeaders(response.headers, true), ...destinationStatus }, body: response.body };
+      const headers = { ...responseHeaders(response.headers, true), ...destinationStatus };
+      // A small answer of known length is sent in one piece; anything else streams through.
+      const length = Number(response.headers['content-length']);
+      if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
+        return { status: response.status, headers, body: await readAll(response.body) };
+      }
+      return { status: response.status, headers, body: response.body };
     }
     const text = await readLimited(response.body, TRANSFORM_PAYLOAD_LIMIT);
     const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
@@ -240,6 +247,12 @@ function serializeBody(body: unknown, headers: Record<string, string>): string |
   if (typeof body === 'string') return body;
   if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = 'application/json';
   return JSON.stringify(body);
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 async function readLimited(stream: Readable, limit: number): Promise<string> {

@@ -74,7 +74,9 @@ export class Instance {
   async retire(): Promise<void> {
     this.retired = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
-    await Promise.all(this.slots.map((slot) => this.stop(slot)));
+    // Take them all out first: stop() removes a slot from the list it would be iterating.
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((slot) => this.stop(slot)));
   }
 
   private async acquire(): Promise<Slot> {

@@ -26,17 +26,24 @@ export interface CollectionOptions<T> {
  * way to disk, every further change joins one pending write, so a burst of N changes costs at most
  * two file writes, and each caller's promise resolves once its own change is on disk.
  */
+const DONE = Promise.resolve();
+
 class Shard<T> {
   readonly records = new Map<string, T>();
   private readonly db: Low<ShardFile<T>>;
   private running: Promise<void> = Promise.resolve();
   private pending: Promise<void> | undefined;
 
-  constructor(readonly adapter: Adapter<ShardFile<T>>) {
+  constructor(
+    readonly adapter: Adapter<ShardFile<T>>,
+    /** In memory there is nothing to write: a save is done as soon as it is asked for. */
+    private readonly persistent: boolean,
+  ) {
     this.db = new Low(adapter, { version: 1, records: [] });
   }
 
   save(): Promise<void> {
+    if (!this.persistent) return DONE;
     this.pending ??= this.running
       .catch(() => {})
       .then(() => {
@@ -81,7 +88,7 @@ export class Collection<T extends TenantRecord> {
     const count = options.shards ?? 1;
     this.shards = Array.from(
       { length: count },
-      (_, i) => new Shard<T>(adapterFor ? adapterFor(i, count) : new Memory<ShardFile<T>>()),
+      (_, i) => new Shard<T>(adapterFor ? adapterFor(i, count) : new Memory<ShardFile<T>>(), adapterFor !== null),
     );
     for (const [indexName, of] of Object.entries(options.indexes ?? {})) {
       this.indexes.set(indexName, { of, map: new Map() });

@@ -4,10 +4,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { request as undiciRequest } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Proxy } from '../../../src/api/types.js';
-import { createEmulator, type EmulatorEvent, type EmulatorOptions } from '../../../src/emulator/index.js';
-import { createTenant, http, startEmulator, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator } from '../../helpers/emulator.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -46,42 +45,6 @@ const versioned = (version: number) => source(`module.exports = async (req) => (
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/**
- * One real emulator for a whole describe block (the helper's `startEmulator` stops its emulator at
- * the end of each test): started before the block's tests, stopped after them.
- */
-function sharedEmulator(options: EmulatorOptions = { inMemory: true }): () => TestEmulator {
-  let emu: TestEmulator | undefined;
-  let dispose: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    const events: EmulatorEvent[] = [];
-    const emulator = createEmulator({ port: 0, ...options, onEvent: (event) => events.push(event) });
-    dispose = () => emulator.dispose();
-    await emulator.ready;
-    const { keys, tenantId } = emulator.bootstrap;
-    const url = emulator.url;
-    emu = {
-      emulator,
-      url,
-      dir: '',
-      data: undefined,
-      managementKey: keys.managementKey!,
-      privateKey: keys.privateKey!,
-      tenantId,
-      events,
-      call: (method, path, callOptions = {}) => http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? keys.managementKey! : callOptions.key }),
-      dispose: () => emulator.dispose(),
-    };
-  });
-  afterAll(async () => {
-    await dispose?.();
-  });
-  return () => {
-    if (!emu) throw new Error('the shared emulator has not started');
-    return emu;
-  };
-}
-
 interface Received {
   method: string;
   url: string;
@@ -107,7 +70,7 @@ interface Destination {
   /** What to answer; may be changed between calls. */
   answer: Answer | ((request: Received) => Answer);
   /** The one request it received (fails when there were none or several). */
-  only(): Received;
+  single(): Received;
 }
 
 /** A real loopback destination recording every request, closed when the test ends. */
@@ -117,7 +80,7 @@ async function destination(answer: Destination['answer'] = {}): Promise<Destinat
     url: '',
     requests,
     answer,
-    only() {
+    single() {
       expect(requests, 'requests at the destination').toHaveLength(1);
       return requests[0]!;
     },
@@ -474,7 +437,7 @@ describe('proxy CRUD (spec 4.3)', () => {
 
     expect((await emu().call<Proxy>('GET', `/proxies/${proxy.id}`)).body.request_transform).toEqual({ code: versioned(1) });
     expect((await invoke(emu(), proxy.key, 'POST', { body: { x: 1 } })).status).toBe(200);
-    expect(JSON.parse(target.only().body)).toEqual({ version: 1 });
+    expect(JSON.parse(target.single().body)).toEqual({ version: 1 });
 
     // A good update swaps the code in.
     expect((await patchProxy(emu(), proxy.id, { request_transform: { code: versioned(2) } })).status).toBe(204);
@@ -546,7 +509,7 @@ describe('invoking a proxy: what reaches the destination', () => {
     const body = method === 'GET' || method === 'DELETE' ? undefined : { method };
     const result = await invoke(emu(), proxy.key, method, { path: '/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93', keyIn, ...(body && { body }) });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.method).toBe(method);
     expect(received.url).toBe('/base/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93');
     expect(received.url).not.toContain(proxy.key);
@@ -559,7 +522,7 @@ describe('invoking a proxy: what reaches the destination', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const result = await emu().call('GET', `/proxy/p?first=1&svc-proxy-key=${proxy.key}&last=2`, { key: emu().privateKey });
     expect(result.status, result.text).toBe(200);
-    expect(target.only().url).toBe('/p?first=1&last=2');
+    expect(target.single().url).toBe('/p?first=1&last=2');
   });
 
   it("/proxy alone goes to the destination URL as it is, its own query before the caller's", async () => {
@@ -577,7 +540,7 @@ describe('invoking a proxy: what reaches the destination', () => {
     const raw = '{ "amount": 12.50, "nested": {"list": [1, "two", null]}, "unicode": "é✓" }';
     const result = await invoke(emu(), proxy.key, 'POST', { raw, contentType: 'application/json' });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.body).toBe(raw);
     expect(received.headers['content-type']).toBe('application/json');
     expect(received.headers['content-length']).toBe(String(Buffer.byteLength(raw)));
@@ -591,7 +554,7 @@ describe('invoking a proxy: what reaches the destination', () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
     expect((await invoke(emu(), proxy.key, 'PUT', { raw, contentType })).status).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.body).toBe(raw);
     expect(received.headers['content-type']).toBe(contentType);
   });
@@ -603,7 +566,7 @@ describe('invoking a proxy: what reaches the destination', () => {
     const random = randomBytes(4096).map((byte) => (byte === 0x7b ? 0x7c : byte));
     const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_value, index) => index)), random, Buffer.from([0xff, 0xfe, 0x80])]);
     expect((await invoke(emu(), proxy.key, 'POST', { raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
-    expect(target.only().bytes.equals(bytes)).toBe(true);
+    expect(target.single().bytes.equals(bytes)).toBe(true);
   });
 
   it("forwards the caller's headers in their case, Authorization included, without svc's own or invalid names", async () => {
@@ -614,7 +577,7 @@ describe('invoking a proxy: what reaches the destination', () => {
       headers: { Authorization: 'Bearer dest-secret', 'X-Mixed-Case_Name': 'kept', 'x-lower': 'low', 'X.Dot': 'dropped', 'X-Trace!': 'dropped' },
     });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     const names = namesOf(received);
     expect(names).toContain('Authorization');
     expect(names).toContain('X-Mixed-Case_Name');
@@ -644,7 +607,7 @@ describe('invoking a proxy: what reaches the destination', () => {
       'Connection: close',
     ]);
     expect(socketResult).toMatch(/^HTTP\/1\.1 200/);
-    expect(target.only().headers['x-multi']).toBe('one, two');
+    expect(target.single().headers['x-multi']).toBe('one, two');
   });
 
   it('a header name with a space never reaches the destination', async () => {
@@ -688,12 +651,12 @@ describe('invoking a proxy: detokenization', () => {
       body: { card: `{{ ${card.id} }}`, note: `card {{${card.id}}} end`, list: [`{{${secret.id}}}`, `x-{{ ${secret.id} }}-y`], untouched: '{ not an expression }' },
     });
     expect(result.status, result.text).toBe(200);
-    const received = JSON.parse(target.only().body);
+    const received = JSON.parse(target.single().body);
     expect(received.card).toMatchObject(CARD);
     expect(received.note).toBe(`card ${JSON.stringify(received.card)} end`);
     expect(received.list).toEqual(['sensitive-value', 'x-sensitive-value-y']);
     expect(received.untouched).toBe('{ not an expression }');
-    expect(target.only().headers['content-length']).toBe(String(Buffer.byteLength(target.only().body)));
+    expect(target.single().headers['content-length']).toBe(String(Buffer.byteLength(target.single().body)));
   });
 
   it('replaces expressions in a text body in place', async () => {
@@ -703,7 +666,7 @@ describe('invoking a proxy: detokenization', () => {
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const raw = `password={{ ${secret.id} }}&card={{${card.id}}}&keep=%7B`;
     expect((await invoke(emu(), proxy.key, 'POST', { raw, contentType: 'text/plain' })).status).toBe(200);
-    const body = target.only().body;
+    const body = target.single().body;
     expect(body.startsWith('password=hunter2&card={')).toBe(true);
     const cardJson = body.slice('password=hunter2&card='.length, body.lastIndexOf('&keep='));
     expect(JSON.parse(cardJson)).toMatchObject(CARD);
@@ -726,7 +689,7 @@ describe('invoking a proxy: detokenization', () => {
 
     const allowed = await invoke(emu(), proxy.key, 'POST', { key: generalOnly.key, body: { value: `{{ ${general.id} }}` } });
     expect(allowed.status, allowed.text).toBe(200);
-    expect(JSON.parse(target.only().body)).toEqual({ value: 'general-data' });
+    expect(JSON.parse(target.single().body)).toEqual({ value: 'general-data' });
   });
 
   it('refuses an unknown token (400 proxy_error naming it); nothing is forwarded', async () => {
@@ -776,7 +739,7 @@ describe('invoking a proxy: authentication (spec 5)', () => {
     const result = await invoke(emu(), proxy.key, 'POST', { key: null, raw: 'hello', contentType: 'text/plain', keyIn: 'query' });
     expect(result.status, result.text).toBe(201);
     expect(result.text).toBe('made');
-    expect(target.only().body).toBe('hello');
+    expect(target.single().body).toBe('hello');
   });
 
   it("anonymous callers detokenize through the proxy's Application", async () => {
@@ -786,7 +749,7 @@ describe('invoking a proxy: authentication (spec 5)', () => {
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const result = await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: `{{${card.id}}}` } });
     expect(result.status, result.text).toBe(200);
-    expect(JSON.parse(target.only().body).card).toMatchObject(CARD);
+    expect(JSON.parse(target.single().body).card).toMatchObject(CARD);
   });
 
   it("anonymous callers are limited to the Application's rules", async () => {
@@ -830,7 +793,7 @@ describe('invoking a proxy: transforms', () => {
       headers: { 'X-Caller': 'c', Authorization: 'Bearer t' },
     });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.url).toBe('/base/v1/pay?x=1&y=%20z');
     const sent = JSON.parse(received.body);
     expect(sent.configuration).toEqual({ greeting: 'hi' });
@@ -863,7 +826,7 @@ describe('invoking a proxy: transforms', () => {
     );
     const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code } });
     expect((await invoke(emu(), proxy.key, 'PUT', { raw: 'a=1&b=two', contentType: 'application/x-www-form-urlencoded' })).status).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.body).toBe('string:A=1&B=TWO::PUT');
     expect(received.headers['content-type']).toBe('text/plain');
     expect(received.headers['x-path']).toBe('(none)');
@@ -902,7 +865,7 @@ describe('invoking a proxy: transforms', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code }, application: { id: app.id } });
     const result = await invoke(emu(), proxy.key, 'POST', { body: { secret: 'tokenized-in-transform' } });
     expect(result.status, result.text).toBe(200);
-    const sent = JSON.parse(target.only().body);
+    const sent = JSON.parse(target.single().body);
     expect(Object.keys(sent)).toEqual(['token_id']);
     const token = await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { value: `{{ ${sent.token_id} }}` } });
     expect(token.status, token.text).toBe(200);
@@ -945,7 +908,7 @@ describe('invoking a proxy: transforms', () => {
     const plain = await createProxy(emu(), { destination_url: target.url });
     const result = await invoke(emu(), plain.key, 'POST', { raw: payload, contentType: 'text/plain' });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.bytes.length).toBe(payload.length);
     expect(received.bytes.equals(payload)).toBe(true);
   });
@@ -1061,7 +1024,7 @@ describe('invoking a proxy: reserved headers (Enterprise)', () => {
     });
     expect(result.status, result.text).toBe(200);
     expect(result.headers['svc-proxy-destination-status']).toBe('200');
-    const received = target.only();
+    const received = target.single();
     expect(received.headers['keep-alive']).toBe('timeout=5');
     expect(received.headers.connection).toBe('keep-alive');
     const names = namesOf(received).map((name) => name.toLowerCase());
@@ -1085,8 +1048,8 @@ describe('invoking a proxy: reserved headers (Enterprise)', () => {
       'Connection: close',
     ]);
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
-    expect(target.only().headers['keep-alive']).toBeUndefined();
-    expect(target.only().headers.connection).not.toBe('close');
+    expect(target.single().headers['keep-alive']).toBeUndefined();
+    expect(target.single().headers.connection).not.toBe('close');
   });
 });
 
@@ -1098,7 +1061,7 @@ describe('invoking a proxy: reserved headers on the standard tier', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const result = await invoke(emu(), proxy.key, 'GET', { headers: { 'SVC-PROXY-KEEP-ALIVE': 'timeout=5', 'SVC-PROXY-CONNECTION': 'close' } });
     expect(result.status, result.text).toBe(200);
-    const received = target.only();
+    const received = target.single();
     expect(received.headers['keep-alive']).toBeUndefined();
     expect(received.headers.connection).not.toBe('close');
     const names = namesOf(received).map((name) => name.toLowerCase());
@@ -1143,7 +1106,7 @@ describe('bodies forwarded byte for byte', () => {
     const bytes = Buffer.from([0xff, 0xfe, 0x7b, 0x7b, 0x00, 0x80]);
     const result = await invoke(emu, proxy.key, 'POST', { raw: bytes, contentType: 'application/octet-stream' });
     expect(result.status).toBe(200);
-    expect(dest.only().bytes.equals(bytes)).toBe(true);
+    expect(dest.single().bytes.equals(bytes)).toBe(true);
   });
 
   it('changes a JSON body only where an expression stands: spacing and 20-digit numbers survive', async () => {
@@ -1154,7 +1117,7 @@ describe('bodies forwarded byte for byte', () => {
     const raw = `{ "id" : 12345678901234567890,  "price": 1.50, "t": "{{ ${token.id} }}", "note": "x {{${token.id}}} y", "{{ ${token.id} }}": 1 }`;
     const result = await invoke(emu, proxy.key, 'POST', { raw, contentType: 'application/json' });
     expect(result.status).toBe(200);
-    expect(dest.only().body).toBe(
+    expect(dest.single().body).toBe(
       `{ "id" : 12345678901234567890,  "price": 1.50, "t": "secret-value", "note": "x secret-value y", "{{ ${token.id} }}": 1 }`,
     );
     // with "{{" but no expression at all, not even re-serialized

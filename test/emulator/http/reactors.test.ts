@@ -1,11 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Reactor } from '../../../src/api/types.js';
-import { createEmulator, type EmulatorEvent, type EmulatorOptions } from '../../../src/emulator/index.js';
+import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
-import { createTenant, http, startEmulator, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -26,43 +26,6 @@ const ECHO = source(
 
 /** Response bodies are checked field by field with expect(); a static shape would add nothing. */
 type Json = any;
-
-/**
- * One real emulator for a whole describe block (the helper's `startEmulator` stops its emulator
- * at the end of each test): started before the block's tests, stopped after them.
- */
-function sharedEmulator(options: EmulatorOptions = OPTIONS): () => TestEmulator {
-  let emu: TestEmulator | undefined;
-  let dispose: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    const events: EmulatorEvent[] = [];
-    const emulator = createEmulator({ port: 0, ...options, onEvent: (event) => events.push(event) });
-    dispose = () => emulator.dispose();
-    await emulator.ready;
-    const { keys, tenantId } = emulator.bootstrap;
-    const url = emulator.url;
-    emu = {
-      emulator,
-      url,
-      dir: '',
-      data: undefined,
-      managementKey: keys.managementKey!,
-      privateKey: keys.privateKey!,
-      tenantId,
-      events,
-      call: (method, path, callOptions = {}) =>
-        http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? keys.managementKey! : callOptions.key }),
-      dispose: () => emulator.dispose(),
-    };
-  });
-  afterAll(async () => {
-    await dispose?.();
-  });
-  return () => {
-    if (!emu) throw new Error('the shared emulator has not started');
-    return emu;
-  };
-}
 
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -177,7 +140,7 @@ function traceId(result: HttpResult): string {
 }
 
 describe('reactor CRUD (spec 4.4)', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it('creates a reactor: 201 with the Reactor, application null when none is set, readable by GET', async () => {
     const self = await emu().call('GET', '/applications/key');
@@ -349,7 +312,7 @@ describe('reactor CRUD (spec 4.4)', () => {
 });
 
 describe('reactor validation', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it('requires name, code and configuration', async () => {
     const name = unique('required');
@@ -446,7 +409,7 @@ describe('reactor validation', () => {
 });
 
 describe('reactor permissions', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
   const ALL = ['reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'];
 
   it('answers 401 without a key or with an unknown one', async () => {
@@ -513,7 +476,7 @@ describe('reactor permissions', () => {
 });
 
 describe('code that does not load', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it('refuses a syntax error on create with 422 and the line and column', async () => {
     const name = unique('syntax');
@@ -562,7 +525,7 @@ describe('code that does not load', () => {
 });
 
 describe('PATCH /reactors/{id} (merge patch)', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it('answers 204 and changes only the given fields; configuration keys merge and null removes one', async () => {
     const app = await application(emu(), { type: 'private', permissions: ['token:create'] });
@@ -657,7 +620,7 @@ describe('PATCH /reactors/{id} (merge patch)', () => {
 });
 
 describe('POST /reactors/{id}/react', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it('needs token:use: the management key and a public key get 403, the private key works', async () => {
     const reactor = await createReactor(emu(), {});
@@ -905,7 +868,7 @@ describe('POST /reactors/{id}/react', () => {
 });
 
 describe('errors thrown by reactor code', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
   const lines = [
     'module.exports = async function (req) {',
     '  const { kind } = req.args;',
@@ -1023,7 +986,7 @@ describe('errors thrown by reactor code', () => {
 });
 
 describe('asynchronous invocation with a webhook (Enterprise)', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
   const code = source(
     'module.exports = async function (req) {',
     "  const { delay = 0, fail = false, msg = 'hi' } = req.args;",
@@ -1261,7 +1224,7 @@ describe('the standard tier', () => {
 });
 
 describe('tenant isolation', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   it("answers 404 to another tenant's keys for a reactor on every endpoint", async () => {
     const reactor = await createReactor(emu(), { configuration: { owner: 'me' } });
@@ -1302,7 +1265,7 @@ describe('tenant isolation', () => {
  * passes while the bug is there. Once a bug is fixed its test fails: turn `it.fails` into `it`.
  */
 describe('known bugs', () => {
-  const emu = sharedEmulator();
+  const emu = sharedEmulator(OPTIONS);
 
   // src/emulator/services/reactors.ts versionOf() hashes the code only, and Runtime.load() reuses
   // the loaded instance (with its old LoadSpec.filename) when the version is unchanged.

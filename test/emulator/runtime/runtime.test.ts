@@ -814,3 +814,14 @@ describe('req.svc over the real token service', () => {
     }
   });
 });
+
+describe('retiring an instance', () => {
+  it('stops every one of its workers, however many concurrency had started', async () => {
+    const rt = runtime({ spares: 2 });
+    const instance = await load(rt, `module.exports = async () => new Promise((resolve) => setTimeout(() => resolve(1), 200));`);
+    await Promise.all([1, 2, 3].map(() => invoke(instance)));
+    expect(instance.workerCount).toBe(3);
+    await rt.unload(instance.id);
+    expect(instance.workerCount).toBe(0);
+  });
+});

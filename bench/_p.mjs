@@ -1,0 +1,12 @@
+import http from 'node:http';
+import { createEmulator } from '../dist/index.js';
+import { load } from './load.js';
+const server = http.createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')); }).listen(0);
+await new Promise(r => server.once('listening', r));
+const emu = createEmulator({ port: 0, inMemory: true, managementKey: 'bench-management-key-0001', privateKey: 'bench-private-key-00000001' });
+await emu.ready;
+const h = { 'svc-api-key': 'bench-private-key-00000001', 'content-type': 'application/json' };
+const p = await (await fetch(emu.url + '/proxies', { method: 'POST', headers: { ...h, 'svc-api-key': 'bench-management-key-0001' }, body: JSON.stringify({ name: 'b', destination_url: `http://127.0.0.1:${server.address().port}/x` }) })).json();
+console.log('health', JSON.stringify(await load(`${emu.url}/health`, { connections: 16, durationMs: 1000 })));
+console.log('proxy', JSON.stringify(await load(`${emu.url}/proxy`, { method: 'POST', headers: { ...h, 'svc-proxy-key': p.key }, body: '{"a":1}', connections: 16, durationMs: 1000 })));
+await emu.dispose(); server.close();
