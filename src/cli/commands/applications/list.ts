@@ -1,6 +1,7 @@
 import { intOption } from '../../input.js';
 import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
+import { notePages, pagingOptions } from '../paging.js';
 
 interface ListOptions {
   page?: string;
@@ -13,8 +14,7 @@ export const list = defineCommand<ListOptions>({
   aliases: ['ls'],
   description: 'list Applications',
   options: [
-    { flags: '--page <n>', description: 'page number (from 1)' },
-    { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+    ...pagingOptions,
     { flags: '--id <id>', description: 'only these ids (repeatable)', repeatable: true },
   ],
   async handler({ options }, ctx) {
@@ -37,8 +37,7 @@ export const list = defineCommand<ListOptions>({
         ],
         'No Applications.',
       );
-      const { page_number, total_pages, total_items } = page.pagination;
-      if (total_pages > 1) ctx.output.note(`Page ${page_number} of ${total_pages} (${total_items} Applications); --page for more.`);
+      notePages(ctx.output, page.pagination, 'Applications');
     });
   },
 });

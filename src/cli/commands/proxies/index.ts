@@ -6,6 +6,7 @@ import type { Output } from '../../output.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
 import { resolveByName } from '../../resolve.js';
 import { applicationRef, readCode, readConfiguration } from '../reactors/shared.js';
+import { notePages, pagingOptions } from '../paging.js';
 
 export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' };
 
@@ -60,8 +61,7 @@ const list = defineCommand<{ page?: string; size?: string; name?: string }>({
   description: 'list proxies',
   options: [
     { flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' },
-    { flags: '--page <n>', description: 'page number (from 1)' },
-    { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+    ...pagingOptions,
   ],
   async handler({ options }, ctx) {
     const page = await (await ctx.client()).proxies.list({ name: options.name, page: intOption(options.page, '--page'), size: intOption(options.size, '--size') });
@@ -77,8 +77,7 @@ const list = defineCommand<{ page?: string; size?: string; name?: string }>({
         ],
         'No proxies.',
       );
-      const { page_number, total_pages, total_items } = page.pagination;
-      if (total_pages > 1) ctx.output.note(`Page ${page_number} of ${total_pages} (${total_items} proxies); --page for more.`);
+      notePages(ctx.output, page.pagination, 'proxies');
     });
   },
 });

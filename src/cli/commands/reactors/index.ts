@@ -2,6 +2,7 @@ import type { ReactorBody } from '../../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { intOption } from '../../input.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
+import { notePages, pagingOptions } from '../paging.js';
 import {
   applicationRef,
   reactorArg,
@@ -25,8 +26,7 @@ const list = defineCommand<{ page?: string; size?: string; name?: string }>({
   description: 'list reactors',
   options: [
     { flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' },
-    { flags: '--page <n>', description: 'page number (from 1)' },
-    { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+    ...pagingOptions,
   ],
   async handler({ options }, ctx) {
     const page = await (await ctx.client()).reactors.list({ name: options.name, page: intOption(options.page, '--page'), size: intOption(options.size, '--size') });
@@ -41,8 +41,7 @@ const list = defineCommand<{ page?: string; size?: string; name?: string }>({
         ],
         'No reactors.',
       );
-      const { page_number, total_pages, total_items } = page.pagination;
-      if (total_pages > 1) ctx.output.note(`Page ${page_number} of ${total_pages} (${total_items} reactors); --page for more.`);
+      notePages(ctx.output, page.pagination, 'reactors');
     });
   },
 });

@@ -2,6 +2,7 @@ import { TOKEN_TYPES, type TokenType } from '../../../api/types.js';
 import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from './shared.js';
+import { notePages, pagingOptions } from '../paging.js';
 
 interface ListOptions {
   container?: string;
@@ -18,8 +19,7 @@ export const list = defineCommand<ListOptions>({
   options: [
     { flags: '--container <container>', description: 'only tokens in this container or below it' },
     { flags: '--type <type>', description: 'only tokens of this type', choices: TOKEN_TYPES },
-    { flags: '--page <n>', description: 'page number (from 1)' },
-    { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+    ...pagingOptions,
     transactionOption,
   ],
   async handler({ options }, ctx) {
@@ -40,8 +40,7 @@ export const list = defineCommand<ListOptions>({
         ],
         'No tokens.',
       );
-      const { page_number, total_pages, total_items } = page.pagination;
-      if (total_pages > 1) ctx.output.note(`Page ${page_number} of ${total_pages} (${total_items} tokens); --page for more.`);
+      notePages(ctx.output, page.pagination, 'tokens');
     });
   },
 });
