@@ -1,4 +1,6 @@
+import { unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { EmulatorError } from './errors.js';
 import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './credentials.js';
@@ -7,7 +9,7 @@ import type { Clock } from './services/applications.js';
 import { createServices } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
-import { Cipher, loadMasterKey } from './services/cipher.js';
+import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
@@ -81,6 +83,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     stop = () => store.close();
     const { key, created } = await loadMasterKey(store.dir, options.masterKey);
     if (created && !store.tokens.empty) {
+      // The key just made cannot read these tokens: remove it, so the next start asks again.
+      if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
       throw new EmulatorError(`The store holds tokens but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. Tokens cannot be read without it.`);
     }
     // User code's console lines are reported under the name of what they belong to.

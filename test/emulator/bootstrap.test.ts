@@ -143,3 +143,19 @@ describe('start-up errors', () => {
     expect((await emu.call('GET', '/applications')).status).toBe(200);
   });
 });
+
+describe('the master key', () => {
+  it('refuses to start when tokens exist but master.key is gone, and leaves no new key behind', async () => {
+    const dir = await tempDir();
+    const first = await startEmulator({ dir });
+    expect((await first.call('POST', '/tokens', { key: first.privateKey, body: { type: 'token', data: 'x' } })).status).toBe(201);
+    await first.dispose();
+    const keyFile = path.join(dir, '.svc', 'master.key');
+    const { unlink, access } = await import('node:fs/promises');
+    await unlink(keyFile);
+    const second = createEmulator({ port: 0, data: first.data! });
+    await expect(second.ready).rejects.toThrow(/holds tokens but its master key .* is missing/);
+    await second.dispose();
+    await expect(access(keyFile)).rejects.toThrow(/ENOENT/);
+  });
+});
