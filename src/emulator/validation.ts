@@ -23,8 +23,10 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
  * the same schema and messages as the HTTP route, as a 400 with field errors.
  */
 export function bodyValidator<T>(schema: object): (value: unknown) => T {
-  const validate = bodyAjv.compile(schema);
+  // Compiled on first use: most are for paths (req.svc, PATCH) a run may never take.
+  let validate: ReturnType<Ajv['compile']> | undefined;
   return (value) => {
+    validate ??= bodyAjv.compile(schema);
     if (!validate(value)) throw validationError(fieldErrors(validate.errors ?? [], 'body'));
     return value as T;
   };

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { HttpError } from '../errors.js';
 
 export interface ForwardRequest {
@@ -29,11 +29,13 @@ const HEADERS_TIMEOUT_MS = 60_000;
  */
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
+  /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
+  private undici: Promise<typeof import('undici')> | undefined;
 
   async send(request: ForwardRequest): Promise<ForwardResponse> {
     try {
       if (request.keepAlive !== undefined || request.connection !== undefined) return await this.sendWithNodeHttp(request);
-      const pool = this.poolFor(request.url.origin);
+      const pool = this.pools.get(request.url.origin) ?? (await this.newPool(request.url.origin));
       const response = await pool.request({
         path: `${request.url.pathname}${request.url.search}`,
         method: request.method as never,
@@ -53,7 +55,9 @@ export class Forwarder {
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
-  private poolFor(origin: string): Pool {
+  private async newPool(origin: string): Promise<Pool> {
+    const { Pool } = await (this.undici ??= import('undici'));
+    // Another call may have made it while undici loaded.
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, { connections: 128, pipelining: 1, keepAliveTimeout: 10_000 });

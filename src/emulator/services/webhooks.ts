@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request } from 'undici';
 import { EmulatorError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
@@ -111,7 +110,8 @@ export class WebhookService {
 
   private async attempt(url: string, body: string, secret: string, attempt: number): Promise<DeliveryAttempt> {
     try {
-      const response = await request(url, {
+      // Node's fetch (its bundled undici): a delivery or two needs no pool of its own.
+      const response = await fetch(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -119,17 +119,16 @@ export class WebhookService {
           'user-agent': 'svc-emulator-webhooks',
         },
         body,
-        headersTimeout: this.attemptTimeoutMs,
-        bodyTimeout: this.attemptTimeoutMs,
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.attemptTimeoutMs),
       });
-      await response.body.dump();
-      const ok = response.statusCode >= 200 && response.statusCode < 300;
-      return { attempt, status: response.statusCode, ok };
+      await response.arrayBuffer();
+      return { attempt, status: response.status, ok: response.status >= 200 && response.status < 300 };
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError'
+      const { name, cause } = error as Error & { cause?: NodeJS.ErrnoException };
+      const reason = name === 'TimeoutError' || name === 'AbortError'
         ? `no answer within ${this.attemptTimeoutMs} ms`
-        : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+        : (cause?.code ?? cause?.message ?? (error as Error).message);
       return { attempt, error: reason, ok: false };
     }
   }
