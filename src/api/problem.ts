@@ -30,6 +30,7 @@ const TITLES: Record<number, [slug: string, title: string]> = {
   500: ['internal', 'Internal server error'],
   502: ['bad-gateway', 'Bad gateway'],
   503: ['unavailable', 'Service unavailable'],
+  508: ['loop-detected', 'Loop detected'],
 };
 
 /** The default `type` and `title` for a status; `type` is a stable URN programs can switch on. */

@@ -82,3 +82,18 @@ export function substituteInJsonText(text: string, data: ReadonlyMap<string, unk
   }
   return result + text.slice(at);
 }
+
+/** How deep a value may nest for the walks here (and merge patches) to stay far from the stack's end. */
+export const MAX_DEPTH = 64;
+
+/** Whether `value` nests objects or arrays deeper than `max` (checked without recursion). */
+export function exceedsDepth(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -23,6 +23,12 @@ export interface ForwardResponse {
 const HEADERS_TIMEOUT_MS = 60_000;
 
 /**
+ * Set on every call a proxy forwards. The emulator refuses it on its own admin routes and on
+ * `/proxy` itself: a proxy pointed at the emulator can neither borrow its loopback trust nor loop.
+ */
+export const PROXY_HOP_HEADER = 'svc-proxy-hop';
+
+/**
  * Sends proxied requests to their destinations over keep-alive undici Pools, one per origin.
  * undici refuses to set KEEP-ALIVE and CONNECTION itself, so the rare call that must carry them
  * (the Enterprise SVC-PROXY-* headers) goes through node:http instead.
@@ -39,7 +45,7 @@ export class Forwarder {
       const response = await pool.request({
         path: `${request.url.pathname}${request.url.search}`,
         method: request.method as never,
-        headers: request.headers,
+        headers: { ...request.headers, [PROXY_HOP_HEADER]: '1' },
         body: request.body,
         headersTimeout: HEADERS_TIMEOUT_MS,
       });
@@ -68,7 +74,7 @@ export class Forwarder {
 
   private sendWithNodeHttp(request: ForwardRequest): Promise<ForwardResponse> {
     const client = request.url.protocol === 'https:' ? https : http;
-    const headers: Record<string, string> = { ...request.headers };
+    const headers: Record<string, string> = { ...request.headers, [PROXY_HOP_HEADER]: '1' };
     if (request.keepAlive !== undefined) headers['Keep-Alive'] = request.keepAlive;
     if (request.connection !== undefined) headers.Connection = request.connection;
     if (request.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(request.body));

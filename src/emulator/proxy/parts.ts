@@ -11,6 +11,7 @@ const NOT_FORWARDED = new Set([
   'svc-proxy-connection',
   'svc-transaction-id',
   'svc-idempotency-key',
+  'svc-proxy-hop',
   'host',
   'connection',
   'keep-alive',

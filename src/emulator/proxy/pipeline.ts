@@ -33,6 +33,8 @@ export interface ProxyCall {
   apiKey: string | undefined;
   keepAlive: string | undefined;
   connection: string | undefined;
+  /** Whether it carries the hop header of a call this emulator forwarded. */
+  hop: boolean;
   traceId: string;
 }
 
@@ -64,6 +66,7 @@ export class ProxyPipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
+    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', undefined, 'Proxy loop');
     const proxy = this.findProxy(call.proxyKey);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     const transforms = {

@@ -203,7 +203,7 @@ function makeRequire(compartment: Compartment, errors: UserErrors, request: Load
       }
       const isPath = name.startsWith('.') || name.startsWith('/');
       const packageName = name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]!;
-      if (user && !isPath && !request.npmAllowlist.includes(packageName)) throw refuse(name);
+      if (user && !isPath && (!request.npmAllowlist.includes(packageName) || name.split('/').includes('..'))) throw refuse(name);
       if (user && isPath) throw new Error(`Cannot require "${name}": user code is a single file; require allowlisted packages by name.`);
       let file: string;
       try {

@@ -7,7 +7,7 @@ import type {
   Page,
   UpdateApplicationBody,
 } from '../../api/types.js';
-import { EmulatorError, FieldErrors, notFound } from '../errors.js';
+import { EmulatorError, FieldErrors, HttpError, notFound } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
 import { checkGrants } from './grants.js';
@@ -121,6 +121,9 @@ export class ApplicationService {
     spec: { name: string; type: ApplicationType; permissions: string[]; key?: string; id?: string },
   ): Promise<{ application: ApplicationRecord; key: string }> {
     const key = spec.key ?? generateKey(spec.type);
+    if (this.store.applications.findBy('key', hashKey(key))) {
+      throw new HttpError(409, 'That key already belongs to an Application; give another one.');
+    }
     const now = this.clock().toISOString();
     const application: ApplicationRecord = {
       id: spec.id ?? randomUUID(),

@@ -1,3 +1,4 @@
+import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
@@ -27,5 +28,6 @@ export function requirePatchObject(patch: unknown, noun: string): Record<string,
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw new HttpError(400, `A merge patch for a ${noun} must be a JSON object.`);
   }
+  if (exceedsDepth(patch, MAX_DEPTH)) throw new HttpError(400, `The merge patch is nested deeper than ${MAX_DEPTH} levels.`);
   return patch as Record<string, unknown>;
 }

@@ -48,6 +48,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
   const reactors = new ReactorService({
     store,
+    cipher: options.cipher,
     runtime: options.runtime,
     tokens,
     webhooks,

@@ -11,6 +11,7 @@ import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
+import type { Cipher, Sealed } from './cipher.js';
 import { applyMergePatch } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
@@ -26,6 +27,7 @@ const checkReactor = bodyValidator<ReactorBody>(reactorSchema);
 
 export interface ReactorServiceOptions {
   store: Store;
+  cipher: Cipher;
   runtime: Runtime;
   tokens: TokenService;
   webhooks: WebhookService;
@@ -176,7 +178,7 @@ export class ReactorService {
     const reactor = this.find(caller, reactorId);
     const record = this.options.store.results.get(caller.tenantId, requestId.toLowerCase());
     if (!record || record.reactor_id !== reactor.id) throw new HttpError(404, `No result ${requestId} for reactor ${reactorId}.`);
-    return resultPayload(record);
+    return this.resultPayload(record);
   }
 
   /** Results left pending by a stop cannot complete any more: they are failed on start. */
@@ -189,7 +191,9 @@ export class ReactorService {
           ...record,
           status: 'failed',
           completed_at: now,
-          error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
+          outcome: this.sealOutcome(record, {
+            error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
+          }),
         }),
       ),
     );
@@ -244,21 +248,50 @@ export class ReactorService {
   }
 
   private async runAsync(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, record: ReactorResultRecord): Promise<void> {
-    let outcome: Partial<ReactorResultRecord>;
+    let status: ReactorResult['status'];
+    let outcome: Outcome;
     try {
-      outcome = { status: 'completed', ...(await this.run(ctx, reactor, instance, args, timeoutMs, record.id)) };
+      status = 'completed';
+      outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
     } catch (error) {
-      outcome = { status: 'failed', error: problemOf(error) };
+      status = 'failed';
+      outcome = { error: problemOf(error) };
     }
-    const done: ReactorResultRecord = { ...record, ...outcome, completed_at: this.options.clock().toISOString() };
+    const done: ReactorResultRecord = { ...record, status, outcome: this.sealOutcome(record, outcome), completed_at: this.options.clock().toISOString() };
     await this.options.store.results.put(done);
     const deliveries: ReactorResultRecord['deliveries'] = [];
-    await this.options.webhooks.deliver(reactor.tenant_id, record.callback_url, resultPayload(done), (attempt) => {
+    // The log names where the result went, not what its query string may carry.
+    const where = record.callback_url.split('?')[0]!;
+    await this.options.webhooks.deliver(reactor.tenant_id, record.callback_url, this.resultPayload(done), (attempt) => {
       deliveries.push({ ...attempt, at: this.options.clock().toISOString() });
-      this.options.emit({ type: 'webhook', reactorId: reactor.id, requestId: record.id, url: record.callback_url, ...attempt });
+      this.options.emit({ type: 'webhook', reactorId: reactor.id, requestId: record.id, url: where, ...attempt });
       const latest = this.options.store.results.get(record.tenant_id, record.id);
-      if (latest) void this.options.store.results.put({ ...latest, deliveries: [...deliveries] });
+      if (latest) this.options.store.results.put({ ...latest, deliveries: [...deliveries] }).catch((error: unknown) => this.reportStoreError(error));
     });
+  }
+
+  private reportStoreError(error: unknown): void {
+    this.options.emit({ type: 'error', message: `recording a webhook delivery failed: ${(error as Error).message}`, stack: (error as Error).stack });
+  }
+
+  /** A result's outcome is sealed like token data: it may hold what the reactor detokenized. */
+  private sealOutcome(record: ReactorResultRecord, outcome: Outcome): Sealed {
+    return this.options.cipher.seal(outcome, `result:${record.tenant_id}:${record.id}`);
+  }
+
+  private resultPayload(record: ReactorResultRecord): ReactorResult {
+    const { id, reactor_id, status, started_at, completed_at } = record;
+    const { raw, tokens, error } = record.outcome ? this.options.cipher.open<Outcome>(record.outcome, `result:${record.tenant_id}:${record.id}`) : ({} as Outcome);
+    return {
+      id,
+      reactor_id,
+      status,
+      ...(raw !== undefined && { raw }),
+      ...(tokens !== undefined && { tokens }),
+      ...(error !== undefined && { error }),
+      started_at,
+      ...(completed_at !== undefined && { completed_at }),
+    };
   }
 
   private track(task: Promise<void>): void {
@@ -309,18 +342,10 @@ export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
 }
 
-function resultPayload(record: ReactorResultRecord): ReactorResult {
-  const { id, reactor_id, status, raw, tokens, error, started_at, completed_at } = record;
-  return {
-    id,
-    reactor_id,
-    status,
-    ...(raw !== undefined && { raw }),
-    ...(tokens !== undefined && { tokens }),
-    ...(error !== undefined && { error }),
-    started_at,
-    ...(completed_at !== undefined && { completed_at }),
-  };
+interface Outcome {
+  raw?: unknown;
+  tokens?: unknown;
+  error?: Problem;
 }
 
 function problemOf(error: unknown): Problem {

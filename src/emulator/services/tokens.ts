@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
-import { findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
@@ -99,6 +99,7 @@ export class TokenService {
    */
   async tokenize(ctx: TokenContext, value: unknown): Promise<unknown> {
     requireSomewhere(ctx.caller, 'token:create');
+    checkDepth(value);
     const transaction = this.transactionOf(ctx);
     const errors = new FieldErrors();
     const ids = new Set<string>();
@@ -150,6 +151,7 @@ export class TokenService {
   /** The data of every token `value` references, checked: existing (400), usable here (403), within `limit` (400). */
   private resolveExpressions(ctx: TokenContext, value: unknown, limit: number): Map<string, unknown> {
     requireSomewhere(ctx.caller, 'token:use');
+    checkDepth(value);
     const ids = findTokenIds(value);
     const data = new Map<string, unknown>();
     if (ids.length > limit) {
@@ -158,10 +160,16 @@ export class TokenService {
     for (const id of ids) {
       const record = this.visible(ctx, id);
       if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { [id]: ['no such token'] }, 'Unknown token');
-      if (!evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers).allowed) {
-        throw forbidden(ctx.caller, 'token:use', record);
+      const decision = evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers);
+      if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
+      // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.
+      const secret = this.unseal(record);
+      if (decision.transform === 'reveal') data.set(id, secret.data);
+      else if (decision.transform === 'mask' && secret.mask !== undefined) data.set(id, secret.mask);
+      else {
+        const how = decision.transform === 'mask' ? 'masked and has no mask' : 'redacted';
+        throw new HttpError(403, `Token ${id} is ${how} for this ${ctx.caller.application.type} Application; detokenizing it needs a reveal rule.`);
       }
-      data.set(id, this.unseal(record).data);
     }
     return data;
   }
@@ -286,6 +294,11 @@ export class TokenService {
     if (effective === 'mask' && secret.mask !== undefined) return { ...token, data: secret.mask };
     return token;
   }
+}
+
+/** Values are walked recursively: nesting is bounded so that a hostile document is a 400, not a stack overflow. */
+function checkDepth(value: unknown): void {
+  if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`);
 }
 
 /** A caller without the permission anywhere is refused outright (an empty answer would hide that). */

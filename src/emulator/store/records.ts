@@ -28,8 +28,10 @@ export interface ReactorRecord {
 }
 
 /** An asynchronous invocation and its outcome, kept for polling. */
-export interface ReactorResultRecord extends ReactorResult {
+export interface ReactorResultRecord extends Omit<ReactorResult, 'raw' | 'tokens' | 'error'> {
   tenant_id: string;
+  /** `{ raw, tokens, error }`, sealed: a result can hold detokenized data. */
+  outcome?: Sealed;
   created_at: string;
   callback_url: string;
   deliveries: { attempt: number; status?: number; error?: string; ok: boolean; at: string }[];

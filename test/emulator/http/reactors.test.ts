@@ -1087,7 +1087,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
     // The result is there to poll too, the same as the webhook said.
     await eventually(async () => expect((await result(requestId)).body).toEqual(payload));
-    await eventually(() => expect(webhookEvents(emu(), requestId)).toEqual([expect.objectContaining({ attempt: 1, status: 200, ok: true, url: hook.url })]));
+    await eventually(() => expect(webhookEvents(emu(), requestId)).toEqual([expect.objectContaining({ attempt: 1, status: 200, ok: true, url: hook.url.split('?')[0] })]));
     // The secret is for management keys only.
     expectProblem(await emu().call('GET', '/_emulator/webhook-secret', { key: emu().privateKey }), 403);
   });
@@ -1130,7 +1130,8 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       { attempt: 2, status: 500, ok: false },
       { attempt: 3, status: 200, ok: true },
     ]);
-    expect(events.every((event) => event.reactorId === reactor.id && event.url === hook.url)).toBe(true);
+    // the log names the receiver without its query string (which may carry a secret)
+    expect(events.every((event) => event.reactorId === reactor.id && event.url === hook.url.split('?')[0])).toBe(true);
     expect((await result(requestId)).body.status).toBe('completed');
   });
 

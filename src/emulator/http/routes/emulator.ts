@@ -4,6 +4,7 @@ import type { CreatedTenant } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
+import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import { callerOf } from '../auth.js';
 import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
 
@@ -47,10 +48,14 @@ export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, web
     '/_emulator/tenants',
     { schema: { body: createTenantSchema }, config: { public: true } },
     async (request, reply): Promise<CreatedTenant> => {
-      if (!isLoopback(request.socket.remoteAddress)) {
-        throw new HttpError(403, 'The emulator admin routes answer loopback callers only.');
+      // A call a proxy forwarded comes from loopback too: the hop header marks it.
+      if (!isLoopback(request.socket.remoteAddress) || request.headers[PROXY_HOP_HEADER] !== undefined) {
+        throw new HttpError(403, 'The emulator admin routes answer loopback callers only (not calls through a proxy).');
       }
       const body = request.body ?? {};
+      if (body.management_key !== undefined && body.management_key === body.private_key) {
+        throw new HttpError(400, 'management_key and private_key must differ.', { private_key: ['must differ from management_key'] }, 'Validation failed');
+      }
       const tenant = await tenants.create(body.name ?? 'tenant', {
         ...(body.management_key !== undefined && { managementKey: body.management_key }),
         ...(body.private_key !== undefined && { privateKey: body.private_key }),

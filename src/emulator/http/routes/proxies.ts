@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
+import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import type { ProxyPipeline } from '../../proxy/pipeline.js';
 import { forwardedQuery, pathSuffix } from '../../proxy/parts.js';
 import type { ProxyService } from '../../services/proxies.js';
@@ -71,6 +72,7 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
         apiKey: header('svc-api-key'),
         keepAlive: header('svc-proxy-keep-alive'),
         connection: header('svc-proxy-connection'),
+        hop: request.headers[PROXY_HOP_HEADER] !== undefined,
         traceId: request.id,
       });
       reply.status(answer.status);
