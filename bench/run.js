@@ -280,6 +280,9 @@ try {
 }
 const output = table();
 process.stdout.write(`\nsvc bench (${new Date().toISOString().slice(0, 10)}; ${machine})\n\n${output}\n`);
-await writeFile(path.join(here, 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, rows }, null, 2)}\n`);
+// The record is of full runs only: a --quick or --only run prints its table and keeps the record.
+if (!quick && !only) {
+  await writeFile(path.join(here, 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), machine, rows }, null, 2)}\n`);
+}
 const missed = rows.filter((row) => row.target && !row.holds);
 if (missed.length) process.stdout.write(`\nTargets missed: ${missed.map((row) => row.figure).join('; ')}\n`);
