@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions } from '../../src/emulator/index.js';
 import { tempDir } from './temp.js';
 
@@ -139,4 +140,21 @@ export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): (
     if (!emu) throw new Error('the shared emulator has not started');
     return emu;
   };
+}
+
+/** A name no other test uses. */
+export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+/** An Application of the bootstrap tenant, made with the management key (201 expected). */
+export async function createApplication(emu: TestEmulator, body: Record<string, unknown>): Promise<{ id: string; key: string } & Record<string, any>> {
+  const created = await emu.call('POST', '/applications', { body: { name: unique('app'), ...body } });
+  expect(created.status, created.text).toBe(201);
+  return created.body;
+}
+
+/** A token made with `key` (the private key by default; 201 expected). */
+export async function createToken(emu: TestEmulator, body: Record<string, unknown>, key = emu.privateKey): Promise<{ id: string } & Record<string, any>> {
+  const created = await emu.call('POST', '/tokens', { key, body });
+  expect(created.status, created.text).toBe(201);
+  return created.body;
 }

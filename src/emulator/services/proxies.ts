@@ -52,15 +52,9 @@ export class ProxyService {
     const record: ProxyRecord = {
       id,
       tenant_id: caller.tenantId,
-      name: body.name,
       key_hash: hashKey(key),
       key_sealed: this.cipher.seal(key, keyContext(caller.tenantId, id)),
-      destination_url: body.destination_url,
-      request_transform: body.request_transform ?? null,
-      response_transform: body.response_transform ?? null,
-      application_id: application?.id ?? null,
-      configuration: body.configuration ?? null,
-      require_auth: body.require_auth ?? true,
+      ...writableFields(body, application),
       created_by: caller.application.id,
       created_at: now,
       modified_by: caller.application.id,
@@ -86,13 +80,7 @@ export class ProxyService {
     const application = bindableApplication(this.store, caller, body.application);
     const record: ProxyRecord = {
       ...current,
-      name: body.name,
-      destination_url: body.destination_url,
-      request_transform: body.request_transform ?? null,
-      response_transform: body.response_transform ?? null,
-      application_id: application?.id ?? null,
-      configuration: body.configuration ?? null,
-      require_auth: body.require_auth ?? true,
+      ...writableFields(body, application),
       modified_by: caller.application.id,
       modified_at: this.clock().toISOString(),
     };
@@ -174,6 +162,19 @@ export class ProxyService {
       key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)),
     };
   }
+}
+
+/** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
+function writableFields(body: ProxyBody, application: ApplicationRecord | undefined) {
+  return {
+    name: body.name,
+    destination_url: body.destination_url,
+    request_transform: body.request_transform ?? null,
+    response_transform: body.response_transform ?? null,
+    application_id: application?.id ?? null,
+    configuration: body.configuration ?? null,
+    require_auth: body.require_auth ?? true,
+  };
 }
 
 function transformFile(record: ProxyRecord, kind: TransformKind): string {

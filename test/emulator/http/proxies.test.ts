@@ -6,7 +6,7 @@ import path from 'node:path';
 import { request as undiciRequest } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Proxy } from '../../../src/api/types.js';
-import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator, createApplication as application, createToken, unique } from '../../helpers/emulator.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -14,8 +14,6 @@ const PROXY_KEY = /^proxy_local_[1-9A-HJ-NP-Za-km-z]{26}$/;
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 };
 const MERGE_PATCH = 'application/merge-patch+json';
 const FIVE_MB = 5 * 1024 * 1024;
-
-type Json = any;
 
 /** Transform source, one line per argument. */
 const source = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -123,22 +121,8 @@ async function closedPort(): Promise<number> {
 /** The header names as they arrived (case included). */
 const namesOf = (received: Received) => received.rawHeaders.filter((_value, index) => index % 2 === 0);
 
-const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
-
 async function createProxy(emu: TestEmulator, body: Record<string, unknown>): Promise<Proxy> {
   const created = await emu.call<Proxy>('POST', '/proxies', { body: { name: unique('proxy'), destination_url: 'http://127.0.0.1:9', ...body } });
-  expect(created.status, created.text).toBe(201);
-  return created.body;
-}
-
-async function application(emu: TestEmulator, body: Record<string, unknown>): Promise<{ id: string; key: string } & Json> {
-  const created = await emu.call('POST', '/applications', { body: { name: unique('app'), ...body } });
-  expect(created.status, created.text).toBe(201);
-  return created.body;
-}
-
-async function createToken(emu: TestEmulator, body: Record<string, unknown>, key = emu.privateKey): Promise<{ id: string } & Json> {
-  const created = await emu.call('POST', '/tokens', { key, body });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }

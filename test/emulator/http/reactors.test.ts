@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Reactor } from '../../../src/api/types.js';
 import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
-import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator, createApplication as application, createToken, unique } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -23,11 +23,6 @@ const ECHO = source(
   '  return { raw: { args: req.args, configuration: req.configuration, svc: req.svc === null ? null : typeof req.svc } };',
   '};',
 );
-
-/** Response bodies are checked field by field with expect(); a static shape would add nothing. */
-type Json = any;
-
-const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 async function createReactor(emu: TestEmulator, body: { name?: string; code?: string; configuration?: Record<string, string>; application?: { id: string } | null }): Promise<Reactor> {
   const created = await emu.call<Reactor>('POST', '/reactors', { body: { name: unique('reactor'), code: ECHO, configuration: {}, ...body } });
@@ -51,19 +46,6 @@ function expectProblem(result: HttpResult, status: number, detail?: RegExp | str
   expect(typeof result.body.title).toBe('string');
   if (typeof detail === 'string') expect(result.body.detail).toBe(detail);
   else if (detail) expect(result.body.detail).toMatch(detail);
-}
-
-/** An Application of the bootstrap tenant, made with the management key. */
-async function application(emu: TestEmulator, body: Record<string, unknown>): Promise<{ id: string; key: string } & Json> {
-  const created = await emu.call('POST', '/applications', { body: { name: unique('app'), ...body } });
-  expect(created.status, created.text).toBe(201);
-  return created.body;
-}
-
-async function createToken(emu: TestEmulator, body: Record<string, unknown>, key = emu.privateKey): Promise<{ id: string } & Json> {
-  const created = await emu.call('POST', '/tokens', { key, body });
-  expect(created.status, created.text).toBe(201);
-  return created.body;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -51,7 +51,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     }
     const body = options.data === undefined ? undefined : await readInput(options.data, ctx.io, '--data');
     if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
-      headers['Content-Type'] = isJson(body) ? 'application/json' : 'text/plain';
+      headers['Content-Type'] = parseMaybeJson(body) !== body ? 'application/json' : 'text/plain';
     }
 
     const client = await ctx.client();
@@ -79,15 +79,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
   },
 });
 
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
+/** The JSON value of `text`, or `text` itself when it is not JSON. */
 function parseMaybeJson(text: string): unknown {
   try {
     return JSON.parse(text);
