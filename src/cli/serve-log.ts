@@ -13,8 +13,12 @@ const ANSI = {
   cyan: [36, 39],
 } as const;
 
+/** Event field names are few and fixed: each is converted once (a line per request is the hot path). */
+const snakeNames = new Map<string, string>();
 function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  let snake = snakeNames.get(name);
+  if (snake === undefined) snakeNames.set(name, (snake = name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)));
+  return snake;
 }
 
 export interface ServeLog {
@@ -65,9 +69,10 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         });
       },
       event(event) {
-        const { type, ...fields } = event;
         // One flat object per line, snake_case like the API: {"event":"request","trace_id":...}
-        json({ event: type, ...Object.fromEntries(Object.entries(fields).map(([key, value]) => [snakeCase(key), value ?? null])) });
+        const line: Record<string, unknown> = { event: event.type };
+        for (const [key, value] of Object.entries(event)) if (key !== 'type') line[snakeCase(key)] = value ?? null;
+        json(line);
       },
       stopping: (signal) => json({ event: 'stopping', signal }),
       stopped: () => {

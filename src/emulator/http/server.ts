@@ -46,11 +46,12 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
 
+  // One onRequest hook (each is a step of every request): echo the trace id, then authenticate.
+  const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(TRACE_HEADER, request.id);
-    done();
+    authenticate(request, reply, done);
   });
-  app.addHook('onRequest', authHook(services.applications));
   app.addHook('onResponse', (request, reply, done) => {
     emit({
       type: 'request',

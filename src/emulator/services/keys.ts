@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { ApplicationType } from '../../api/permissions.js';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -25,7 +25,7 @@ export function randomBase58(length: number): string {
 
 /** Keys are stored and looked up only as SHA-256 (hex). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** What a key given on the command line or in env must look like to be accepted as a bootstrap key. */

@@ -62,6 +62,21 @@ describe('Cipher', () => {
     expect(cipher.open(second, CONTEXT)).toBe('same');
   });
 
+  it('never repeats an IV, across refills of its pool of random bytes', () => {
+    const cipher = new Cipher(randomBytes(32));
+    const seals = Array.from({ length: 1000 }, (_, i) => cipher.seal(i, CONTEXT));
+    expect(new Set(seals.map((sealed) => sealed.iv)).size).toBe(1000);
+    expect(seals.map((sealed) => cipher.open(sealed, CONTEXT))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+  });
+
+  it('gives a fresh value on every open: changing one does not change the next', () => {
+    const cipher = new Cipher(randomBytes(32));
+    const sealed = cipher.seal({ list: [1] }, CONTEXT);
+    const first = cipher.open<{ list: number[] }>(sealed, CONTEXT);
+    first.list.push(2);
+    expect(cipher.open(sealed, CONTEXT)).toEqual({ list: [1] });
+  });
+
   it('refuses to open with another context', () => {
     const cipher = new Cipher(randomBytes(32));
     const sealed = cipher.seal('bound', 'tenant-1/token-1');
