@@ -118,6 +118,8 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         }
         case 'console':
           return out(`${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', event.text) : event.text}`);
+        case 'reload':
+          return out(`${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`);
         case 'webhook':
           return out(`${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}`);
       }

@@ -12,6 +12,8 @@ export type EmulatorEvent =
   /** A line user code wrote to its console. */
   | { type: 'console'; source: string; level: string; text: string; requestId?: string | undefined }
   /** One attempt to deliver an asynchronous reactor result. */
+  /** Hot reload: a saved code file was loaded (ok) or refused, and the previous code keeps serving. */
+  | { type: 'reload'; target: string; file: string; ok: boolean; ms: number; error?: string | undefined }
   | { type: 'webhook'; reactorId: string; requestId: string; url: string; attempt: number; ok: boolean; status?: number | undefined; error?: string | undefined };
 
 export type EmitEvent = (event: EmulatorEvent) => void;

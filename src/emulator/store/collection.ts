@@ -1,5 +1,6 @@
 import { Low, Memory } from 'lowdb';
 import type { Adapter } from 'lowdb';
+import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
 import { corruptFile } from './errors.js';
 
 /** Every stored record belongs to a tenant; no read or write of a collection crosses tenants. */
@@ -9,7 +10,8 @@ export interface TenantRecord {
   created_at: string;
 }
 
-interface ShardFile<T> {
+/** The content of one shard's file. */
+export interface ShardFile<T> {
   version: 1;
   records: T[];
 }
@@ -55,13 +57,10 @@ class Shard<T> {
     return this.pending;
   }
 
+  /** A shard without a file (never written) loads empty. */
   async load(file: string): Promise<T[]> {
     await this.db.read();
-    const data = this.db.data as unknown;
-    if (typeof data !== 'object' || data === null || !Array.isArray((data as ShardFile<T>).records)) {
-      throw corruptFile(file, 'expected an object with a "records" array');
-    }
-    return (data as ShardFile<T>).records;
+    return shardRecords<T>(this.db.data, file);
   }
 
   /** Resolves once every write started so far has settled. */
@@ -107,9 +106,13 @@ export class Collection<T extends TenantRecord> {
 
   /** Reads every shard; records are listed in creation order afterwards. */
   async load(fileOf: (shard: number) => string): Promise<void> {
+    // Read concurrently (a store of 10k tokens has ~2000 shard files), but merged in shard order,
+    // so records created in the same millisecond list in the same order whichever read ends first.
+    const loaded = await mapBounded(this.shards, FILES_IN_FLIGHT, (shard, i) => shard.load(fileOf(i)));
     const all: T[] = [];
-    for (const [i, shard] of this.shards.entries()) {
-      for (const record of await shard.load(fileOf(i))) {
+    for (const [i, records] of loaded.entries()) {
+      const shard = this.shards[i]!;
+      for (const record of records) {
         shard.records.set(compositeKey(record.tenant_id, record.id), record);
         all.push(record);
       }
@@ -143,7 +146,7 @@ export class Collection<T extends TenantRecord> {
     if (previous) this.unindex(previous);
     this.remember(record);
     const key = compositeKey(record.tenant_id, record.id);
-    const shard = this.shardOf(key);
+    const shard = this.shardOf(record.tenant_id, record.id);
     shard.records.set(key, record);
     return shard.save();
   }
@@ -154,7 +157,7 @@ export class Collection<T extends TenantRecord> {
     if (!record) return false;
     this.forget(record);
     const key = compositeKey(tenantId, id);
-    const shard = this.shardOf(key);
+    const shard = this.shardOf(tenantId, id);
     shard.records.delete(key);
     await shard.save();
     return true;
@@ -187,9 +190,26 @@ export class Collection<T extends TenantRecord> {
     }
   }
 
-  private shardOf(key: string): Shard<T> {
-    return this.shards[this.shards.length === 1 ? 0 : fnv1a(key) % this.shards.length]!;
+  private shardOf(tenantId: string, id: string): Shard<T> {
+    return this.shards[shardIndex(tenantId, id, this.shards.length)]!;
   }
+}
+
+/**
+ * The shard that holds a record: FNV-1a of its composite key, modulo the shard count. It decides
+ * which file a record is in, so it must stay as it is; changing the count means resharding.
+ */
+export function shardIndex(tenantId: string, id: string, count: number): number {
+  return count === 1 ? 0 : fnv1a(compositeKey(tenantId, id)) % count;
+}
+
+/** The records of a shard file's content (null: no file); anything else is damage, named by its file. */
+export function shardRecords<T>(data: unknown, file: string): T[] {
+  if (data === null) return [];
+  if (typeof data !== 'object' || !Array.isArray((data as ShardFile<T>).records)) {
+    throw corruptFile(file, 'expected an object with a "records" array');
+  }
+  return (data as ShardFile<T>).records;
 }
 
 function compositeKey(tenantId: string, id: string): string {

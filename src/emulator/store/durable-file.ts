@@ -43,21 +43,24 @@ export class DurableJsonFile<T> implements Adapter<T> {
     const temp = path.join(dir, `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
     const handle = await open(temp, 'w', FILE_MODE);
     try {
-      await handle.writeFile(text);
-      await handle.sync();
+      try {
+        await handle.writeFile(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, this.file);
     } catch (error) {
-      await handle.close();
+      // Whatever step failed, the temp file is of no use; left behind it would pile up beside the shards.
       await unlink(temp).catch(() => {});
       throw error;
     }
-    await handle.close();
-    await rename(temp, this.file);
     await syncDir(dir);
   }
 }
 
-/** Makes a rename durable: the folder entry itself must reach the disk. */
-async function syncDir(dir: string): Promise<void> {
+/** Makes a rename or a removal durable: the folder entry itself must reach the disk. */
+export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

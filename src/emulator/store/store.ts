@@ -3,11 +3,14 @@ import { Collection, type CollectionOptions, type TenantRecord } from './collect
 import { DurableJsonFile, ensureDir } from './durable-file.js';
 import { StoreError, corruptFile } from './errors.js';
 import { acquireLock } from './lock.js';
+import { existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 
 export const STORE_FORMAT = 'svc-store';
-export const STORE_VERSION = 1;
-export const TOKEN_SHARDS = 256;
+export const STORE_VERSION = 2;
+export const TOKEN_SHARDS = 2048;
+/** Version 1 kept tokens in 256 shards, `tokens/00.json` .. `tokens/ff.json`. */
+export const V1_TOKEN_SHARDS = 256;
 
 export interface StoreOptions {
   /** The data file (the store's manifest); collections live in a folder beside it. */
@@ -48,7 +51,8 @@ export class Store {
     this.applications = this.define<ApplicationRecord>('applications', {
       indexes: { key: (app) => app.key_hash },
     });
-    // Tokens are many: 256 shards keep one write at a few hundred records even at 100k tokens.
+    // Tokens are many: 2048 shards keep one write at about 50 records even at 100k tokens, a size
+    // whose durable write costs no more than a write of a handful.
     this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
     this.transactions = this.define<TransactionRecord>('transactions');
     this.reactors = this.define<ReactorRecord>('reactors');
@@ -64,9 +68,10 @@ export class Store {
     const release = await acquireLock(`${dataFile}.lock`, dataFile);
     try {
       const folder = collectionsFolder(dataFile);
-      await openManifest(dataFile);
+      const manifest = await readManifest(dataFile);
       await ensureDir(folder);
       const store = new Store(dir, folder, release);
+      await store.upgrade(dataFile, manifest);
       for (const collection of store.collections) {
         if (collection.shardCount > 1) await ensureDir(path.join(folder, collection.name));
         await collection.load((shard) => store.fileOf(collection.name, shard, collection.shardCount));
@@ -106,11 +111,42 @@ export class Store {
     return collection;
   }
 
+  /**
+   * Brings the files of an older store to the current layout, or writes a new store's manifest.
+   * Version 1's token files are resharded before the manifest says 2 and removed only after: a crash
+   * before leaves a version-1 store, migrated again from its untouched old files at the next open;
+   * a crash after leaves old files that every open of a version-2 store removes without reading.
+   */
+  private async upgrade(dataFile: string, manifest: Manifest | null): Promise<void> {
+    const v1Files = await existing(this.shardFiles('tokens', V1_TOKEN_SHARDS));
+    // Version-1 token files without a manifest are a version-1 store that lost its manifest: taken
+    // for a new store, its tokens would be removed as leftovers.
+    const version = manifest?.version ?? (v1Files.length > 0 ? 1 : STORE_VERSION);
+    if (version < 2) await reshard(v1Files, this.shardFiles('tokens', TOKEN_SHARDS));
+    if (manifest === null || version < STORE_VERSION) {
+      await writeManifest(dataFile, manifest?.created_at ?? new Date().toISOString());
+    }
+    await removeFiles(v1Files);
+  }
+
+  private shardFiles(name: string, count: number): string[] {
+    return Array.from({ length: count }, (_, shard) => this.fileOf(name, shard, count));
+  }
+
   private fileOf(name: string, shard: number, count = 1): string {
     const folder = this.folder!;
     if (count === 1) return path.join(folder, `${name}.json`);
-    return path.join(folder, name, `${shard.toString(16).padStart(2, '0')}.json`);
+    return path.join(folder, name, `${shardName(shard, count)}.json`);
   }
+}
+
+/**
+ * A shard's number in hex, in as many digits as the highest shard needs and at least two:
+ * `00` .. `0f` of 16 shards, `000` .. `7ff` of 2048. Layouts of different widths never share a name.
+ */
+function shardName(shard: number, count: number): string {
+  const digits = Math.max(2, (count - 1).toString(16).length);
+  return shard.toString(16).padStart(digits, '0');
 }
 
 function collectionsFolder(dataFile: string): string {
@@ -119,14 +155,10 @@ function collectionsFolder(dataFile: string): string {
   return path.join(path.dirname(dataFile), ext ? stem : `${stem}.d`);
 }
 
-/** Reads the manifest, or writes it for a new store; refuses a file that is not an svc store. */
-async function openManifest(dataFile: string): Promise<void> {
-  const adapter = new DurableJsonFile<Manifest>(dataFile);
-  const manifest = await adapter.read();
-  if (manifest === null) {
-    await adapter.write({ format: STORE_FORMAT, version: STORE_VERSION, created_at: new Date().toISOString() });
-    return;
-  }
+/** Reads the manifest (null: none yet); refuses a file that is not an svc store, or of a newer svc. */
+async function readManifest(dataFile: string): Promise<Manifest | null> {
+  const manifest = await new DurableJsonFile<Manifest>(dataFile).read();
+  if (manifest === null) return null;
   if (typeof manifest !== 'object' || manifest.format !== STORE_FORMAT) {
     throw corruptFile(dataFile, `it has no "format": "${STORE_FORMAT}"`);
   }
@@ -137,4 +169,10 @@ async function openManifest(dataFile: string): Promise<void> {
       dataFile,
     );
   }
+  return manifest;
+}
+
+/** Atomic and durable: the store's version changes in one step, once the files match it. */
+async function writeManifest(dataFile: string, createdAt: string): Promise<void> {
+  await new DurableJsonFile<Manifest>(dataFile).write({ format: STORE_FORMAT, version: STORE_VERSION, created_at: createdAt });
 }

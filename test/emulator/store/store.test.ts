@@ -1,20 +1,15 @@
 import { spawn } from 'node:child_process';
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Collection, type TenantRecord } from '../../../src/emulator/store/collection.js';
+import { Collection, shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
+import { FILES_IN_FLIGHT, mapBounded } from '../../../src/emulator/store/concurrency.js';
 import { DurableJsonFile } from '../../../src/emulator/store/durable-file.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
-import type { ApplicationRecord, TenantRow } from '../../../src/emulator/store/records.js';
-import { STORE_FORMAT, STORE_VERSION, Store } from '../../../src/emulator/store/store.js';
+import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
+import { STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
 import { tempDir } from '../../helpers/temp.js';
-
-/** The on-disk shape of one collection file (mirrors collection.ts, which does not export it). */
-interface ShardFile<T> {
-  version: 1;
-  records: T[];
-}
 
 interface Note extends TenantRecord {
   text: string;
@@ -43,6 +38,38 @@ function tenant(id: string): TenantRow {
 
 function note(tenantId: string, i: number): Note {
   return { id: `n${i}`, tenant_id: tenantId, created_at: new Date(Date.UTC(2024, 0, 1) + i).toISOString(), text: `#${i}` };
+}
+
+function token(tenantId: string, i: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    id: `t${i}`,
+    tenant_id: tenantId,
+    type: 'token',
+    containers: ['/general/high/'],
+    metadata: { n: String(i) },
+    created_at: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    expires_at: null,
+    secret: { iv: `iv${i}`, tag: `tag${i}`, ct: `ct${i}` },
+    ...overrides,
+  };
+}
+
+/** Tokens of two tenants, interleaved, in creation order. */
+function tokens(count: number): TokenRecord[] {
+  return Array.from({ length: count }, (_, i) => token(i % 2 === 0 ? TENANT_A : TENANT_B, i));
+}
+
+function result(tenantId: string, id: string): ReactorResultRecord {
+  return {
+    id,
+    tenant_id: tenantId,
+    reactor_id: 'r1',
+    status: 'pending',
+    started_at: '2024-01-01T00:00:00.000Z',
+    created_at: '2024-01-01T00:00:00.000Z',
+    callback_url: 'http://127.0.0.1:1/callback',
+    deliveries: [],
+  };
 }
 
 async function openStore(dataFile: string): Promise<Store> {
@@ -101,7 +128,7 @@ describe('Store on disk', () => {
     const manifest = await readJson(dataFile);
     expect(manifest).toMatchObject({ format: STORE_FORMAT, version: STORE_VERSION });
     expect(STORE_FORMAT).toBe('svc-store');
-    expect(STORE_VERSION).toBe(1);
+    expect(STORE_VERSION).toBe(2);
     expect(store.dir).toBe(dir);
     expect(store.inMemory).toBe(false);
 
@@ -566,5 +593,309 @@ describe('Collection', () => {
     expect(notes.findBy('nope', '#2')).toBeUndefined();
     await notes.flush();
     expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('Store token shards', () => {
+  const V1_CREATED_AT = '2023-06-01T00:00:00.000Z';
+  const V1_NAME = /^[0-9a-f]{2}\.json$/;
+
+  function shardFileName(record: TenantRecord, count: number, digits: number): string {
+    return `${shardIndex(record.tenant_id, record.id, count).toString(16).padStart(digits, '0')}.json`;
+  }
+
+  /** Writes records into shard files as a store of `count` shards places them; returns the files. */
+  async function writeShards(folder: string, records: TenantRecord[], count: number, digits: number): Promise<string[]> {
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const byFile = new Map<string, TenantRecord[]>();
+    for (const record of records) {
+      const file = path.join(folder, shardFileName(record, count, digits));
+      byFile.set(file, [...(byFile.get(file) ?? []), record]);
+    }
+    for (const [file, inFile] of byFile) await writeFile(file, JSON.stringify({ version: 1, records: inFile }));
+    return [...byFile.keys()];
+  }
+
+  /** A store as svc with store version 1 left it: tokens in 256 two-hex-digit shard files. */
+  async function writeV1Store(dir: string, records: TokenRecord[]): Promise<string> {
+    const dataFile = path.join(dir, 'data.json');
+    // 0644, unlike anything the store writes: the manifest must come out rewritten, 0600.
+    await writeFile(dataFile, JSON.stringify({ format: STORE_FORMAT, version: 1, created_at: V1_CREATED_AT }), { mode: 0o644 });
+    const files = await writeShards(path.join(dir, 'data', 'tokens'), records, V1_TOKEN_SHARDS, 2);
+    expect(files.length).toBeGreaterThan(1);
+    return dataFile;
+  }
+
+  /** Both tenants list exactly these tokens, in this order. */
+  function expectTokens(store: Store, expected: TokenRecord[]): void {
+    for (const tenantId of [TENANT_A, TENANT_B]) {
+      expect(store.tokens.list(tenantId)).toEqual(expected.filter((record) => record.tenant_id === tenantId));
+    }
+  }
+
+  /**
+   * The tokens folder holds the current layout and nothing else: each record in the three-hex-digit
+   * file of its shard, owner-only, and no file for a shard without records.
+   */
+  async function expectCurrentLayout(folder: string, expected: TokenRecord[]): Promise<void> {
+    const byName = new Map<string, string[]>();
+    for (const record of expected) {
+      const name = shardFileName(record, TOKEN_SHARDS, 3);
+      byName.set(name, [...(byName.get(name) ?? []), `${record.tenant_id}/${record.id}`]);
+    }
+    const names = (await readdir(folder)).sort();
+    expect(names.filter((name) => V1_NAME.test(name))).toEqual([]);
+    expect(names).toEqual([...byName.keys()].sort());
+    for (const name of names) {
+      const file = path.join(folder, name);
+      const content = (await readJson(file)) as ShardFile<TokenRecord>;
+      expect(content.records.map((record) => `${record.tenant_id}/${record.id}`).sort(), name).toEqual(byName.get(name)!.sort());
+      expect(await mode(file), name).toBe(0o600);
+    }
+  }
+
+  it('writes tokens to three-hex-digit shard files, none for an empty shard, and reads them all back', async () => {
+    expect(TOKEN_SHARDS).toBe(2048);
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const records = tokens(300);
+    const first = await Store.open({ path: dataFile });
+    await Promise.all(records.map((record) => first.tokens.put(record)));
+    const pending = result(TENANT_A, 'res1');
+    await first.results.put(pending);
+    await first.close();
+
+    const folder = path.join(dir, 'data', 'tokens');
+    expect(await mode(folder)).toBe(0o700);
+    await expectCurrentLayout(folder, records);
+    // Reactor results keep their 16 shards named with two hex digits.
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, 16, 2)]);
+
+    const second = await openStore(dataFile);
+    expectTokens(second, records);
+    expect(second.results.get(TENANT_A, 'res1')).toEqual(pending);
+  });
+
+  it('migrates a version-1 store: every token into its new shard file, manifest version 2, old files gone', async () => {
+    const dir = await tempDir();
+    const records = tokens(500);
+    const dataFile = await writeV1Store(dir, records);
+    // A reactor result's two-hex-digit file is no leftover of the token layout: it must stay.
+    const pending = result(TENANT_B, 'res1');
+    const [resultFile] = await writeShards(path.join(dir, 'data', 'reactor-results'), [pending], 16, 2);
+
+    const store = await openStore(dataFile);
+    expectTokens(store, records);
+    expect(store.results.get(TENANT_B, 'res1')).toEqual(pending);
+    expect(await readJson(dataFile)).toEqual({ format: STORE_FORMAT, version: 2, created_at: V1_CREATED_AT });
+    expect(await mode(dataFile)).toBe(0o600);
+    const folder = path.join(dir, 'data', 'tokens');
+    await expectCurrentLayout(folder, records);
+    expect(await readJson(resultFile!)).toEqual({ version: 1, records: [pending] });
+
+    // Writes after the migration go to the new layout, and everything reads back after reopening.
+    const added = token(TENANT_A, 500);
+    await store.tokens.put(added);
+    await store.close();
+    await expectCurrentLayout(folder, [...records, added]);
+    expectTokens(await openStore(dataFile), [...records, added]);
+  });
+
+  it('redoes a migration interrupted before the manifest said 2, from the old files alone', async () => {
+    const dir = await tempDir();
+    const records = tokens(200);
+    const dataFile = await writeV1Store(dir, records);
+    // What a crashed run can leave when svc 1 changed the old files afterwards: a stale copy of a
+    // token, and a token since deleted, in a shard the old files fill; a file for a shard they leave empty.
+    const folder = path.join(dir, 'data', 'tokens');
+    const changed = records[0]!;
+    const filled = path.join(folder, shardFileName(changed, TOKEN_SHARDS, 3));
+    const stale = { ...changed, metadata: { stale: 'yes' } };
+    await writeFile(filled, JSON.stringify({ version: 1, records: [stale, token(TENANT_A, 9001)] }));
+    const used = new Set(records.map((record) => shardIndex(record.tenant_id, record.id, TOKEN_SHARDS)));
+    const emptyShard = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard).find((shard) => !used.has(shard))!;
+    const orphan = path.join(folder, `${emptyShard.toString(16).padStart(3, '0')}.json`);
+    await writeFile(orphan, JSON.stringify({ version: 1, records: [token(TENANT_B, 9002)] }));
+
+    const store = await openStore(dataFile);
+    expect(store.tokens.get(TENANT_A, changed.id)).toEqual(changed);
+    expect(store.tokens.get(TENANT_A, 't9001')).toBeUndefined();
+    expect(store.tokens.get(TENANT_B, 't9002')).toBeUndefined();
+    expectTokens(store, records);
+    expect(await readJson(dataFile)).toMatchObject({ version: 2 });
+    await expectCurrentLayout(folder, records);
+    await expect(stat(orphan)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('opens a version-2 store with leftover two-hex-digit token files without reading them, and removes them', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const records = tokens(100);
+    const first = await Store.open({ path: dataFile });
+    for (const record of records) await first.tokens.put(record);
+    const pending = result(TENANT_A, 'res1');
+    await first.results.put(pending);
+    await first.close();
+    // As a crash after the manifest said 2 leaves them: old copies, here of a changed and a deleted token.
+    const folder = path.join(dir, 'data', 'tokens');
+    const changed = records[3]!;
+    const leftovers = await writeShards(folder, [{ ...changed, metadata: { stale: 'yes' } }, token(TENANT_A, 9001)], V1_TOKEN_SHARDS, 2);
+
+    const store = await openStore(dataFile);
+    expect(store.tokens.get(changed.tenant_id, changed.id)).toEqual(changed);
+    expect(store.tokens.get(TENANT_A, 't9001')).toBeUndefined();
+    expectTokens(store, records);
+    for (const file of leftovers) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expectCurrentLayout(folder, records);
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, 16, 2)]);
+    expect(store.results.get(TENANT_A, 'res1')).toEqual(pending);
+  });
+
+  it('keeps version 1 and every old file when a migration fails part way, and completes it at the next open', async () => {
+    const dir = await tempDir();
+    const records = tokens(300);
+    const dataFile = await writeV1Store(dir, records);
+    const folder = path.join(dir, 'data', 'tokens');
+    const v1Files = (await readdir(folder)).sort();
+    // A folder where one new shard file must go: its write fails after others have succeeded.
+    const blocked = path.join(folder, shardFileName(records[150]!, TOKEN_SHARDS, 3));
+    await mkdir(blocked);
+
+    await expect(Store.open({ path: dataFile })).rejects.toThrow();
+    expect(await readJson(dataFile)).toEqual({ format: STORE_FORMAT, version: 1, created_at: V1_CREATED_AT });
+    const after = await readdir(folder);
+    expect(after.filter((name) => V1_NAME.test(name)).sort()).toEqual(v1Files);
+    expect(after.length).toBeGreaterThan(v1Files.length + 1);
+
+    await rm(blocked, { recursive: true });
+    const store = await openStore(dataFile);
+    expectTokens(store, records);
+    expect(await readJson(dataFile)).toMatchObject({ version: 2 });
+    await expectCurrentLayout(folder, records);
+  });
+
+  it('leaves a version-1 store untouched when one of its token files is damaged, and migrates it once fixed', async () => {
+    const dir = await tempDir();
+    const records = tokens(60);
+    const dataFile = await writeV1Store(dir, records);
+    const folder = path.join(dir, 'data', 'tokens');
+    const damaged = path.join(folder, shardFileName(records[0]!, V1_TOKEN_SHARDS, 2));
+    await writeFile(damaged, '{not json');
+    const snapshot = async () => ({
+      manifest: await readFile(dataFile, 'utf8'),
+      files: await Promise.all((await readdir(folder)).sort().map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')])),
+    });
+    const before = await snapshot();
+
+    const error = await openError(dataFile);
+    expect(error.file).toBe(damaged);
+    expect(error.message).toContain(damaged);
+    expect(await snapshot()).toEqual(before);
+
+    await writeV1Store(dir, records);
+    const store = await openStore(dataFile);
+    expectTokens(store, records);
+    await expectCurrentLayout(folder, records);
+  });
+
+  it('migrates version-1 token files found without a manifest instead of removing them', async () => {
+    const dir = await tempDir();
+    const records = tokens(40);
+    const dataFile = await writeV1Store(dir, records);
+    await rm(dataFile);
+
+    const store = await openStore(dataFile);
+    expectTokens(store, records);
+    expect(await readJson(dataFile)).toMatchObject({ format: STORE_FORMAT, version: 2 });
+    await expectCurrentLayout(path.join(dir, 'data', 'tokens'), records);
+  });
+
+  it('refuses a damaged three-hex-digit token file, naming it, and releases the lock', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const records = tokens(100);
+    const first = await Store.open({ path: dataFile });
+    await Promise.all(records.map((record) => first.tokens.put(record)));
+    await first.close();
+    const damaged = path.join(dir, 'data', 'tokens', shardFileName(records[57]!, TOKEN_SHARDS, 3));
+    const content = await readFile(damaged, 'utf8');
+    await writeFile(damaged, '{"version":1}');
+
+    const error = await openError(dataFile);
+    expect(error.file).toBe(damaged);
+    expect(error.message).toContain('"records" array');
+    await writeFile(damaged, content);
+    expectTokens(await openStore(dataFile), records);
+  });
+});
+
+describe('mapBounded', () => {
+  it('keeps at most the limit in flight and returns results in the items’ order', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const items = Array.from({ length: 40 }, (_, i) => i);
+    const results = await mapBounded(items, 8, async (item) => {
+      most = Math.max(most, ++inFlight);
+      // Later items finish first, so completion order differs from item order.
+      await new Promise((resolve) => setTimeout(resolve, (40 - item) % 7));
+      inFlight--;
+      return item * 2;
+    });
+    expect(results).toEqual(items.map((item) => item * 2));
+    expect(most).toBe(8);
+  });
+
+  it('starts nothing after a failure, and rejects only once the calls in flight have settled', async () => {
+    const started: number[] = [];
+    let settled = 0;
+    const failure = new Error('disk full');
+    const outcome = mapBounded(Array.from({ length: 100 }, (_, i) => i), 4, async (item) => {
+      started.push(item);
+      await new Promise((resolve) => setTimeout(resolve, item === 5 ? 0 : 10));
+      settled++;
+      if (item === 5) throw failure;
+    });
+    await expect(outcome).rejects.toBe(failure);
+    expect(settled).toBe(started.length);
+    expect(started.length).toBeLessThan(12);
+  });
+});
+
+describe('Collection loading', () => {
+  it('reads shards with a bounded number in flight, and lists same-millisecond records in shard order', async () => {
+    const dir = await tempDir();
+    const count = 128;
+    const fileOf = (shard: number) => path.join(dir, `notes-${shard}.json`);
+    // All created in the same millisecond: only the order of the merge sets their listing order.
+    const sameTime = Array.from({ length: 300 }, (_, i) => ({ ...note(TENANT_A, i), created_at: '2024-01-01T00:00:00.000Z' }));
+    const byShard = Array.from({ length: count }, (): Note[] => []);
+    for (const record of sameTime) byShard[shardIndex(record.tenant_id, record.id, count)]!.push(record);
+    for (const [shard, records] of byShard.entries()) {
+      if (records.length > 0) await writeFile(fileOf(shard), JSON.stringify({ version: 1, records }));
+    }
+
+    let inFlight = 0;
+    let most = 0;
+    class SlowFile extends DurableJsonFile<ShardFile<Note>> {
+      constructor(private readonly shard: number) {
+        super(fileOf(shard));
+      }
+      override async read(): Promise<ShardFile<Note> | null> {
+        most = Math.max(most, ++inFlight);
+        // Later shards finish first: completion order is not shard order.
+        await new Promise((resolve) => setTimeout(resolve, (count - this.shard) % 9));
+        try {
+          return await super.read();
+        } finally {
+          inFlight--;
+        }
+      }
+    }
+    const notes = new Collection<Note>('notes', (shard) => new SlowFile(shard), { shards: count });
+    await notes.load(fileOf);
+
+    expect(most).toBe(FILES_IN_FLIGHT);
+    expect(notes.list(TENANT_A)).toEqual(byShard.flat());
+    expect(byShard.flat()).not.toEqual(sameTime);
   });
 });

@@ -1,0 +1,59 @@
+import { readdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { shardIndex, shardRecords, type ShardFile, type TenantRecord } from './collection.js';
+import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
+import { DurableJsonFile, ensureDir, syncDir } from './durable-file.js';
+
+/**
+ * Moves a sharded collection's records from the shard files `from` (any count, missing files are
+ * empty) into the layout `to`, where `to[i]` is the file of shard i of `to.length`, all in one folder.
+ * The new files are written from the old ones alone: a file left by an earlier, interrupted run is
+ * overwritten, or removed if its shard now holds nothing, never merged. Every write is durable, so
+ * once this resolves the new files are a whole copy; the old files are the caller's to remove, and
+ * only once the store records the new layout.
+ */
+export async function reshard(from: string[], to: string[]): Promise<void> {
+  const byShard = await recordsByShard(from, to.length);
+  const folder = path.dirname(to[0]!);
+  await ensureDir(folder);
+  const present = new Set(await existing(to));
+  await mapBounded(to, FILES_IN_FLIGHT, async (file, shard) => {
+    const records = byShard[shard]!;
+    if (records.length > 0) await new DurableJsonFile<ShardFile<TenantRecord>>(file).write({ version: 1, records });
+    else if (present.has(file)) await unlink(file);
+  });
+  // The writes synced the folder, but a removal after the last of them must reach the disk too.
+  await syncDir(folder);
+}
+
+async function recordsByShard(files: string[], count: number): Promise<TenantRecord[][]> {
+  const contents = await mapBounded(files, FILES_IN_FLIGHT, async (file) =>
+    shardRecords<TenantRecord>(await new DurableJsonFile(file).read(), file),
+  );
+  const byShard = Array.from({ length: count }, (): TenantRecord[] => []);
+  for (const records of contents) {
+    for (const record of records) byShard[shardIndex(record.tenant_id, record.id, count)]!.push(record);
+  }
+  return byShard;
+}
+
+/** Those of the files that exist. They lie in one folder, so one listing answers for all of them. */
+export async function existing(files: string[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  let names: Set<string>;
+  try {
+    names = new Set(await readdir(path.dirname(files[0]!)));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return files.filter((file) => names.has(path.basename(file)));
+}
+
+export async function removeFiles(files: string[]): Promise<void> {
+  await mapBounded(files, FILES_IN_FLIGHT, async (file) => {
+    await unlink(file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  });
+}
