@@ -105,10 +105,14 @@ export class Collection<T extends TenantRecord> {
   }
 
   /** Reads every shard; records are listed in creation order afterwards. */
-  async load(fileOf: (shard: number) => string): Promise<void> {
+  async load(fileOf: (shard: number) => string, present?: ReadonlySet<string>): Promise<void> {
     // Read concurrently (a store of 10k tokens has ~2000 shard files), but merged in shard order,
     // so records created in the same millisecond list in the same order whichever read ends first.
-    const loaded = await mapBounded(this.shards, FILES_IN_FLIGHT, (shard, i) => shard.load(fileOf(i)));
+    // A shard whose file is not `present` (listed by the caller) was never written: empty, not read.
+    const loaded = await mapBounded(this.shards, FILES_IN_FLIGHT, async (shard, i) => {
+      const file = fileOf(i);
+      return present && !present.has(file) ? [] : shard.load(file);
+    });
     const all: T[] = [];
     for (const [i, records] of loaded.entries()) {
       const shard = this.shards[i]!;

@@ -73,8 +73,15 @@ export class Store {
       const store = new Store(dir, folder, release);
       await store.upgrade(dataFile, manifest);
       for (const collection of store.collections) {
-        if (collection.shardCount > 1) await ensureDir(path.join(folder, collection.name));
-        await collection.load((shard) => store.fileOf(collection.name, shard, collection.shardCount));
+        const { name, shardCount } = collection;
+        if (shardCount === 1) {
+          await collection.load(() => store.fileOf(name, 0));
+          continue;
+        }
+        // One listing of the folder instead of an attempt to read each of 2048 files.
+        await ensureDir(path.join(folder, name));
+        const files = store.shardFiles(name, shardCount);
+        await collection.load((shard) => files[shard]!, new Set(await existing(files)));
       }
       return store;
     } catch (error) {
