@@ -69,6 +69,11 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         });
       },
       event(event) {
+        // The line of every request is written as text: the hot path, with fields of known types.
+        if (event.type === 'request') {
+          const { method, path, status, ms, traceId } = event;
+          return out(`{"event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}}`);
+        }
         // One flat object per line, snake_case like the API: {"event":"request","trace_id":...}
         const line: Record<string, unknown> = { event: event.type };
         for (const [key, value] of Object.entries(event)) if (key !== 'type') line[snakeCase(key)] = value ?? null;

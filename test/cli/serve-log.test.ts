@@ -153,6 +153,30 @@ describe('the JSON log', () => {
     for (const line of lines()) expect(line).not.toMatch(/^\s/);
   });
 
+  test('a request line stays one line of valid JSON whatever its path holds', () => {
+    const { log, lines } = logWith('json');
+    const path = '/tokens/"quoted"\\back\nline\u0000nul☃';
+    log.event({ type: 'request', method: 'GET', path, status: 404, ms: 0.4, traceId: 'trace-"3"' });
+    log.flush();
+    expect(lines()).toHaveLength(1);
+    expect(JSON.parse(lines()[0]!)).toEqual({ event: 'request', method: 'GET', path, status: 404, ms: 0.4, trace_id: 'trace-"3"' });
+  });
+
+  test('a reload: ok with its time, or failed with the reason the previous code keeps serving', () => {
+    const { log, lines } = logWith('json');
+    log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 });
+    log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    log.flush();
+    expect(lines().map((line) => JSON.parse(line))).toEqual([
+      { event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 },
+      { event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' },
+    ]);
+    const pretty = logWith('pretty');
+    pretty.log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    pretty.log.flush();
+    expect(pretty.lines()[0]).toMatch(/reload reactor charge failed, the previous code keeps serving: SyntaxError: Unexpected end of input$/);
+  });
+
   test('no ANSI escapes even when colour is allowed', () => {
     vi.stubEnv('FORCE_COLOR', '1');
     try {

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { findTokenIds } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
@@ -69,9 +69,10 @@ export class ProxyPipeline {
     if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', undefined, 'Proxy loop');
     const proxy = this.findProxy(call.proxyKey);
     const detokenizer = this.authenticate(proxy, call.apiKey);
+    // Most proxies have no transform: no await (a turn of the microtask queue each) for those.
     const transforms = {
-      request: await this.deps.proxies.transform(proxy, 'request'),
-      response: await this.deps.proxies.transform(proxy, 'response'),
+      request: proxy.request_transform ? await this.deps.proxies.transform(proxy, 'request') : undefined,
+      response: proxy.response_transform ? await this.deps.proxies.transform(proxy, 'response') : undefined,
     };
     if ((transforms.request || transforms.response) && (call.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT) {
       throw new HttpError(413, 'The request body is over the 5 MB limit of a proxy with a transform.');
@@ -108,12 +109,11 @@ export class ProxyPipeline {
 
     if (!transforms.response) {
       const headers = { ...responseHeaders(response.headers, true), ...destinationStatus };
-      // A small answer of known length is sent in one piece; anything else streams through.
+      // A small answer is sent in one piece, whether its length was given or it came chunked;
+      // anything larger streams through.
       const length = Number(response.headers['content-length']);
-      if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
-        return { status: response.status, headers, body: await readAll(response.body) };
-      }
-      return { status: response.status, headers, body: response.body };
+      const large = Number.isInteger(length) && length > SMALL_BODY_BYTES;
+      return { status: response.status, headers, body: large ? response.body : await bufferSmall(response.body, SMALL_BODY_BYTES) };
     }
     const text = await readLimited(response.body, TRANSFORM_PAYLOAD_LIMIT);
     const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
@@ -252,10 +252,31 @@ function serializeBody(body: unknown, headers: Record<string, string>): string |
   return JSON.stringify(body);
 }
 
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/**
+ * The whole body when it ends within `limit` bytes; past that, a stream of all of it (the chunks
+ * read so far, then the rest), so that a large answer is never held in memory.
+ */
+async function bufferSmall(stream: Readable, limit: number): Promise<Buffer | Readable> {
+  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await iterator.next();
+    if (done) return Buffer.concat(head, size);
+    head.push(value);
+    size += value.length;
+    if (size > limit) return Readable.from(concatenated(head, iterator), { objectMode: false });
+  }
+}
+
+async function* concatenated(head: Buffer[], rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    yield* head;
+    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+  } finally {
+    // Stopped early (the caller went away): the destination's stream is destroyed too.
+    await rest.return?.();
+  }
 }
 
 async function readLimited(stream: Readable, limit: number): Promise<string> {

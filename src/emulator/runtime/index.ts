@@ -14,6 +14,20 @@ export function codeVersion(code: string, filename: string): string {
   return createHash('sha256').update(filename).update('\u0000').update(code).digest('hex').slice(0, 16);
 }
 
+const recordVersions = new WeakMap<object, Map<string, string>>();
+
+/**
+ * codeVersion of code a stored record holds, hashed once per record object and file name rather
+ * than on every call: records are replaced on every change, never edited in place.
+ */
+export function recordCodeVersion(record: object, code: string, filename: string): string {
+  let byFile = recordVersions.get(record);
+  if (!byFile) recordVersions.set(record, (byFile = new Map()));
+  let version = byFile.get(filename);
+  if (version === undefined) byFile.set(filename, (version = codeVersion(code, filename)));
+  return version;
+}
+
 /**
  * The sandbox runtime shared by reactors and proxy transforms. `load` compiles a code version in
  * a fresh worker (taken from pre-booted spares) and, only once it loads, makes it the current

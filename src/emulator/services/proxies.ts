@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { proxySchema } from '../../api/schemas.js';
 import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
 import { notFound } from '../errors.js';
-import { codeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import { codeVersion, recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
@@ -128,7 +128,7 @@ export class ProxyService {
     if (!transform) return undefined;
     const id = transformId(record.id, kind);
     const current = this.runtime.get(id);
-    if (current && current.version === codeVersion(transform.code, transformFile(record, kind))) return current;
+    if (current && current.version === recordCodeVersion(record, transform.code, transformFile(record, kind))) return current;
     return this.loadTransform(record, kind, transform.code);
   }
 

@@ -4,7 +4,7 @@ import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorR
 import type { Problem } from '../../api/problem.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { codeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
@@ -334,7 +334,7 @@ export class ReactorService {
 }
 
 function versionOf(reactor: ReactorRecord): string {
-  return codeVersion(reactor.code, fileNameOf(reactor.name));
+  return recordCodeVersion(reactor, reactor.code, fileNameOf(reactor.name));
 }
 
 /** The file name stack traces and load errors show for a reactor. */

@@ -942,6 +942,37 @@ describe('invoking a proxy: responses', () => {
     expect(createHash('sha256').update(result.text).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
   });
 
+  it('sends a small chunked destination answer in one piece, with its length', async () => {
+    const target = await destination({ body: '{"small":true}' }); // writeHead + end: chunked
+    const proxy = await createProxy(emu(), { destination_url: target.url });
+    const result = await invoke(emu(), proxy.key);
+    expect(result.body).toEqual({ small: true });
+    expect(result.headers['content-length']).toBe(String(Buffer.byteLength('{"small":true}')));
+    expect(result.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('streams an answer past 64 KB as it comes, not once the destination has ended', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('a'.repeat(100 * 1024));
+      setTimeout(() => response.end('the end'), 600);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const started = Date.now();
+    const response = await undiciRequest(`${emu().url}/proxy`, { headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': emu().privateKey } });
+    let firstAt: number | undefined;
+    let text = '';
+    for await (const chunk of response.body) {
+      firstAt ??= Date.now() - started;
+      text += chunk.toString();
+    }
+    expect(text).toBe(`${'a'.repeat(100 * 1024)}the end`);
+    expect(firstAt).toBeLessThan(400);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+  });
+
   it('waits for a slow destination', async () => {
     const target = await destination({ delayMs: 300, body: '{"slow":true}' });
     const proxy = await createProxy(emu(), { destination_url: target.url });
