@@ -21,10 +21,12 @@ const IV_POOL_SIZE = IV_BYTES * 256;
  * Encrypts token data at rest with AES-256-GCM. Each value is bound (as associated data) to the
  * tenant and token it belongs to, so a ciphertext moved to another record fails to decrypt.
  *
- * What was sealed or opened is remembered beside its ciphertext object (a WeakMap: it goes when the
- * record does), so that reading a token again costs a JSON.parse, not a decryption. Records are
- * replaced, never changed in place, so a remembered text cannot go stale. The plaintext stays in the
- * heap of the process that holds the master key anyway; nothing more reaches the disk.
+ * What was opened is remembered beside its ciphertext object (a WeakMap: it goes when the record
+ * does), so that reading a token again costs a JSON.parse, not a decryption. A seal is not
+ * remembered: most tokens written are not read back at once, and each entry is work for the
+ * garbage collector. Records are replaced, never changed in place, so a remembered text cannot go
+ * stale. The plaintext stays in the heap of the process that holds the master key anyway; nothing
+ * more reaches the disk.
  */
 export class Cipher {
   private readonly opened = new WeakMap<Sealed, { context: string; text: string }>();
@@ -36,14 +38,11 @@ export class Cipher {
   }
 
   seal(value: unknown, context: string): Sealed {
-    const text = JSON.stringify(value);
     const iv = this.nextIv();
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(context));
-    const ct = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
-    const sealed = { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
-    this.opened.set(sealed, { context, text });
-    return sealed;
+    const ct = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    return { iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
   }
 
   open<T>(sealed: Sealed, context: string): T {

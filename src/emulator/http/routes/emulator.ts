@@ -16,7 +16,7 @@ interface CreateTenantBody {
 
 const givenKey = { type: 'string', pattern: GIVEN_KEY_PATTERN.source } as const;
 
-const createTenantSchema = {
+export const createTenantSchema = {
   anyOf: [
     { type: 'null' },
     {

@@ -9,7 +9,7 @@ import { sendJson, tokenContext } from './tokens.js';
 
 type IdParams = { Params: { id: string } };
 
-const resultParamsSchema = {
+export const resultParamsSchema = {
   type: 'object',
   required: ['id', 'request_id'],
   properties: { id: idParamsSchema.properties.id, request_id: idParamsSchema.properties.id },
