@@ -1,7 +1,7 @@
-// The hot-reload path for `npm run bench`: an emulator whose reactor code lives in a file that is
-// watched, as `svc serve --config` watches the files svc.yaml names. A save is read by the
-// CodeWatcher and applied through the API (PATCH), which loads the code in a fresh worker and
-// swaps it in. Prints {"url", "id"} once the file is watched.
+// The hot-reload path for `npm run bench`: an emulator whose reactor code lives in a watched file.
+// It is the path `svc serve --config` is to take when it lands with svc.yaml (a later issue): a
+// save is read by the emulator's CodeWatcher and applied through the API (PATCH), which loads the
+// code in a fresh worker and swaps it in. Prints {"url", "id"} once the file is watched.
 //   node bench/reload.js <code-file> <management-key> <private-key>
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';

@@ -45,8 +45,8 @@ async function bestOf(runs, { rounds = quick ? 1 : 3, by = 'rps' } = {}) {
   for (let i = 0; i < rounds; i++) {
     for (const [name, run] of Object.entries(runs)) {
       const result = await run();
-      const better = by === 'rps' ? result.rps > (best[name]?.rps ?? -Infinity) : result.p50 < (best[name]?.p50 ?? Infinity);
-      if (better) best[name] = result;
+      const better = by === 'rps' ? result.rps > best[name]?.rps : result.p50 < best[name]?.p50;
+      if (!best[name] || better) best[name] = result;
     }
   }
   return best;
@@ -194,7 +194,7 @@ async function benchReactor() {
 /** Hot reload: saving the reactor's file to the first call answered by the new code (bench/reload.js). */
 async function benchReload() {
   process.stderr.write('Hot reload\n');
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-reload-'));
+  const dir = await mkdtemp(path.join(scratch, 'reload-'));
   const file = path.join(dir, 'reactor.js');
   const version = (i) => `module.exports = async () => ({ raw: { version: ${i} } });\n`;
   await writeFile(file, version(0));

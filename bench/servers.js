@@ -2,7 +2,7 @@
 // itself, as the emulator under test has: `node bench/servers.js <kind> [args]` prints its URL.
 //   canned <bytes>        answers every request with a canned JSON body of about that size
 //   function              POST: runs the benchmark reactor function in-process, answers its JSON
-//   destination           a proxy destination: reads the body, answers a small JSON document
+//   destination           a proxy destination: reads the body, answers a small JSON document (with a length)
 //   forwarder <dest-url>  node:http + undici Pool forwarding every request, doing no other work
 import http from 'node:http';
 import { Pool } from 'undici';
@@ -39,7 +39,9 @@ if (kind === 'canned') {
 } else if (kind === 'destination') {
   listen(async (request, response) => {
     const body = await readBody(request);
-    response.writeHead(200, { 'content-type': 'application/json' }).end(`{"ok":true,"received":${body.length}}`);
+    // With its length, as JSON APIs answer (a proxy may send such an answer in one piece).
+    const text = `{"ok":true,"received":${body.length}}`;
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   });
 } else if (kind === 'forwarder') {
   const target = new URL(arg);

@@ -11,9 +11,9 @@ export type EmulatorEvent =
   | { type: 'invocation'; kind: 'reactor' | 'transform'; name: string; id: string; status: number; ms: number; requestId: string; error?: string; stack?: string | undefined }
   /** A line user code wrote to its console. */
   | { type: 'console'; source: string; level: string; text: string; requestId?: string | undefined }
-  /** One attempt to deliver an asynchronous reactor result. */
   /** Hot reload: a saved code file was loaded (ok) or refused, and the previous code keeps serving. */
   | { type: 'reload'; target: string; file: string; ok: boolean; ms: number; error?: string | undefined }
+  /** One attempt to deliver an asynchronous reactor result. */
   | { type: 'webhook'; reactorId: string; requestId: string; url: string; attempt: number; ok: boolean; status?: number | undefined; error?: string | undefined };
 
 export type EmitEvent = (event: EmulatorEvent) => void;

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { findTokenIds } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
@@ -109,11 +109,13 @@ export class ProxyPipeline {
 
     if (!transforms.response) {
       const headers = { ...responseHeaders(response.headers, true), ...destinationStatus };
-      // A small answer is sent in one piece, whether its length was given or it came chunked;
-      // anything larger streams through.
+      // A small answer of known length is sent in one piece. Anything else streams through as it
+      // comes: an answer without a length may be an event stream that never ends.
       const length = Number(response.headers['content-length']);
-      const large = Number.isInteger(length) && length > SMALL_BODY_BYTES;
-      return { status: response.status, headers, body: large ? response.body : await bufferSmall(response.body, SMALL_BODY_BYTES) };
+      if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
+        return { status: response.status, headers, body: await readAll(response.body, proxy.destination_url) };
+      }
+      return { status: response.status, headers, body: response.body };
     }
     const text = await readLimited(response.body, TRANSFORM_PAYLOAD_LIMIT);
     const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
@@ -252,31 +254,16 @@ function serializeBody(body: unknown, headers: Record<string, string>): string |
   return JSON.stringify(body);
 }
 
-/**
- * The whole body when it ends within `limit` bytes; past that, a stream of all of it (the chunks
- * read so far, then the rest), so that a large answer is never held in memory.
- */
-async function bufferSmall(stream: Readable, limit: number): Promise<Buffer | Readable> {
-  const iterator = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const head: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await iterator.next();
-    if (done) return Buffer.concat(head, size);
-    head.push(value);
-    size += value.length;
-    if (size > limit) return Readable.from(concatenated(head, iterator), { objectMode: false });
-  }
-}
-
-async function* concatenated(head: Buffer[], rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+/** A small answer, read whole; the destination breaking off midway is a 502, like an unreachable one. */
+async function readAll(stream: Readable, destination: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
   try {
-    yield* head;
-    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
-  } finally {
-    // Stopped early (the caller went away): the destination's stream is destroyed too.
-    await rest.return?.();
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new HttpError(502, `The destination ${new URL(destination).origin} broke off its answer: ${reason}.`, undefined, 'Destination unreachable');
   }
+  return Buffer.concat(chunks);
 }
 
 async function readLimited(stream: Readable, limit: number): Promise<string> {

@@ -1,6 +1,5 @@
 import { Low, Memory } from 'lowdb';
 import type { Adapter } from 'lowdb';
-import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
 import { corruptFile } from './errors.js';
 
 /** Every stored record belongs to a tenant; no read or write of a collection crosses tenants. */
@@ -106,17 +105,13 @@ export class Collection<T extends TenantRecord> {
 
   /** Reads every shard; records are listed in creation order afterwards. */
   async load(fileOf: (shard: number) => string, present?: ReadonlySet<string>): Promise<void> {
-    // Read concurrently (a store of 10k tokens has ~2000 shard files), but merged in shard order,
-    // so records created in the same millisecond list in the same order whichever read ends first.
-    // A shard whose file is not `present` (listed by the caller) was never written: empty, not read.
-    const loaded = await mapBounded(this.shards, FILES_IN_FLIGHT, async (shard, i) => {
-      const file = fileOf(i);
-      return present && !present.has(file) ? [] : shard.load(file);
-    });
     const all: T[] = [];
-    for (const [i, records] of loaded.entries()) {
-      const shard = this.shards[i]!;
-      for (const record of records) {
+    for (const [i, shard] of this.shards.entries()) {
+      const file = fileOf(i);
+      // A shard whose file is not `present` (listed by the caller) was never written: empty, not read.
+      if (present && !present.has(file)) continue;
+      // Merged in shard order: records created in the same millisecond always list in one order.
+      for (const record of await shard.load(file)) {
         shard.records.set(compositeKey(record.tenant_id, record.id), record);
         all.push(record);
       }

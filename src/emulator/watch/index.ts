@@ -60,8 +60,16 @@ export class CodeWatcher {
     for (const spec of files) {
       this.targets.set(path.resolve(spec.file), { spec, loaded: spec.loaded, failed: undefined, timer: undefined, running: undefined, again: false });
     }
-    // `atomic`: an editor's save by rename (unlink, then add) is reported as one change.
-    this.watcher = watch([...this.targets.keys()], { ignoreInitial: true, atomic: true });
+    // The folders are watched, not the files: a file deleted and made again is seen wherever it
+    // lies (chokidar watches a removed file again only in some cases). `atomic`: an editor's save
+    // by rename (unlink, then add) is reported as one change.
+    const folders = new Set([...this.targets.keys()].map((file) => path.dirname(file)));
+    this.watcher = watch([...folders], {
+      ignoreInitial: true,
+      atomic: true,
+      depth: 0,
+      ignored: (file) => !folders.has(path.resolve(file)) && !this.targets.has(path.resolve(file)),
+    });
     this.watcher.on('change', (file) => this.saved(file));
     this.watcher.on('add', (file) => this.saved(file));
     this.watcher.on('unlink', (file) => {
@@ -69,7 +77,7 @@ export class CodeWatcher {
       if (target) this.emit({ type: 'warning', message: `${target.spec.file} was deleted; the ${target.spec.label} keeps its last loaded code.` });
     });
     this.watcher.on('error', (error) => this.emit({ type: 'error', message: `watching code files failed: ${(error as Error).message}` }));
-    this.ready = new Promise((resolve) => this.watcher.once('ready', () => resolve()));
+    this.ready = files.length === 0 ? Promise.resolve() : new Promise((resolve) => this.watcher.once('ready', () => resolve()));
   }
 
   /** Resolves once every file is watched: a save after this is seen. */
@@ -108,7 +116,11 @@ export class CodeWatcher {
       if ((attempted || !recheck) && !this.closed && target.timer === undefined) {
         target.timer = setTimeout(() => this.run(target, true), RECHECK_MS);
       }
-    })().finally(() => (target.running = undefined));
+    })()
+      // Only `emit` (the caller's log) can throw here, and then there is nowhere left to report
+      // to: the watcher goes on rather than end the process with an unhandled rejection.
+      .catch(() => {})
+      .finally(() => (target.running = undefined));
   }
 
   /** Reads the file and loads it when it is new; resolves to whether it tried to load. */

@@ -942,35 +942,47 @@ describe('invoking a proxy: responses', () => {
     expect(createHash('sha256').update(result.text).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
   });
 
-  it('sends a small chunked destination answer in one piece, with its length', async () => {
-    const target = await destination({ body: '{"small":true}' }); // writeHead + end: chunked
-    const proxy = await createProxy(emu(), { destination_url: target.url });
+  it('sends a small answer of known length in one piece', async () => {
+    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json', 'content-length': '14' }).end('{"small":true}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     const result = await invoke(emu(), proxy.key);
     expect(result.body).toEqual({ small: true });
-    expect(result.headers['content-length']).toBe(String(Buffer.byteLength('{"small":true}')));
+    expect(result.headers['content-length']).toBe('14');
     expect(result.headers['transfer-encoding']).toBeUndefined();
   });
 
-  it('streams an answer past 64 KB as it comes, not once the destination has ended', async () => {
+  it('streams an answer without a length as it comes: an event stream is not held back', async () => {
+    let finish!: () => void;
     const server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      response.write('a'.repeat(100 * 1024));
-      setTimeout(() => response.end('the end'), 600);
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+      finish = () => response.end('data: last\n\n');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-    const started = Date.now();
     const response = await undiciRequest(`${emu().url}/proxy`, { headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': emu().privateKey } });
-    let firstAt: number | undefined;
-    let text = '';
-    for await (const chunk of response.body) {
-      firstAt ??= Date.now() - started;
-      text += chunk.toString();
-    }
-    expect(text).toBe(`${'a'.repeat(100 * 1024)}the end`);
-    expect(firstAt).toBeLessThan(400);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    const chunks = response.body[Symbol.asyncIterator]();
+    // The first event arrives while the destination still holds the stream open.
+    expect(Buffer.from((await chunks.next()).value as Buffer).toString()).toBe('data: first\n\n');
+    finish();
+    let rest = '';
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) rest += Buffer.from(next.value as Buffer).toString();
+    expect(rest).toBe('data: last\n\n');
+  });
+
+  it('answers 502 proxy_error when the destination breaks off a small answer midway', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      response.write('{"partial":');
+      setTimeout(() => response.socket?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    expectProxyError(await invoke(emu(), proxy.key), 502, /broke off its answer/);
   });
 
   it('waits for a slow destination', async () => {

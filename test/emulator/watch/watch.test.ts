@@ -145,6 +145,50 @@ describe('CodeWatcher', () => {
     expect(loads).toEqual(['back']);
   });
 
+  it('sees a file deleted and made again in either of two folders', async () => {
+    const [one, two] = [await tempDir(), await tempDir()];
+    const files = [path.join(one, 'a.js'), path.join(two, 'b.js')];
+    for (const file of files) await writeFile(file, 'v0');
+    const loads: string[] = [];
+    const watcher = new CodeWatcher(
+      files.map((file) => ({ file, label: path.basename(file), reload: async (code: string) => void loads.push(`${path.basename(file)}:${code}`) })),
+      { emit: () => {} },
+    );
+    onTestFinished(() => watcher.close());
+    await watcher.whenReady();
+    await unlink(files[1]!);
+    await settle();
+    await writeFile(files[1]!, 'back');
+    await until(() => loads.includes('b.js:back'), 'b.js to reload');
+    await writeFile(files[1]!, 'again');
+    await until(() => loads.includes('b.js:again'), 'the next save of b.js');
+    await writeFile(files[0]!, 'a saved');
+    await until(() => loads.includes('a.js:a saved'), 'a.js to reload');
+  });
+
+  it('is ready at once with no files, and a throwing log does not end the process', async () => {
+    const empty = new CodeWatcher([], { emit: () => {} });
+    await empty.whenReady();
+    await empty.close();
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    onTestFinished(() => void process.off('unhandledRejection', onRejection));
+    const { file, loads } = await watchOne();
+    const dir = path.dirname(file);
+    const throwing = new CodeWatcher([{ file, label: 'x', reload: async (code) => void loads.push(code) }], {
+      emit: () => {
+        throw new Error('the log is gone');
+      },
+    });
+    onTestFinished(() => throwing.close());
+    await throwing.whenReady();
+    await writeFile(path.join(dir, 'reactor.js'), 'v1');
+    await until(() => loads.filter((code) => code === 'v1').length === 2, 'both watchers to reload');
+    await settle();
+    expect(rejections).toEqual([]);
+  });
+
   it('reloads nothing once closed', async () => {
     const { file, loads, watcher } = await watchOne();
     await watcher.close();
