@@ -242,12 +242,14 @@ async function benchProxy() {
   await stop(destination.child);
 }
 
-/** Start time, and the cost of a write as the store grows (persistent store: writes reach the disk). */
+/**
+ * Start time, and the cost of a write as the store grows (persistent stores: writes reach the
+ * disk). The three stores run side by side and their writes alternate, so that the disk's and the
+ * machine's drift over the minute this takes falls on all three alike.
+ */
 async function benchStore() {
   process.stderr.write('Store growth and start time\n');
   const node = timeCommand(['-e', '0'], 5);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-store-'));
-  const emptyDir = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-empty-'));
   const startTime = async (cwd) => {
     const samples = [];
     for (let i = 0; i < 3; i++) {
@@ -259,48 +261,42 @@ async function benchStore() {
     }
     return median(samples);
   };
-  const empty = await startTime(emptyDir);
+  const empty = await startTime(await mkdtemp(path.join(scratch, 'empty-')));
   record('emulator start, empty store', empty, node, 'ms', '', true, 'process start to /health 200');
 
-  let running = await serve([], { cwd: dir });
-  let count = 0;
-  const growTo = async (target) => {
-    while (count < target) {
-      const batch = Math.min(5000, target - count);
+  const sizes = [1000, 10_000, quick ? 20_000 : 100_000];
+  const stores = [];
+  for (const size of sizes) {
+    const cwd = await mkdtemp(path.join(scratch, `store-${size}-`));
+    const running = await serve([], { cwd });
+    for (let count = 0; count < size; count += 5000) {
+      const batch = Math.min(5000, size - count);
       await api(running.url, 'POST', '/tokenize', { body: Array.from({ length: batch }, (_, i) => `value-${count + i}`), expect: 201 });
-      count += batch;
     }
-  };
-  const writeLatency = async () => {
-    // The bulk load just written is still being flushed by the kernel; a write measured now would
-    // queue behind it. `sync` and a pause first: this measures a write, not the load's tail.
-    spawnSync('sync');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const samples = [];
-    const body = JSON.stringify({ type: 'token', data: { note: 'bench' } });
-    for (let i = 0; i < 150; i++) {
+    stores.push({ size, cwd, running, samples: [] });
+  }
+  const tenK = stores[1];
+  await stop(tenK.running.child);
+  record('emulator start, 10k tokens', await startTime(tenK.cwd), empty, 'ms', '', true, 'vs empty store');
+  tenK.running = await serve([], { cwd: tenK.cwd });
+
+  // The bulk loads are still being flushed by the kernel; a write measured now would queue behind
+  // them. `sync` and a pause first: this measures a write, not the loads' tail.
+  spawnSync('sync');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const body = JSON.stringify({ type: 'token', data: { note: 'bench' } });
+  for (let i = 0; i < 200; i++) {
+    for (const store of stores) {
       const started = performance.now();
-      await api(running.url, 'POST', '/tokens', { body, expect: 201 });
-      samples.push(performance.now() - started);
+      await api(store.running.url, 'POST', '/tokens', { body, expect: 201 });
+      store.samples.push(performance.now() - started);
     }
-    return median(samples);
-  };
-  await growTo(1000);
-  const at1k = await writeLatency();
-  await growTo(10_000);
-  const at10k = await writeLatency();
-  await stop(running.child);
-  const tenK = await startTime(dir);
-  record('emulator start, 10k tokens', tenK, empty, 'ms', '', true, 'vs empty store');
-  running = await serve([], { cwd: dir });
-  await growTo(quick ? 20_000 : 100_000);
-  const atMax = await writeLatency();
+  }
+  const [at1k, at10k, atMax] = stores.map((store) => median(store.samples));
   record('POST /tokens latency at 1k tokens', at1k, undefined, 'ms', '', true, 'persistent, fsync per write');
   record('POST /tokens latency at 10k tokens', at10k, at1k, 'ms', '', true);
   record(`POST /tokens latency at ${quick ? '20k' : '100k'} tokens`, atMax, at1k, 'ms', '<= 1.5x 1k', atMax <= 1.5 * at1k);
-  await stop(running.child);
-  await rm(dir, { recursive: true, force: true });
-  await rm(emptyDir, { recursive: true, force: true });
+  for (const store of stores) await stop(store.running.child);
 }
 
 function table() {
