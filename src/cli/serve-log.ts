@@ -74,7 +74,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
           const { method, path, status, ms, traceId } = event;
           return out(`{"event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}}`);
         }
-        // One flat object per line, snake_case like the API: {"event":"request","trace_id":...}
+        // One flat object per line, snake_case like the API: {"event":"invocation","request_id":...}
         const line: Record<string, unknown> = { event: event.type };
         for (const [key, value] of Object.entries(event)) if (key !== 'type') line[snakeCase(key)] = value ?? null;
         json(line);
