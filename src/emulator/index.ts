@@ -37,7 +37,7 @@ export interface EmulatorOptions {
   transactionTtlMs?: number;
   /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
   masterKey?: string;
-  /** The sandbox: where npm packages resolve from, worker limits, spares (see RuntimeOptions). */
+  /** The sandbox: where npm packages resolve from, its processes and limits (see RuntimeOptions). */
   runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
   /** The synchronous reactor timeout (30 s, as on the platform). */
   syncTimeoutMs?: number;

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { HttpError } from '../errors.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
-import { SandboxWorker } from './sandbox-worker.js';
+import { SandboxProcess } from './sandbox-process.js';
+import { TenantPool, type ProcessSource } from './tenant-pool.js';
 import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
 
 export { UserCodeError } from './errors.js';
@@ -28,47 +30,74 @@ export function recordCodeVersion(record: object, code: string, filename: string
   return version;
 }
 
+const DEFAULT_TENANT = 'default';
+let vidSeq = 0;
+
 /**
- * The sandbox runtime shared by reactors and proxy transforms. `load` compiles a code version in
- * a fresh worker (taken from pre-booted spares) and, only once it loads, makes it the current
- * instance of its id: calls in flight finish on the old one, which is then stopped; a version that
- * fails to load leaves the old one serving. Each worker only ever holds one code version, so no
- * compilation cache builds up across reloads.
+ * The sandbox runtime shared by reactors and proxy transforms. User code runs in sandbox processes
+ * (sandbox-process.ts), one tenant's code per process, each version in an SES Compartment of its
+ * own (host.ts). `load` compiles a version in the tenant's process and, only once it loads, makes
+ * it the current instance of its id: calls in flight finish on the old one, which is then unloaded;
+ * a version that fails to load leaves the old one serving.
+ *
+ * The budget: at most `maxProcesses` processes in all, `maxProcessesPerTenant` for one tenant, and
+ * `maxVersionsPerProcess` versions loaded in one; a hundred reactors are a hundred compartments in
+ * one process, not a hundred threads.
  */
 export class Runtime {
   private readonly options: Required<Omit<RuntimeOptions, 'onLog'>> & { onLog: (entry: LogEntry) => void };
-  private readonly spares: Promise<SandboxWorker>[] = [];
+  private readonly pools = new Map<string, TenantPool>();
+  private readonly processes = new Set<SandboxProcess>();
+  private readonly owner = new Map<SandboxProcess, TenantPool>();
+  private readonly spares: SandboxProcess[] = [];
   private readonly instances = new Map<string, Instance>();
   private readonly loading = new Map<string, Promise<Instance>>();
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
+  private readonly source: ProcessSource;
   private disposed = false;
 
   constructor(options: RuntimeOptions = {}) {
     this.options = {
       projectDir: options.projectDir ?? process.cwd(),
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
-      maxWorkersPerInstance: options.maxWorkersPerInstance ?? 4,
+      maxProcesses: options.maxProcesses ?? 8,
+      maxProcessesPerTenant: options.maxProcessesPerTenant ?? 2,
+      maxVersionsPerProcess: options.maxVersionsPerProcess ?? 64,
       idleMs: options.idleMs ?? 10_000,
-      memoryMb: options.memoryMb ?? 128,
-      spares: options.spares ?? 1,
+      memoryMb: options.memoryMb ?? 256,
+      spares: options.spares ?? 0,
       loadTimeoutMs: options.loadTimeoutMs ?? 5_000,
       maxLogBytes: options.maxLogBytes ?? 64 * 1024,
+      maxSvcInFlight: options.maxSvcInFlight ?? 100,
+      maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
       onLog: options.onLog ?? (() => {}),
     };
+    const { maxProcessesPerTenant, maxVersionsPerProcess, idleMs } = this.options;
+    this.source = { start: (tenant) => this.start(tenant), maxProcessesPerTenant, maxVersionsPerProcess, idleMs };
   }
 
   /**
-   * Boots the spare workers now rather than at the first load (`svc serve` does, so that the
-   * first reactor saved loads in milliseconds; a library user or a test may not want the CPU spent).
+   * Boots a sandbox process now rather than at the first load (`svc serve` does, so that the first
+   * reactor saved loads in milliseconds; a library user or a test may not want the CPU spent).
    */
   prewarm(): void {
-    this.refill();
+    this.refill(Math.max(1, this.options.spares));
   }
 
   /** The current instance of an id, if one is loaded. */
   get(id: string): Instance | undefined {
     return this.instances.get(id);
+  }
+
+  /** Sandbox processes running now (spares included): the budget's gauge. */
+  get processCount(): number {
+    return [...this.processes].filter((process) => !process.dead).length;
+  }
+
+  /** The process ids of the sandbox processes (for tests that check they are gone). */
+  get pids(): number[] {
+    return [...this.processes].flatMap((process) => (process.dead || process.pid === undefined ? [] : [process.pid]));
   }
 
   /**
@@ -87,12 +116,6 @@ export class Runtime {
     return promise;
   }
 
-  /** Checks that code loads without making it current (for create/update validation). */
-  async check(spec: Omit<LoadSpec, 'id' | 'version'>): Promise<void> {
-    const worker = await this.loadWorker({ ...spec, id: '(check)', version: 0 });
-    await worker.terminate();
-  }
-
   /** Stops an id's instance once its calls in flight are done. */
   async unload(id: string): Promise<void> {
     const instance = this.instances.get(id);
@@ -107,71 +130,84 @@ export class Runtime {
     const instances = [...this.instances.values()];
     this.instances.clear();
     await Promise.all(instances.map((instance) => instance.retire()));
-    const spares = this.spares.splice(0);
-    await Promise.all(spares.map(async (spare) => (await spare.catch(() => undefined))?.terminate()));
+    for (const process of this.processes) process.kill('the emulator stopped');
+    this.processes.clear();
   }
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
-    const first = await this.loadWorker(spec);
+    const pool = this.poolOf(spec.tenant ?? DEFAULT_TENANT);
+    const process = await pool.primary();
+    const vid = `${spec.id}@${spec.version}#${++vidSeq}`;
+    await process.load(vid, spec.id, spec.code, spec.filename);
+    process.trim(this.options.maxVersionsPerProcess);
     if (this.disposed) {
-      await first.terminate();
+      process.unload(vid);
       throw new Error('the runtime is disposed');
     }
     if (!isLatest()) {
       // A newer version was asked for while this one loaded: that one decides what is current.
-      await first.terminate();
+      process.unload(vid);
       return this.latest.get(spec.id) ?? Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`));
     }
-    const instance = new Instance(spec, first, () => this.loadWorker(spec), {
-      maxWorkers: this.options.maxWorkersPerInstance,
-      idleMs: this.options.idleMs,
-    });
+    const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
     if (previous) void previous.retire();
     return instance;
   }
 
-  /** A worker with `spec`'s code loaded: a spare if one is ready, else a new one. */
-  private async loadWorker(spec: LoadSpec): Promise<SandboxWorker> {
-    const worker = await this.takeSpare();
-    try {
-      await worker.load(
-        {
-          code: spec.code,
-          filename: spec.filename,
-          projectDir: this.options.projectDir,
-          npmAllowlist: [...this.options.npmAllowlist],
-          maxLogBytes: this.options.maxLogBytes,
-        },
-        spec.id,
-        this.options.loadTimeoutMs,
-      );
-      return worker;
-    } catch (error) {
-      await worker.terminate();
-      throw error;
+  private poolOf(tenant: string): TenantPool {
+    let pool = this.pools.get(tenant);
+    if (!pool) this.pools.set(tenant, (pool = new TenantPool(tenant, this.source)));
+    return pool;
+  }
+
+  /** A booted process for `tenant`: a spare if one is ready, else a new one, within the budget. */
+  private async start(tenant: string): Promise<SandboxProcess> {
+    if (this.disposed) throw new Error('the runtime is disposed');
+    const pool = this.poolOf(tenant);
+    let process = this.spares.shift();
+    if (!process || process.dead) {
+      this.makeRoom();
+      process = this.spawn();
     }
+    this.owner.set(process, pool);
+    this.refill(this.options.spares);
+    await process.booted;
+    return process;
   }
 
-  private async takeSpare(): Promise<SandboxWorker> {
-    const spare = this.spares.shift();
-    this.refill();
-    const worker = await (spare ?? this.boot());
-    return worker.dead ? this.boot() : worker;
-  }
-
-  private async boot(): Promise<SandboxWorker> {
-    const worker = new SandboxWorker({ memoryMb: this.options.memoryMb }, this.options.onLog);
-    await worker.booted;
-    return worker;
-  }
-
-  private refill(): void {
-    while (!this.disposed && this.spares.length < this.options.spares) {
-      const spare = this.boot();
-      spare.catch(() => {});
-      this.spares.push(spare);
+  /** At the budget: stops the least recently used idle process of some tenant, or refuses. */
+  private makeRoom(): void {
+    if (this.processCount < this.options.maxProcesses) return;
+    const idle = [...this.processes]
+      .filter((process) => !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)))
+      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    if (!idle) {
+      throw new HttpError(503, `Every one of the ${this.options.maxProcesses} sandbox processes is busy; try again shortly.`, undefined, 'Sandbox busy');
     }
+    idle.kill('it made room for another tenant');
+  }
+
+  private spawn(): SandboxProcess {
+    const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
+    const process = new SandboxProcess(
+      { projectDir, npmAllowlist: [...npmAllowlist], maxLogBytes, maxSvcInFlight, maxResultBytes },
+      { memoryMb, loadTimeoutMs },
+      this.options.onLog,
+      (dead) => {
+        this.processes.delete(dead);
+        this.owner.get(dead)?.forget(dead);
+        this.owner.delete(dead);
+        const spare = this.spares.indexOf(dead);
+        if (spare >= 0) this.spares.splice(spare, 1);
+      },
+    );
+    this.processes.add(process);
+    return process;
+  }
+
+  private refill(count: number): void {
+    while (!this.disposed && this.spares.length < count && this.processCount < this.options.maxProcesses) this.spares.push(this.spawn());
   }
 }

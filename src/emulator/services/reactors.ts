@@ -310,7 +310,14 @@ export class ReactorService {
   }
 
   private async load(reactor: ReactorRecord): Promise<Instance> {
-    const instance = await this.options.runtime.load({ id: reactor.id, version: versionOf(reactor), code: reactor.code, filename: fileNameOf(reactor.name) });
+    const instance = await this.options.runtime.load({
+      id: reactor.id,
+      version: versionOf(reactor),
+      code: reactor.code,
+      filename: fileNameOf(reactor.name),
+      tenant: reactor.tenant_id,
+      label: `reactor ${reactor.name}`,
+    });
     // Named only once loaded: a refused update must not relabel the version still serving.
     this.names.set(reactor.id, reactor.name);
     return instance;

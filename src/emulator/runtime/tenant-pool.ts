@@ -1,0 +1,116 @@
+import { UserCodeError } from './errors.js';
+import type { Instance } from './instance.js';
+import type { SandboxProcess } from './sandbox-process.js';
+import type { InvokeOptions, LogEntry } from './types.js';
+
+/** What a pool needs of the runtime: processes (within the global budget) and the version cap. */
+export interface ProcessSource {
+  start(tenant: string): Promise<SandboxProcess>;
+  readonly maxProcessesPerTenant: number;
+  readonly maxVersionsPerProcess: number;
+  readonly idleMs: number;
+}
+
+const RETRY = Symbol('retry');
+
+/**
+ * The sandbox processes of one tenant. Its first process takes every call; a second starts only
+ * when the first is held by code that does not yield (a CPU-bound call), so a busy reactor never
+ * stalls its tenant's other code, and I/O-bound concurrency costs no extra process. Extras are
+ * stopped after `idleMs` without calls. No process ever runs two tenants' code.
+ */
+export class TenantPool {
+  readonly processes: SandboxProcess[] = [];
+  private starting: Promise<SandboxProcess> | undefined;
+  private readonly reapers = new Map<SandboxProcess, NodeJS.Timeout>();
+
+  constructor(
+    readonly tenant: string,
+    private readonly source: ProcessSource,
+  ) {}
+
+  /** A process to load new code into (the tenant's first, started if need be). */
+  async primary(): Promise<SandboxProcess> {
+    return this.processes.find((process) => !process.dead) ?? this.start();
+  }
+
+  processesWith(vid: string): number {
+    return this.processes.filter((process) => !process.dead && process.has(vid)).length;
+  }
+
+  /** Runs one call of `instance`, loading its version into the chosen process if need be. */
+  async run(instance: Instance, payload: string, options: InvokeOptions): Promise<{ value: string; logs: LogEntry[] }> {
+    for (let attempt = 0; ; attempt++) {
+      const process = await this.pick();
+      this.keep(process);
+      try {
+        await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
+      } catch (error) {
+        // The process went away under the load: try another. Else the code no longer loads here.
+        if (process.dead && attempt < 2) continue;
+        throw new UserCodeError(500, `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`, { title: 'Sandbox stopped' });
+      }
+      process.trim(this.source.maxVersionsPerProcess);
+      const outcome = await new Promise<{ value: string; logs: LogEntry[] } | typeof RETRY>((resolve, reject) => {
+        process
+          .invoke(instance.vid, payload, { label: instance.label, timeoutMs: options.timeoutMs, requestId: options.requestId, svc: options.svc ?? null }, () => resolve(RETRY))
+          .then(resolve, reject);
+      }).finally(() => this.scheduleReap(process));
+      if (outcome !== RETRY) return outcome;
+      if (attempt >= 2) throw new UserCodeError(500, `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`, { title: 'Sandbox stopped' });
+    }
+  }
+
+  unload(vid: string): void {
+    for (const process of this.processes) process.unload(vid);
+  }
+
+  forget(process: SandboxProcess): void {
+    const at = this.processes.indexOf(process);
+    if (at >= 0) this.processes.splice(at, 1);
+    clearTimeout(this.reapers.get(process));
+    this.reapers.delete(process);
+  }
+
+  /** Idle and not the tenant's first: may be stopped to make room for another tenant. */
+  isSpareable(process: SandboxProcess): boolean {
+    return process.calls.size === 0 && (this.processes.indexOf(process) > 0 || this.processes.length === 1);
+  }
+
+  private async pick(): Promise<SandboxProcess> {
+    const alive = this.processes.filter((process) => !process.dead);
+    const ready = alive.filter((process) => process.responsive).sort((a, b) => a.calls.size - b.calls.size);
+    if (ready[0]) return ready[0];
+    if (alive.length < this.source.maxProcessesPerTenant) return this.start();
+    // Every process is held: queue behind the one with the fewest calls.
+    return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.start();
+  }
+
+  private start(): Promise<SandboxProcess> {
+    this.starting ??= this.source
+      .start(this.tenant)
+      .then((process) => {
+        this.processes.push(process);
+        return process;
+      })
+      .finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private keep(process: SandboxProcess): void {
+    clearTimeout(this.reapers.get(process));
+    this.reapers.delete(process);
+  }
+
+  /** An extra process goes after `idleMs` without calls; the first stays warm. */
+  private scheduleReap(process: SandboxProcess): void {
+    if (process.dead || process.calls.size > 0 || this.processes.indexOf(process) <= 0) return;
+    this.keep(process);
+    const timer = setTimeout(() => {
+      this.reapers.delete(process);
+      if (process.calls.size === 0 && this.processes.indexOf(process) > 0) process.kill('it was idle');
+    }, this.source.idleMs);
+    timer.unref();
+    this.reapers.set(process, timer);
+  }
+}
