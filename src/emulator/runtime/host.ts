@@ -7,6 +7,7 @@
  */
 import 'ses';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { format } from 'node:util';
@@ -20,6 +21,33 @@ import { USER_ERROR_STATUS } from './user-errors.js';
 
 const hostRequire = createRequire(import.meta.url);
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+closeInheritedDescriptors();
+
+/**
+ * The emulator passes this process its stdio and the channel only, but a descriptor the emulator
+ * itself inherited without close-on-exec (from a shell, a CI runner) would pass on too. Node and
+ * libuv open theirs close-on-exec, so any other descriptor above the channel came from outside: close it.
+ */
+function closeInheritedDescriptors(): void {
+  const CLOSE_ON_EXEC = 0o2000000;
+  let descriptors: string[];
+  try {
+    descriptors = readdirSync('/proc/self/fdinfo');
+  } catch {
+    return; // no /proc (macOS, Windows): nothing to read the flags from
+  }
+  for (const name of descriptors) {
+    const fd = Number(name);
+    if (!(fd > 3)) continue;
+    try {
+      const flags = Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8);
+      if (!(flags & CLOSE_ON_EXEC)) closeSync(fd);
+    } catch {
+      // gone meanwhile (the directory listing's own descriptor)
+    }
+  }
+}
 
 /** Set while the facade's own agent opens a connection: the only connect() allowed. */
 let outbound = false;

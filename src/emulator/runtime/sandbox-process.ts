@@ -31,12 +31,13 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
   const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
   const runtimeDir = path.dirname(script);
   const sesDir = path.dirname(createRequire(script).resolve('ses/package.json'));
-  const readable = [runtimeDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir)];
+  // /proc/self/fdinfo: the process closes descriptors it inherited by mistake (see host.ts).
+  const readable = [runtimeDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
   return [
     permission,
     ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
     `--max-old-space-size=${memoryMb}`,
-    '--max-semi-space-size=4',
+    '--max-semi-space-size=2',
     '--stack-size=984',
     '--zero-fill-buffers',
     '--disable-proto=delete',
