@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
-import { format } from 'node:util';
+import { format, promisify } from 'node:util';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
 import { cryptoFacade, httpsFacade } from './facades.js';
@@ -48,6 +48,20 @@ function closeInheritedDescriptors(): void {
     }
   }
 }
+
+interface Invocation {
+  id: number;
+  vid: string;
+  logBudget: number;
+  svcInFlight: number;
+  cancelled: boolean;
+  /** Over: timers it set are cleared, and any it sets from leftover work are cleared at once. */
+  finished: boolean;
+  timers: (() => void)[];
+}
+
+/** The call the code running now belongs to, across its awaits and timers. */
+const context = new AsyncLocalStorage<Invocation>();
 
 /** Set while the facade's own agent opens a connection: the only connect() allowed. */
 let outbound = false;
@@ -101,11 +115,11 @@ function restrictNetwork(): void {
 
 /** What user code is handed of the host: the globals, and the modules `require` serves. */
 const HOST_GLOBALS = {
-  setTimeout,
+  setTimeout: tracked(setTimeout, clearTimeout),
   clearTimeout,
-  setInterval,
+  setInterval: tracked(setInterval, clearInterval),
   clearInterval,
-  setImmediate,
+  setImmediate: tracked(setImmediate, clearImmediate),
   clearImmediate,
   queueMicrotask,
   Buffer,
@@ -131,6 +145,34 @@ const MODULES: Record<string, unknown> = {
   util: hostRequire('node:util'),
 };
 hardenHost([...Object.values(HOST_GLOBALS), ...Object.values(MODULES), ...hostInstances(), ...nodeErrors()]);
+
+/**
+ * A timer a call sets belongs to that call: it is cleared when the call ends, so that no call leaves
+ * work running (a spinning interval) in a process other calls share. Timers of top-level code stay;
+ * the emulator's probe recycles a process that keeps a core busy between calls.
+ */
+function tracked<Handle, Args extends unknown[]>(set: (...args: Args) => Handle, clear: (handle: Handle) => void): (...args: Args) => Handle {
+  const timer = (...args: Args) => {
+    const handle = set(...args);
+    const invocation = context.getStore();
+    if (invocation?.finished) clear(handle);
+    else invocation?.timers.push(() => clear(handle));
+    return handle;
+  };
+  // util.promisify(setTimeout) as Node has it: (ms, value) => a promise, on the tracked timer. A new
+  // function per read, as promisify() marks the one it gets: no object shared between compartments.
+  if (promisify.custom in set) {
+    const start = timer as (...a: unknown[]) => Handle;
+    const immediate = set === (setImmediate as unknown);
+    Object.defineProperty(timer, promisify.custom, {
+      get: () =>
+        immediate
+          ? (value?: unknown) => new Promise((resolve) => start(resolve, value))
+          : (ms?: number, value?: unknown) => new Promise((resolve) => start(resolve, ms, value)),
+    });
+  }
+  return timer;
+}
 
 /** Instances whose prototypes user code reaches without naming them (a timer handle, an abort reason). */
 function hostInstances(): unknown[] {
@@ -174,18 +216,9 @@ function nodeErrors(): unknown[] {
   return errors;
 }
 
-interface Invocation {
-  id: number;
-  vid: string;
-  logBudget: number;
-  svcInFlight: number;
-  cancelled: boolean;
-}
-
 let config: InitRequest | undefined;
 const versions = new Map<string, Loaded>();
 const invocations = new Map<number, Invocation>();
-const context = new AsyncLocalStorage<Invocation>();
 /** What a console line outside any call belongs to: the version being loaded. */
 let loadingVid: string | null = null;
 let rpcSeq = 0;
@@ -231,7 +264,9 @@ function onMessage(message: ToSandbox): void {
       return;
     case 'cancel': {
       const invocation = invocations.get(message.id);
-      if (invocation) invocation.cancelled = true;
+      if (!invocation) return;
+      invocation.cancelled = true;
+      for (const clear of invocation.timers.splice(0)) clear();
       return;
     }
     case 'probe': {
@@ -273,12 +308,14 @@ async function invoke(request: InvokeRequest): Promise<void> {
       return;
     }
   }
-  const invocation: Invocation = { id: request.id, vid: request.vid, logBudget: config.maxLogBytes, svcInFlight: 0, cancelled: false };
+  const invocation: Invocation = { id: request.id, vid: request.vid, logBudget: config.maxLogBytes, svcInFlight: 0, cancelled: false, finished: false, timers: [] };
   invocations.set(request.id, invocation);
   try {
     const outcome = await context.run(invocation, () => run(loaded, request, invocation));
     if (!invocation.cancelled) post(outcome);
   } finally {
+    invocation.finished = true;
+    for (const clear of invocation.timers.splice(0)) clear();
     invocations.delete(request.id);
     if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
   }
