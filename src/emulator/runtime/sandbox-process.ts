@@ -73,6 +73,7 @@ interface PendingCall {
 }
 
 const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
 /** How often a process's memory and liveness are looked at while it works, and while idle. */
 const ACTIVE_TICK_MS = 50;
 const IDLE_TICK_MS = 1000;
@@ -100,6 +101,7 @@ export class SandboxProcess {
   private pendingBoot: { resolve: () => void; reject: (error: Error) => void } | undefined;
   private readonly pendingLoads = new Map<string, { filename: string; resolve: () => void; reject: (error: UserCodeError) => void }>();
   private stderrTail = '';
+  private outOfMemory = false;
   private bootRss = 0;
   private probe: { seq: number; sentAt: number } | undefined;
   private probeSeq = 0;
@@ -124,7 +126,12 @@ export class SandboxProcess {
       windowsHide: true,
     });
     this.child.stderr!.setEncoding('utf8');
-    this.child.stderr!.on('data', (text: string) => (this.stderrTail = (this.stderrTail + text).slice(-2048)));
+    this.child.stderr!.on('data', (text: string) => {
+      // V8's report of running out of heap comes before a native stack longer than the tail kept.
+      const recent = this.stderrTail + text;
+      if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
+      this.stderrTail = recent.slice(-200);
+    });
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message) => this.onMessage(message),
       broken: (reason) => this.onBroken(reason),
@@ -370,7 +377,7 @@ export class SandboxProcess {
 
   private onExit(code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
     if (!this.deathReason) {
-      if (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) this.deathReason = `it ran out of memory (limit ${this.limits.memoryMb} MB)`;
+      if (this.outOfMemory) this.deathReason = `it ran out of memory (limit ${this.limits.memoryMb} MB)`;
       else if (error) this.deathReason = `it could not start: ${error.message}`;
       else this.deathReason = signal ? `it stopped (${signal})` : `it exited (code ${String(code)})`;
     }
