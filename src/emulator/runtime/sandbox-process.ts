@@ -96,6 +96,7 @@ export class SandboxProcess {
   /** Versions loaded (or loading), most recently used last. */
   private readonly versions = new Map<string, Promise<void>>();
   private readonly vidInstance = new Map<string, string>();
+  private readonly pins = new Map<string, number>();
   private readonly child: ChildProcess;
   private readonly channel: Channel<FromSandbox, ToSandbox>;
   private pendingBoot: { resolve: () => void; reject: (error: Error) => void } | undefined;
@@ -195,13 +196,23 @@ export class SandboxProcess {
     this.send({ type: 'unload', vid });
   }
 
-  /** Unloads the least recently used versions with no call in flight, down to `keep`. */
+  /** Keeps a version loaded while a call is on its way to it (between its load and its invoke). */
+  pin(vid: string): () => void {
+    this.pins.set(vid, (this.pins.get(vid) ?? 0) + 1);
+    return () => {
+      const left = (this.pins.get(vid) ?? 1) - 1;
+      if (left > 0) this.pins.set(vid, left);
+      else this.pins.delete(vid);
+    };
+  }
+
+  /** Unloads the least recently used versions with no call in flight or on its way, down to `keep`. */
   trim(keep: number): void {
     if (this.versions.size <= keep) return;
     const busy = new Set([...this.calls.values()].map((call) => call.vid));
     for (const vid of this.versions.keys()) {
       if (this.versions.size <= keep) return;
-      if (!busy.has(vid) && !this.pendingLoads.has(vid)) this.unload(vid);
+      if (!busy.has(vid) && !this.pins.has(vid) && !this.pendingLoads.has(vid)) this.unload(vid);
     }
   }
 

@@ -43,20 +43,25 @@ export class TenantPool {
     for (let attempt = 0; ; attempt++) {
       const process = await this.pick();
       this.keep(process);
+      const unpin = process.pin(instance.vid);
+      let outcome: Promise<{ value: string; logs: LogEntry[] } | typeof RETRY>;
       try {
         await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
+        outcome = new Promise((resolve, reject) => {
+          process
+            .invoke(instance.vid, payload, { label: instance.label, timeoutMs: options.timeoutMs, requestId: options.requestId, svc: options.svc ?? null }, () => resolve(RETRY))
+            .then(resolve, reject);
+        });
       } catch (error) {
         // The process went away under the load: try another. Else the code no longer loads here.
         if (process.dead && attempt < 2) continue;
         throw new UserCodeError(500, `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`, { title: 'Sandbox stopped' });
+      } finally {
+        unpin();
       }
       process.trim(this.source.maxVersionsPerProcess);
-      const outcome = await new Promise<{ value: string; logs: LogEntry[] } | typeof RETRY>((resolve, reject) => {
-        process
-          .invoke(instance.vid, payload, { label: instance.label, timeoutMs: options.timeoutMs, requestId: options.requestId, svc: options.svc ?? null }, () => resolve(RETRY))
-          .then(resolve, reject);
-      }).finally(() => this.scheduleReap(process));
-      if (outcome !== RETRY) return outcome;
+      const settled = await outcome.finally(() => this.scheduleReap(process));
+      if (settled !== RETRY) return settled;
       if (attempt >= 2) throw new UserCodeError(500, `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`, { title: 'Sandbox stopped' });
     }
   }

@@ -498,6 +498,89 @@ describe('limits', () => {
   });
 });
 
+describe('limits enforced from outside the code', () => {
+  it('refuses a result over the 5 MB limit with a clear problem, and keeps serving', async () => {
+    const rt = runtime();
+    const instance = await load(rt, `module.exports = async (req) => req.args.big ? 'x'.repeat(50 * 1024 * 1024) : 'small';`);
+    const error = await rejection(invoke(instance, { args: { big: true } }));
+    expect([error.status, error.title]).toEqual([500, 'Invalid result']);
+    expect(error.detail).toBe("The function's result is 50 MB of JSON, over the 5 MB limit.");
+    expect((await invoke(instance, { args: {} })).value).toBe('small');
+  });
+
+  it('bounds the req.svc calls one invocation has in flight', async () => {
+    const rt = runtime({ maxSvcInFlight: 10 });
+    let answered = 0;
+    const svc: SvcHandler = async () => {
+      await sleep(20);
+      return ++answered;
+    };
+    const code = `module.exports = async (req) => {
+  const calls = [];
+  for (let i = 0; i < 12; i++) calls.push(req.svc.tokens.list({}).then(() => 'ok', (e) => e.name + ': ' + e.message));
+  return Promise.all(calls);
+};`;
+    const outcomes = (await value(rt, code, {}, { svc })) as string[];
+    expect(outcomes.slice(0, 10)).toEqual(Array(10).fill('ok'));
+    expect(outcomes.slice(10)).toEqual(Array(2).fill('RateLimitError: Too many req.svc calls in flight (at most 10 per invocation); await them.'));
+    expect(answered).toBe(10);
+  });
+
+  it('clears the timers a call leaves behind when it returns', async () => {
+    const rt = runtime();
+    const instance = await load(rt, `let ticks = 0;
+module.exports = async (req) => {
+  if (req.args.leave) { setInterval(() => { ticks++; }, 1); setTimeout(() => { ticks += 1000; }, 50); }
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  return ticks;
+};`);
+    const atReturn = (await invoke(instance, { args: { leave: true } })).value as number;
+    expect(atReturn).toBeGreaterThan(0);
+    await sleep(150);
+    expect((await invoke(instance, { args: {} })).value).toBe(atReturn);
+  });
+
+  it('replaces a process that keeps a core busy after its call returned, before the next call', async () => {
+    const rt = runtime();
+    // Work that yields to the event loop without a timer: key derivation on Node's thread pool, for ever.
+    const instance = await load(rt, `const crypto = require('crypto');
+module.exports = async (req) => {
+  if (req.args.leave) (async () => { for (;;) await new Promise((r) => crypto.pbkdf2('x', 'y', 20000, 32, 'sha256', r)); })();
+  return 'done';
+};`);
+    const [pid] = rt.pids;
+    expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
+    await sleep(300);
+    expect((await invoke(instance, { args: {} })).value).toBe('done');
+    expect(rt.pids).not.toContain(pid);
+  });
+
+  it('serves the next call elsewhere when a call leaves a loop that never yields, and stops that process', async () => {
+    const rt = runtime();
+    const instance = await load(rt, `module.exports = async (req) => {
+  if (req.args.leave) Promise.resolve().then(function spin() { return Promise.resolve().then(spin); });
+  return 'done';
+};`);
+    const [pid] = rt.pids;
+    expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
+    await sleep(300);
+    expect((await invoke(instance, { args: {} })).value).toBe('done');
+    await sleep(1500);
+    expect(rt.pids).not.toContain(pid);
+  });
+
+  it('keeps a hundred reactors of three tenants within the process budget', async () => {
+    const rt = runtime({ maxProcesses: 4, maxVersionsPerProcess: 20 });
+    const instances = [];
+    for (let i = 0; i < 100; i++) {
+      instances.push(await rt.load({ id: freshId('many'), version: 1, code: `module.exports = async () => ${i};`, filename: `r${i}.js`, tenant: `tenant-${i % 3}` }));
+    }
+    const values = await Promise.all(instances.map(async (instance) => (await invoke(instance)).value));
+    expect(values).toEqual(instances.map((_, i) => i));
+    expect(rt.processCount).toBeLessThanOrEqual(4);
+  });
+});
+
 describe('concurrency', () => {
   const BUSY = `module.exports = async (req) => {
   if (req.args.busyMs) { const until = Date.now() + req.args.busyMs; while (Date.now() < until) {} }
