@@ -121,6 +121,8 @@ export function destinationUrl(destination: string, suffix: string, query: strin
 
 /** Percent-encodings are undone this many times at most: a suffix encoded deeper is refused. */
 const DECODE_LEVELS = 3;
+/** What a dot segment, an encoding, a backslash, a control character or an empty segment needs. */
+const SUSPECT = /[%.\\\x00-\x1f\x7f]|\/\//;
 
 /**
  * Why a path suffix is unsafe, or undefined. Servers, frameworks and proxies on the way decode a
@@ -130,6 +132,8 @@ const DECODE_LEVELS = 3;
  */
 export function unsafePath(suffix: string): string | undefined {
   if (!suffix.startsWith('/')) return 'it must start with /';
+  // Most suffixes hold none of the characters that matter: one test clears them.
+  if (!SUSPECT.test(suffix)) return undefined;
   let text = suffix;
   for (let level = 0; ; level++) {
     if (text.includes('\\')) return 'it holds a backslash';
