@@ -10,6 +10,7 @@ import { createServices } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
+import { sealPlaintextConfigurations } from './services/configuration.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
@@ -82,11 +83,15 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const store = await Store.open({ ...(options.data !== undefined && { path: options.data }), inMemory: options.inMemory ?? false });
     stop = () => store.close();
     const { key, created } = await loadMasterKey(store.dir, options.masterKey);
-    if (created && !store.tokens.empty) {
-      // The key just made cannot read these tokens: remove it, so the next start asks again.
+    const sealed = !store.tokens.empty ? 'tokens' : sealedWithoutTokens(store);
+    if (created && sealed) {
+      // The key just made cannot read what is sealed: remove it, so the next start asks again.
       if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
-      throw new EmulatorError(`The store holds tokens but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. Tokens cannot be read without it.`);
+      throw new EmulatorError(`The store holds ${sealed} but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. They cannot be read without it.`);
     }
+    const cipher = new Cipher(key);
+    // Before anything is served: configuration an earlier svc kept in plaintext is sealed now.
+    await sealPlaintextConfigurations(store, cipher);
     // User code's console lines are reported under the name of what they belong to.
     let nameOf = (id: string): string | undefined => id;
     const runtime = new Runtime({
@@ -98,7 +103,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       await store.close();
     };
     const services = createServices(store, {
-      cipher: new Cipher(key),
+      cipher,
       runtime,
       emit,
       tier,
@@ -183,6 +188,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       await stop?.();
     },
   };
+}
+
+/** What else a lost master key would make unreadable: proxy keys, sealed configuration. */
+function sealedWithoutTokens(store: Store): string | undefined {
+  if (!store.proxies.empty) return 'proxies (their keys and configuration are sealed)';
+  for (const reactor of store.reactors.everything()) if ('configuration_sealed' in reactor) return 'reactors with sealed configuration';
+  return undefined;
 }
 
 function checkOptions(options: EmulatorOptions): void {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
 import { HttpError, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -38,9 +39,6 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
 }
 
-/** Headers a custom response may not set: the server owns framing and connection handling. */
-const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'svc-trace-id']);
-
 function problemOf(error: HttpError, traceId: string): Problem {
   return {
     type: error.type,
@@ -52,12 +50,26 @@ function problemOf(error: HttpError, traceId: string): Problem {
   };
 }
 
+/**
+ * A text body sent as bytes. Given a string, Node writes the header block in the body's encoding
+ * (UTF-8), which would turn a Latin-1 header value into other bytes than the ones set.
+ */
+export function sendText(reply: FastifyReply, body: string, type = 'text/plain; charset=utf-8'): FastifyReply {
+  if (!reply.hasHeader('content-type')) reply.type(type);
+  return reply.send(Buffer.from(body));
+}
+
 export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
   if (error.response) {
+    // Checked where user code is called (naming it); this is the last guard before Node's writer.
+    const checked = checkedCustomResponse(error, 'User code');
+    if (checked !== error) return sendProblem(reply, checked as HttpError, traceId);
     const { status, headers, body } = error.response;
-    for (const [name, value] of Object.entries(headers)) if (!RESERVED_HEADERS.has(name.toLowerCase())) reply.header(name, value);
-    if (typeof body === 'string') return reply.status(status).send(body);
-    return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body ?? null));
+    // The trace id and the framing of the answer stay the emulator's.
+    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) reply.header(name, value);
+    reply.status(status);
+    if (typeof body === 'string') return sendText(reply, body);
+    return sendText(reply.type('application/json; charset=utf-8'), JSON.stringify(body ?? null));
   }
   return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemOf(error, traceId));
 }
@@ -65,7 +77,8 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
 /** The single place where errors become problem+json responses. */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const httpError = toHttpError(error, request);
+    // A custom response that cannot be sent is a problem like any other (a proxy_error on /proxy).
+    const httpError = checkedCustomResponse(toHttpError(error, request), 'User code') as HttpError;
     // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's
     // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
     if (!(error instanceof HttpError)) {

@@ -5,7 +5,7 @@ import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
-import { emulatorRoutes } from './routes/emulator.js';
+import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
 import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -46,10 +46,19 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
 
-  // One onRequest hook (each is a step of every request): echo the trace id, then authenticate.
+  // One onRequest hook (each is a step of every request): echo the trace id, guard the admin
+  // routes (before any key is looked at), then authenticate.
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(TRACE_HEADER, request.id);
+    if (request.routeOptions.config.admin) {
+      try {
+        adminGuard(request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+    }
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {

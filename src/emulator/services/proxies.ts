@@ -9,6 +9,7 @@ import { bodyValidator } from '../validation.js';
 import type { Caller, Clock } from './applications.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import type { Cipher } from './cipher.js';
+import { openConfiguration, sealConfiguration } from './configuration.js';
 import { hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
@@ -54,7 +55,7 @@ export class ProxyService {
       tenant_id: caller.tenantId,
       key_hash: hashKey(key),
       key_sealed: this.cipher.seal(key, keyContext(caller.tenantId, id)),
-      ...writableFields(body, application),
+      ...this.writableFields({ tenant_id: caller.tenantId, id }, body, application),
       created_by: caller.application.id,
       created_at: now,
       modified_by: caller.application.id,
@@ -80,7 +81,7 @@ export class ProxyService {
     const application = bindableApplication(this.store, caller, body.application);
     const record: ProxyRecord = {
       ...current,
-      ...writableFields(body, application),
+      ...this.writableFields(current, body, application),
       modified_by: caller.application.id,
       modified_at: this.clock().toISOString(),
     };
@@ -100,7 +101,7 @@ export class ProxyService {
       response_transform: current.response_transform,
       // An Application deleted since is dropped rather than refused: the patch is about other fields.
       application: this.boundApplication(current) ? { id: current.application_id! } : null,
-      configuration: current.configuration,
+      configuration: this.configurationOf(current),
       require_auth: current.require_auth,
     };
     await this.update(caller, id, checkProxy(applyMergePatch(writable, patch)));
@@ -110,6 +111,11 @@ export class ProxyService {
     const record = this.find(caller, id);
     await this.store.proxies.delete(caller.tenantId, record.id);
     await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind))));
+  }
+
+  /** The configuration map transforms get (null when none was given). */
+  configurationOf(record: ProxyRecord): Record<string, string> | null {
+    return openConfiguration(this.cipher, 'proxy', record);
   }
 
   /** The Application whose permissions the proxy's transforms (and anonymous callers) get. */
@@ -155,26 +161,35 @@ export class ProxyService {
   }
 
   private toWire(record: ProxyRecord): Proxy {
-    const { key_hash: _hash, key_sealed, ...rest } = record;
+    const { key_hash: _hash, key_sealed, configuration_sealed: _sealed, id, tenant_id, name, destination_url, request_transform, response_transform, application_id: _bound, require_auth, ...rest } = record;
+    // Fields in the order the API has always listed them (a record sealed from plaintext lists them otherwise).
     return {
-      ...rest,
+      id,
+      tenant_id,
+      name,
+      destination_url,
+      request_transform,
+      response_transform,
       application_id: this.boundApplication(record)?.id ?? null,
+      configuration: this.configurationOf(record),
+      require_auth,
+      ...rest,
       key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)),
     };
   }
-}
 
-/** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
-function writableFields(body: ProxyBody, application: ApplicationRecord | undefined) {
-  return {
-    name: body.name,
-    destination_url: body.destination_url,
-    request_transform: body.request_transform ?? null,
-    response_transform: body.response_transform ?? null,
-    application_id: application?.id ?? null,
-    configuration: body.configuration ?? null,
-    require_auth: body.require_auth ?? true,
-  };
+  /** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
+  private writableFields(owner: { tenant_id: string; id: string }, body: ProxyBody, application: ApplicationRecord | undefined) {
+    return {
+      name: body.name,
+      destination_url: body.destination_url,
+      request_transform: body.request_transform ?? null,
+      response_transform: body.response_transform ?? null,
+      application_id: application?.id ?? null,
+      configuration_sealed: sealConfiguration(this.cipher, 'proxy', owner, body.configuration ?? null),
+      require_auth: body.require_auth ?? true,
+    };
+  }
 }
 
 function transformFile(record: ProxyRecord, kind: TransformKind): string {

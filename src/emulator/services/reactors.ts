@@ -4,6 +4,7 @@ import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorR
 import type { Problem } from '../../api/problem.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse } from '../headers.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
@@ -12,6 +13,7 @@ import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
 import type { Cipher, Sealed } from './cipher.js';
+import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
@@ -57,12 +59,13 @@ export class ReactorService {
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
     const application = bindableApplication(this.options.store, caller, body.application);
     const now = this.options.clock().toISOString();
+    const id = randomUUID();
     const record: ReactorRecord = {
-      id: randomUUID(),
+      id,
       tenant_id: caller.tenantId,
       name: body.name,
       code: body.code,
-      configuration: body.configuration,
+      configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', { tenant_id: caller.tenantId, id }, body.configuration),
       application_id: application?.id ?? null,
       created_by: caller.application.id,
       created_at: now,
@@ -91,7 +94,7 @@ export class ReactorService {
       ...current,
       name: body.name,
       code: body.code,
-      configuration: body.configuration,
+      configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', current, body.configuration),
       application_id: application?.id ?? null,
       modified_by: caller.application.id,
       modified_at: this.options.clock().toISOString(),
@@ -108,7 +111,7 @@ export class ReactorService {
     const writable: ReactorBody = {
       name: current.name,
       code: current.code,
-      configuration: current.configuration,
+      configuration: this.configurationOf(current),
       // An Application deleted since is dropped rather than refused: the patch is about other fields.
       ...(this.boundApplication(current) && { application: { id: current.application_id! } }),
     };
@@ -206,7 +209,7 @@ export class ReactorService {
 
   private async run(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, requestId: string): Promise<ReactorResponse> {
     const started = performance.now();
-    const report = (status: number, error?: HttpError) =>
+    const report = (status: number, error?: HttpError, stack?: string) =>
       this.options.emit({
         type: 'invocation',
         kind: 'reactor',
@@ -215,17 +218,18 @@ export class ReactorService {
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack: (error as { userStack?: string }).userStack }),
+        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
       });
     try {
       const bound = this.boundApplication(reactor);
       const svc = bound ? svcHandler(this.options.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId) : null;
-      const { value } = await instance.invoke({ args, configuration: reactor.configuration }, { timeoutMs, requestId, svc });
+      const { value } = await instance.invoke({ args, configuration: this.configurationOf(reactor) }, { timeoutMs, requestId, svc });
       const response = await this.shape(ctx, reactor, value);
       report(200);
       return response;
-    } catch (error) {
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined);
+    } catch (thrown) {
+      const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
+      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
       throw error;
     }
   }
@@ -333,10 +337,14 @@ export class ReactorService {
     return reactor.application_id ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id) : undefined;
   }
 
+  private configurationOf(record: ReactorRecord): Record<string, string> {
+    return openConfiguration(this.options.cipher, 'reactor', record);
+  }
+
   private toWire(record: ReactorRecord): Reactor {
-    const { application_id, ...rest } = record;
+    const { id, tenant_id, name, code, configuration_sealed: _sealed, application_id, ...rest } = record;
     const application = application_id ? this.options.store.applications.get(record.tenant_id, application_id) : undefined;
-    return { ...rest, application: application ? applicationToWire(application) : null };
+    return { id, tenant_id, name, code, configuration: this.configurationOf(record), ...rest, application: application ? applicationToWire(application) : null };
   }
 }
 

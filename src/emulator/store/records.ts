@@ -19,7 +19,8 @@ export interface ReactorRecord {
   tenant_id: string;
   name: string;
   code: string;
-  configuration: Record<string, string>;
+  /** The configuration map, sealed: it holds third-party API keys (services/configuration.ts). */
+  configuration_sealed: Sealed;
   application_id: string | null;
   created_by?: string;
   created_at: string;
@@ -82,7 +83,8 @@ export interface ProxyRecord {
   request_transform: { code: string } | null;
   response_transform: { code: string } | null;
   application_id: string | null;
-  configuration: Record<string, string> | null;
+  /** The configuration map (or null), sealed like a reactor's. */
+  configuration_sealed: Sealed;
   require_auth: boolean;
   created_by?: string;
   created_at: string;
