@@ -15,7 +15,7 @@ import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
 import { cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
-import type { FromSandbox, InitRequest, InvokeRequest, LogLevel, SerializedError, SvcMethod, ToSandbox } from './protocol.js';
+import { busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
@@ -303,7 +303,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
   if (invocations.size === 0) {
     // A process that kept a core busy since its last call returned is not given another one.
     const { idleCpuMs, idleWallMs } = idleReport();
-    if (idleWallMs >= 50 && idleCpuMs > idleWallMs / 2) {
+    if (busyWhileIdle(idleCpuMs, idleWallMs)) {
       post({ type: 'busy', id: request.id });
       return;
     }
@@ -434,12 +434,12 @@ function serializeError(error: unknown, loaded: Loaded): SerializedError {
     const custom = loaded.errors.CustomHttpResponseError;
     if (custom && error instanceof custom) {
       const { status, headers, body } = error as unknown as { status: unknown; headers: unknown; body: unknown };
-      const validStatus = Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 599 ? (status as number) : 500;
+      // Passed on as given: the emulator refuses a status outside 200-599 with a problem naming the code.
       return {
         kind: 'user',
         name: 'CustomHttpResponseError',
         message: (error as Error).message,
-        custom: { status: validStatus, headers: plainHeaders(headers), body: JSON.parse(JSON.stringify(body ?? null)) as unknown },
+        custom: { status: Number(status), headers: plainHeaders(headers), body: JSON.parse(JSON.stringify(body ?? null)) as unknown },
       };
     }
     if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {

@@ -92,6 +92,14 @@ export type FromSandbox =
   /** CPU time used while no call was running, over the wall time since the last call ended or probe. */
   | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number; rssBytes: number };
 
+/**
+ * Whether a process with no call running was running work a call left behind: more than a quarter of
+ * a core, over at least 50 ms (a process between calls does next to nothing).
+ */
+export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
+  return wallMs >= 50 && cpuMs > wallMs / 4;
+}
+
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
 /** What `req.svc` offers user code, each answered by the emulator under the bound Application's permissions. */

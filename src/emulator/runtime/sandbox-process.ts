@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Channel } from './channel.js';
 import { UserCodeError } from './errors.js';
-import type { FromSandbox, InitRequest, SerializedError, SvcMethod, ToSandbox } from './protocol.js';
+import { busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
@@ -79,6 +79,8 @@ const ACTIVE_TICK_MS = 50;
 const IDLE_TICK_MS = 1000;
 /** A process that has not answered a probe within this long is stuck (a loop that never yields). */
 const STUCK_MS = 1000;
+/** Longer than a probe's round trip plus a tick: a process silent this long is held. */
+const RESPONSIVE_MS = 120;
 
 let callSeq = 0;
 
@@ -149,9 +151,13 @@ export class SandboxProcess {
     return this.child.pid;
   }
 
-  /** Whether the process answered a probe lately: a loop that never yields makes it unresponsive. */
+  /**
+   * Whether the process answers: with calls in flight it is probed every 50 ms, and one that has not
+   * answered for longer is held by code that does not yield.
+   */
   get responsive(): boolean {
-    return !this.probe || performance.now() - this.probe.sentAt < 100;
+    const now = performance.now();
+    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
   }
 
   has(vid: string): boolean {
@@ -317,7 +323,7 @@ export class SandboxProcess {
       case 'probe':
         if (this.probe?.seq !== message.seq) return;
         this.probe = undefined;
-        if (this.calls.size === 0 && message.idleWallMs >= 50 && message.idleCpuMs > message.idleWallMs / 2) {
+        if (this.calls.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs)) {
           this.kill('it kept a core busy after its last call returned');
         }
         return;
@@ -428,11 +434,12 @@ export class SandboxProcess {
 
 /** The status of what user code threw: the platform classes' own, a custom response's, else 500. */
 function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError {
-  // Checked again here: a sandbox is not trusted to have checked anything.
   if (error.custom) {
-    const { status } = error.custom;
-    const custom = { ...error.custom, status: Number.isInteger(status) && status >= 200 && status <= 599 ? status : 500 };
-    return new UserCodeError(custom.status, String(error.message), { title: 'Custom response', custom, logs, userStack: error.stack });
+    // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
+    // error's own status is 500 unless the custom one is a sendable one.
+    const custom = { ...error.custom, status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN };
+    const status = Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
+    return new UserCodeError(status, String(error.message), { title: 'Custom response', custom, logs, userStack: error.stack });
   }
   if (error.kind === 'result') return new UserCodeError(500, String(error.message), { title: 'Invalid result', logs });
   const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;

@@ -352,7 +352,8 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
     expect(error.custom).toEqual({ status: 418, headers: { 'x-teapot': 'yes', count: '2' }, body: { brew: 'tea' } });
     const bad = await rejection(run(rt(), `module.exports = async () => { throw new (require('@svc/errors').CustomHttpResponseError)({ status: 9999, body: 'x' }); };`));
     expect(bad.status).toBe(500);
-    expect(bad.custom).toEqual({ status: 500, headers: {}, body: 'x' });
+    // As given: the emulator refuses it with a problem naming the code (see the HTTP tests).
+    expect(bad.custom).toEqual({ status: 9999, headers: {}, body: 'x' });
   });
 
   it('answers any other error with 500 and a stack of the user’s own frames', async () => {
@@ -545,7 +546,8 @@ module.exports = async (req) => {
     // Work that yields to the event loop without a timer: key derivation on Node's thread pool, for ever.
     const instance = await load(rt, `const crypto = require('crypto');
 module.exports = async (req) => {
-  if (req.args.leave) (async () => { for (;;) await new Promise((r) => crypto.pbkdf2('x', 'y', 20000, 32, 'sha256', r)); })();
+  const derive = async () => { for (;;) await new Promise((r) => crypto.pbkdf2('x', 'y', 20000, 32, 'sha256', r)); };
+  if (req.args.leave) { derive(); derive(); }
   return 'done';
 };`);
     const [pid] = rt.pids;
@@ -620,15 +622,15 @@ describe('concurrency', () => {
     const rt = runtime();
     const instance = await load(rt, BUSY);
     const beside = invoke(instance, { args: { ms: 400, answer: 1 } });
-    const spinning = invoke(instance, { args: { spin: true } }, { timeoutMs: 300 });
-    await sleep(150);
+    const spinning = invoke(instance, { args: { spin: true } }, { timeoutMs: 800 });
+    await sleep(300);
     const after = invoke(instance, { args: { answer: 3 } });
     const [first, second, third] = await Promise.allSettled([beside, spinning, after]);
     expect(second.status === 'rejected' && (second.reason as { status: number }).status).toBe(408);
     expect(first.status).toBe('rejected');
     const problem = (first as PromiseRejectedResult).reason as { status: number; detail: string };
     expect(problem.status).toBe(500);
-    expect(problem.detail).toContain(`${FILENAME} ran past its timeout of 300 ms without yielding`);
+    expect(problem.detail).toContain(`${FILENAME} ran past its timeout of 800 ms without yielding`);
     expect(third.status === 'fulfilled' && third.value.value).toBe(3);
     expect((await invoke(instance, { args: { answer: 5 } })).value).toBe(5);
   });
