@@ -254,6 +254,8 @@ function onMessage(message: ToSandbox): void {
         versions.set(message.vid, outcome.loaded);
         post({ type: 'loaded', vid: message.vid });
       }
+      // Compiling is work asked for, not work left behind.
+      if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
       return;
     }
     case 'unload':

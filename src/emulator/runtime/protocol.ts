@@ -93,11 +93,12 @@ export type FromSandbox =
   | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number; rssBytes: number };
 
 /**
- * Whether a process with no call running was running work a call left behind: more than a quarter of
- * a core, over at least 50 ms (a process between calls does next to nothing).
+ * Whether a process with no call running was running work a call left behind: half a core or more,
+ * over at least 40 ms (a process between calls does next to nothing; a garbage collection after a
+ * large call is one such window, which is why the emulator waits for a second one).
  */
 export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
-  return wallMs >= 50 && cpuMs > wallMs / 4;
+  return wallMs >= 40 && cpuMs > wallMs / 2;
 }
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';

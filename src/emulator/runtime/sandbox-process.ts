@@ -108,6 +108,8 @@ export class SandboxProcess {
   private bootRss = 0;
   private probe: { seq: number; sentAt: number } | undefined;
   private probeSeq = 0;
+  /** Probes in a row that found the process busy with no call running. */
+  private busyProbes = 0;
   private lastAnswerAt = performance.now();
   private tick: NodeJS.Timeout | undefined;
   private tickMs = 0;
@@ -323,9 +325,8 @@ export class SandboxProcess {
       case 'probe':
         if (this.probe?.seq !== message.seq) return;
         this.probe = undefined;
-        if (this.calls.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs)) {
-          this.kill('it kept a core busy after its last call returned');
-        }
+        this.busyProbes = this.calls.size === 0 && this.pendingLoads.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs) ? this.busyProbes + 1 : 0;
+        if (this.busyProbes >= 2) this.kill('it kept a core busy after its last call returned');
         return;
     }
   }
