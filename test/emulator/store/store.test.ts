@@ -68,7 +68,7 @@ function result(tenantId: string, id: string): ReactorResultRecord {
     started_at: '2024-01-01T00:00:00.000Z',
     created_at: '2024-01-01T00:00:00.000Z',
     callback_url: 'http://127.0.0.1:1/callback',
-    deliveries: [],
+    delivery: { status: 'pending', attempts: 0, last_status: null, event_id: `event-${id}` },
   };
 }
 
