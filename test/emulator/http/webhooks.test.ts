@@ -6,6 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { reactorResultSchema } from '../../../src/api/schemas.js';
 import type { Reactor } from '../../../src/api/types.js';
 import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index.js';
+import type { ReactorResultRecord } from '../../../src/emulator/store/records.js';
+import { Store } from '../../../src/emulator/store/store.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
 import { createTenant, sharedEmulator, startEmulator, unique, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
 import { startReceiver, type Delivery } from '../../helpers/receiver.js';
@@ -266,5 +268,40 @@ describe('retention of asynchronous results', () => {
     const theirId = await invokeAsync(emu, theirs.body, hook.url, {}, other.private_key);
     await delivered(emu, theirs.body, theirId, other.private_key);
     expect((await getResult(emu, reactor, later)).status).toBe(200);
+  });
+});
+
+describe('results stored by an earlier svc (a list of attempts, no delivery)', () => {
+  it('reads them with a delivery made from their attempts, and delivers one that never was', async () => {
+    const managementKey = 'legacy-results-management-key-01';
+    const first = await startEmulator({ managementKey, webhooks: WEBHOOKS });
+    const reactor = await createReactor(first);
+    const hook = await startReceiver();
+    const deliveredId = await invokeAsync(first, reactor, hook.url, { msg: 'old' });
+    await delivered(first, reactor, deliveredId);
+    const { dir, data, privateKey } = first;
+    await first.dispose();
+
+    // Rewritten as the earlier svc stored them: one delivered, one cut off before it ran to the end.
+    type Legacy = Omit<ReactorResultRecord, 'delivery'> & { deliveries: { attempt: number; status?: number; ok: boolean; at: string }[] };
+    const store = await Store.open({ path: data! });
+    const { delivery: _delivered, ...done } = store.results.get(first.tenantId, deliveredId)!;
+    const at = new Date().toISOString();
+    const legacyDone: Legacy = { ...done, deliveries: [{ attempt: 1, status: 500, ok: false, at }, { attempt: 2, status: 204, ok: true, at }] };
+    const cutOffId = '00000000-0000-4000-8000-00000000c0ff';
+    const legacyCutOff: Legacy = { ...done, id: cutOffId, status: 'pending', deliveries: [] };
+    delete legacyCutOff.outcome;
+    delete legacyCutOff.completed_at;
+    await store.results.put(legacyDone as unknown as ReactorResultRecord);
+    await store.results.put(legacyCutOff as unknown as ReactorResultRecord);
+    await store.close();
+
+    const second = await startEmulator({ dir, managementKey, webhooks: WEBHOOKS });
+    const old = await getResult(second, reactor, deliveredId, privateKey);
+    expect(old.body).toMatchObject({ status: 'completed', raw: { echoed: 'old' }, delivery: { status: 'delivered', attempts: 2, last_status: 204 } });
+    expect(validResult(old.body), JSON.stringify(validResult.errors)).toBe(true);
+    const [, cutOff] = await hook.waitFor(2);
+    expect(JSON.parse(cutOff!.body)).toMatchObject({ id: cutOffId, status: 'failed', error: { title: 'Interrupted' } });
+    expect((await delivered(second, reactor, cutOffId, privateKey)).body.delivery).toMatchObject({ status: 'delivered', attempts: 1, event_id: cutOff!.headers['svc-webhook-id'] });
   });
 });
