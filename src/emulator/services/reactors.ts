@@ -166,7 +166,7 @@ export class ReactorService {
     const reactor = this.find(caller, reactorId);
     const result = this.options.results.find(caller.tenantId, reactor.id, requestId.toLowerCase());
     if (!result) {
-      const kept = `results are kept ${formatHours(this.options.results.retentionMs)} after their delivery ends`;
+      const kept = `results are kept ${formatDuration(this.options.results.retentionMs)} after their delivery ends`;
       throw new HttpError(404, `No result ${requestId} for reactor ${reactorId} (${kept}).`);
     }
     return result;
@@ -275,7 +275,7 @@ export function fileNameOf(name: string): string {
 }
 
 /** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
-function formatHours(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${ms / 1000} s`;

@@ -84,8 +84,8 @@ export function verifySignature(secret: string, body: string, header: string, to
 export class WebhookService {
   /** Pending backoff sleeps: disposing ends them at once, so deliveries return rather than hang. */
   private readonly sleeping = new Map<NodeJS.Timeout, () => void>();
-  /** Aborts the attempts in flight when the emulator stops. */
-  private readonly stopping = new AbortController();
+  /** The attempts in flight, aborted when the emulator stops. */
+  private readonly inFlight = new Set<AbortController>();
   private disposed = false;
   /** undici is loaded with the first delivery: an emulator that delivers nothing never pays for it. */
   private client: Promise<{ request: typeof import('undici').request; agent: Agent }> | undefined;
@@ -143,7 +143,7 @@ export class WebhookService {
 
   async dispose(): Promise<void> {
     this.disposed = true;
-    this.stopping.abort();
+    for (const attempt of this.inFlight) attempt.abort();
     for (const [timer, wake] of this.sleeping) {
       clearTimeout(timer);
       wake();
@@ -162,8 +162,17 @@ export class WebhookService {
   }
 
   private async attempt(event: WebhookEvent, secret: string, attempt: number): Promise<DeliveryAttempt> {
+    const { request, agent } = await (this.client ??= this.connect());
+    // A timer of our own, not AbortSignal.timeout: Node 20 may collect that signal (held weakly,
+    // here only through undici) before it fires, and the attempt then waits for ever (seen under GC).
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.attemptTimeoutMs);
+    this.inFlight.add(abort);
     try {
-      const { request, agent } = await (this.client ??= this.connect());
       const response = await request(event.url, {
         dispatcher: agent,
         method: 'POST',
@@ -175,7 +184,7 @@ export class WebhookService {
         },
         body: event.body,
         // The whole exchange, the answer's body too: a receiver that trickles cannot hold an attempt open.
-        signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.attemptTimeoutMs)]),
+        signal: abort.signal,
       });
       // The status is the answer; the body is read only so far, then dropped with the connection.
       await readAtMost(response.body, MAX_ANSWER_BYTES);
@@ -183,9 +192,11 @@ export class WebhookService {
       // A redirect is not followed (undici's request never does): a 3xx is a failed attempt.
       return { attempt, status, ok: status >= 200 && status < 300 };
     } catch (error) {
-      const { name, code, message } = error as Error & { code?: string };
-      const reason = name === 'TimeoutError' ? `no answer within ${this.attemptTimeoutMs} ms` : (code ?? message);
-      return { attempt, error: reason, ok: false };
+      const { code, message } = error as Error & { code?: string };
+      return { attempt, error: timedOut ? `no answer within ${this.attemptTimeoutMs} ms` : (code ?? message), ok: false };
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(abort);
     }
   }
 

@@ -1,8 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Ajv } from 'ajv';
 import formats from 'ajv-formats';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { reactorResultSchema } from '../../../src/api/schemas.js';
 import type { Reactor } from '../../../src/api/types.js';
 import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index.js';
@@ -204,6 +206,19 @@ describe('the result shows the delivery apart from the execution', () => {
     expect(written).toBeLessThan(32 * 1024 * 1024);
   });
 
+  it('times an attempt out even when garbage is collected while it waits', async () => {
+    // A timeout signal only undici holds may be collected before it fires (Node 20): an attempt
+    // then waits for ever. The garbage collector is run often here to make it happen if it can.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collector = setInterval(gc, 10);
+    onTestFinished(() => clearInterval(collector));
+    const hook = await startReceiver(() => 'hang');
+    const requestId = await invokeAsync(emu(), reactor, hook.url);
+    const done = await delivered(emu(), reactor, requestId);
+    expect(done.body.delivery).toMatchObject({ status: 'failed', attempts: WEBHOOKS.attempts, last_error: `no answer within ${WEBHOOKS.attemptTimeoutMs} ms` });
+  });
+
   it('cuts off an answer that never ends at the attempt timeout', async () => {
     let closed = false;
     const hook = await startReceiver(() => (response) => {
@@ -234,6 +249,7 @@ describe('retention of asynchronous results', () => {
       return result;
     });
     expect(gone.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(gone.body.detail).toMatch(/results are kept 0.3 s after their delivery ends/);
     // The sweep removes it from the files as well.
     const folder = path.join(path.dirname(emu.data!), 'data', 'reactor-results');
     await eventually(async () => {
