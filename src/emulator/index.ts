@@ -13,6 +13,7 @@ import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
 import { sealPlaintextConfigurations } from './services/configuration.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
+import { DEFAULT_RESULT_RETENTION_MS, type ResultOptions } from './services/reactor-results.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
 import { Store } from './store/store.js';
 
@@ -44,6 +45,8 @@ export interface EmulatorOptions {
   syncTimeoutMs?: number;
   /** Webhook delivery: attempts, backoff, per-attempt timeout. */
   webhooks?: WebhookOptions;
+  /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
+  results?: ResultOptions;
   debug?: boolean;
   onEvent?: EmitEvent;
   clock?: Clock;
@@ -110,21 +113,24 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       transactionTtlMs: options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
       ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
       ...(options.webhooks && { webhooks: options.webhooks }),
+      ...(options.results && { results: options.results }),
       ...(options.clock && { clock: options.clock }),
     });
     nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
     if (options.runtime?.prewarm) runtime.prewarm();
-    await services.reactors.failInterrupted();
+    // Runs cut off by the last stop end failed; deliveries pending then resume.
+    await services.results.recover();
     const server = buildServer({ services, emit, debug: options.debug ?? false });
     const sweep = async () => {
       try {
         const removed = await services.sweep();
-        if (removed.applications + removed.tokens + removed.transactions > 0) emit({ type: 'expired', ...removed });
+        if (removed.applications + removed.tokens + removed.transactions + removed.results > 0) emit({ type: 'expired', ...removed });
       } catch (error) {
         emit({ type: 'error', message: `sweeping expired records failed: ${(error as Error).message}`, stack: (error as Error).stack });
       }
     };
-    const sweeper = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+    // A retention shorter than the interval (tests use one) is swept as often as it asks.
+    const sweeper = setInterval(() => void sweep(), Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)));
     sweeper.unref();
     stop = async () => {
       clearInterval(sweeper);
@@ -213,6 +219,9 @@ function checkOptions(options: EmulatorOptions): void {
   const ttl = options.transactionTtlMs;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
     throw new EmulatorError('--transaction-ttl must be at least 1s (e.g. 90s, 30m, 2h).');
+  }
+  for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number above 0, not ${value}.`);
   }
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw new EmulatorError(`--tier must be one of ${TIERS.join(', ')}.`);

@@ -12,14 +12,14 @@ import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
-import type { Cipher, Sealed } from './cipher.js';
+import type { Cipher } from './cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch } from './merge-patch.js';
+import type { Outcome, ReactorResults } from './reactor-results.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
 import { DETOKENIZE_LIMIT, type TokenContext, type TokenService } from './tokens.js';
 import { enterpriseOnly, type Tier } from './transactions.js';
-import type { WebhookService } from './webhooks.js';
 
 export const SYNC_TIMEOUT_MS = 30_000;
 export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
@@ -32,7 +32,8 @@ export interface ReactorServiceOptions {
   cipher: Cipher;
   runtime: Runtime;
   tokens: TokenService;
-  webhooks: WebhookService;
+  /** Asynchronous invocations: their results and webhook deliveries. */
+  results: ReactorResults;
   tier: Tier;
   emit: EmitEvent;
   clock: Clock;
@@ -46,7 +47,6 @@ export interface ReactorServiceOptions {
  * saving new code hot-swaps the running version.
  */
 export class ReactorService {
-  private readonly tasks = new Set<Promise<void>>();
   private readonly names = new Map<string, string>();
 
   constructor(private readonly options: ReactorServiceOptions) {}
@@ -156,21 +156,9 @@ export class ReactorService {
     if (!asynchronous) {
       return { status: 200, body: await this.run(ctx, reactor, instance, args, this.options.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId) };
     }
-    const asyncId = randomUUID();
-    const now = this.options.clock().toISOString();
-    const record: ReactorResultRecord = {
-      id: asyncId,
-      tenant_id: caller.tenantId,
-      reactor_id: reactor.id,
-      status: 'pending',
-      started_at: now,
-      created_at: now,
-      callback_url: body.callback_url!,
-      deliveries: [],
-    };
-    await this.options.store.results.put(record);
-    this.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
-    return { status: 202, body: { id: asyncId, status: 'pending' } };
+    const record = await this.options.results.open(caller.tenantId, reactor.id, body.callback_url!);
+    this.options.results.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
+    return { status: 202, body: { id: record.id, status: 'pending' } };
   }
 
   /** An asynchronous invocation's outcome, for polling. */
@@ -179,32 +167,17 @@ export class ReactorService {
       throw new HttpError(403, `This ${caller.application.type} Application lacks token:use.`);
     }
     const reactor = this.find(caller, reactorId);
-    const record = this.options.store.results.get(caller.tenantId, requestId.toLowerCase());
-    if (!record || record.reactor_id !== reactor.id) throw new HttpError(404, `No result ${requestId} for reactor ${reactorId}.`);
-    return this.resultPayload(record);
+    const result = this.options.results.find(caller.tenantId, reactor.id, requestId.toLowerCase());
+    if (!result) {
+      const kept = `results are kept ${formatDuration(this.options.results.retentionMs)} after their delivery ends`;
+      throw new HttpError(404, `No result ${requestId} for reactor ${reactorId} (${kept}).`);
+    }
+    return result;
   }
 
-  /** Results left pending by a stop cannot complete any more: they are failed on start. */
-  async failInterrupted(): Promise<void> {
-    const now = this.options.clock().toISOString();
-    const pending = [...this.options.store.results.everything()].filter((record) => record.status === 'pending');
-    await Promise.all(
-      pending.map((record) =>
-        this.options.store.results.put({
-          ...record,
-          status: 'failed',
-          completed_at: now,
-          outcome: this.sealOutcome(record, {
-            error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
-          }),
-        }),
-      ),
-    );
-  }
-
-  /** Waits for asynchronous invocations under way (their code and first delivery attempt). */
+  /** Waits for the asynchronous runs under way, and the deliveries (which end at once once stopping). */
   async settle(): Promise<void> {
-    await Promise.allSettled([...this.tasks]);
+    await this.options.results.settle();
   }
 
   private async run(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, requestId: string): Promise<ReactorResponse> {
@@ -251,59 +224,18 @@ export class ReactorService {
     return response;
   }
 
+  /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
   private async runAsync(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, record: ReactorResultRecord): Promise<void> {
-    let status: ReactorResult['status'];
+    let status: 'completed' | 'failed';
     let outcome: Outcome;
     try {
-      status = 'completed';
       outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
+      status = 'completed';
     } catch (error) {
       status = 'failed';
       outcome = { error: problemOf(error) };
     }
-    const done: ReactorResultRecord = { ...record, status, outcome: this.sealOutcome(record, outcome), completed_at: this.options.clock().toISOString() };
-    await this.options.store.results.put(done);
-    const deliveries: ReactorResultRecord['deliveries'] = [];
-    // The log names where the result went, not what its query string may carry.
-    const where = record.callback_url.split('?')[0]!;
-    await this.options.webhooks.deliver(reactor.tenant_id, record.callback_url, this.resultPayload(done), (attempt) => {
-      deliveries.push({ ...attempt, at: this.options.clock().toISOString() });
-      this.options.emit({ type: 'webhook', reactorId: reactor.id, requestId: record.id, url: where, ...attempt });
-      const latest = this.options.store.results.get(record.tenant_id, record.id);
-      if (latest) this.options.store.results.put({ ...latest, deliveries: [...deliveries] }).catch((error: unknown) => this.reportStoreError(error));
-    });
-  }
-
-  private reportStoreError(error: unknown): void {
-    this.options.emit({ type: 'error', message: `recording a webhook delivery failed: ${(error as Error).message}`, stack: (error as Error).stack });
-  }
-
-  /** A result's outcome is sealed like token data: it may hold what the reactor detokenized. */
-  private sealOutcome(record: ReactorResultRecord, outcome: Outcome): Sealed {
-    return this.options.cipher.seal(outcome, `result:${record.tenant_id}:${record.id}`);
-  }
-
-  private resultPayload(record: ReactorResultRecord): ReactorResult {
-    const { id, reactor_id, status, started_at, completed_at } = record;
-    const { raw, tokens, error } = record.outcome ? this.options.cipher.open<Outcome>(record.outcome, `result:${record.tenant_id}:${record.id}`) : ({} as Outcome);
-    return {
-      id,
-      reactor_id,
-      status,
-      ...(raw !== undefined && { raw }),
-      ...(tokens !== undefined && { tokens }),
-      ...(error !== undefined && { error }),
-      started_at,
-      ...(completed_at !== undefined && { completed_at }),
-    };
-  }
-
-  private track(task: Promise<void>): void {
-    const tracked = task.catch((error: unknown) => {
-      this.options.emit({ type: 'error', message: `asynchronous invocation failed: ${(error as Error).message}`, stack: (error as Error).stack });
-    });
-    this.tasks.add(tracked);
-    void tracked.finally(() => this.tasks.delete(tracked));
+    await this.options.results.finish(record, status, outcome);
   }
 
   /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
@@ -357,10 +289,11 @@ export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
 }
 
-interface Outcome {
-  raw?: unknown;
-  tokens?: unknown;
-  error?: Problem;
+/** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
+function formatDuration(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1000} s`;
 }
 
 function problemOf(error: unknown): Problem {

@@ -129,6 +129,17 @@ export class Collection<T extends TenantRecord> {
     return [...(this.byTenant.get(tenantId)?.values() ?? [])];
   }
 
+  /** How many records the tenant has, without listing them. */
+  count(tenantId: string): number {
+    return this.byTenant.get(tenantId)?.size ?? 0;
+  }
+
+  /** The tenant's records in creation order, oldest first, without copying them (don't put or delete while iterating). */
+  *values(tenantId: string): IterableIterator<T> {
+    const records = this.byTenant.get(tenantId);
+    if (records) yield* records.values();
+  }
+
   /** Every record of every tenant; for sweeps (expiry), never for answering a request. */
   *everything(): IterableIterator<T> {
     for (const records of this.byTenant.values()) yield* records.values();

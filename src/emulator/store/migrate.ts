@@ -1,6 +1,6 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { shardIndex, shardRecords, type ShardFile, type TenantRecord } from './collection.js';
+import { shardIndex, shardRecords, type Collection, type ShardFile, type TenantRecord } from './collection.js';
 import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
 import { DurableJsonFile, ensureDir, syncDir } from './durable-file.js';
 
@@ -24,6 +24,22 @@ export async function reshard(from: string[], to: string[]): Promise<void> {
   });
   // The writes synced the folder, but a removal after the last of them must reach the disk too.
   await syncDir(folder);
+}
+
+/**
+ * Moves the records of another layout's shard files `from` (in the collection's folder) into a
+ * loaded collection, then removes those files. A record the collection already holds is kept as it
+ * is: a crash part way leaves old files the next open moves again, and they turn nothing back.
+ * Nothing is removed before every record moved is on disk.
+ */
+export async function adoptShards<T extends TenantRecord>(collection: Collection<T>, from: string[]): Promise<void> {
+  if (from.length === 0) return;
+  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<T>(await new DurableJsonFile(file).read(), file));
+  // In creation order, as the collection lists its records.
+  const records = contents.flat().sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  await Promise.all(records.filter((record) => !collection.get(record.tenant_id, record.id)).map((record) => collection.put(record)));
+  await removeFiles(from);
+  await syncDir(path.dirname(from[0]!));
 }
 
 async function recordsByShard(files: string[], count: number): Promise<TenantRecord[][]> {

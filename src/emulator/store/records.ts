@@ -1,5 +1,5 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
-import type { Application, ReactorResult, TokenType, TransactionStatus } from '../../api/types.js';
+import type { Application, ReactorResult, TokenType, TransactionStatus, WebhookDelivery } from '../../api/types.js';
 import type { Sealed } from '../services/cipher.js';
 
 export interface TenantRow {
@@ -28,14 +28,24 @@ export interface ReactorRecord {
   modified_at: string;
 }
 
-/** An asynchronous invocation and its outcome, kept for polling. */
-export interface ReactorResultRecord extends Omit<ReactorResult, 'raw' | 'tokens' | 'error'> {
+/**
+ * An asynchronous invocation, its outcome and its webhook's delivery: kept for polling, and so that
+ * a delivery pending when the emulator stops resumes when it starts again.
+ */
+export interface ReactorResultRecord extends Omit<ReactorResult, 'raw' | 'tokens' | 'error' | 'delivery'> {
   tenant_id: string;
   /** `{ raw, tokens, error }`, sealed: a result can hold detokenized data. */
   outcome?: Sealed;
   created_at: string;
   callback_url: string;
-  deliveries: { attempt: number; status?: number; error?: string; ok: boolean; at: string }[];
+  delivery: DeliveryRecord;
+}
+
+export interface DeliveryRecord extends WebhookDelivery {
+  /** While pending: not before this time (the backoff after a failed attempt), so a restart keeps it. */
+  next_attempt_at?: string;
+  /** When the delivery ended (delivered or failed): the retention counts from here. */
+  ended_at?: string;
 }
 
 export interface ApplicationRecord extends Omit<Application, 'key'> {

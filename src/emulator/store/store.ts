@@ -3,7 +3,7 @@ import { Collection, type CollectionOptions, type TenantRecord } from './collect
 import { DurableJsonFile, ensureDir } from './durable-file.js';
 import { StoreError, corruptFile } from './errors.js';
 import { acquireLock } from './lock.js';
-import { existing, removeFiles, reshard } from './migrate.js';
+import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 
 export const STORE_FORMAT = 'svc-store';
@@ -11,6 +11,9 @@ export const STORE_VERSION = 2;
 export const TOKEN_SHARDS = 2048;
 /** Version 1 kept tokens in 256 shards, `tokens/00.json` .. `tokens/ff.json`. */
 export const V1_TOKEN_SHARDS = 256;
+export const RESULT_SHARDS = 2048;
+/** Reactor results were kept in 16 shards before, `reactor-results/00.json` .. `0f.json`. */
+export const OLD_RESULT_SHARDS = 16;
 
 export interface StoreOptions {
   /** The data file (the store's manifest); collections live in a folder beside it. */
@@ -57,7 +60,9 @@ export class Store {
     this.transactions = this.define<TransactionRecord>('transactions');
     this.reactors = this.define<ReactorRecord>('reactors');
     this.proxies = this.define<ProxyRecord>('proxies', { indexes: { key: (proxy) => proxy.key_hash } });
-    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: 16 });
+    // Results are sharded like tokens: storing one (every async invoke, every webhook attempt) costs
+    // the same however many are kept (in 16 shards, 6,000 results doubled the 202's latency).
+    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: RESULT_SHARDS });
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -83,6 +88,8 @@ export class Store {
         const files = store.shardFiles(name, shardCount);
         await collection.load((shard) => files[shard]!, new Set(await existing(files)));
       }
+      // Two hex digits against three: the old layout's names never clash with the new one's.
+      await adoptShards(store.results, await existing(store.shardFiles('reactor-results', OLD_RESULT_SHARDS)));
       return store;
     } catch (error) {
       await release();
