@@ -18,7 +18,14 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyReque
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
+  FST_ERR_BAD_URL: (_error, request) =>
+    new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'A path segment is over the length of any id (1024 characters).'),
 };
+
+function pathOf(url: string): string {
+  return url.split('?')[0] ?? url;
+}
 
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
@@ -86,6 +93,5 @@ export function problemHandler(emit: EmitEvent, debug: boolean) {
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  const path = request.url.split('?')[0];
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${path}.`, undefined, problemDefaults(404).title), request.id);
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`, undefined, problemDefaults(404).title), request.id);
 }
