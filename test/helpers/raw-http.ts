@@ -11,6 +11,8 @@ export interface RawResponse {
 /** One TCP connection to a server, written byte for byte, its answers read one by one. */
 export interface RawConnection {
   send(data: string | Buffer): void;
+  /** Sends `data` (if any) and half-closes: the server sees the end of what this client will send. */
+  end(data?: string | Buffer): void;
   /** The next complete answer, or 'closed' when the server closed the connection first. */
   next(timeoutMs?: number): Promise<RawResponse | 'closed'>;
   /** Whether the server reset the connection (rather than closing it cleanly). */
@@ -43,7 +45,7 @@ export async function rawConnection(url: string): Promise<RawConnection> {
     wake?.();
   });
 
-  /** Takes one whole answer off the buffer, if one is there (Content-Length framed, or none for 204/304). */
+  /** Takes one whole answer off the buffer, if one is there (Content-Length or chunked; none for 204/304). */
   const take = (): RawResponse | undefined => {
     const end = buffer.indexOf('\r\n\r\n');
     if (end < 0) return undefined;
@@ -54,7 +56,21 @@ export async function rawConnection(url: string): Promise<RawConnection> {
       headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
     }
     const status = Number(statusLine.split(' ')[1]);
-    if (headers['transfer-encoding'] !== undefined) throw new Error(`raw-http reads Content-Length framed answers only: ${statusLine}`);
+    if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
+      const chunks: Buffer[] = [];
+      for (let at = end + 4; ; ) {
+        const lineEnd = buffer.indexOf('\r\n', at);
+        if (lineEnd < 0) return undefined;
+        const size = parseInt(buffer.subarray(at, lineEnd).toString('latin1'), 16);
+        if (buffer.length < lineEnd + 2 + size + 2) return undefined;
+        if (size === 0) {
+          buffer = buffer.subarray(lineEnd + 4);
+          return { status, headers, body: Buffer.concat(chunks).toString('utf8') };
+        }
+        chunks.push(buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
+        at = lineEnd + 2 + size + 2;
+      }
+    }
     const length = status === 204 || status === 304 ? 0 : Number(headers['content-length'] ?? 0);
     if (buffer.length < end + 4 + length) return undefined;
     const body = buffer.subarray(end + 4, end + 4 + length).toString('utf8');
@@ -64,6 +80,7 @@ export async function rawConnection(url: string): Promise<RawConnection> {
 
   return {
     send: (data) => void socket.write(data),
+    end: (data) => void (data === undefined ? socket.end() : socket.end(data)),
     get reset() {
       return reset;
     },

@@ -18,9 +18,11 @@ export interface HttpTimeouts {
 export const DEFAULT_TIMEOUTS: HttpTimeouts = { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, shutdownGraceMs: 10_000 };
 
 /** node:http options that bound slow clients (slowloris): checked often enough to hold the bound. */
-export function serverTimeouts({ requestTimeoutMs, headersTimeoutMs }: HttpTimeouts) {
+export function serverOptions({ requestTimeoutMs, headersTimeoutMs }: HttpTimeouts) {
   const headersTimeout = Math.min(headersTimeoutMs, requestTimeoutMs);
   return {
+    // node:http answers a missing Host with an empty 400; the server's hook answers a problem instead.
+    requireHostHeader: false,
     requestTimeout: requestTimeoutMs,
     headersTimeout,
     // Node looks for late requests on this interval (30 s by default, which would double the bound).
@@ -61,8 +63,8 @@ function rawProblem(status: number, detail: string): string {
 /**
  * Errors node:http meets before a request reaches fastify (bytes that are not HTTP, a bad
  * Content-Length, headers too large, a request too slow): answered with a problem, then the
- * connection is closed, since the parser cannot find where the next request would begin. An
- * answer already under way on that connection is let finish first.
+ * connection is closed, since the parser cannot find where the next request would begin. The
+ * answer to an earlier, complete request on that connection is let finish first.
  */
 export function clientErrorHandler(emit: EmitEvent) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
@@ -73,13 +75,21 @@ export function clientErrorHandler(emit: EmitEvent) {
       if (socket.writable) socket.end(rawProblem(status, detail), () => socket.destroy());
       else socket.destroy();
     };
-    // node:http's own handler looks here too: the response of an earlier request on this socket.
+    // node:http's own handler looks here too: the response of the request being answered, if any.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (!pending || pending.writableFinished) return answer();
-    pending.once('finish', answer);
-    pending.once('close', () => {
-      if (!pending.writableFinished) socket.destroy();
-    });
+    if (pending.req.complete) {
+      // A whole request, answered while the bad bytes after it arrived: its answer goes first.
+      pending.once('finish', answer);
+      pending.once('close', () => {
+        if (!pending.writableFinished) socket.destroy();
+      });
+      return;
+    }
+    // The broken request is the one being answered: a problem in its place, unless its answer
+    // has begun (then only closing is left).
+    if (pending.headersSent) socket.destroy();
+    else answer();
   };
 }
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
-import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverTimeouts, type HttpTimeouts } from './connections.js';
+import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
 import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
@@ -41,12 +42,12 @@ declare module 'fastify' {
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
 export function buildServer({ services, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
-  const { requestTimeout, ...http } = serverTimeouts(timeouts);
+  const http = serverOptions(timeouts);
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout,
-    http: { requestTimeout, ...http },
+    requestTimeout: http.requestTimeout,
+    http,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler: clientErrorHandler(emit),
     // The router's own refusals (a path that is not valid percent-encoding, a parameter too long)
@@ -82,6 +83,10 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
     reply.header(TRACE_HEADER, request.id);
+    if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      done(new HttpError(400, 'An HTTP/1.1 request needs a Host header.'));
+      return;
+    }
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {

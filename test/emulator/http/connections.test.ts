@@ -56,6 +56,7 @@ describe('errors the router and node:http meet', () => {
       ['a URL over 16 KB', rawRequest(url, `GET /tokens?${repeated('id', 2000, (i) => `token-${i}`)} HTTP/1.1`, [`svc-api-key: ${privateKey}`]), 431],
       ['a body shorter than its Content-Length, then more bytes', post(['content-length: 2'], `${token}GET /health HTTP/1.1\r\n\r\n`), 400],
       ['a chunk size that is not hex', post(['transfer-encoding: chunked'], 'zz\r\n{}\r\n0\r\n\r\n'), 400],
+      ['an HTTP/1.1 request without Host', 'GET /health HTTP/1.1\r\nconnection: close\r\n\r\n', 400],
     ];
     for (const [label, bytes, status] of cases) {
       const connection = await rawConnection(url);
