@@ -88,7 +88,8 @@ export function bodyValidator<T>(schema: object): (value: unknown) => T {
 
 /** Turns ajv's errors into field-level messages keyed by a readable path (`rules[0].priority`). */
 export function fieldErrors(errors: ErrorObject[], part: string | undefined): Record<string, string[]> {
-  const result: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `toString` is a key like any other.
+  const result: Record<string, string[]> = Object.create(null);
   for (const error of errors) {
     // `anyOf`/`oneOf` repeat what their branches already said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;

@@ -71,6 +71,20 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
 
 /** The single place where errors become problem+json responses. */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
+  const answer = answerError(emit, debug);
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      return answer(error, request, reply);
+    } catch (failure) {
+      // A bug in answering (fastify's fallback would answer a body of another shape): still a problem.
+      const cause = failure instanceof Error ? failure : new Error(String(failure));
+      emit({ type: 'error', traceId: request.id, message: `answering an error failed: ${cause.message}`, stack: cause.stack });
+      return sendProblem(reply, new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
+    }
+  };
+}
+
+function answerError(emit: EmitEvent, debug: boolean) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const httpError = toHttpError(error, request);
     // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's

@@ -261,3 +261,18 @@ describe('page and size', () => {
     expect(last.status, last.text).toBe(200);
   });
 });
+
+describe('field names', () => {
+  const emu = sharedEmulator();
+
+  it('named like members of Object.prototype are reported like any other field', async () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const proxy = await emu().call('POST', '/proxies', { body: { name: 'x', destination_url: 'http://127.0.0.1:1', [name]: 1 } });
+      expectProblem(proxy, 400);
+      expect(proxy.body.errors, name).toEqual({ [name]: ['is not a known field'] });
+      const tokenized = await emu().call('POST', '/tokenize', { key: emu().privateKey, body: { type: 'token', data: 1, [name]: 1 } });
+      expectProblem(tokenized, 400);
+      expect(Object.keys(tokenized.body.errors), name).toEqual([name]);
+    }
+  });
+});
