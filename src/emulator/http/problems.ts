@@ -5,6 +5,11 @@ import type { EmitEvent } from '../events.js';
 import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/**
+ * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
+ * a longer one still reaches its route and gets the schema's 400, and past this a 414.
+ */
+export const MAX_PARAM_LENGTH = 1024;
 
 /** What fastify's own errors mean to a caller, by code. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
@@ -20,7 +25,7 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyReque
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
   FST_ERR_BAD_URL: (_error, request) =>
     new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
-  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'A path segment is over the length of any id (1024 characters).'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
 };
 
 function pathOf(url: string): string {

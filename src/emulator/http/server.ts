@@ -7,7 +7,7 @@ import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
 import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
-import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
+import { BODY_LIMIT_BYTES, MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
@@ -18,11 +18,6 @@ import { schemaCompiler } from '../validation.js';
 
 export const TRACE_HEADER = 'svc-trace-id';
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/**
- * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
- * a longer one still reaches its route and gets the schema's 400, and past this a 414.
- */
-const MAX_PARAM_LENGTH = 1024;
 
 export interface ServerOptions {
   services: Services;

@@ -10,10 +10,11 @@ import { rawConnection, type RawResponse } from '../../helpers/raw-http.js';
 /**
  * A seeded fuzz over every route: malformed bodies, headers, paths, query strings and content
  * types, then raw bytes that are barely HTTP. No answer may be a 5xx, and every 4xx is a problem
- * (`{"proxy_error": problem}` from a proxy). Replay a failure with SVC_FUZZ_SEED=<seed>.
+ * (`{"proxy_error": problem}` from a proxy). Replay a failure with SVC_FUZZ_SEED=<seed>; fuzz
+ * longer with SVC_FUZZ_REQUESTS=<n>.
  */
 const SEED = process.env.SVC_FUZZ_SEED === undefined ? randomInt(2 ** 31) : Number(process.env.SVC_FUZZ_SEED);
-const REQUESTS = 300;
+const REQUESTS = Number(process.env.SVC_FUZZ_REQUESTS ?? 300);
 const RAW_CONNECTIONS = 30;
 
 type KeyKind = 'management' | 'private' | 'none';
@@ -26,6 +27,8 @@ interface Route {
 }
 
 interface Fixtures {
+  /** Targets of DELETE routes, apart: the other routes keep finding their fixtures. */
+  victims: Record<'application' | 'token' | 'reactor' | 'proxy', string>;
   applicationId: string;
   tokenId: string;
   reactorId: string;
@@ -51,12 +54,12 @@ function routes(f: Fixtures): Route[] {
     { method: 'GET', path: '/applications/:application', key: 'management' },
     { method: 'PUT', path: '/applications/:application', key: 'management', example: { name: 'fuzz-2', permissions: ['token:read'] } },
     { method: 'POST', path: '/applications/:application/regenerate', key: 'management' },
-    { method: 'DELETE', path: '/applications/:application', key: 'management' },
+    { method: 'DELETE', path: '/applications/:victimApplication', key: 'management' },
     { method: 'POST', path: '/tokens', key: 'private', example: { type: 'token', data: { a: 1 }, containers: ['/general/'], metadata: { k: 'v' }, expires_at: '2099-01-01T00:00:00Z' } },
     { method: 'POST', path: '/tokens', key: 'private', example: { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 } } },
     { method: 'GET', path: '/tokens', key: 'private' },
     { method: 'GET', path: '/tokens/:token', key: 'private' },
-    { method: 'DELETE', path: '/tokens/:token', key: 'private' },
+    { method: 'DELETE', path: '/tokens/:victimToken', key: 'private' },
     { method: 'POST', path: '/tokenize', key: 'private', example: { a: 'plain', b: { type: 'token', data: [1, 2] } } },
     { method: 'POST', path: '/detokenize', key: 'private', example: { a: `{{ ${f.tokenId} }}`, b: [`x {{${f.tokenId}}} y`] } },
     { method: 'POST', path: '/transactions', key: 'private' },
@@ -70,13 +73,13 @@ function routes(f: Fixtures): Route[] {
     { method: 'PATCH', path: '/reactors/:reactor', key: 'management', example: { configuration: { A: null, B: 'c' } } },
     { method: 'POST', path: '/reactors/:reactor/react', key: 'private', example: { args: { token: `{{ ${f.tokenId} }}`, n: 1 } } },
     { method: 'GET', path: '/reactors/:reactor/results/:result', key: 'private' },
-    { method: 'DELETE', path: '/reactors/:reactor', key: 'management' },
+    { method: 'DELETE', path: '/reactors/:victimReactor', key: 'management' },
     { method: 'POST', path: '/proxies', key: 'management', example: proxy },
     { method: 'GET', path: '/proxies', key: 'management' },
     { method: 'GET', path: '/proxies/:proxy', key: 'management' },
     { method: 'PUT', path: '/proxies/:proxy', key: 'management', example: proxy },
     { method: 'PATCH', path: '/proxies/:proxy', key: 'management', example: { require_auth: true } },
-    { method: 'DELETE', path: '/proxies/:proxy', key: 'management' },
+    { method: 'DELETE', path: '/proxies/:victimProxy', key: 'management' },
     { method: 'POST', path: '/proxy', key: 'private', example: { card: `{{ ${f.tokenId} }}` } },
     { method: 'GET', path: '/proxy/a/b', key: 'private' },
     { method: 'PUT', path: '/proxy/transformed', key: 'private', example: { n: 1 } },
@@ -98,13 +101,23 @@ async function fixtures(emu: TestEmulator): Promise<Fixtures> {
   };
   const echo = 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });';
   const application = await made('/applications', { name: unique('fuzz'), type: 'private', permissions: ['token:read'] });
+  // Detokenizes for the anonymous proxy; no route fuzzes it, so it keeps token:use.
+  const bound = await made('/applications', { name: unique('fuzz'), type: 'private', permissions: ['token:use'] });
   const token = await made('/tokens', { id: 'fuzz-token', type: 'token', data: 'secret' }, emu.privateKey);
-  const reactor = await made('/reactors', { name: unique('fuzz'), code: 'module.exports = async (req) => ({ raw: req.args });', configuration: {} });
+  const reactorBody = () => ({ name: unique('fuzz'), code: 'module.exports = async (req) => ({ raw: req.args });', configuration: {} });
+  const reactor = await made('/reactors', reactorBody());
   const result = await made(`/reactors/${reactor.id}/react`, { args: {}, callback_url: `${url}/hook` }, emu.privateKey);
-  const proxy = await made('/proxies', { name: unique('fuzz'), destination_url: url, require_auth: false });
+  const proxy = await made('/proxies', { name: unique('fuzz'), destination_url: url, require_auth: false, application: { id: bound.id } });
+  const victims = {
+    application: (await made('/applications', { name: unique('victim'), type: 'private', permissions: ['token:read'] })).id,
+    token: (await made('/tokens', { id: 'victim-token', type: 'token', data: 'x' }, emu.privateKey)).id,
+    reactor: (await made('/reactors', reactorBody())).id,
+    proxy: (await made('/proxies', { name: unique('victim'), destination_url: url })).id,
+  };
   const transformed = await made('/proxies', { name: unique('fuzz'), destination_url: url, require_auth: true, request_transform: { code: echo }, response_transform: { code: echo } });
   const transaction = await made('/transactions', undefined, emu.privateKey);
   return {
+    victims,
     applicationId: application.id,
     tokenId: token.id,
     reactorId: reactor.id,
@@ -127,8 +140,20 @@ interface Case {
 
 function makeCase(random: Random, emu: TestEmulator, f: Fixtures, all: Route[]): Case {
   const route = random.pick(all);
-  const method = random.chance(0.85) ? route.method : random.pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-  const ids: Record<string, string> = { application: f.applicationId, token: f.tokenId, reactor: f.reactorId, result: f.resultId, proxy: f.proxyId, transaction: f.transactionId };
+  // Another method now and then; DELETE only on the victims' routes, or the fixtures would go early.
+  const method = random.chance(0.85) ? route.method : random.pick(['GET', 'POST', 'PUT', 'PATCH', 'OPTIONS']);
+  const ids: Record<string, string> = {
+    application: f.applicationId,
+    token: f.tokenId,
+    reactor: f.reactorId,
+    result: f.resultId,
+    proxy: f.proxyId,
+    transaction: f.transactionId,
+    victimApplication: f.victims.application,
+    victimToken: f.victims.token,
+    victimReactor: f.victims.reactor,
+    victimProxy: f.victims.proxy,
+  };
   let path = route.path.replace(/:(\w+)/g, (_match, name: string) => mutateId(random, ids[name]!));
   if (path.startsWith('/proxy') && !path.startsWith('/proxies') && random.chance(0.3)) path += `/${random.pick(['%ff', 'x%2Fy', '..', 'a b'.replace(' ', '%20'), 'é'])}`;
   path += random.chance(0.35) ? randomQuery(random) : '';
