@@ -179,7 +179,7 @@ export class ApplicationService {
     if (expiresAt === null) return null;
     const errors = new FieldErrors();
     const at = Date.parse(expiresAt);
-    // The schema's format already refuses what Date cannot read (a leap second); this keeps a 400 if it ever lets one by.
+    // Date cannot read a leap second: the schema refuses one, and any date it cannot read is a 400 here too, not a RangeError.
     if (Number.isNaN(at)) errors.add('expires_at', 'must be a date-time JavaScript can read (seconds 00-59)');
     else if (at <= this.clock().getTime()) errors.add('expires_at', 'must be in the future');
     errors.throwIfAny();
