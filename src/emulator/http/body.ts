@@ -25,12 +25,17 @@ type Done = (error: Error | null, body?: unknown) => void;
 type JsonParser = (request: FastifyRequest, body: string, done: Done) => void;
 
 /**
- * The one way a JSON body becomes a value: UTF-8 only (a declared charset other than UTF-8 is a
- * 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
+ * The one way a JSON body becomes a value: uncompressed UTF-8 only (a declared charset other than
+ * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
  * and nesting bounded (every later walk over the value, and JSON.stringify, recurse).
  */
 function jsonBody(parse: JsonParser) {
   return (request: FastifyRequest, raw: Buffer, done: Done): void => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      done(new HttpError(415, `Content-Encoding ${encoding} is not accepted: send the JSON body uncompressed.`));
+      return;
+    }
     const { type, charset } = parseContentType(request.headers['content-type']);
     if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
       done(new HttpError(415, `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`));

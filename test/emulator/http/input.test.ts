@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createApplication, createToken, sharedEmulator, unique, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
@@ -226,7 +227,7 @@ describe('JSON bodies are UTF-8', () => {
 describe('content types', () => {
   const emu = sharedEmulator();
 
-  it('application/merge-patch+json only on PATCH; text/plain nowhere', async () => {
+  it('application/merge-patch+json only on PATCH; text/plain and compressed bodies nowhere', async () => {
     const post = await emu().call('POST', '/tokens', { key: emu().privateKey, raw: '{"type":"token","data":"x"}', contentType: 'application/merge-patch+json' });
     expectProblem(post, 415, /application\/json/);
     const reactor = await createReactor(emu(), 'module.exports = async () => ({});');
@@ -236,6 +237,8 @@ describe('content types', () => {
     expect(patch.status, patch.text).toBe(204);
     const text = await emu().call('POST', '/tokenize', { key: emu().privateKey, raw: 'card 4242', contentType: 'text/plain' });
     expectProblem(text, 415);
+    const zipped = await emu().call('POST', '/tokens', { key: emu().privateKey, raw: gzipSync('{"type":"token","data":"x"}'), contentType: 'application/json', headers: { 'content-encoding': 'gzip' } });
+    expectProblem(zipped, 415, /Content-Encoding gzip/);
   });
 });
 
