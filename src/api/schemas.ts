@@ -64,10 +64,13 @@ export const idParamsSchema = {
   properties: { id: uuid },
 } as const;
 
+/** Pages past any real list (100 per page) are refused rather than computed with unsafe numbers. */
+export const MAX_PAGE = 1_000_000;
+
 export const listQuerySchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
     size: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     id: { type: 'array', items: uuid, maxItems: 100 },
     name: { type: 'string', maxLength: 200 },

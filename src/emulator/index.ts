@@ -4,6 +4,7 @@ import path from 'node:path';
 import { EmulatorError } from './errors.js';
 import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './credentials.js';
+import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { buildServer } from './http/server.js';
 import type { Clock } from './services/applications.js';
 import { createServices } from './services/index.js';
@@ -47,6 +48,12 @@ export interface EmulatorOptions {
   webhooks?: WebhookOptions;
   /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
   results?: ResultOptions;
+  /** A client must send a whole request (headers and body) within this; else 408 (default 30 s). */
+  requestTimeoutMs?: number;
+  /** ... and its headers within this (default 10 s). */
+  headersTimeoutMs?: number;
+  /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
+  shutdownGraceMs?: number;
   debug?: boolean;
   onEvent?: EmitEvent;
   clock?: Clock;
@@ -120,7 +127,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (options.runtime?.prewarm) runtime.prewarm();
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
-    const server = buildServer({ services, emit, debug: options.debug ?? false });
+    const server = buildServer({
+      services,
+      emit,
+      debug: options.debug ?? false,
+      timeouts: {
+        ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+        ...(options.headersTimeoutMs !== undefined && { headersTimeoutMs: options.headersTimeoutMs }),
+        ...(options.shutdownGraceMs !== undefined && { shutdownGraceMs: options.shutdownGraceMs }),
+      },
+    });
     const sweep = async () => {
       try {
         const removed = await services.sweep();
@@ -134,8 +150,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     sweeper.unref();
     stop = async () => {
       clearInterval(sweeper);
-      await server.close();
+      const deadline = Date.now() + (options.shutdownGraceMs ?? DEFAULT_TIMEOUTS.shutdownGraceMs);
+      // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
+      await server.closeGracefully();
+      // Then asynchronous invocations under way get what is left of the grace to store their
+      // results (webhooks stop retrying: a delivery left pending resumes on the next start).
       await services.dispose();
+      await within(services.reactors.settle(), deadline - Date.now());
       await runtime.dispose();
       await services.reactors.settle();
       await store.close();
@@ -216,6 +237,9 @@ function checkOptions(options: EmulatorOptions): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new EmulatorError(`--port must be a whole number from 0 to 65535, not ${port}.`);
   }
+  for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number of milliseconds, at least 1.`);
+  }
   const ttl = options.transactionTtlMs;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
     throw new EmulatorError('--transaction-ttl must be at least 1s (e.g. 90s, 30m, 2h).');
@@ -241,6 +265,13 @@ async function listen(server: ReturnType<typeof buildServer>, port: number, host
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new EmulatorError(`Cannot listen on host ${host}: no such local address.`);
     throw error;
   }
+}
+
+/** Waits for `task`, or `ms` at most. */
+async function within(task: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([task, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  clearTimeout(timer);
 }
 
 function formatUrl(host: string, port: number): string {

@@ -6,6 +6,11 @@ import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/**
+ * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
+ * a longer one still reaches its route and gets the schema's 400, and past this a 414.
+ */
+export const MAX_PARAM_LENGTH = 1024;
 
 /** What fastify's own errors mean to a caller, by code. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
@@ -19,7 +24,14 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyReque
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
+  FST_ERR_BAD_URL: (_error, request) =>
+    new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
 };
+
+function pathOf(url: string): string {
+  return url.split('?')[0] ?? url;
+}
 
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
@@ -76,6 +88,20 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
 
 /** The single place where errors become problem+json responses. */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
+  const answer = answerError(emit, debug);
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      return answer(error, request, reply);
+    } catch (failure) {
+      // A bug in answering (fastify's fallback would answer a body of another shape): still a problem.
+      const cause = failure instanceof Error ? failure : new Error(String(failure));
+      emit({ type: 'error', traceId: request.id, message: `answering an error failed: ${cause.message}`, stack: cause.stack });
+      return sendProblem(reply, new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
+    }
+  };
+}
+
+function answerError(emit: EmitEvent, debug: boolean) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     // A custom response that cannot be sent is a problem like any other (a proxy_error on /proxy).
     const httpError = checkedCustomResponse(toHttpError(error, request), 'User code') as HttpError;
@@ -99,6 +125,5 @@ export function problemHandler(emit: EmitEvent, debug: boolean) {
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  const path = request.url.split('?')[0];
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${path}.`, undefined, problemDefaults(404).title), request.id);
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`, undefined, problemDefaults(404).title), request.id);
 }

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { findTokenIds } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth, findTokenIds } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Instance } from '../runtime/index.js';
@@ -94,14 +94,14 @@ export class ProxyPipeline {
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await this.runTransform(proxy, 'request', transforms.request, call.traceId, {
-        body: body === undefined ? null : json ? parseJsonOr(body.toString()) : body.toString(),
+        body: body === undefined ? null : json ? parseJsonOr(body.toString(), 'The request body') : body.toString(),
         headers,
         method: call.method,
         path: call.suffix,
         query: call.query,
       });
       headers = transformHeaders(result.headers, transformOwner(proxy, 'request'));
-      body = serializeBody(result.body, headers);
+      body = serializeBody(result.body, headers, proxy, 'request');
     }
 
     const response = await this.forwarder.send({
@@ -133,12 +133,12 @@ export class ProxyPipeline {
     const text = (await readBounded(response.body, TRANSFORM_PAYLOAD_LIMIT, url, tooLarge)).toString('utf8');
     const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
     const result = await this.runTransform(proxy, 'response', transforms.response, call.traceId, {
-      body: isJsonContentType(responseType) ? parseJsonOr(text) : text,
+      body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });
     // The answer's trace id and framing stay the emulator's.
     const outHeaders = withoutOwnedHeaders(checkedHeaders(result.headers, transformOwner(proxy, 'response')));
-    const outBody = serializeBody(result.body, outHeaders);
+    const outBody = serializeBody(result.body, outHeaders, proxy, 'response');
     return { status: response.status, headers: { ...outHeaders, ...destinationStatus }, body: outBody === undefined ? undefined : outBody.toString() };
   }
 
@@ -253,12 +253,19 @@ function headerOf(headers: Record<string, string>, name: string): string | undef
   return undefined;
 }
 
-function parseJsonOr(text: string): unknown {
+/**
+ * JSON for a transform, or the text when it is not JSON. The value crosses into the sandbox as
+ * JSON again, so its nesting is bounded: a 400 for the caller's body, a 502 for an answer.
+ */
+function parseJsonOr(text: string, what: string, status = 400): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return text;
   }
+  if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(status, `${what} is nested deeper than ${MAX_DEPTH} levels.`);
+  return value;
 }
 
 function asText(value: unknown): string {
@@ -266,9 +273,12 @@ function asText(value: unknown): string {
 }
 
 /** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */
-function serializeBody(body: unknown, headers: Record<string, string>): string | undefined {
+function serializeBody(body: unknown, headers: Record<string, string>, proxy: ProxyRecord, kind: TransformKind): string | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
+  if (exceedsDepth(body, MAX_DEPTH)) {
+    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid transform result');
+  }
   if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = 'application/json';
   return JSON.stringify(body);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
+import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../headers.js';
@@ -214,6 +215,10 @@ export class ReactorService {
       throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, undefined, 'Invalid reactor result');
     }
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
+    // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
+    if (exceedsDepth(raw, MAX_DEPTH)) {
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid reactor result');
+    }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
     if (tokenize !== undefined && tokenize !== null) {
