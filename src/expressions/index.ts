@@ -4,6 +4,7 @@
  * stays an object); an expression inside a larger string is replaced by the data as text (complex
  * data as its JSON). Only values are searched, never object keys.
  */
+import { MAX_DEPTH } from '../lib/json-depth.js';
 
 const EXPRESSION = /\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}$/;
@@ -93,39 +94,4 @@ export function substituteInJsonText(text: string, data: ReadonlyMap<string, unk
   return result + text.slice(at);
 }
 
-/** How deep a value may nest for the walks here (and merge patches) to stay far from the stack's end. */
-export const MAX_DEPTH = 64;
-
-/**
- * Whether `value` nests objects or arrays deeper than `max` (checked without recursion). Run on
- * every JSON body: two parallel stacks and `for...in` (JSON values own all their keys) keep a
- * 3.5 MB body to about 6 ms, where a stack of [node, depth] pairs took 30.
- */
-export function exceedsDepth(value: unknown, max: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const nodes: object[] = [value];
-  const depths: number[] = [0];
-  while (nodes.length > 0) {
-    const node = nodes.pop() as Record<string, unknown>;
-    const depth = depths.pop()!;
-    if (depth >= max) return true;
-    if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) {
-        const child: unknown = node[i];
-        if (typeof child === 'object' && child !== null) {
-          nodes.push(child);
-          depths.push(depth + 1);
-        }
-      }
-    } else {
-      for (const key in node) {
-        const child = node[key];
-        if (typeof child === 'object' && child !== null) {
-          nodes.push(child);
-          depths.push(depth + 1);
-        }
-      }
-    }
-  }
-  return false;
-}
+export { MAX_DEPTH, exceedsDepth } from '../lib/json-depth.js';

@@ -11,6 +11,7 @@ import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { format, promisify } from 'node:util';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
 import { cryptoFacade, httpsFacade } from './facades.js';
@@ -337,6 +338,11 @@ async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocatio
   try {
     value = JSON.stringify(result === undefined ? null : result);
   } catch (error) {
+    // JSON.stringify recurses: a result nested thousands deep overflows the stack. The emulator
+    // refuses JSON nested past the limit (400) and says so; this is the same, found sooner.
+    if (error instanceof RangeError && exceedsDepth(result, MAX_DEPTH)) {
+      return { type: 'result', id: request.id, ok: false, error: { ...resultError(`The function's result is nested deeper than ${MAX_DEPTH} levels.`), status: 400 } };
+    }
     return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is not JSON: ${(error as Error).message}`) };
   }
   const limit = config!.maxResultBytes;
@@ -363,6 +369,9 @@ function svcClient(invocation: Invocation, loaded: Loaded) {
         throw new (loaded.errors.RateLimitError as new (message: string) => Error)(`Too many req.svc calls in flight (at most ${limit} per invocation); await them.`);
       }
       if (invocation.cancelled) throw new Error('This invocation was stopped.');
+      if (exceedsDepth(params, MAX_DEPTH)) {
+        throw new (loaded.errors.BadRequestError as new (message: string) => Error)(`The JSON is nested deeper than ${MAX_DEPTH} levels.`);
+      }
       const id = ++rpcSeq;
       invocation.svcInFlight++;
       pendingRpc.set(id, {

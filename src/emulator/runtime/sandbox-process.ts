@@ -30,9 +30,10 @@ function hostScript(): string {
 export function sandboxFlags(script: string, projectDir: string, memoryMb: number): string[] {
   const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
   const runtimeDir = path.dirname(script);
+  const libDir = path.resolve(runtimeDir, '../../lib');
   const sesDir = path.dirname(createRequire(script).resolve('ses/package.json'));
   // /proc/self/fdinfo: the process closes descriptors it inherited by mistake (see host.ts).
-  const readable = [runtimeDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
+  const readable = [runtimeDir, libDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
   return [
     permission,
     ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
@@ -442,7 +443,8 @@ function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError
     const status = Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
     return new UserCodeError(status, String(error.message), { title: 'Custom response', custom, logs, userStack: error.stack });
   }
-  if (error.kind === 'result') return new UserCodeError(500, String(error.message), { title: 'Invalid result', logs });
+  // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
+  if (error.kind === 'result') return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), { title: 'Invalid result', logs });
   const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
   const detail = error.status !== undefined ? String(error.message) : `${String(error.name)}: ${String(error.message)}`;
   return new UserCodeError(status, detail, { ...(error.status === undefined && { title: 'User code error' }), userStack: error.stack, logs });

@@ -135,7 +135,7 @@ describe('JSON nested past the limit', () => {
     const reactor = await createReactor(emu(), `module.exports = async () => { ${deep} return { raw: v }; };`);
     const result = await emu().call('POST', `/reactors/${reactor.id}/react`, { key: emu().privateKey, body: {} });
     expectProblem(result, 400, NESTED);
-    expect(result.body.title).toBe('Invalid reactor result');
+    expect(result.body.title).toBe('Invalid result');
     // asynchronous: the result fails with that problem (it stayed pending forever)
     const hooks: string[] = [];
     const callback = await loopbackServer((body) => (hooks.push(body), { type: 'text/plain', body: '' }));
@@ -146,12 +146,12 @@ describe('JSON nested past the limit', () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
       polled = await emu().call('GET', `/reactors/${reactor.id}/results/${pending.body.id}`, { key: emu().privateKey });
     }
-    expect(polled?.body).toMatchObject({ status: 'failed', error: { status: 400, title: 'Invalid reactor result', detail: expect.stringMatching(NESTED) } });
+    expect(polled?.body).toMatchObject({ status: 'failed', error: { status: 400, title: 'Invalid result', detail: expect.stringMatching(NESTED) } });
     const destination = await loopbackServer(() => ({ type: 'application/json', body: '{}' }));
     const proxy = await createProxy(emu(), { destination_url: destination, response_transform: { code: `module.exports = async () => { ${deep} return { body: v, headers: {} }; };` } });
     const transformed = await emu().call('GET', '/proxy', { key: emu().privateKey, headers: { 'svc-proxy-key': proxy.key } });
     expectProxyError(transformed, 400, NESTED);
-    expect(transformed.body.proxy_error.title).toBe('Invalid transform result');
+    expect(transformed.body.proxy_error.title).toBe('Invalid result');
     expect(emu().events.filter((event) => event.type === 'error')).toEqual([]);
   });
 });
