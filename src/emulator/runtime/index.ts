@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { HttpError } from '../errors.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
-import { TenantPool, type ProcessSource } from './tenant-pool.js';
+import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
 import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
 
 export { UserCodeError } from './errors.js';
@@ -31,30 +30,38 @@ export function recordCodeVersion(record: object, code: string, filename: string
 }
 
 const DEFAULT_TENANT = 'default';
+
+/** The group a version's processes belong to: one tenant's one owner. */
+function groupKey(spec: LoadSpec): string {
+  return `${spec.tenant ?? DEFAULT_TENANT}/${spec.group ?? spec.id}`;
+}
 let vidSeq = 0;
 
 /**
  * The sandbox runtime shared by reactors and proxy transforms. User code runs in sandbox processes
- * (sandbox-process.ts), one tenant's code per process, each version in an SES Compartment of its
- * own (host.ts). `load` compiles a version in the tenant's process and, only once it loads, makes
- * it the current instance of its id: calls in flight finish on the old one, which is then unloaded;
- * a version that fails to load leaves the old one serving.
+ * (sandbox-process.ts), each holding the code of one owner (a reactor, or a proxy's transforms: see
+ * sandbox-group.ts), each version in an SES Compartment of its own (host.ts). `load` compiles a
+ * version in its owner's process and, only once it loads, makes it the current instance of its id:
+ * calls in flight finish on the old one, which is then unloaded; a version that fails to load leaves
+ * the old one serving.
  *
- * The budget: at most `maxProcesses` processes in all, `maxProcessesPerTenant` for one tenant, and
- * `maxVersionsPerProcess` versions loaded in one; a hundred reactors are a hundred compartments in
- * one process, not a hundred threads.
+ * The budget: at most `maxProcesses` processes in all, whatever the number of reactors. At the cap
+ * the least recently used idle process makes room (its owner's code loads again on its next call),
+ * and `maxProcessesPerGroup` for one owner.
  */
 export class Runtime {
   private readonly options: Required<Omit<RuntimeOptions, 'onLog'>> & { onLog: (entry: LogEntry) => void };
-  private readonly pools = new Map<string, TenantPool>();
+  private readonly groups = new Map<string, SandboxGroup>();
   private readonly processes = new Set<SandboxProcess>();
-  private readonly owner = new Map<SandboxProcess, TenantPool>();
+  private readonly owner = new Map<SandboxProcess, SandboxGroup>();
   private readonly spares: SandboxProcess[] = [];
   private readonly instances = new Map<string, Instance>();
   private readonly loading = new Map<string, Promise<Instance>>();
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
   private readonly source: ProcessSource;
+  /** Starts waiting for room within the budget. */
+  private readonly waiting: (() => void)[] = [];
   private disposed = false;
 
   constructor(options: RuntimeOptions = {}) {
@@ -62,7 +69,7 @@ export class Runtime {
       projectDir: options.projectDir ?? process.cwd(),
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
       maxProcesses: options.maxProcesses ?? 8,
-      maxProcessesPerTenant: options.maxProcessesPerTenant ?? 2,
+      maxProcessesPerGroup: options.maxProcessesPerGroup ?? 2,
       maxVersionsPerProcess: options.maxVersionsPerProcess ?? 64,
       idleMs: options.idleMs ?? 10_000,
       memoryMb: options.memoryMb ?? 256,
@@ -73,8 +80,8 @@ export class Runtime {
       maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
       onLog: options.onLog ?? (() => {}),
     };
-    const { maxProcessesPerTenant, maxVersionsPerProcess, idleMs } = this.options;
-    this.source = { start: (tenant) => this.start(tenant), maxProcessesPerTenant, maxVersionsPerProcess, idleMs };
+    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
+    this.source = { start: (group) => this.start(group), released: () => this.released(), maxProcessesPerGroup, maxVersionsPerProcess, idleMs };
   }
 
   /**
@@ -132,10 +139,11 @@ export class Runtime {
     await Promise.all(instances.map((instance) => instance.retire()));
     for (const process of this.processes) process.kill('the emulator stopped');
     this.processes.clear();
+    this.released();
   }
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
-    const pool = this.poolOf(spec.tenant ?? DEFAULT_TENANT);
+    const pool = this.groupOf(groupKey(spec));
     const process = await pool.primary();
     const vid = `${spec.id}@${spec.version}#${++vidSeq}`;
     await process.load(vid, spec.id, spec.code, spec.filename);
@@ -156,37 +164,46 @@ export class Runtime {
     return instance;
   }
 
-  private poolOf(tenant: string): TenantPool {
-    let pool = this.pools.get(tenant);
-    if (!pool) this.pools.set(tenant, (pool = new TenantPool(tenant, this.source)));
-    return pool;
+  private groupOf(key: string): SandboxGroup {
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = new SandboxGroup(key, this.source)));
+    return group;
   }
 
-  /** A booted process for `tenant`: a spare if one is ready, else a new one, within the budget. */
-  private async start(tenant: string): Promise<SandboxProcess> {
+  /** A booted process for `group`: a spare if one is ready, else a new one, within the budget. */
+  private async start(group: SandboxGroup): Promise<SandboxProcess> {
     if (this.disposed) throw new Error('the runtime is disposed');
-    const pool = this.poolOf(tenant);
     let process = this.spares.shift();
-    if (!process || process.dead) {
-      this.makeRoom();
-      process = this.spawn();
-    }
-    this.owner.set(process, pool);
+    if (!process || process.dead) process = await this.spawnWithinBudget();
+    this.owner.set(process, group);
     this.refill(this.options.spares);
     await process.booted;
     return process;
   }
 
-  /** At the budget: stops the least recently used idle process of some tenant, or refuses. */
-  private makeRoom(): void {
-    if (this.processCount < this.options.maxProcesses) return;
-    const idle = [...this.processes]
-      .filter((process) => !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)))
-      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
-    if (!idle) {
-      throw new HttpError(503, `Every one of the ${this.options.maxProcesses} sandbox processes is busy; try again shortly.`, undefined, 'Sandbox busy');
+  /**
+   * A new process, within the budget: at the cap the least recently used idle process of another
+   * group makes room, or this waits for one to become idle (every call ends, at the latest at its
+   * timeout). The check and the spawn happen in one turn, so that starts under way cannot overshoot.
+   */
+  private async spawnWithinBudget(): Promise<SandboxProcess> {
+    for (;;) {
+      if (this.disposed) throw new Error('the runtime is disposed');
+      if (this.processCount < this.options.maxProcesses) return this.spawn();
+      const idle = [...this.processes]
+        .filter((process) => !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)))
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (idle) {
+        idle.kill('it made room for other code');
+        return this.spawn();
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
-    idle.kill('it made room for another tenant');
+  }
+
+  /** A call ended or a process went: whoever waits for room looks again. */
+  private released(): void {
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   private spawn(): SandboxProcess {
@@ -201,6 +218,7 @@ export class Runtime {
         this.owner.delete(dead);
         const spare = this.spares.indexOf(dead);
         if (spare >= 0) this.spares.splice(spare, 1);
+        this.released();
       },
     );
     this.processes.add(process);

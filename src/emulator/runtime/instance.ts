@@ -1,8 +1,8 @@
-import type { TenantPool } from './tenant-pool.js';
+import type { SandboxGroup } from './sandbox-group.js';
 import type { InvokeOptions, InvokeResult, LoadSpec } from './types.js';
 
 /**
- * One loaded code version. It runs in its tenant's sandbox processes (loaded into a second one only
+ * One loaded code version. It runs in its owner's sandbox processes (loaded into a second one only
  * when a call goes there); retiring it lets the calls in flight finish, then unloads it everywhere.
  */
 export class Instance {
@@ -14,7 +14,7 @@ export class Instance {
     readonly spec: LoadSpec,
     /** The version's key inside sandbox processes: unique per Instance. */
     readonly vid: string,
-    private readonly pool: TenantPool,
+    private readonly pool: SandboxGroup,
   ) {}
 
   get id(): string {

@@ -86,7 +86,7 @@ const RESPONSIVE_MS = 120;
 let callSeq = 0;
 
 /**
- * One sandbox process, seen from the emulator: it runs the code versions of one tenant. It holds no
+ * One sandbox process, seen from the emulator: it runs the code versions of one owner. It holds no
  * file descriptor of the emulator but its channel; its death (abort, out of memory, a kill) fails
  * the calls inside it and nothing else. Memory (heap and ArrayBuffers, as the process's RSS) and
  * work left running after a call returned are watched from here, outside the code they limit.
@@ -161,6 +161,11 @@ export class SandboxProcess {
   get responsive(): boolean {
     const now = performance.now();
     return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
+  }
+
+  /** Booting, compiling code, or holding a call on its way (between its load and its invoke). */
+  get preparing(): boolean {
+    return this.pendingBoot !== undefined || this.pendingLoads.size > 0 || this.pins.size > 0;
   }
 
   has(vid: string): boolean {

@@ -20,8 +20,13 @@ export interface LoadSpec {
   code: string;
   /** The user's name for the file; stack traces and load errors show it. */
   filename: string;
-  /** Whose code it is: each tenant's code runs in sandbox processes of its own. Default `default`. */
+  /** Whose code it is. Default `default`. */
   tenant?: string;
+  /**
+   * The code owner within the tenant: versions of one owner share sandbox processes, no two owners
+   * ever do. Default: the id (a reactor); a proxy's request and response transforms share its id.
+   */
+  group?: string;
   /** How problems name the code ("reactor charge"). Default: the file name. */
   label?: string;
 }
@@ -45,8 +50,8 @@ export interface RuntimeOptions {
   npmAllowlist?: readonly string[];
   /** Sandbox processes in all (the budget: it does not grow with the number of reactors). Default 8. */
   maxProcesses?: number;
-  /** Sandbox processes one tenant may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
-  maxProcessesPerTenant?: number;
+  /** Sandbox processes one owner may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
+  maxProcessesPerGroup?: number;
   /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 64. */
   maxVersionsPerProcess?: number;
   /** How long an extra process (beyond a tenant's first) may sit idle before it is stopped. Default 10 s. */

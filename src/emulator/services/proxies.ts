@@ -149,7 +149,7 @@ export class ProxyService {
   private async loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
     const id = transformId(record.id, kind);
     const filename = transformFile(record, kind);
-    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename, tenant: record.tenant_id, label: `the ${kind} transform of proxy ${record.name}` });
+    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename, tenant: record.tenant_id, group: record.id, label: `the ${kind} transform of proxy ${record.name}` });
     this.names.set(id, `${record.name} (${kind} transform)`);
     return instance;
   }

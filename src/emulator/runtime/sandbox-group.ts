@@ -3,10 +3,12 @@ import type { Instance } from './instance.js';
 import type { SandboxProcess } from './sandbox-process.js';
 import type { InvokeOptions, LogEntry } from './types.js';
 
-/** What a pool needs of the runtime: processes (within the global budget) and the version cap. */
+/** What a group needs of the runtime: processes (within the global budget) and the version cap. */
 export interface ProcessSource {
-  start(tenant: string): Promise<SandboxProcess>;
-  readonly maxProcessesPerTenant: number;
+  start(group: SandboxGroup): Promise<SandboxProcess>;
+  /** A call ended: a process may have become idle. */
+  released(): void;
+  readonly maxProcessesPerGroup: number;
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
 }
@@ -14,22 +16,25 @@ export interface ProcessSource {
 const RETRY = Symbol('retry');
 
 /**
- * The sandbox processes of one tenant. Its first process takes every call; a second starts only
- * when the first is held by code that does not yield (a CPU-bound call), so a busy reactor never
- * stalls its tenant's other code, and I/O-bound concurrency costs no extra process. Extras are
- * stopped after `idleMs` without calls. No process ever runs two tenants' code.
+ * The sandbox processes of one code owner: a reactor, or a proxy's transforms, and the versions of
+ * its code as it is saved. No process runs two owners' code, so whatever one owner's code can reach
+ * of Node inside its process (a prototype, a module's state) is never another's, let alone another
+ * tenant's. The first process takes every call; a second starts only when the first is held by code
+ * that does not yield (a CPU-bound call), so I/O-bound concurrency costs no extra process. Extras
+ * are stopped after `idleMs` without calls.
  */
-export class TenantPool {
+export class SandboxGroup {
   readonly processes: SandboxProcess[] = [];
   private starting: Promise<SandboxProcess> | undefined;
   private readonly reapers = new Map<SandboxProcess, NodeJS.Timeout>();
 
   constructor(
-    readonly tenant: string,
+    /** `tenant/owner`: what the group's processes are for. */
+    readonly key: string,
     private readonly source: ProcessSource,
   ) {}
 
-  /** A process to load new code into (the tenant's first, started if need be). */
+  /** A process to load new code into (the group's first, started if need be). */
   async primary(): Promise<SandboxProcess> {
     return this.processes.find((process) => !process.dead) ?? this.start();
   }
@@ -60,7 +65,10 @@ export class TenantPool {
         unpin();
       }
       process.trim(this.source.maxVersionsPerProcess);
-      const settled = await outcome.finally(() => this.scheduleReap(process));
+      const settled = await outcome.finally(() => {
+        this.scheduleReap(process);
+        this.source.released();
+      });
       if (settled !== RETRY) return settled;
       if (attempt >= 2) throw new UserCodeError(500, `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`, { title: 'Sandbox stopped' });
     }
@@ -77,23 +85,23 @@ export class TenantPool {
     this.reapers.delete(process);
   }
 
-  /** Idle and not the tenant's first: may be stopped to make room for another tenant. */
+  /** Idle: may be stopped to make room for another group (its code is loaded again on its next call). */
   isSpareable(process: SandboxProcess): boolean {
-    return process.calls.size === 0 && (this.processes.indexOf(process) > 0 || this.processes.length === 1);
+    return process.calls.size === 0 && !process.preparing;
   }
 
   private async pick(): Promise<SandboxProcess> {
     const alive = this.processes.filter((process) => !process.dead);
     const ready = alive.filter((process) => process.responsive).sort((a, b) => a.calls.size - b.calls.size);
     if (ready[0]) return ready[0];
-    if (alive.length < this.source.maxProcessesPerTenant) return this.start();
+    if (alive.length < this.source.maxProcessesPerGroup) return this.start();
     // Every process is held: queue behind the one with the fewest calls.
     return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.start();
   }
 
   private start(): Promise<SandboxProcess> {
     this.starting ??= this.source
-      .start(this.tenant)
+      .start(this)
       .then((process) => {
         this.processes.push(process);
         return process;
