@@ -89,7 +89,7 @@ function copyHeaders(headers: unknown): OutgoingHttpHeaders {
 }
 
 /** The answer to a sandbox's request: status, headers and the body as a Readable. */
-class SandboxResponse extends Readable {
+export class SandboxResponse extends Readable {
   readonly statusCode: number | undefined;
   readonly statusMessage: string | undefined;
   readonly httpVersion: string;
@@ -126,7 +126,7 @@ class SandboxResponse extends Readable {
 }
 
 /** A sandbox's request: a Writable for the body, with the header methods of Node's ClientRequest. */
-class SandboxRequest extends Writable {
+export class SandboxRequest extends Writable {
   readonly method: string;
   readonly path: string;
   readonly host: string;
@@ -136,8 +136,11 @@ class SandboxRequest extends Writable {
     super({
       write: (chunk: Buffer, _encoding, callback) => request.write(chunk, (error) => callback(error ? plainError(error, 'write failed') : null)),
       final: (callback) => request.end(() => callback()),
+      // Writing the body is not the end of a request: its answer is still to come.
+      autoDestroy: false,
     });
     this.#request = request;
+    request.on('close', () => this.destroy());
     this.method = request.method;
     this.path = request.path;
     this.host = String(spec.options.hostname ?? spec.options.host ?? 'localhost');
@@ -194,7 +197,7 @@ class SandboxRequest extends Writable {
 }
 
 /** Accepted for compatibility (`agent: new https.Agent({ keepAlive: true })`); the sandbox's own agent is used. */
-class Agent {
+export class Agent {
   readonly options: Record<string, unknown>;
   constructor(options: unknown = {}) {
     this.options = typeof options === 'object' && options !== null ? { ...(options as object) } : {};

@@ -10,14 +10,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
-import { format, promisify } from 'node:util';
+import { format } from 'node:util';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
-import { cryptoFacade, httpsFacade } from './facades.js';
+import { Agent, SandboxRequest, SandboxResponse, cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
 import { busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
+import { TimerHandle, sandboxTimers } from './timers.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
 const hostRequire = createRequire(import.meta.url);
@@ -61,8 +62,21 @@ interface Invocation {
   timers: (() => void)[];
 }
 
-/** The call the code running now belongs to, across its awaits and timers. */
-const context = new AsyncLocalStorage<Invocation>();
+/**
+ * The call the code running now belongs to, across its awaits and timers. Node keeps the store on
+ * every promise and timer as a property user code can read and write: so the store is an empty
+ * frozen token, and the call's record stays here, out of reach.
+ */
+const context = new AsyncLocalStorage<object>();
+const records = new WeakMap<object, Invocation>();
+
+function current(): Invocation | undefined {
+  const token = context.getStore();
+  return typeof token === 'object' && token !== null ? records.get(token) : undefined;
+}
+
+/** The host's clock and CPU meter, taken before user code could pin the `performance` it is handed. */
+const now = performance.now.bind(performance);
 
 /** Set while the facade's own agent opens a connection: the only connect() allowed. */
 let outbound = false;
@@ -116,12 +130,15 @@ function restrictNetwork(): void {
 
 /** What user code is handed of the host: the globals, and the modules `require` serves. */
 const HOST_GLOBALS = {
-  setTimeout: tracked(setTimeout, clearTimeout),
-  clearTimeout,
-  setInterval: tracked(setInterval, clearInterval),
-  clearInterval,
-  setImmediate: tracked(setImmediate, clearImmediate),
-  clearImmediate,
+  // A timer a call sets belongs to it: cleared when the call ends, so that no call leaves work
+  // running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
+  // probe recycles a process that keeps a core busy between calls.
+  ...sandboxTimers((clear) => {
+    const invocation = current();
+    if (invocation?.finished) return false;
+    invocation?.timers.push(clear);
+    return true;
+  }),
   queueMicrotask,
   Buffer,
   URL,
@@ -145,35 +162,7 @@ const MODULES: Record<string, unknown> = {
   url: hostRequire('node:url'),
   util: hostRequire('node:util'),
 };
-hardenHost([...Object.values(HOST_GLOBALS), ...Object.values(MODULES), ...hostInstances(), ...nodeErrors()]);
-
-/**
- * A timer a call sets belongs to that call: it is cleared when the call ends, so that no call leaves
- * work running (a spinning interval) in a process other calls share. Timers of top-level code stay;
- * the emulator's probe recycles a process that keeps a core busy between calls.
- */
-function tracked<Handle, Args extends unknown[]>(set: (...args: Args) => Handle, clear: (handle: Handle) => void): (...args: Args) => Handle {
-  const timer = (...args: Args) => {
-    const handle = set(...args);
-    const invocation = context.getStore();
-    if (invocation?.finished) clear(handle);
-    else invocation?.timers.push(() => clear(handle));
-    return handle;
-  };
-  // util.promisify(setTimeout) as Node has it: (ms, value) => a promise, on the tracked timer. A new
-  // function per read, as promisify() marks the one it gets: no object shared between compartments.
-  if (promisify.custom in set) {
-    const start = timer as (...a: unknown[]) => Handle;
-    const immediate = set === (setImmediate as unknown);
-    Object.defineProperty(timer, promisify.custom, {
-      get: () =>
-        immediate
-          ? (value?: unknown) => new Promise((resolve) => start(resolve, value))
-          : (ms?: number, value?: unknown) => new Promise((resolve) => start(resolve, ms, value)),
-    });
-  }
-  return timer;
-}
+hardenHost([...Object.values(HOST_GLOBALS), ...Object.values(MODULES), SandboxRequest, SandboxResponse, Agent, TimerHandle, ...hostInstances(), ...nodeErrors()]);
 
 /** Instances whose prototypes user code reaches without naming them (a timer handle, an abort reason). */
 function hostInstances(): unknown[] {
@@ -225,7 +214,7 @@ let loadingVid: string | null = null;
 let rpcSeq = 0;
 const pendingRpc = new Map<number, { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
 /** Since when no call has been running, and the CPU time used until then. */
-let idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+let idleSince = { at: now(), cpu: process.cpuUsage() };
 
 const channel = new Channel<ToSandbox, FromSandbox>(new Socket({ fd: 3, readable: true, writable: true }), MAX_FRAME_BYTES, {
   message: onMessage,
@@ -256,7 +245,7 @@ function onMessage(message: ToSandbox): void {
         post({ type: 'loaded', vid: message.vid });
       }
       // Compiling is work asked for, not work left behind.
-      if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
     case 'unload':
@@ -275,7 +264,7 @@ function onMessage(message: ToSandbox): void {
     case 'probe': {
       const idle = idleReport();
       post({ type: 'probe', seq: message.seq, ...idle, rssBytes: process.memoryUsage.rss() });
-      if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
     case 'rpc-result': {
@@ -294,7 +283,7 @@ function onMessage(message: ToSandbox): void {
 function idleReport(): { idleCpuMs: number; idleWallMs: number } {
   if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0 };
   const used = process.cpuUsage(idleSince.cpu);
-  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs: performance.now() - idleSince.at };
+  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs: now() - idleSince.at };
 }
 
 async function invoke(request: InvokeRequest): Promise<void> {
@@ -313,14 +302,16 @@ async function invoke(request: InvokeRequest): Promise<void> {
   }
   const invocation: Invocation = { id: request.id, vid: request.vid, logBudget: config.maxLogBytes, svcInFlight: 0, cancelled: false, finished: false, timers: [] };
   invocations.set(request.id, invocation);
+  const token = Object.freeze(Object.create(null) as object);
+  records.set(token, invocation);
   try {
-    const outcome = await context.run(invocation, () => run(loaded, request, invocation));
+    const outcome = await context.run(token, () => run(loaded, request, invocation));
     if (!invocation.cancelled) post(outcome);
   } finally {
     invocation.finished = true;
     for (const clear of invocation.timers.splice(0)) clear();
     invocations.delete(request.id);
-    if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+    if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
   }
 }
 
@@ -418,7 +409,7 @@ function userConsole(vid: string) {
 let strayBudget = 64 * 1024;
 
 function log(level: LogLevel, args: unknown[], vid: string | null = null): void {
-  const invocation = context.getStore();
+  const invocation = current();
   if (invocation?.cancelled) return;
   const budget = invocation ? invocation.logBudget : strayBudget;
   if (budget <= 0) return;
@@ -440,18 +431,25 @@ function log(level: LogLevel, args: unknown[], vid: string | null = null): void 
   post({ type: 'log', id: invocation?.id ?? null, vid: invocation?.vid ?? vid ?? loadingVid, level, text });
 }
 
+/** What a thrown error may carry to the emulator: a message or stack is cut at this many characters. */
+const MAX_ERROR_TEXT = 16 * 1024;
+/** A custom response's headers, as JSON, at most. */
+const MAX_CUSTOM_HEADERS = 64 * 1024;
+
 function serializeError(error: unknown, loaded: Loaded): SerializedError {
   try {
     const custom = loaded.errors.CustomHttpResponseError;
     if (custom && error instanceof custom) {
       const { status, headers, body } = error as unknown as { status: unknown; headers: unknown; body: unknown };
-      // Passed on as given: the emulator refuses a status outside 200-599 with a problem naming the code.
-      return {
-        kind: 'user',
-        name: 'CustomHttpResponseError',
-        message: (error as Error).message,
-        custom: { status: Number(status), headers: plainHeaders(headers), body: JSON.parse(JSON.stringify(body ?? null)) as unknown },
-      };
+      const headerMap = plainHeaders(headers);
+      if (JSON.stringify(headerMap).length > MAX_CUSTOM_HEADERS) return resultError(`A CustomHttpResponseError's headers are over ${MAX_CUSTOM_HEADERS / 1024} KiB.`);
+      const bodyText = JSON.stringify(body ?? null);
+      const limit = config!.maxResultBytes;
+      if (bodyText.length > limit || Buffer.byteLength(bodyText) > limit) {
+        return resultError(`A CustomHttpResponseError's body is ${megabytes(Buffer.byteLength(bodyText))} of JSON, over the ${megabytes(limit)} limit.`);
+      }
+      // The status as given: the emulator refuses one outside 200-599 with a problem naming the code.
+      return { kind: 'user', name: 'CustomHttpResponseError', message: cut((error as Error).message), custom: { status: Number(status), headers: headerMap, body: JSON.parse(bodyText) as unknown } };
     }
     if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {
       const { name, message, stack } = error as Error;
@@ -459,16 +457,20 @@ function serializeError(error: unknown, loaded: Loaded): SerializedError {
       const platform = Object.keys(USER_ERROR_STATUS).find((known) => loaded.errors[known] !== undefined && error instanceof loaded.errors[known]);
       return {
         kind: 'user',
-        name: typeof name === 'string' ? name : 'Error',
-        message: String(message),
+        name: typeof name === 'string' ? cut(name) : 'Error',
+        message: cut(String(message)),
         ...(platform && { status: USER_ERROR_STATUS[platform]! }),
-        ...(typeof stack === 'string' && { stack, location: locate(stack, loaded.filename) }),
+        ...(typeof stack === 'string' && { stack: cut(stack), location: locate(cut(stack), loaded.filename) }),
       };
     }
-    return { kind: 'user', name: 'Error', message: `a non-error was thrown: ${describeThrown(error)}` };
+    return { kind: 'user', name: 'Error', message: cut(`a non-error was thrown: ${describeThrown(error)}`) };
   } catch {
     return { kind: 'user', name: 'Error', message: 'an error was thrown that could not be read' };
   }
+}
+
+function cut(text: string): string {
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}… [cut at ${MAX_ERROR_TEXT} characters]` : text;
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {

@@ -1,0 +1,118 @@
+import { promisify } from 'node:util';
+
+/**
+ * The timers user code gets. Node's own Timeout and Immediate objects are links of the process's
+ * timer lists: from one, code walks to every other pending timer (another call's callback and
+ * arguments) and to the timers Node sets for its own sockets. So user code gets a handle of its own
+ * instead; Node's timer stays in a private field, and callbacks run with the handle as `this`.
+ */
+interface NodeTimer {
+  ref(): unknown;
+  unref(): unknown;
+  hasRef(): boolean;
+  refresh?: () => unknown;
+}
+
+export class TimerHandle {
+  readonly #id: number;
+  readonly #timer: NodeTimer;
+  readonly #clear: () => void;
+
+  constructor(id: number, timer: NodeTimer, clear: () => void) {
+    this.#id = id;
+    this.#timer = timer;
+    this.#clear = clear;
+    Object.freeze(this);
+  }
+
+  ref(): this {
+    this.#timer.ref();
+    return this;
+  }
+
+  unref(): this {
+    this.#timer.unref();
+    return this;
+  }
+
+  hasRef(): boolean {
+    return this.#timer.hasRef();
+  }
+
+  refresh(): this {
+    this.#timer.refresh?.();
+    return this;
+  }
+
+  close(): this {
+    this.#clear();
+    return this;
+  }
+
+  [Symbol.toPrimitive](): number {
+    return this.#id;
+  }
+}
+
+type Callback = (...args: unknown[]) => unknown;
+
+/**
+ * `setTimeout` & co. for user code. `own(clear)` is told of every timer set, so that the call that
+ * set it can clear it when it ends; it answers false when that call is already over, and the timer
+ * is then cleared at once (work a call left behind cannot start timers).
+ */
+export function sandboxTimers(own: (clear: () => void) => boolean) {
+  const byId = new Map<number, TimerHandle>();
+  let seq = 0;
+
+  const make = <T extends NodeTimer>(
+    set: (fire: Callback, ...rest: unknown[]) => T,
+    cancel: (timer: T) => void,
+    repeats: boolean,
+  ) =>
+    function (callback: unknown, ...rest: unknown[]): TimerHandle {
+      if (typeof callback !== 'function') throw new TypeError('The "callback" argument must be of type function.');
+      const id = ++seq;
+      const forget = () => byId.delete(id);
+      // eslint-disable-next-line prefer-const -- the callback below refers to it
+      let handle: TimerHandle;
+      const timer = set((...args: unknown[]) => {
+        if (!repeats) forget();
+        return Reflect.apply(callback as Callback, handle, args);
+      }, ...rest);
+      handle = new TimerHandle(id, timer, () => {
+        cancel(timer);
+        forget();
+      });
+      byId.set(id, handle);
+      if (!own(() => handle.close())) handle.close();
+      return handle;
+    };
+
+  /** Clears a handle, or the id a handle converts to (as Node's clearTimeout accepts both). */
+  const clear = (handle: unknown): void => {
+    if (handle instanceof TimerHandle) handle.close();
+    else if (typeof handle === 'number' || typeof handle === 'string') byId.get(Number(handle))?.close();
+  };
+
+  const setTimeoutFacade = make<NodeJS.Timeout>((fire, ms, ...args) => setTimeout(fire, ms as number, ...args), clearTimeout, false);
+  const setIntervalFacade = make<NodeJS.Timeout>((fire, ms, ...args) => setInterval(fire, ms as number, ...args), clearInterval, true);
+  const setImmediateFacade = make<NodeJS.Immediate>((fire, ...args) => setImmediate(fire, ...args), clearImmediate, false);
+  // util.promisify(setTimeout) as Node has it. A new function per read, as promisify() marks the one
+  // it gets: no object shared between compartments.
+  Object.defineProperty(setTimeoutFacade, promisify.custom, {
+    get: () => (ms?: number, value?: unknown) => new Promise((resolve) => setTimeoutFacade(resolve, ms, value)),
+  });
+  Object.defineProperty(setImmediateFacade, promisify.custom, {
+    get: () => (value?: unknown) => new Promise((resolve) => setImmediateFacade(resolve, value)),
+  });
+
+  return {
+    setTimeout: setTimeoutFacade,
+    clearTimeout: clear,
+    setInterval: setIntervalFacade,
+    clearInterval: clear,
+    setImmediate: setImmediateFacade,
+    clearImmediate: clear,
+  };
+}
