@@ -34,3 +34,6 @@ export class UserCodeError extends HttpError {
     return this.options.logs ?? [];
   }
 }
+
+/** The sandbox process went away while loading code, for a reason of its own: loading again may work. */
+export class SandboxStoppedError extends UserCodeError {}

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { SandboxStoppedError } from './errors.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
@@ -144,9 +145,17 @@ export class Runtime {
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
     const pool = this.groupOf(groupKey(spec));
-    const process = await pool.primary();
     const vid = `${spec.id}@${spec.version}#${++vidSeq}`;
-    await process.load(vid, spec.id, spec.code, spec.filename);
+    let process = await pool.primary();
+    try {
+      await process.load(vid, spec.id, spec.code, spec.filename);
+    } catch (error) {
+      // The process was stopped under the load for a reason of its own (work an old version left
+      // running): once more, in a fresh one.
+      if (!(error instanceof SandboxStoppedError)) throw error;
+      process = await pool.primary();
+      await process.load(vid, spec.id, spec.code, spec.filename);
+    }
     process.trim(this.options.maxVersionsPerProcess);
     if (this.disposed) {
       process.unload(vid);

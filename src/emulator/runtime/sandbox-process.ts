@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Channel } from './channel.js';
-import { UserCodeError } from './errors.js';
+import { SandboxStoppedError, UserCodeError } from './errors.js';
 import { busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
@@ -417,7 +417,7 @@ export class SandboxProcess {
     const outOfMemory = reason.includes('out of memory');
     this.pendingBoot?.reject(new UserCodeError(500, `The sandbox process did not start: ${reason}.`));
     for (const load of this.pendingLoads.values()) {
-      load.reject(new UserCodeError(422, `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`, { title: 'Code does not load' }));
+      load.reject(new SandboxStoppedError(422, `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`, { title: 'Code does not load' }));
     }
     this.pendingLoads.clear();
     for (const call of [...this.calls.values()]) {

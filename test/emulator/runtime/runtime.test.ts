@@ -97,6 +97,8 @@ describe('globals and built-ins', () => {
   out.random = [r1 >= 0 && r1 < 1, r1 !== r2];
   out.now = Date.now();
   out.date = new Date(0).toISOString();
+  out.floats = [Array.from(new Float32Array([1.5])), Array.from(new Float64Array(new Float32Array([0.5]).buffer.byteLength === 4 ? [2.25] : []))];
+  out.timerThis = await new Promise((resolve) => setTimeout(function () { resolve(typeof this.ref + ' ' + typeof this._idleNext + ' ' + typeof this._onTimeout); }, 1));
   return out;
 };`,
     );
@@ -117,6 +119,9 @@ describe('globals and built-ins', () => {
       random: [true, true],
       now: expect.any(Number),
       date: '1970-01-01T00:00:00.000Z',
+      floats: [[1.5], [2.25]],
+      // `this` of a timer callback is the sandbox's handle, never Node's Timeout (a link of its timer lists).
+      timerThis: 'function undefined undefined',
     });
     const now = (outcome as { now: number }).now;
     expect(now).toBeGreaterThanOrEqual(before);
