@@ -117,12 +117,14 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         case 'expired':
           return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
         case 'invocation': {
-          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${event.error}` : ''}`);
-          if (event.stack) out(paint('dim', event.stack.replace(/^/gm, '    ')));
+          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${userText(event.error)}` : ''}`);
+          if (event.stack) out(paint('dim', `    ${userText(event.stack)}`));
           return;
         }
-        case 'console':
-          return out(`${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', event.text) : event.text}`);
+        case 'console': {
+          const text = userText(event.text);
+          return out(`${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', text) : text}`);
+        }
         case 'reload':
           return out(`${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`);
         case 'webhook':
@@ -136,4 +138,15 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     },
     flush,
   };
+}
+
+/**
+ * Text user code wrote (console output, an error it threw), made safe for a terminal: control
+ * characters shown as escapes (no colours, cursor moves or cleared screens of its own), and every
+ * further line indented, so that it cannot pass for a line of the emulator's.
+ */
+export function userText(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    .replace(/\n/g, '\n    ');
 }
