@@ -6,13 +6,14 @@ import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './credentials.js';
 import { buildServer } from './http/server.js';
 import type { Clock } from './services/applications.js';
-import { createServices } from './services/index.js';
+import { createServices, type Services } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
+import type { StoreFileSystem } from './store/io.js';
 import { Store } from './store/store.js';
 
 export type { Tier } from './services/transactions.js';
@@ -45,6 +46,8 @@ export interface EmulatorOptions {
   webhooks?: WebhookOptions;
   debug?: boolean;
   onEvent?: EmitEvent;
+  /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
+  fileSystem?: StoreFileSystem;
   clock?: Clock;
 }
 
@@ -79,13 +82,22 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   const start = async () => {
     checkOptions(options);
-    const store = await Store.open({ ...(options.data !== undefined && { path: options.data }), inMemory: options.inMemory ?? false });
+    const store = await Store.open({
+      ...(options.data !== undefined && { path: options.data }),
+      inMemory: options.inMemory ?? false,
+      ...(options.fileSystem && { fileSystem: options.fileSystem }),
+      report: (message) => emit({ type: 'error', message }),
+    });
     stop = () => store.close();
+    for (const problem of store.problems) emit({ type: 'warning', message: problem });
     const { key, created } = await loadMasterKey(store.dir, options.masterKey);
-    if (created && !store.tokens.empty) {
+    if (created && holdsTokens(store)) {
       // The key just made cannot read these tokens: remove it, so the next start asks again.
       if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
-      throw new EmulatorError(`The store holds tokens but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. Tokens cannot be read without it.`);
+      throw new EmulatorError(
+        `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
+          'Restore master.key from a backup, or pass the key as SVC_MASTER_KEY; to start over without the tokens, move the data folder aside.',
+      );
     }
     // User code's console lines are reported under the name of what they belong to.
     let nameOf = (id: string): string | undefined => id;
@@ -108,6 +120,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.clock && { clock: options.clock }),
     });
     nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
+    if (created) for (const message of await resealLost(services)) emit({ type: 'warning', message });
+    for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
     if (options.runtime?.prewarm) runtime.prewarm();
     await services.reactors.failInterrupted();
     const server = buildServer({ services, emit, debug: options.debug ?? false });
@@ -183,6 +197,28 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       await stop?.();
     },
   };
+}
+
+/** Whether the store holds token data, saved or staged in a transaction: sealed, it needs its master key. */
+function holdsTokens(store: Store): boolean {
+  if (!store.tokens.empty) return true;
+  for (const transaction of store.transactions.everything()) if (transaction.staged.some((op) => op.op === 'put')) return true;
+  return false;
+}
+
+/**
+ * A new master key on a store without tokens (its key file was deleted): what was sealed under
+ * the old key is made anew rather than left to fail at every start. Returns what changed.
+ */
+async function resealLost(services: Services): Promise<string[]> {
+  const messages: string[] = [];
+  const tenants = await services.webhooks.forgetSecrets();
+  if (tenants.length > 0) messages.push(`master.key was missing: made a new one; the webhook signing secret of tenant ${tenants.join(', ')} is made anew.`);
+  const proxies = await services.proxies.reissueKeys();
+  if (proxies.length > 0) messages.push(`master.key was missing: made a new one; proxies ${proxies.join(', ')} have new keys (svc proxies get shows them).`);
+  const results = await services.reactors.forgetOutcomes();
+  if (results > 0) messages.push(`master.key was missing: made a new one; ${results} stored asynchronous reactor results lost their outcome.`);
+  return messages;
 }
 
 function checkOptions(options: EmulatorOptions): void {

@@ -85,7 +85,11 @@ export class ProxyService {
       modified_at: this.clock().toISOString(),
     };
     await this.loadTransforms(record);
-    await this.store.proxies.put(record);
+    // Still there once loaded? A delete meanwhile must not be undone by this write.
+    await this.store.write((batch) => {
+      if (!batch.get(this.store.proxies, record.tenant_id, record.id)) throw notFound('proxy', id);
+      batch.put(this.store.proxies, record);
+    });
     return this.toWire(record);
   }
 
@@ -108,8 +112,25 @@ export class ProxyService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
-    await this.store.proxies.delete(caller.tenantId, record.id);
+    if (!(await this.store.proxies.delete(caller.tenantId, record.id))) throw notFound('proxy', id);
     await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind))));
+  }
+
+  /**
+   * Gives every proxy a new key: for a store whose master key was lost, where the keys sealed
+   * under it cannot be shown any more. Returns the names of the proxies concerned.
+   */
+  async reissueKeys(): Promise<string[]> {
+    const proxies = [...this.store.proxies.everything()];
+    if (proxies.length === 0) return [];
+    await this.store.write((batch) => {
+      for (const proxy of proxies) {
+        const key = `proxy_local_${randomBase58(26)}`;
+        const current = batch.get(this.store.proxies, proxy.tenant_id, proxy.id) ?? proxy;
+        batch.put(this.store.proxies, { ...current, key_hash: hashKey(key), key_sealed: this.cipher.seal(key, keyContext(proxy.tenant_id, proxy.id)) });
+      }
+    });
+    return proxies.map((proxy) => proxy.name);
   }
 
   /** The Application whose permissions the proxy's transforms (and anonymous callers) get. */

@@ -97,7 +97,11 @@ export class ReactorService {
       modified_at: this.options.clock().toISOString(),
     };
     await this.load(record);
-    await this.options.store.reactors.put(record);
+    // Still there once loaded? A delete meanwhile must not be undone by this write.
+    await this.options.store.write((batch) => {
+      if (!batch.get(this.options.store.reactors, record.tenant_id, record.id)) throw notFound('reactor', id);
+      batch.put(this.options.store.reactors, record);
+    });
     return this.toWire(record);
   }
 
@@ -117,7 +121,7 @@ export class ReactorService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
-    await this.options.store.reactors.delete(caller.tenantId, record.id);
+    if (!(await this.options.store.reactors.delete(caller.tenantId, record.id))) throw notFound('reactor', id);
     this.names.delete(record.id);
     await this.options.runtime.unload(record.id);
   }
@@ -185,18 +189,39 @@ export class ReactorService {
   async failInterrupted(): Promise<void> {
     const now = this.options.clock().toISOString();
     const pending = [...this.options.store.results.everything()].filter((record) => record.status === 'pending');
-    await Promise.all(
-      pending.map((record) =>
-        this.options.store.results.put({
+    if (pending.length === 0) return;
+    await this.options.store.write((batch) => {
+      for (const record of pending) {
+        batch.put(this.options.store.results, {
           ...record,
           status: 'failed',
           completed_at: now,
           outcome: this.sealOutcome(record, {
             error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
           }),
-        }),
-      ),
-    );
+        });
+      }
+    });
+  }
+
+  /**
+   * Replaces every stored outcome by an error saying it was lost: for a store whose master key
+   * was lost, where outcomes sealed under it cannot be opened. Returns how many there were.
+   */
+  async forgetOutcomes(): Promise<number> {
+    const sealed = [...this.options.store.results.everything()].filter((record) => record.outcome !== undefined);
+    if (sealed.length === 0) return 0;
+    await this.options.store.write((batch) => {
+      for (const record of sealed) {
+        batch.put(this.options.store.results, {
+          ...record,
+          outcome: this.sealOutcome(record, {
+            error: { type: 'urn:svc:problem:internal', title: 'Outcome lost', status: 500, detail: 'This result was sealed with a master key that is gone.' },
+          }),
+        });
+      }
+    });
+    return sealed.length;
   }
 
   /** Waits for asynchronous invocations under way (their code and first delivery attempt). */

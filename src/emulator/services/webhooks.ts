@@ -70,17 +70,39 @@ export class WebhookService {
   async secret(tenantId: string): Promise<string> {
     const tenant = this.store.tenants.get(tenantId, tenantId);
     if (!tenant) throw new Error(`no tenant ${tenantId}`);
-    if (tenant.webhook_secret) {
-      try {
-        return this.cipher.open<string>(tenant.webhook_secret, secretContext(tenantId));
-      } catch {
-        throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
+    if (tenant.webhook_secret) return this.open(tenant);
+    // Made when the write is saved: two first uses at once agree on one secret.
+    return this.store.write((batch) => {
+      const current = batch.get(this.store.tenants, tenantId, tenantId) ?? tenant;
+      if (current.webhook_secret) return this.open(current);
+      const secret = `whsec_${randomBase58(32)}`;
+      batch.put(this.store.tenants, { ...current, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) });
+      return secret;
+    });
+  }
+
+  /**
+   * Forgets every tenant's signing secret, to be made anew: for a store whose master key was lost
+   * (the secrets sealed under it cannot be opened). Returns the tenants concerned.
+   */
+  async forgetSecrets(): Promise<string[]> {
+    const sealed = [...this.store.tenants.everything()].filter((tenant) => tenant.webhook_secret);
+    if (sealed.length === 0) return [];
+    await this.store.write((batch) => {
+      for (const tenant of sealed) {
+        const { webhook_secret: _lost, ...rest } = batch.get(this.store.tenants, tenant.id, tenant.id) ?? tenant;
+        batch.put(this.store.tenants, rest);
       }
+    });
+    return sealed.map((tenant) => tenant.id);
+  }
+
+  private open(tenant: TenantRow): string {
+    try {
+      return this.cipher.open<string>(tenant.webhook_secret!, secretContext(tenant.id));
+    } catch {
+      throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
     }
-    const secret = `whsec_${randomBase58(32)}`;
-    const updated: TenantRow = { ...tenant, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) };
-    await this.store.tenants.put(updated);
-    return secret;
   }
 
   /**
