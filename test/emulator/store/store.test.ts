@@ -2,19 +2,13 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Adapter } from 'lowdb';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Collection, shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
+import { shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
 import { mapBounded } from '../../../src/emulator/store/concurrency.js';
-import { DurableJsonFile } from '../../../src/emulator/store/durable-file.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
 import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
 import { STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
 import { tempDir } from '../../helpers/temp.js';
-
-interface Note extends TenantRecord {
-  text: string;
-}
 
 const TENANT_A = 'tenant-a';
 const TENANT_B = 'tenant-b';
@@ -35,10 +29,6 @@ function application(tenantId: string, id: string, overrides: Partial<Applicatio
 
 function tenant(id: string): TenantRow {
   return { id, tenant_id: id, name: `tenant ${id}`, created_at: '2024-01-01T00:00:00.000Z' };
-}
-
-function note(tenantId: string, i: number): Note {
-  return { id: `n${i}`, tenant_id: tenantId, created_at: new Date(Date.UTC(2024, 0, 1) + i).toISOString(), text: `#${i}` };
 }
 
 function token(tenantId: string, i: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
