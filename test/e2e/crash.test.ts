@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { http } from '../helpers/emulator.js';
+import { http, type HttpResult } from '../helpers/emulator.js';
 import { spawnSvc, type SvcProcess } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -15,7 +15,7 @@ const jsonLine = (event: string) => (line: string) => line.startsWith('{') && JS
 interface Running {
   proc: SvcProcess;
   url: string;
-  call(method: string, route: string, options?: { body?: unknown; headers?: Record<string, string> }): ReturnType<typeof http>;
+  call(method: string, route: string, options?: { body?: unknown; headers?: Record<string, string> }): Promise<HttpResult>;
 }
 
 /** `svc serve` as a real process over the data in `dir`, ready to answer. */
