@@ -59,7 +59,14 @@ export class Journal {
   async append(changes: JournalChange[]): Promise<string> {
     const seq = this.next++;
     const file = path.join(this.dir, `${String(seq).padStart(8, '0')}.json`);
-    await new DurableJsonFile<JournalEntry>(file, this.fs).write({ version: 1, seq, changes });
+    await new DurableJsonFile<JournalEntry>(file, this.fs).replace({ version: 1, seq, changes });
+    try {
+      await this.fs.syncDir(this.dir);
+    } catch (error) {
+      // Renamed but maybe not durable: the write is reported as failed, so no entry may stay to replay it.
+      await this.fs.unlink(file).catch(() => {});
+      throw error;
+    }
     return file;
   }
 

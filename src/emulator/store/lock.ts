@@ -4,8 +4,8 @@ import { StoreError, cannotWrite } from './errors.js';
 import { FILE_MODE } from './io.js';
 
 /**
- * Locks this process holds. The lock file records only a pid, so two emulators in one process
- * (tests, a library user) need this to tell their own live lock from a stale one.
+ * Locks this process holds. A lock file names a process, so two emulators in one process (tests,
+ * a library user) need this to tell their own live lock from a stale one.
  */
 const held = new Set<string>();
 

@@ -121,11 +121,18 @@ export class Writer {
     const touched = shardsOf(changes);
     if (touched.size === 1 && this.journals.length === 0 && this.dirty.size === 0) {
       const { collection, shard } = [...touched.values()][0]!;
-      const file = files.fileOf(collection, shard);
+      const file = new DurableJsonFile(files.fileOf(collection, shard), this.disk!.fs);
       try {
-        await new DurableJsonFile(file, this.disk!.fs).write(collection.content(shard, changes.byCollection.get(collection)));
+        await file.replace(collection.content(shard, changes.byCollection.get(collection)));
       } catch (error) {
-        throw new StoreWriteError(file, error);
+        throw new StoreWriteError(file.file, error);
+      }
+      try {
+        await this.disk!.fs.syncDir(path.dirname(file.file));
+      } catch (error) {
+        // Renamed but maybe not durable: reported as failed, so the file goes back to what is saved.
+        await file.write(collection.content(shard)).catch(() => {});
+        throw new StoreWriteError(file.file, error);
       }
       applyAll(changes);
       return;

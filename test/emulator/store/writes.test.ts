@@ -149,6 +149,30 @@ describe('Store writes', () => {
     expect(fs.writes((target) => target.includes(`${path.sep}tokens${path.sep}`) && !target.endsWith(tokenFile(folder, 'before')))).toBe(0);
   });
 
+  it('takes back a rename it could not make durable: a failed folder sync leaves neither the file nor a journal entry changed', async () => {
+    const { dataFile, folder, fs, store } = await setup();
+    const file = path.join(folder, 'applications.json');
+    await store.applications.put(application('kept'));
+    const journal = path.join(folder, JOURNAL_FOLDER);
+    fs.fail((op, target) => op === 'syncDir' && (target === folder || target === journal), 'EIO');
+
+    await expect(store.applications.put(application('one-file'))).rejects.toBeInstanceOf(StoreWriteError);
+    const several = store.write((batch) => {
+      batch.put(store.applications, application('many'));
+      batch.put(store.tokens, token('many'));
+    });
+    await expect(several).rejects.toBeInstanceOf(StoreWriteError);
+    expect(await idsIn(file)).toEqual(['kept']);
+    expect(await readdir(journal)).toEqual([]);
+    expect(store.applications.list(TENANT).map((app) => app.id)).toEqual(['kept']);
+
+    fs.heal();
+    await store.close();
+    const reopened = await open(dataFile);
+    expect(reopened.applications.list(TENANT).map((app) => app.id)).toEqual(['kept']);
+    expect(reopened.tokens.empty).toBe(true);
+  });
+
   it('keeps a saved write whose shard files fail after its journal entry, and finishes it later', async () => {
     const { dataFile, folder, fs, store, reports } = await setup();
     const ids = Array.from({ length: 30 }, (_, i) => `t-${i}`);
