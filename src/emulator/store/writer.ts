@@ -9,6 +9,12 @@ import type { Journal, JournalChange } from './journal.js';
 
 type AnyCollection = Collection<TenantRecord>;
 
+/** Bounds on what waits for a checkpoint under sustained load: the entries a start may replay, the files then written. */
+const MAX_JOURNAL_ENTRIES = 64;
+const MAX_DIRTY_FILES = 2048;
+/** How long the writer waits for more writes before it rewrites shard files. */
+const PAUSE_MS = 5;
+
 /** Where a collection's shard lives on disk; a writer over no files keeps everything in memory. */
 export interface ShardFiles {
   fileOf(collection: AnyCollection, shard: number): string;
@@ -31,11 +37,13 @@ interface ShardRef {
  * gathers every write that arrives, and is saved as one (a burst of N writes costs a few saves).
  * A group is saved all or nothing, and served only once saved:
  * - changes to one shard file only: that file is replaced (temp file + rename, the atomic step);
- * - changes to several files: a journal entry is saved first (the atomic step), then the files.
+ * - changes to several files: a journal entry is saved (the atomic step); the files are written
+ *   by a checkpoint once the writes let up, and the entries removed after them.
  * Until the saving step has succeeded nothing is served and no file holds any of it; a group
  * whose saving step fails is rejected whole, and the next group starts from what is saved.
- * A shard file that fails to be rewritten after its journal entry was saved stays "dirty": the
- * entry is kept (replayed at the next open) and the file is retried with the next write.
+ * While entries wait for their files, every write goes through the journal, so that entries
+ * replayed in order after a crash never undo a later write. A file that fails to be rewritten
+ * stays "dirty": its entries are kept, and the checkpoint is tried again after the next write.
  */
 export class Writer {
   private queue: Waiting[] = [];
@@ -43,6 +51,9 @@ export class Writer {
   /** Journal files not yet removed, oldest first. */
   private journals: string[] = [];
   private readonly dirty = new Map<string, ShardRef>();
+  /** Ends the pause before a checkpoint: a write arrived, or a flush wants the files now. */
+  private wake: (() => void) | undefined;
+  private flushing = 0;
 
   constructor(
     private readonly disk: { fs: StoreFileSystem; journal: Journal; files: ShardFiles } | null,
@@ -63,14 +74,21 @@ export class Writer {
     }
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ build, resolve: resolve as (value: unknown) => void, reject });
+      this.wake?.();
       this.running ??= this.drain();
     });
   }
 
   /** Resolves once every write so far is saved or refused, and finishes any dirty files it can. */
   async flush(): Promise<void> {
-    while (this.running) await this.running;
-    if (this.disk && (this.dirty.size > 0 || this.journals.length > 0)) await this.checkpoint().catch((error: Error) => this.report(error.message));
+    this.flushing++;
+    try {
+      this.wake?.();
+      while (this.running) await this.running;
+      if (this.disk && (this.dirty.size > 0 || this.journals.length > 0)) await this.checkpoint().catch((error: Error) => this.report(error.message));
+    } finally {
+      this.flushing--;
+    }
   }
 
   /** At open: the changes of journal entries a stopped process left, applied and their files rewritten. */
@@ -86,12 +104,39 @@ export class Writer {
   private async drain(): Promise<void> {
     // Started on a later tick: writes asked for in the same tick join one group.
     await Promise.resolve();
-    while (this.queue.length > 0) {
-      const group = this.queue;
-      this.queue = [];
-      await this.save(group);
+    for (;;) {
+      while (this.queue.length > 0 && !this.checkpointDue()) {
+        const group = this.queue;
+        this.queue = [];
+        await this.save(group);
+      }
+      // Shard files are rewritten once the writes let up (or the journal has grown): under load a
+      // write costs its journal entry only, and many entries' files are written together.
+      if (this.dirty.size > 0 || this.journals.length > 0) {
+        if (this.queue.length === 0 && this.flushing === 0) await this.pause();
+        if (this.queue.length > 0 && !this.checkpointDue()) continue;
+        await this.checkpoint().catch((error: Error) => this.report(error.message));
+      }
+      if (this.queue.length === 0) break;
     }
     this.running = undefined;
+  }
+
+  /** Waits a moment for more writes (the next requests of a burst), or until flush is asked for. */
+  private pause(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, PAUSE_MS);
+      this.wake = done;
+    });
+  }
+
+  private checkpointDue(): boolean {
+    return this.journals.length >= MAX_JOURNAL_ENTRIES || this.dirty.size >= MAX_DIRTY_FILES;
   }
 
   private async save(group: Waiting[]): Promise<void> {
@@ -142,10 +187,10 @@ export class Writer {
     } catch (error) {
       throw new StoreWriteError(journal.dir, error);
     }
+    // Saved: its files are written by the next checkpoint (see drain); a crash before that leaves
+    // the entry, which the next open applies.
     applyAll(changes);
     this.markDirty(changes);
-    // Saved already: a file that cannot be rewritten now is finished later, not a failed write.
-    await this.checkpoint().catch((error: Error) => this.report(error.message));
   }
 
   /** Rewrites every dirty shard file from what is saved, then removes the journal entries. */
