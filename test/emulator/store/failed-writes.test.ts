@@ -110,3 +110,26 @@ describe('a write the disk refuses', () => {
     expect((await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx })).status).toBe(201);
   });
 });
+
+describe('writes at once, now that a write is served only once saved', () => {
+  it('creates a token id once when two requests ask for it together', async () => {
+    const { asPrivate } = await setup();
+    const body = { id: 'twice', type: 'token', data: 'x' };
+    const answers = await Promise.all([asPrivate('POST', '/tokens', { body }), asPrivate('POST', '/tokenize', { body: [body] })]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 400]);
+    expect(answers.find((answer) => answer.status === 400)?.text).toContain('a token with id twice already exists');
+  });
+
+  it('keeps a key regenerated while an update of the same Application is being saved', async () => {
+    const { emu } = await setup();
+    const app = (await emu.call('POST', '/applications', { body: { name: 'app', type: 'private', permissions: ['token:read'] } })).body;
+    const [regenerated, updated] = await Promise.all([
+      emu.call('POST', `/applications/${app.id}/regenerate`),
+      emu.call('PUT', `/applications/${app.id}`, { body: { name: 'renamed', permissions: ['token:read'] } }),
+    ]);
+    expect([regenerated.status, updated.status]).toEqual([200, 200]);
+    expect((await emu.call('GET', '/tokens', { key: regenerated.body.key })).status).toBe(200);
+    expect((await emu.call('GET', '/tokens', { key: app.key })).status).toBe(401);
+    expect((await emu.call('GET', `/applications/${app.id}`)).body.name).toBe('renamed');
+  });
+});
