@@ -2,6 +2,7 @@
 // the same work in the same run, and reported as a ratio, because absolute times on shared
 // machines drift. Prints one table and writes bench/results.json. Loopback only.
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,8 +174,10 @@ async function benchReactor() {
   const invoke = (target, connections) => () => load(target, { method: 'POST', headers, body, connections, durationMs: DURATION });
   const { warm, warmBare } = await bestOf({ warm: invoke(`${url}/reactors/${reactor.id}/react`, 1), warmBare: invoke(`${bare.url}/react`, 1) }, { by: 'p50' });
   record('reactor warm invoke p50', warm.p50, warmBare.p50, 'ms', '<= 2x bare', warm.p50 <= 2 * warmBare.p50, `p99 ${round(warm.p99, 2)} vs ${round(warmBare.p99, 2)} ms`);
-  const { busy, busyBare } = await bestOf({ busy: invoke(`${url}/reactors/${reactor.id}/react`, 4), busyBare: invoke(`${bare.url}/react`, 4) });
-  record('reactor invoke throughput (4 in flight)', busy.rps, busyBare.rps, 'req/s', '', true);
+  const { busy, busyBare } = await bestOf({ busy: invoke(`${url}/reactors/${reactor.id}/react`, 8), busyBare: invoke(`${bare.url}/react`, 8) });
+  record('reactor invoke throughput (8 in flight)', busy.rps, busyBare.rps, 'req/s', '', true, `p50 ${round(busy.p50, 2)} vs ${round(busyBare.p50, 2)} ms`);
+  const memory = processTreeMemory(child.pid);
+  record('RSS: emulator + sandbox, one warm reactor', memory.rss, undefined, 'MB', '<= 120 MB', memory.rss <= 120, `PSS ${round(memory.pss)} MB (shared pages counted once); ${memory.processes} processes`);
 
   // A new code version to its first result: PATCH the code, then invoke (the save-to-served path).
   const samples = [];
@@ -183,12 +186,41 @@ async function benchReactor() {
     await api(url, 'PATCH', `/reactors/${reactor.id}`, { key: MANAGEMENT_KEY, body: { code: `${reactorSource}// version ${i}\n` }, contentType: 'application/merge-patch+json', expect: 204 });
     await api(url, 'POST', `/reactors/${reactor.id}/react`, { body: JSON.parse(body), expect: 200 });
     samples.push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, 250)); // let the spare worker boot again
   }
   const reload = median(samples);
   record('new code version -> first result', reload, undefined, 'ms', '', true, 'PATCH code, then invoke');
   await stop(bare.child);
   await stop(child);
+}
+
+/**
+ * Resident memory of a process and its descendants (the sandbox processes), in MB, from /proc.
+ * RSS counts the pages every process maps from the node binary once per process; PSS shares them out.
+ */
+function processTreeMemory(root) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const parent = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [];
+  for (const pending = [root]; pending.length > 0; ) {
+    const pid = pending.pop();
+    tree.push(pid);
+    pending.push(...(children.get(pid) ?? []));
+  }
+  const kb = (text, field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  let rss = 0;
+  let pss = 0;
+  for (const pid of tree) {
+    rss += kb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS');
+    pss += kb(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss');
+  }
+  return { rss: rss / 1024, pss: pss / 1024, processes: tree.length };
 }
 
 /** Hot reload: saving the reactor's file to the first call answered by the new code (bench/reload.js). */

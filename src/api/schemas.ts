@@ -1,6 +1,7 @@
 /**
  * JSON Schemas of request bodies and queries, shared by the emulator (validation through ajv) and
- * anything that wants to check a body before sending it. Structural rules live here; rules that
+ * anything that wants to check a body before sending it; and of the asynchronous result, for
+ * anything that wants to check what it got. Structural rules live here; rules that
  * span fields (permissions allowed for a type, rule containers) live in the services.
  */
 import { APPLICATION_TYPES, RULE_TRANSFORMS } from './permissions.js';
@@ -63,10 +64,13 @@ export const idParamsSchema = {
   properties: { id: uuid },
 } as const;
 
+/** Pages past any real list (100 per page) are refused rather than computed with unsafe numbers. */
+export const MAX_PAGE = 1_000_000;
+
 export const listQuerySchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
+    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
     size: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     id: { type: 'array', items: uuid, maxItems: 100 },
     name: { type: 'string', maxLength: 200 },
@@ -146,6 +150,41 @@ export const invokeReactorSchema = {
       },
     },
   ],
+} as const;
+
+const problem = {
+  type: 'object',
+  required: ['type', 'title', 'status'],
+  properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' } },
+} as const;
+
+/** What GET /reactors/{id}/results/{request_id} answers (ReactorResult), for clients that check it. */
+export const reactorResultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'reactor_id', 'status', 'started_at', 'delivery'],
+  properties: {
+    id: uuid,
+    reactor_id: uuid,
+    status: { enum: ['pending', 'completed', 'failed'] },
+    raw: {},
+    tokens: {},
+    error: problem,
+    started_at: { type: 'string', format: 'date-time' },
+    completed_at: { type: 'string', format: 'date-time' },
+    delivery: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status', 'attempts', 'last_status', 'event_id'],
+      properties: {
+        status: { enum: ['pending', 'delivered', 'failed'] },
+        attempts: { type: 'integer', minimum: 0 },
+        last_status: { type: ['integer', 'null'] },
+        last_error: { type: 'string' },
+        event_id: uuid,
+      },
+    },
+  },
 } as const;
 
 const transform = {

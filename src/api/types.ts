@@ -160,14 +160,33 @@ export interface ReactorResponse {
   tokens?: unknown;
 }
 
-/** An asynchronous invocation, as polled and as delivered to the callback URL. */
-export interface ReactorResult extends ReactorResponse {
+/** An asynchronous invocation's outcome: the body of its webhook (the same bytes on every attempt). */
+export interface ReactorEvent extends ReactorResponse {
   id: string;
   reactor_id: string;
+  /** The execution: `completed` says the code ran, not that anyone heard of it (see `delivery`). */
   status: 'pending' | 'completed' | 'failed';
   error?: import('./problem.js').Problem;
   started_at: string;
   completed_at?: string;
+}
+
+/** Where the webhook of an asynchronous invocation stands, apart from the execution. */
+export interface WebhookDelivery {
+  /** `pending` until a 2xx (`delivered`), or until the attempts run out or the receiver answers 410 (`failed`). */
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  /** The receiver's HTTP status at the last attempt; null before the first, or when it could not be reached. */
+  last_status: number | null;
+  /** Why the last attempt got no HTTP answer (refused, timed out). */
+  last_error?: string;
+  /** The `SVC-WEBHOOK-ID` every attempt of this event carries, for receivers to drop repeats. */
+  event_id: string;
+}
+
+/** An asynchronous invocation as polled: the event, and its delivery. */
+export interface ReactorResult extends ReactorEvent {
+  delivery: WebhookDelivery;
 }
 
 export interface ProxyTransform {

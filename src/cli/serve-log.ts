@@ -115,7 +115,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         case 'warning':
           return out(`${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.message}`);
         case 'expired':
-          return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s)`);
+          return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
         case 'invocation': {
           out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${event.error}` : ''}`);
           if (event.stack) out(paint('dim', event.stack.replace(/^/gm, '    ')));
@@ -126,7 +126,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         case 'reload':
           return out(`${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`);
         case 'webhook':
-          return out(`${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}`);
+          return out(`${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}${event.delivery === 'failed' ? ', delivery failed' : ''}`);
       }
     },
     stopping: (signal) => out(`Stopping (${signal})…`),

@@ -53,7 +53,8 @@ export function notFound(what: string, id: string): HttpError {
 
 /** Collects field errors while checking a body, then throws them all at once. */
 export class FieldErrors {
-  private readonly errors: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` is a key like any other.
+  private readonly errors: Record<string, string[]> = Object.create(null);
 
   get count(): number {
     return Object.values(this.errors).reduce((sum, messages) => sum + messages.length, 0);

@@ -4,14 +4,17 @@ import path from 'node:path';
 import { EmulatorError } from './errors.js';
 import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './credentials.js';
+import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { buildServer } from './http/server.js';
 import type { Clock } from './services/applications.js';
-import { createServices, type Services } from './services/index.js';
+import { createServices } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
+import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
+import { DEFAULT_RESULT_RETENTION_MS, type ResultOptions } from './services/reactor-results.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
 import type { StoreFileSystem } from './store/io.js';
 import { Store } from './store/store.js';
@@ -38,12 +41,20 @@ export interface EmulatorOptions {
   transactionTtlMs?: number;
   /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
   masterKey?: string;
-  /** The sandbox: where npm packages resolve from, worker limits, spares (see RuntimeOptions). */
+  /** The sandbox: where npm packages resolve from, its processes and limits (see RuntimeOptions). */
   runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
   /** The synchronous reactor timeout (30 s, as on the platform). */
   syncTimeoutMs?: number;
   /** Webhook delivery: attempts, backoff, per-attempt timeout. */
   webhooks?: WebhookOptions;
+  /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
+  results?: ResultOptions;
+  /** A client must send a whole request (headers and body) within this; else 408 (default 30 s). */
+  requestTimeoutMs?: number;
+  /** ... and its headers within this (default 10 s). */
+  headersTimeoutMs?: number;
+  /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
+  shutdownGraceMs?: number;
   debug?: boolean;
   onEvent?: EmitEvent;
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
@@ -99,6 +110,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
           'Restore master.key from a backup, or pass the key as SVC_MASTER_KEY; to start over without the tokens, move the data folder aside.',
       );
     }
+    const cipher = new Cipher(key);
     // User code's console lines are reported under the name of what they belong to.
     let nameOf = (id: string): string | undefined => id;
     const runtime = new Runtime({
@@ -110,35 +122,61 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       await store.close();
     };
     const services = createServices(store, {
-      cipher: new Cipher(key),
+      cipher,
       runtime,
       emit,
       tier,
       transactionTtlMs: options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
       ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
       ...(options.webhooks && { webhooks: options.webhooks }),
+      ...(options.results && { results: options.results }),
       ...(options.clock && { clock: options.clock }),
     });
     nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
-    if (created) for (const message of await resealLost(services)) emit({ type: 'warning', message });
+    let resealed: string[];
+    try {
+      // Before anything is served: plaintext configuration sealed, and what a lost key sealed made anew.
+      resealed = await sealAtStart(store, services, cipher, created);
+    } catch (error) {
+      // Nothing of it was saved: without the key just made, the next start makes it all anew again.
+      if (created && store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
+      throw error;
+    }
+    for (const message of resealed) emit({ type: 'warning', message });
     for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
     if (options.runtime?.prewarm) runtime.prewarm();
-    await services.reactors.failInterrupted();
-    const server = buildServer({ services, emit, debug: options.debug ?? false });
+    // Runs cut off by the last stop end failed; deliveries pending then resume.
+    await services.results.recover();
+    const server = buildServer({
+      services,
+      emit,
+      debug: options.debug ?? false,
+      timeouts: {
+        ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+        ...(options.headersTimeoutMs !== undefined && { headersTimeoutMs: options.headersTimeoutMs }),
+        ...(options.shutdownGraceMs !== undefined && { shutdownGraceMs: options.shutdownGraceMs }),
+      },
+    });
     const sweep = async () => {
       try {
         const removed = await services.sweep();
-        if (removed.applications + removed.tokens + removed.transactions > 0) emit({ type: 'expired', ...removed });
+        if (removed.applications + removed.tokens + removed.transactions + removed.results > 0) emit({ type: 'expired', ...removed });
       } catch (error) {
         emit({ type: 'error', message: `sweeping expired records failed: ${(error as Error).message}`, stack: (error as Error).stack });
       }
     };
-    const sweeper = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+    // A retention shorter than the interval (tests use one) is swept as often as it asks.
+    const sweeper = setInterval(() => void sweep(), Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)));
     sweeper.unref();
     stop = async () => {
       clearInterval(sweeper);
-      await server.close();
+      const deadline = Date.now() + (options.shutdownGraceMs ?? DEFAULT_TIMEOUTS.shutdownGraceMs);
+      // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
+      await server.closeGracefully();
+      // Then asynchronous invocations under way get what is left of the grace to store their
+      // results (webhooks stop retrying: a delivery left pending resumes on the next start).
       await services.dispose();
+      await within(services.reactors.settle(), deadline - Date.now());
       await runtime.dispose();
       await services.reactors.settle();
       await store.close();
@@ -199,28 +237,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
 }
 
-/** Whether the store holds token data, saved or staged in a transaction: sealed, it needs its master key. */
-function holdsTokens(store: Store): boolean {
-  if (!store.tokens.empty) return true;
-  for (const transaction of store.transactions.everything()) if (transaction.staged.some((op) => op.op === 'put')) return true;
-  return false;
-}
-
-/**
- * A new master key on a store without tokens (its key file was deleted): what was sealed under
- * the old key is made anew rather than left to fail at every start. Returns what changed.
- */
-async function resealLost(services: Services): Promise<string[]> {
-  const messages: string[] = [];
-  const tenants = await services.webhooks.forgetSecrets();
-  if (tenants.length > 0) messages.push(`master.key was missing: made a new one; the webhook signing secret of tenant ${tenants.join(', ')} is made anew.`);
-  const proxies = await services.proxies.reissueKeys();
-  if (proxies.length > 0) messages.push(`master.key was missing: made a new one; proxies ${proxies.join(', ')} have new keys (svc proxies get shows them).`);
-  const results = await services.reactors.forgetOutcomes();
-  if (results > 0) messages.push(`master.key was missing: made a new one; ${results} stored asynchronous reactor results lost their outcome.`);
-  return messages;
-}
-
 function checkOptions(options: EmulatorOptions): void {
   for (const [flag, key] of [['--management-key', options.managementKey], ['--private-key', options.privateKey]] as const) {
     if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
@@ -234,9 +250,15 @@ function checkOptions(options: EmulatorOptions): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new EmulatorError(`--port must be a whole number from 0 to 65535, not ${port}.`);
   }
+  for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number of milliseconds, at least 1.`);
+  }
   const ttl = options.transactionTtlMs;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
     throw new EmulatorError('--transaction-ttl must be at least 1s (e.g. 90s, 30m, 2h).');
+  }
+  for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number above 0, not ${value}.`);
   }
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw new EmulatorError(`--tier must be one of ${TIERS.join(', ')}.`);
@@ -256,6 +278,13 @@ async function listen(server: ReturnType<typeof buildServer>, port: number, host
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new EmulatorError(`Cannot listen on host ${host}: no such local address.`);
     throw error;
   }
+}
+
+/** Waits for `task`, or `ms` at most. */
+async function within(task: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([task, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  clearTimeout(timer);
 }
 
 function formatUrl(host: string, port: number): string {

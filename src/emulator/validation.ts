@@ -12,7 +12,36 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   // the schemas are our own and a test checks each against the meta-schema instead.
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false, validateSchema: false });
   formats.default(ajv, ['uuid', 'date-time', 'uri']);
+  // RFC 3339 allows a leap second (23:59:60); a JavaScript Date cannot hold one, and an expiry
+  // a second either way of it means nothing here: refused as the field's error, not met later as
+  // an invalid date.
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean };
+  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)) });
   return ajv;
+}
+
+/** A query integer as written: decimal digits, optionally negative (bounds are the schema's). */
+const DIGITS = /^-?\d+$/;
+
+/** The properties of a query schema that are integers (`page`, `size`). */
+function integerProperties(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+/**
+ * Coercion would read `1e3`, `0x10`, ` 5` and `5.0` as numbers: an integer in a query string
+ * must be written in digits, or it is refused with the parameter's name.
+ */
+function malformedIntegers(query: unknown, names: string[]): ErrorObject[] {
+  const errors: ErrorObject[] = [];
+  for (const name of names) {
+    const value = (query as Record<string, unknown> | null)?.[name];
+    const written = Array.isArray(value) ? value : [value];
+    if (value === undefined || written.every((item) => typeof item !== 'string' || DIGITS.test(item))) continue;
+    errors.push({ keyword: 'digits', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: {}, message: 'must be a whole number written in digits (e.g. 2)' });
+  }
+  return errors;
 }
 
 /** Bodies are checked as sent (a number is not a string); query and path strings are coerced. */
@@ -25,7 +54,13 @@ const queryAjv = makeAjv('array');
  */
 export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   let compiled: ValidateFunction | undefined;
+  const integers = httpPart === 'querystring' ? integerProperties(schema) : [];
   const validate = (data: unknown, context?: DataValidationCxt): boolean => {
+    const malformed = integers.length > 0 ? malformedIntegers(data, integers) : [];
+    if (malformed.length > 0) {
+      validate.errors = malformed;
+      return false;
+    }
     compiled ??= (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object);
     const valid = compiled(data, context);
     validate.errors = compiled.errors;
@@ -53,7 +88,8 @@ export function bodyValidator<T>(schema: object): (value: unknown) => T {
 
 /** Turns ajv's errors into field-level messages keyed by a readable path (`rules[0].priority`). */
 export function fieldErrors(errors: ErrorObject[], part: string | undefined): Record<string, string[]> {
-  const result: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `toString` is a key like any other.
+  const result: Record<string, string[]> = Object.create(null);
   for (const error of errors) {
     // `anyOf`/`oneOf` repeat what their branches already said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
@@ -112,7 +148,7 @@ const PATTERN_MESSAGES: Record<string, string> = {
 
 const FORMAT_MESSAGES: Record<string, string> = {
   uuid: 'must be a UUID',
-  'date-time': 'must be an ISO 8601 date-time with a time zone (e.g. 2030-01-01T00:00:00Z)',
+  'date-time': 'must be an ISO 8601 date-time with a time zone and seconds 00-59 (e.g. 2030-01-01T00:00:00Z)',
   uri: 'must be an absolute URL',
 };
 

@@ -4,6 +4,7 @@
  * stays an object); an expression inside a larger string is replaced by the data as text (complex
  * data as its JSON). Only values are searched, never object keys.
  */
+import { MAX_DEPTH } from '../lib/json-depth.js';
 
 const EXPRESSION = /\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}/g;
 const WHOLE = /^\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}$/;
@@ -34,24 +35,34 @@ function lookup(data: ReadonlyMap<string, unknown>, id: string): unknown {
   return data.get(id);
 }
 
+/**
+ * Visits every string in `value`, in document order, without recursion: a proxy body is searched
+ * for expressions before anything bounds its nesting, and it may be nested 100,000 levels deep.
+ */
 function walkStrings(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (Array.isArray(value)) for (const item of value) walkStrings(item, visit);
-  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) walkStrings(item, visit);
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === 'string') visit(node);
+    else if (typeof node === 'object' && node !== null) {
+      const children = Array.isArray(node) ? node : Object.values(node);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    }
+  }
 }
 
-function mapStrings(value: unknown, map: (text: string) => unknown): unknown {
+/** Recursive: callers bound nesting first (`exceedsDepth`); past MAX_DEPTH it throws rather than overflow. */
+function mapStrings(value: unknown, map: (text: string) => unknown, depth = 0): unknown {
   if (typeof value === 'string') return map(value);
-  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
-  if (typeof value === 'object' && value !== null) {
-    const result: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      // defineProperty: a key named __proto__ stays a plain key, never a prototype.
-      Object.defineProperty(result, key, { value: mapStrings(item, map), enumerable: true, writable: true, configurable: true });
-    }
-    return result;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= MAX_DEPTH) throw new RangeError(`the value is nested deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map, depth + 1));
+  const result: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    // defineProperty: a key named __proto__ stays a plain key, never a prototype.
+    Object.defineProperty(result, key, { value: mapStrings(item, map, depth + 1), enumerable: true, writable: true, configurable: true });
   }
-  return value;
+  return result;
 }
 
 /**
@@ -83,17 +94,4 @@ export function substituteInJsonText(text: string, data: ReadonlyMap<string, unk
   return result + text.slice(at);
 }
 
-/** How deep a value may nest for the walks here (and merge patches) to stay far from the stack's end. */
-export const MAX_DEPTH = 64;
-
-/** Whether `value` nests objects or arrays deeper than `max` (checked without recursion). */
-export function exceedsDepth(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
+export { MAX_DEPTH, exceedsDepth } from '../lib/json-depth.js';

@@ -30,10 +30,10 @@ const EVENTS = {
   },
   console: { type: 'console', source: 'charge', level: 'log', text: 'charging 42', requestId: REQUEST_ID },
   warn: { type: 'console', source: 'charge', level: 'warn', text: 'slow upstream', requestId: undefined },
-  webhook: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204 },
-  webhookFailed: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused' },
+  webhook: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
+  webhookFailed: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
   error: { type: 'error', traceId: 'trace-2', message: 'boom', stack: 'Error: boom\n    at handler (server.js:1:1)' },
-  expired: { type: 'expired', applications: 1, tokens: 2, transactions: 3 },
+  expired: { type: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
 } satisfies Record<string, EmulatorEvent>;
 
 /** An IO whose stdout is captured; serve-log writes nowhere else. */
@@ -141,10 +141,10 @@ describe('the JSON log', () => {
       { event: 'console', source: 'charge', level: 'log', text: 'charging 42', request_id: REQUEST_ID },
       // An undefined field is kept as null: every line of a kind has the same keys.
       { event: 'console', source: 'charge', level: 'warn', text: 'slow upstream', request_id: null },
-      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204 },
-      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused' },
+      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
+      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
       { event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
-      { event: 'expired', applications: 1, tokens: 2, transactions: 3 },
+      { event: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
     ]);
     expect(lines().at(-2)).toBe('{"event":"stopping","signal":"SIGTERM"}');
     expect(lines().at(-1)).toBe('{"event":"stopped"}');
@@ -238,10 +238,10 @@ describe('the pretty log', () => {
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] slow upstream$`)),
       expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 1: 204$`)),
-      expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused$`)),
+      expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused, delivery failed$`)),
       expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] Error: boom$`)),
       '    at handler (server.js:1:1)',
-      expect.stringMatching(new RegExp(`^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\)$`)),
+      expect.stringMatching(new RegExp(`^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\), 4 reactor result\\(s\\)$`)),
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);
   });
@@ -249,8 +249,8 @@ describe('the pretty log', () => {
   test('an error without a stack shows its message; a failed webhook without a reason says failed', () => {
     const { log, lines } = logWith('pretty');
     log.event({ type: 'error', message: 'sweeping failed' });
-    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500 });
-    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false });
+    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500, delivery: 'pending' });
+    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false, delivery: 'pending' });
     expect(lines()[0]).toMatch(/ error sweeping failed$/);
     expect(lines()[0]).not.toContain('[');
     expect(lines()[1]).toMatch(/ attempt 3: 500$/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
+import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
 
 const UUID = '3f2b1c9e-8a47-4d2b-9c1e-5f6a7b8c9d0e';
 const OTHER_UUID = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
@@ -228,5 +228,28 @@ describe('substituteInJsonText', () => {
 
   it('works inside arrays and nested objects', () => {
     expect(JSON.parse(substituteInJsonText('[["{{t1}}"], {"x": {"y": "{{ t2 }}"}}]', data))).toEqual([[{ number: '4242' }], { x: { y: 'plain' } }]);
+  });
+});
+
+describe('hostile nesting', () => {
+  /** `[[…[inner]…]]`, `depth` arrays deep, built without recursion. */
+  const nested = (depth: number, inner: unknown): unknown => {
+    let value = inner;
+    for (let i = 0; i < depth; i++) value = [value];
+    return value;
+  };
+
+  it('findTokenIds walks any depth without recursion, in document order', () => {
+    const value = { first: '{{ a }}', deep: nested(200_000, '{{ b }}'), last: ['{{ c }}', '{{ a }}'] };
+    expect(findTokenIds(value)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('substitute refuses past MAX_DEPTH rather than overflow the stack', () => {
+    const data = new Map([['a', 'x']]);
+    expect(substitute(nested(MAX_DEPTH, '{{ a }}'), data)).toEqual(nested(MAX_DEPTH, 'x'));
+    expect(() => substitute(nested(MAX_DEPTH + 1, '{{ a }}'), data)).toThrow(RangeError);
+    expect(() => substitute(nested(200_000, '{{ a }}'), data)).toThrow(RangeError);
+    expect(exceedsDepth(nested(MAX_DEPTH, 1), MAX_DEPTH)).toBe(false);
+    expect(exceedsDepth(nested(MAX_DEPTH + 1, 1), MAX_DEPTH)).toBe(true);
   });
 });

@@ -14,6 +14,8 @@ declare module 'fastify' {
     public?: boolean;
     /** A proxy invocation: errors are answered as `{"proxy_error": problem}`. */
     proxy?: boolean;
+    /** An emulator admin route: loopback callers only, and no browser on another site (see adminGuard). */
+    admin?: boolean;
   }
 }
 

@@ -2,10 +2,16 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
 import { HttpError, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/**
+ * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
+ * a longer one still reaches its route and gets the schema's 400, and past this a 414.
+ */
+export const MAX_PARAM_LENGTH = 1024;
 
 /** What fastify's own errors mean to a caller, by code. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
@@ -19,7 +25,14 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyReque
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
+  FST_ERR_BAD_URL: (_error, request) =>
+    new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
 };
+
+function pathOf(url: string): string {
+  return url.split('?')[0] ?? url;
+}
 
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
@@ -41,9 +54,6 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
 }
 
-/** Headers a custom response may not set: the server owns framing and connection handling. */
-const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'svc-trace-id']);
-
 function problemOf(error: HttpError, traceId: string): Problem {
   return {
     type: error.type,
@@ -55,20 +65,49 @@ function problemOf(error: HttpError, traceId: string): Problem {
   };
 }
 
+/**
+ * A text body sent as bytes. Given a string, Node writes the header block in the body's encoding
+ * (UTF-8), which would turn a Latin-1 header value into other bytes than the ones set.
+ */
+export function sendText(reply: FastifyReply, body: string, type = 'text/plain; charset=utf-8'): FastifyReply {
+  if (!reply.hasHeader('content-type')) reply.type(type);
+  return reply.send(Buffer.from(body));
+}
+
 export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
   if (error.response) {
+    // Checked where user code is called (naming it); this is the last guard before Node's writer.
+    const checked = checkedCustomResponse(error, 'User code');
+    if (checked !== error) return sendProblem(reply, checked as HttpError, traceId);
     const { status, headers, body } = error.response;
-    for (const [name, value] of Object.entries(headers)) if (!RESERVED_HEADERS.has(name.toLowerCase())) reply.header(name, value);
-    if (typeof body === 'string') return reply.status(status).send(body);
-    return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(body ?? null));
+    // The trace id and the framing of the answer stay the emulator's.
+    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) reply.header(name, value);
+    reply.status(status);
+    if (typeof body === 'string') return sendText(reply, body);
+    return sendText(reply.type('application/json; charset=utf-8'), JSON.stringify(body ?? null));
   }
   return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemOf(error, traceId));
 }
 
 /** The single place where errors become problem+json responses. */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
+  const answer = answerError(emit, debug);
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const httpError = toHttpError(error, request);
+    try {
+      return answer(error, request, reply);
+    } catch (failure) {
+      // A bug in answering (fastify's fallback would answer a body of another shape): still a problem.
+      const cause = failure instanceof Error ? failure : new Error(String(failure));
+      emit({ type: 'error', traceId: request.id, message: `answering an error failed: ${cause.message}`, stack: cause.stack });
+      return sendProblem(reply, new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
+    }
+  };
+}
+
+function answerError(emit: EmitEvent, debug: boolean) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // A custom response that cannot be sent is a problem like any other (a proxy_error on /proxy).
+    const httpError = checkedCustomResponse(toHttpError(error, request), 'User code') as HttpError;
     // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's
     // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
     if (!(error instanceof HttpError)) {
@@ -91,6 +130,5 @@ export function problemHandler(emit: EmitEvent, debug: boolean) {
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  const path = request.url.split('?')[0];
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${path}.`, undefined, problemDefaults(404).title), request.id);
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`, undefined, problemDefaults(404).title), request.id);
 }

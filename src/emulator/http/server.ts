@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
-import { BODY_LIMIT_BYTES, notFoundHandler, problemHandler } from './problems.js';
+import { registerBodyParsers } from './body.js';
+import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
+import { BODY_LIMIT_BYTES, MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
-import { emulatorRoutes } from './routes/emulator.js';
+import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
 import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
-import { MERGE_PATCH_CONTENT_TYPE } from '../services/merge-patch.js';
 import { schemaCompiler } from '../validation.js';
 
 export const TRACE_HEADER = 'svc-trace-id';
@@ -21,35 +24,73 @@ export interface ServerOptions {
   emit: EmitEvent;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
+  timeouts?: Partial<HttpTimeouts>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Stops accepting at once; answers in flight finish within the shutdown grace, then the rest is cut. */
+    closeGracefully(): Promise<void>;
+  }
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, emit, debug = false }: ServerOptions): FastifyInstance {
+export function buildServer({ services, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
+  const http = serverOptions(timeouts);
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: http.requestTimeout,
+    http,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    clientErrorHandler: clientErrorHandler(emit),
+    // The router's own refusals (a path that is not valid percent-encoding, a parameter too long)
+    // are problems like every other answer.
+    frameworkErrors: (error, request, reply) => {
+      reply.header(TRACE_HEADER, request.id);
+      void sendProblem(reply, toHttpError(error, request), request.id);
+    },
     // A trace id given by the caller is echoed when it is a plausible id; otherwise one is made.
     genReqId: (req) => {
       const given = req.headers[TRACE_HEADER];
       return typeof given === 'string' && TRACE_ID.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    forceCloseConnections: true,
-    return503OnClosing: true,
+    // A stop lets requests in flight finish (closeGracefully); one that arrives on an open
+    // connection meanwhile is answered too, with Connection: close, rather than a bare 503.
+    forceCloseConnections: false,
+    return503OnClosing: false,
   });
 
   app.setValidatorCompiler(schemaCompiler);
-  // Merge patches are JSON too (parsed with the same prototype-poisoning guards); PATCH routes
-  // refuse every other type with a 415 of their own.
-  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  registerBodyParsers(app);
   app.setErrorHandler(problemHandler(emit, debug));
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
 
-  // One onRequest hook (each is a step of every request): echo the trace id, then authenticate.
+  // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
+  // waits for it), echo the trace id, guard the admin routes (before any key is looked at), then
+  // authenticate.
+  const inFlight = new Set<ServerResponse>();
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
+    const response = reply.raw;
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
     reply.header(TRACE_HEADER, request.id);
+    if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      done(new HttpError(400, 'An HTTP/1.1 request needs a Host header.'));
+      return;
+    }
+    if (request.routeOptions.config.admin) {
+      try {
+        adminGuard(request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+    }
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -72,5 +113,6 @@ export function buildServer({ services, emit, debug = false }: ServerOptions): F
   reactorRoutes(app, services.reactors);
   proxyRoutes(app, services.proxies);
   proxyInvokeRoutes(app, services.proxyPipeline);
+  app.decorate('closeGracefully', () => closeGracefully(app, inFlight, timeouts.shutdownGraceMs));
   return app;
 }

@@ -20,7 +20,16 @@ export interface ForwardResponse {
   body: Readable;
 }
 
-const HEADERS_TIMEOUT_MS = 60_000;
+/** How long a destination may take to send its answer's headers (undici's `headersTimeout`). */
+export const HEADERS_TIMEOUT_MS = 60_000;
+/** How long a destination may fall silent while sending the body (undici's default `bodyTimeout`). */
+export const BODY_TIMEOUT_MS = 300_000;
+
+export interface ForwarderOptions {
+  /** Both forwarding paths use the same bounds; tests shorten them. */
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+}
 
 /**
  * Set on every call a proxy forwards. The emulator refuses it on its own admin routes and on
@@ -31,12 +40,20 @@ export const PROXY_HOP_HEADER = 'svc-proxy-hop';
 /**
  * Sends proxied requests to their destinations over keep-alive undici Pools, one per origin.
  * undici refuses to set KEEP-ALIVE and CONNECTION itself, so the rare call that must carry them
- * (the Enterprise SVC-PROXY-* headers) goes through node:http instead.
+ * (the Enterprise SVC-PROXY-* headers) goes through node:http instead, within the same time bounds.
+ * Neither path switches protocols: a destination answering 101 is a 502.
  */
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
   /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
   private undici: Promise<typeof import('undici')> | undefined;
+  private readonly headersTimeoutMs: number;
+  private readonly bodyTimeoutMs: number;
+
+  constructor(options: ForwarderOptions = {}) {
+    this.headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
+  }
 
   async send(request: ForwardRequest): Promise<ForwardResponse> {
     try {
@@ -47,11 +64,13 @@ export class Forwarder {
         method: request.method as never,
         headers: { ...request.headers, [PROXY_HOP_HEADER]: '1' },
         body: request.body,
-        headersTimeout: HEADERS_TIMEOUT_MS,
+        headersTimeout: this.headersTimeoutMs,
+        bodyTimeout: this.bodyTimeoutMs,
+        onInfo: refuseSwitching,
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
-      throw unreachable(request.url, error as NodeJS.ErrnoException);
+      throw unreachable(request.url, error as NodeJS.ErrnoException, this.headersTimeoutMs);
     }
   }
 
@@ -79,18 +98,57 @@ export class Forwarder {
     if (request.connection !== undefined) headers.Connection = request.connection;
     if (request.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(request.body));
     return new Promise((resolve, reject) => {
-      const outgoing = client.request(request.url, { method: request.method, headers, timeout: HEADERS_TIMEOUT_MS, agent: false }, (incoming) =>
-        resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: incoming }),
-      );
-      outgoing.on('timeout', () => outgoing.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-      outgoing.on('error', reject);
+      const outgoing = client.request(request.url, { method: request.method, headers, agent: false }, (incoming) => {
+        clearTimeout(headersTimer);
+        // Node hands a 101 without Upgrade headers over as a final answer: it is none.
+        if ((incoming.statusCode ?? 0) < 200) {
+          outgoing.destroy();
+          reject(switchingProtocols(request.url));
+          return;
+        }
+        // A socket timeout, unlike a timer, restarts with every chunk: undici's bodyTimeout.
+        incoming.setTimeout(this.bodyTimeoutMs, () => incoming.destroy(Object.assign(new Error('the answer stalled'), { code: 'ETIMEDOUT' })));
+        resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: incoming });
+      });
+      // One timer for everything before the headers (connecting included), however slowly they trickle in.
+      const headersTimer = setTimeout(() => outgoing.destroy(Object.assign(new Error('timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })), this.headersTimeoutMs);
+      outgoing.on('upgrade', (_incoming, socket) => {
+        clearTimeout(headersTimer);
+        socket.destroy();
+        reject(switchingProtocols(request.url));
+      });
+      outgoing.on('error', (error) => {
+        clearTimeout(headersTimer);
+        reject(error);
+      });
       outgoing.end(request.body);
     });
   }
 }
 
-function unreachable(url: URL, error: NodeJS.ErrnoException): HttpError {
+/** A 101 that undici would have waited past. */
+class SwitchedProtocols extends Error {}
+
+/**
+ * undici takes a bare 101 for an informational answer and waits for another answer that never
+ * comes. Thrown here, it drops the connection and fails the request with this error (cheaper on
+ * every call than an AbortSignal).
+ */
+function refuseSwitching({ statusCode }: { statusCode: number }): void {
+  if (statusCode === 101) throw new SwitchedProtocols('101');
+}
+
+function switchingProtocols(url: URL): HttpError {
+  return new HttpError(502, `The destination ${url.origin} answered 101 Switching Protocols; the proxy does not switch protocols (WebSocket, h2c).`);
+}
+
+function unreachable(url: URL, error: NodeJS.ErrnoException, headersTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
+  if (error.code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, undefined, 'Destination unreachable');
+  }
+  // Ours for a bare 101; undici's words for a 101 with Upgrade headers to a request that asked for none.
+  if (error instanceof SwitchedProtocols || error.message === 'bad upgrade') return switchingProtocols(url);
   const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ENOTFOUND' ? 'host not found' : error.code ?? error.message;
   return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, undefined, 'Destination unreachable');
 }

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { findTokenIds } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth, findTokenIds } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Instance } from '../runtime/index.js';
@@ -11,7 +11,8 @@ import { svcHandler } from '../services/svc-client.js';
 import type { TokenService } from '../services/tokens.js';
 import type { Tier } from '../services/transactions.js';
 import type { ProxyRecord } from '../store/records.js';
-import { Forwarder } from './forwarder.js';
+import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
+import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import { destinationUrl, forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
 
 export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
@@ -51,6 +52,8 @@ export interface PipelineDeps {
   tokens: TokenService;
   tier: Tier;
   emit: EmitEvent;
+  /** Time bounds of forwarding (tests shorten them). */
+  forwarder?: ForwarderOptions;
 }
 
 /**
@@ -61,14 +64,19 @@ export interface PipelineDeps {
  * whatever their status, carry SVC-PROXY-DESTINATION-STATUS.
  */
 export class ProxyPipeline {
-  private readonly forwarder = new Forwarder();
+  private readonly forwarder: Forwarder;
 
-  constructor(private readonly deps: PipelineDeps) {}
+  constructor(private readonly deps: PipelineDeps) {
+    this.forwarder = new Forwarder(deps.forwarder);
+  }
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
     if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', undefined, 'Proxy loop');
     const proxy = this.findProxy(call.proxyKey);
     const detokenizer = this.authenticate(proxy, call.apiKey);
+    // Refused before any user code runs: a path that would leave the destination, an upgrade.
+    const url = destinationUrl(proxy.destination_url, call.suffix, call.query);
+    const { keepAlive, connection } = this.reservedHeaders(call);
     // Most proxies have no transform: no await (a turn of the microtask queue each) for those.
     const transforms = {
       request: proxy.request_transform ? await this.deps.proxies.transform(proxy, 'request') : undefined,
@@ -86,19 +94,18 @@ export class ProxyPipeline {
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await this.runTransform(proxy, 'request', transforms.request, call.traceId, {
-        body: body === undefined ? null : json ? parseJsonOr(body.toString()) : body.toString(),
+        body: body === undefined ? null : json ? parseJsonOr(body.toString(), 'The request body') : body.toString(),
         headers,
         method: call.method,
         path: call.suffix,
         query: call.query,
       });
-      headers = transformHeaders(result.headers);
-      body = serializeBody(result.body, headers);
+      headers = transformHeaders(result.headers, transformOwner(proxy, 'request'));
+      body = serializeBody(result.body, headers, proxy, 'request');
     }
 
-    const { keepAlive, connection } = this.reservedHeaders(call);
     const response = await this.forwarder.send({
-      url: destinationUrl(proxy.destination_url, call.suffix, call.query),
+      url,
       method: call.method,
       headers,
       body,
@@ -113,18 +120,25 @@ export class ProxyPipeline {
       // comes: an answer without a length may be an event stream that never ends.
       const length = Number(response.headers['content-length']);
       if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
-        return { status: response.status, headers, body: await readAll(response.body, proxy.destination_url) };
+        return { status: response.status, headers, body: await readBounded(response.body, length, url, `more than the ${length} bytes its Content-Length announced`) };
       }
       return { status: response.status, headers, body: response.body };
     }
-    const text = await readLimited(response.body, TRANSFORM_PAYLOAD_LIMIT);
+    const tooLarge = 'more than 5 MB, over the limit of a proxy with a response transform';
+    if (Number(response.headers['content-length']) > TRANSFORM_PAYLOAD_LIMIT) {
+      // Announced too large: refused without reading any of it.
+      response.body.destroy();
+      throw answerTooLarge(url, tooLarge);
+    }
+    const text = (await readBounded(response.body, TRANSFORM_PAYLOAD_LIMIT, url, tooLarge)).toString('utf8');
     const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
     const result = await this.runTransform(proxy, 'response', transforms.response, call.traceId, {
-      body: isJsonContentType(responseType) ? parseJsonOr(text) : text,
+      body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });
-    const outHeaders = transformHeaders(result.headers);
-    const outBody = serializeBody(result.body, outHeaders);
+    // The answer's trace id and framing stay the emulator's.
+    const outHeaders = withoutOwnedHeaders(checkedHeaders(result.headers, transformOwner(proxy, 'response')));
+    const outBody = serializeBody(result.body, outHeaders, proxy, 'response');
     return { status: response.status, headers: { ...outHeaders, ...destinationStatus }, body: outBody === undefined ? undefined : outBody.toString() };
   }
 
@@ -186,6 +200,10 @@ export class ProxyPipeline {
 
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {
     if (call.keepAlive === undefined && call.connection === undefined) return {};
+    if (this.deps.tier === 'enterprise' && call.connection?.split(',').some((option) => option.trim().toLowerCase() === 'upgrade')) {
+      // An upgraded connection is no longer HTTP: nothing the proxy could detokenize, transform or bound.
+      throw new HttpError(400, 'SVC-PROXY-CONNECTION: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).', { 'SVC-PROXY-CONNECTION': ['must not hold upgrade'] });
+    }
     if (this.deps.tier !== 'enterprise') {
       this.deps.emit({
         type: 'warning',
@@ -204,7 +222,7 @@ export class ProxyPipeline {
     const started = performance.now();
     const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
     const svc = application ? svcHandler(this.deps.tokens, { tenantId: proxy.tenant_id, application }) : null;
-    const report = (status: number, error?: HttpError) =>
+    const report = (status: number, error?: HttpError, stack?: string) =>
       this.deps.emit({
         type: 'invocation',
         kind: 'transform',
@@ -213,17 +231,18 @@ export class ProxyPipeline {
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack: (error as { userStack?: string }).userStack }),
+        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
       });
     try {
-      const { value } = await instance.invoke({ args, configuration: proxy.configuration ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
+      const { value } = await instance.invoke({ args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new HttpError(500, `The ${kind} transform of proxy ${proxy.name} must return an object with body and headers.`, undefined, 'Invalid transform result');
+        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, undefined, 'Invalid transform result');
       }
       report(200);
       return value as { body?: unknown; headers?: unknown };
-    } catch (error) {
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined);
+    } catch (thrown) {
+      const error = checkedCustomResponse(thrown, transformOwner(proxy, kind));
+      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
       throw error;
     }
   }
@@ -234,12 +253,19 @@ function headerOf(headers: Record<string, string>, name: string): string | undef
   return undefined;
 }
 
-function parseJsonOr(text: string): unknown {
+/**
+ * JSON for a transform, or the text when it is not JSON. The value crosses into the sandbox as
+ * JSON again, so its nesting is bounded: a 400 for the caller's body, a 502 for an answer.
+ */
+function parseJsonOr(text: string, what: string, status = 400): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return text;
   }
+  if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(status, `${what} is nested deeper than ${MAX_DEPTH} levels.`);
+  return value;
 }
 
 function asText(value: unknown): string {
@@ -247,35 +273,44 @@ function asText(value: unknown): string {
 }
 
 /** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */
-function serializeBody(body: unknown, headers: Record<string, string>): string | undefined {
+function serializeBody(body: unknown, headers: Record<string, string>, proxy: ProxyRecord, kind: TransformKind): string | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
+  if (exceedsDepth(body, MAX_DEPTH)) {
+    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid transform result');
+  }
   if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = 'application/json';
   return JSON.stringify(body);
 }
 
-/** A small answer, read whole; the destination breaking off midway is a 502, like an unreachable one. */
-async function readAll(stream: Readable, destination: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new HttpError(502, `The destination ${new URL(destination).origin} broke off its answer: ${reason}.`, undefined, 'Destination unreachable');
-  }
-  return Buffer.concat(chunks);
+/** Who set a header or threw a response, for the messages that name it. */
+function transformOwner(proxy: ProxyRecord, kind: TransformKind): string {
+  return `The ${kind} transform of proxy ${proxy.name}`;
 }
 
-async function readLimited(stream: Readable, limit: number): Promise<string> {
+/**
+ * A destination's answer read whole, never past `limit` bytes: beyond it the read stops (the
+ * connection is dropped, so memory does not grow with what the destination sends) and the call
+ * is a 502, as is an answer broken off midway.
+ */
+async function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      stream.destroy();
-      throw new HttpError(502, 'The destination answered with more than 5 MB, over the limit of a proxy with a response transform.');
+  try {
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw answerTooLarge(url, tooLarge);
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (error) {
+    stream.destroy();
+    if (error instanceof HttpError) throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, undefined, 'Destination unreachable');
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks, size);
+}
+
+function answerTooLarge(url: URL, what: string): HttpError {
+  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, undefined, 'Destination answer too large');
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
-import { SandboxWorker } from './sandbox-worker.js';
+import { SandboxProcess } from './sandbox-process.js';
+import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
 import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
 
 export { UserCodeError } from './errors.js';
@@ -28,47 +29,82 @@ export function recordCodeVersion(record: object, code: string, filename: string
   return version;
 }
 
+const DEFAULT_TENANT = 'default';
+
+/** The group a version's processes belong to: one tenant's one owner. */
+function groupKey(spec: LoadSpec): string {
+  return `${spec.tenant ?? DEFAULT_TENANT}/${spec.group ?? spec.id}`;
+}
+let vidSeq = 0;
+
 /**
- * The sandbox runtime shared by reactors and proxy transforms. `load` compiles a code version in
- * a fresh worker (taken from pre-booted spares) and, only once it loads, makes it the current
- * instance of its id: calls in flight finish on the old one, which is then stopped; a version that
- * fails to load leaves the old one serving. Each worker only ever holds one code version, so no
- * compilation cache builds up across reloads.
+ * The sandbox runtime shared by reactors and proxy transforms. User code runs in sandbox processes
+ * (sandbox-process.ts), each holding the code of one owner (a reactor, or a proxy's transforms: see
+ * sandbox-group.ts), each version in an SES Compartment of its own (host.ts). `load` compiles a
+ * version in its owner's process and, only once it loads, makes it the current instance of its id:
+ * calls in flight finish on the old one, which is then unloaded; a version that fails to load leaves
+ * the old one serving.
+ *
+ * The budget: at most `maxProcesses` processes in all, whatever the number of reactors. At the cap
+ * the least recently used idle process makes room (its owner's code loads again on its next call),
+ * and `maxProcessesPerGroup` for one owner.
  */
 export class Runtime {
   private readonly options: Required<Omit<RuntimeOptions, 'onLog'>> & { onLog: (entry: LogEntry) => void };
-  private readonly spares: Promise<SandboxWorker>[] = [];
+  private readonly groups = new Map<string, SandboxGroup>();
+  private readonly processes = new Set<SandboxProcess>();
+  private readonly owner = new Map<SandboxProcess, SandboxGroup>();
+  private readonly spares: SandboxProcess[] = [];
   private readonly instances = new Map<string, Instance>();
   private readonly loading = new Map<string, Promise<Instance>>();
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
+  private readonly source: ProcessSource;
+  /** Starts waiting for room within the budget. */
+  private readonly waiting: (() => void)[] = [];
   private disposed = false;
 
   constructor(options: RuntimeOptions = {}) {
     this.options = {
       projectDir: options.projectDir ?? process.cwd(),
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
-      maxWorkersPerInstance: options.maxWorkersPerInstance ?? 4,
+      maxProcesses: options.maxProcesses ?? 8,
+      maxProcessesPerGroup: options.maxProcessesPerGroup ?? 2,
+      maxVersionsPerProcess: options.maxVersionsPerProcess ?? 64,
       idleMs: options.idleMs ?? 10_000,
-      memoryMb: options.memoryMb ?? 128,
-      spares: options.spares ?? 1,
+      memoryMb: options.memoryMb ?? 256,
+      spares: options.spares ?? 0,
       loadTimeoutMs: options.loadTimeoutMs ?? 5_000,
       maxLogBytes: options.maxLogBytes ?? 64 * 1024,
+      maxSvcInFlight: options.maxSvcInFlight ?? 100,
+      maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
       onLog: options.onLog ?? (() => {}),
     };
+    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
+    this.source = { start: (group) => this.start(group), released: () => this.released(), maxProcessesPerGroup, maxVersionsPerProcess, idleMs };
   }
 
   /**
-   * Boots the spare workers now rather than at the first load (`svc serve` does, so that the
-   * first reactor saved loads in milliseconds; a library user or a test may not want the CPU spent).
+   * Boots a sandbox process now rather than at the first load (`svc serve` does, so that the first
+   * reactor saved loads in milliseconds; a library user or a test may not want the CPU spent).
    */
   prewarm(): void {
-    this.refill();
+    this.refill(Math.max(1, this.options.spares));
   }
 
   /** The current instance of an id, if one is loaded. */
   get(id: string): Instance | undefined {
     return this.instances.get(id);
+  }
+
+  /** Sandbox processes running now (spares included): the budget's gauge. */
+  get processCount(): number {
+    return [...this.processes].filter((process) => !process.dead).length;
+  }
+
+  /** The process ids of the sandbox processes (for tests that check they are gone). */
+  get pids(): number[] {
+    return [...this.processes].flatMap((process) => (process.dead || process.pid === undefined ? [] : [process.pid]));
   }
 
   /**
@@ -87,12 +123,6 @@ export class Runtime {
     return promise;
   }
 
-  /** Checks that code loads without making it current (for create/update validation). */
-  async check(spec: Omit<LoadSpec, 'id' | 'version'>): Promise<void> {
-    const worker = await this.loadWorker({ ...spec, id: '(check)', version: 0 });
-    await worker.terminate();
-  }
-
   /** Stops an id's instance once its calls in flight are done. */
   async unload(id: string): Promise<void> {
     const instance = this.instances.get(id);
@@ -107,71 +137,95 @@ export class Runtime {
     const instances = [...this.instances.values()];
     this.instances.clear();
     await Promise.all(instances.map((instance) => instance.retire()));
-    const spares = this.spares.splice(0);
-    await Promise.all(spares.map(async (spare) => (await spare.catch(() => undefined))?.terminate()));
+    for (const process of this.processes) process.kill('the emulator stopped');
+    this.processes.clear();
+    this.released();
   }
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
-    const first = await this.loadWorker(spec);
+    const pool = this.groupOf(groupKey(spec));
+    const process = await pool.primary();
+    const vid = `${spec.id}@${spec.version}#${++vidSeq}`;
+    await process.load(vid, spec.id, spec.code, spec.filename);
+    process.trim(this.options.maxVersionsPerProcess);
     if (this.disposed) {
-      await first.terminate();
+      process.unload(vid);
       throw new Error('the runtime is disposed');
     }
     if (!isLatest()) {
       // A newer version was asked for while this one loaded: that one decides what is current.
-      await first.terminate();
+      process.unload(vid);
       return this.latest.get(spec.id) ?? Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`));
     }
-    const instance = new Instance(spec, first, () => this.loadWorker(spec), {
-      maxWorkers: this.options.maxWorkersPerInstance,
-      idleMs: this.options.idleMs,
-    });
+    const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
     if (previous) void previous.retire();
     return instance;
   }
 
-  /** A worker with `spec`'s code loaded: a spare if one is ready, else a new one. */
-  private async loadWorker(spec: LoadSpec): Promise<SandboxWorker> {
-    const worker = await this.takeSpare();
-    try {
-      await worker.load(
-        {
-          code: spec.code,
-          filename: spec.filename,
-          projectDir: this.options.projectDir,
-          npmAllowlist: [...this.options.npmAllowlist],
-          maxLogBytes: this.options.maxLogBytes,
-        },
-        spec.id,
-        this.options.loadTimeoutMs,
-      );
-      return worker;
-    } catch (error) {
-      await worker.terminate();
-      throw error;
+  private groupOf(key: string): SandboxGroup {
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = new SandboxGroup(key, this.source)));
+    return group;
+  }
+
+  /** A booted process for `group`: a spare if one is ready, else a new one, within the budget. */
+  private async start(group: SandboxGroup): Promise<SandboxProcess> {
+    if (this.disposed) throw new Error('the runtime is disposed');
+    let process = this.spares.shift();
+    if (!process || process.dead) process = await this.spawnWithinBudget();
+    this.owner.set(process, group);
+    this.refill(this.options.spares);
+    await process.booted;
+    return process;
+  }
+
+  /**
+   * A new process, within the budget: at the cap the least recently used idle process of another
+   * group makes room, or this waits for one to become idle (every call ends, at the latest at its
+   * timeout). The check and the spawn happen in one turn, so that starts under way cannot overshoot.
+   */
+  private async spawnWithinBudget(): Promise<SandboxProcess> {
+    for (;;) {
+      if (this.disposed) throw new Error('the runtime is disposed');
+      if (this.processCount < this.options.maxProcesses) return this.spawn();
+      const idle = [...this.processes]
+        .filter((process) => !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)))
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (idle) {
+        idle.kill('it made room for other code');
+        return this.spawn();
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
   }
 
-  private async takeSpare(): Promise<SandboxWorker> {
-    const spare = this.spares.shift();
-    this.refill();
-    const worker = await (spare ?? this.boot());
-    return worker.dead ? this.boot() : worker;
+  /** A call ended or a process went: whoever waits for room looks again. */
+  private released(): void {
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
-  private async boot(): Promise<SandboxWorker> {
-    const worker = new SandboxWorker({ memoryMb: this.options.memoryMb }, this.options.onLog);
-    await worker.booted;
-    return worker;
+  private spawn(): SandboxProcess {
+    const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
+    const process = new SandboxProcess(
+      { projectDir, npmAllowlist: [...npmAllowlist], maxLogBytes, maxSvcInFlight, maxResultBytes },
+      { memoryMb, loadTimeoutMs },
+      this.options.onLog,
+      (dead) => {
+        this.processes.delete(dead);
+        this.owner.get(dead)?.forget(dead);
+        this.owner.delete(dead);
+        const spare = this.spares.indexOf(dead);
+        if (spare >= 0) this.spares.splice(spare, 1);
+        this.released();
+      },
+    );
+    this.processes.add(process);
+    return process;
   }
 
-  private refill(): void {
-    while (!this.disposed && this.spares.length < this.options.spares) {
-      const spare = this.boot();
-      spare.catch(() => {});
-      this.spares.push(spare);
-    }
+  private refill(count: number): void {
+    while (!this.disposed && this.spares.length < count && this.processCount < this.options.maxProcesses) this.spares.push(this.spawn());
   }
 }

@@ -1,24 +1,56 @@
-/** Messages between the runtime (main thread) and a sandbox worker. Everything crosses as plain data. */
+/**
+ * Messages between the runtime (in the emulator) and a sandbox process. Everything crosses as plain
+ * data over a Channel; the emulator treats whatever a sandbox sends as untrusted.
+ */
 
-export interface LoadRequest {
-  type: 'load';
-  code: string;
-  filename: string;
+/** Sent once, first: what every code version in the process shares. */
+export interface InitRequest {
+  type: 'init';
   /** Folder npm requires resolve from (the user's project). */
   projectDir: string;
   npmAllowlist: string[];
   maxLogBytes: number;
+  /** `req.svc` calls one invocation may have in flight at once. */
+  maxSvcInFlight: number;
+  /** The largest result (its JSON) a call may return. */
+  maxResultBytes: number;
+}
+
+export interface LoadRequest {
+  type: 'load';
+  /** The code version's key in the process (`id@version`). */
+  vid: string;
+  code: string;
+  filename: string;
+}
+
+export interface UnloadRequest {
+  type: 'unload';
+  vid: string;
 }
 
 export interface InvokeRequest {
   type: 'invoke';
   id: number;
+  vid: string;
   /** Shows in console output; the request id of the call. */
   requestId: string;
   /** JSON of `{ args, configuration }`. */
   payload: string;
   /** Whether `req.svc` is a client (an Application is configured) or null. */
   svc: boolean;
+}
+
+/** The emulator gave up on a call (its timeout): its output and `req.svc` calls are dropped. */
+export interface CancelRequest {
+  type: 'cancel';
+  id: number;
+}
+
+/** Asks how busy the process was since its last call ended (work left running after a call returned). */
+export interface ProbeRequest {
+  type: 'probe';
+  seq: number;
 }
 
 export interface RpcReply {
@@ -30,7 +62,7 @@ export interface RpcReply {
   error?: { status: number; title: string; detail: string };
 }
 
-export type ToWorker = LoadRequest | InvokeRequest | RpcReply;
+export type ToSandbox = InitRequest | LoadRequest | UnloadRequest | InvokeRequest | CancelRequest | ProbeRequest | RpcReply;
 
 export interface SerializedError {
   /** `user`: thrown by the user's code; `load`: the code does not load; `result`: bad return value. */
@@ -47,22 +79,35 @@ export interface SerializedError {
   location?: string;
 }
 
-export type FromWorker =
+export type FromSandbox =
   | { type: 'booted' }
-  | { type: 'loaded' }
-  | { type: 'load-error'; error: SerializedError }
+  | { type: 'loaded'; vid: string }
+  | { type: 'load-error'; vid: string; error: SerializedError }
   | { type: 'result'; id: number; ok: true; value: string }
   | { type: 'result'; id: number; ok: false; error: SerializedError }
-  | { type: 'log'; id: number | null; level: LogLevel; text: string }
-  | { type: 'rpc'; id: number; invocation: number; method: SvcMethod; params: string };
+  /** The process was still busy with work a finished call left behind: it must be replaced. */
+  | { type: 'busy'; id: number }
+  | { type: 'log'; id: number | null; vid: string | null; level: LogLevel; text: string }
+  | { type: 'rpc'; id: number; invocation: number; method: SvcMethod; params: string }
+  /** CPU time used while no call was running, over the wall time since the last call ended or probe. */
+  | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number; rssBytes: number };
+
+/**
+ * Whether a process with no call running was running work a call left behind: half a core or more,
+ * over at least 40 ms (a process between calls does next to nothing; a garbage collection after a
+ * large call is one such window, which is why the emulator waits for a second one).
+ */
+export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
+  return wallMs >= 40 && cpuMs > wallMs / 2;
+}
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
-/** What `req.svc` offers user code, each answered by the main thread under the bound Application's permissions. */
+/** What `req.svc` offers user code, each answered by the emulator under the bound Application's permissions. */
 export const SVC_METHODS = ['tokens.create', 'tokens.retrieve', 'tokens.delete', 'tokens.list', 'tokenize', 'detokenize'] as const;
 export type SvcMethod = (typeof SVC_METHODS)[number];
 
-/** The built-in modules user code may require (Node 16's, as the platform allows). */
+/** The built-in modules user code may require (Node 16's, as the platform allows), each as a facade. */
 export const BUILTIN_ALLOWLIST = ['buffer', 'crypto', 'https', 'querystring', 'stream', 'url', 'util'] as const;
 
 /**

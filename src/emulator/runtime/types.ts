@@ -20,6 +20,15 @@ export interface LoadSpec {
   code: string;
   /** The user's name for the file; stack traces and load errors show it. */
   filename: string;
+  /** Whose code it is. Default `default`. */
+  tenant?: string;
+  /**
+   * The code owner within the tenant: versions of one owner share sandbox processes, no two owners
+   * ever do. Default: the id (a reactor); a proxy's request and response transforms share its id.
+   */
+  group?: string;
+  /** How problems name the code ("reactor charge"). Default: the file name. */
+  label?: string;
 }
 
 export interface InvokeOptions {
@@ -39,18 +48,26 @@ export interface RuntimeOptions {
   /** Where allowlisted npm packages are resolved from (the user's project). Default: cwd. */
   projectDir?: string;
   npmAllowlist?: readonly string[];
-  /** Workers one code version may use at once (hot concurrency beyond the first). Default 4. */
-  maxWorkersPerInstance?: number;
-  /** How long an extra worker may sit idle before it is stopped. Default 10 s. */
+  /** Sandbox processes in all (the budget: it does not grow with the number of reactors). Default 8. */
+  maxProcesses?: number;
+  /** Sandbox processes one owner may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
+  maxProcessesPerGroup?: number;
+  /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 64. */
+  maxVersionsPerProcess?: number;
+  /** How long an extra process (beyond a tenant's first) may sit idle before it is stopped. Default 10 s. */
   idleMs?: number;
-  /** Heap limit of each worker. Default 128 MB. */
+  /** Memory of each sandbox process beyond its start (heap and ArrayBuffers), in MB. Default 256. */
   memoryMb?: number;
-  /** Pre-booted workers kept ready, so a new instance or a reload costs milliseconds. Default 1. */
+  /** Unassigned sandbox processes kept booted, so that a new tenant's first load costs milliseconds. Default 0 (`prewarm` boots one). */
   spares?: number;
   /** How long top-level code may take to load. Default 5 s. */
   loadTimeoutMs?: number;
   /** Console bytes kept per invocation. Default 64 KiB. */
   maxLogBytes?: number;
+  /** `req.svc` calls one invocation may have in flight. Default 100. */
+  maxSvcInFlight?: number;
+  /** The largest result a call may return (its JSON). Default 5 MB, the platform's payload limit. */
+  maxResultBytes?: number;
   /** Every console line of user code, as it happens. */
   onLog?: (entry: LogEntry) => void;
 }

@@ -213,7 +213,10 @@ export class ApplicationService {
   private checkExpiry(expiresAt: string | null): string | null {
     if (expiresAt === null) return null;
     const errors = new FieldErrors();
-    if (Date.parse(expiresAt) <= this.clock().getTime()) errors.add('expires_at', 'must be in the future');
+    const at = Date.parse(expiresAt);
+    // Date cannot read a leap second: the schema refuses one, and any date it cannot read is a 400 here too, not a RangeError.
+    if (Number.isNaN(at)) errors.add('expires_at', 'must be a date-time JavaScript can read (seconds 00-59)');
+    else if (at <= this.clock().getTime()) errors.add('expires_at', 'must be in the future');
     errors.throwIfAny();
     return new Date(expiresAt).toISOString();
   }

@@ -6,6 +6,7 @@ import type { Cipher } from './cipher.js';
 import { TenantService } from './tenants.js';
 import { ProxyPipeline } from '../proxy/pipeline.js';
 import { ProxyService } from './proxies.js';
+import { ReactorResults, type ResultOptions } from './reactor-results.js';
 import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
@@ -18,6 +19,8 @@ export interface ServiceOptions {
   /** The synchronous reactor timeout; 30 s unless a test needs less. */
   syncTimeoutMs?: number;
   webhooks?: WebhookOptions;
+  /** How long asynchronous results are kept, and how many per tenant. */
+  results?: ResultOptions;
   tier?: Tier;
   transactionTtlMs?: number;
   clock?: Clock;
@@ -33,8 +36,9 @@ export interface Services {
   proxies: ProxyService;
   proxyPipeline: ProxyPipeline;
   webhooks: WebhookService;
-  /** Deletes expired Applications and tokens, expires transactions; returns what it removed. */
-  sweep(): Promise<{ applications: number; tokens: number; transactions: number }>;
+  results: ReactorResults;
+  /** Deletes expired Applications, tokens and reactor results, expires transactions; returns what it removed. */
+  sweep(): Promise<{ applications: number; tokens: number; transactions: number; results: number }>;
   /** Stops timers and closes connections to proxy destinations. */
   dispose(): Promise<void>;
 }
@@ -46,12 +50,13 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
   const tokens = new TokenService(store, options.cipher, transactions, clock, (message) => options.emit({ type: 'error', message }));
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
+  const results = new ReactorResults({ store, cipher: options.cipher, webhooks, emit: options.emit, clock }, options.results);
   const reactors = new ReactorService({
     store,
     cipher: options.cipher,
     runtime: options.runtime,
     tokens,
-    webhooks,
+    results,
     tier: options.tier ?? 'enterprise',
     emit: options.emit,
     clock,
@@ -63,6 +68,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),
     transactions: await transactions.sweep(),
+    results: await results.sweep(),
   });
   return {
     applications,
@@ -73,10 +79,11 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     proxies,
     proxyPipeline,
     webhooks,
+    results,
     sweep,
     dispose: async () => {
       applications.dispose();
-      webhooks.dispose();
+      await webhooks.dispose();
       await proxyPipeline.close();
     },
   };

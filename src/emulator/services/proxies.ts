@@ -3,12 +3,14 @@ import { proxySchema } from '../../api/schemas.js';
 import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
 import { notFound } from '../errors.js';
 import { codeVersion, recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
 import type { Caller, Clock } from './applications.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import type { Cipher } from './cipher.js';
+import { openConfiguration, sealConfiguration } from './configuration.js';
 import { hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
@@ -54,7 +56,7 @@ export class ProxyService {
       tenant_id: caller.tenantId,
       key_hash: hashKey(key),
       key_sealed: this.cipher.seal(key, keyContext(caller.tenantId, id)),
-      ...writableFields(body, application),
+      ...this.writableFields({ tenant_id: caller.tenantId, id }, body, application),
       created_by: caller.application.id,
       created_at: now,
       modified_by: caller.application.id,
@@ -80,7 +82,7 @@ export class ProxyService {
     const application = bindableApplication(this.store, caller, body.application);
     const record: ProxyRecord = {
       ...current,
-      ...writableFields(body, application),
+      ...this.writableFields(current, body, application),
       modified_by: caller.application.id,
       modified_at: this.clock().toISOString(),
     };
@@ -104,7 +106,7 @@ export class ProxyService {
       response_transform: current.response_transform,
       // An Application deleted since is dropped rather than refused: the patch is about other fields.
       application: this.boundApplication(current) ? { id: current.application_id! } : null,
-      configuration: current.configuration,
+      configuration: this.configurationOf(current),
       require_auth: current.require_auth,
     };
     await this.update(caller, id, checkProxy(applyMergePatch(writable, patch)));
@@ -117,20 +119,24 @@ export class ProxyService {
   }
 
   /**
-   * Gives every proxy a new key: for a store whose master key was lost, where the keys sealed
-   * under it cannot be shown any more. Returns the names of the proxies concerned.
+   * In `batch`, for a store whose master key was lost (the keys sealed under it cannot be shown any
+   * more): gives every proxy a new key. Returns the names of the proxies concerned.
    */
-  async reissueKeys(): Promise<string[]> {
-    const proxies = [...this.store.proxies.everything()];
-    if (proxies.length === 0) return [];
-    await this.store.write((batch) => {
-      for (const proxy of proxies) {
-        const key = `proxy_local_${randomBase58(26)}`;
-        const current = batch.get(this.store.proxies, proxy.tenant_id, proxy.id) ?? proxy;
-        batch.put(this.store.proxies, { ...current, key_hash: hashKey(key), key_sealed: this.cipher.seal(key, keyContext(proxy.tenant_id, proxy.id)) });
-      }
-    });
-    return proxies.map((proxy) => proxy.name);
+  reissueKeys(batch: WriteBatch): string[] {
+    const names: string[] = [];
+    for (const saved of this.store.proxies.everything()) {
+      const current = batch.get(this.store.proxies, saved.tenant_id, saved.id);
+      if (!current) continue;
+      const key = `proxy_local_${randomBase58(26)}`;
+      batch.put(this.store.proxies, { ...current, key_hash: hashKey(key), key_sealed: this.cipher.seal(key, keyContext(current.tenant_id, current.id)) });
+      names.push(current.name);
+    }
+    return names;
+  }
+
+  /** The configuration map transforms get (null when none was given). */
+  configurationOf(record: ProxyRecord): Record<string, string> | null {
+    return openConfiguration(this.cipher, 'proxy', record);
   }
 
   /** The Application whose permissions the proxy's transforms (and anonymous callers) get. */
@@ -164,7 +170,7 @@ export class ProxyService {
   private async loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
     const id = transformId(record.id, kind);
     const filename = transformFile(record, kind);
-    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename });
+    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename, tenant: record.tenant_id, group: record.id, label: `the ${kind} transform of proxy ${record.name}` });
     this.names.set(id, `${record.name} (${kind} transform)`);
     return instance;
   }
@@ -176,26 +182,35 @@ export class ProxyService {
   }
 
   private toWire(record: ProxyRecord): Proxy {
-    const { key_hash: _hash, key_sealed, ...rest } = record;
+    const { key_hash: _hash, key_sealed, configuration_sealed: _sealed, id, tenant_id, name, destination_url, request_transform, response_transform, application_id: _bound, require_auth, ...rest } = record;
+    // Fields in the order the API has always listed them (a record sealed from plaintext lists them otherwise).
     return {
-      ...rest,
+      id,
+      tenant_id,
+      name,
+      destination_url,
+      request_transform,
+      response_transform,
       application_id: this.boundApplication(record)?.id ?? null,
+      configuration: this.configurationOf(record),
+      require_auth,
+      ...rest,
       key: this.cipher.open<string>(key_sealed, keyContext(record.tenant_id, record.id)),
     };
   }
-}
 
-/** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
-function writableFields(body: ProxyBody, application: ApplicationRecord | undefined) {
-  return {
-    name: body.name,
-    destination_url: body.destination_url,
-    request_transform: body.request_transform ?? null,
-    response_transform: body.response_transform ?? null,
-    application_id: application?.id ?? null,
-    configuration: body.configuration ?? null,
-    require_auth: body.require_auth ?? true,
-  };
+  /** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
+  private writableFields(owner: { tenant_id: string; id: string }, body: ProxyBody, application: ApplicationRecord | undefined) {
+    return {
+      name: body.name,
+      destination_url: body.destination_url,
+      request_transform: body.request_transform ?? null,
+      response_transform: body.response_transform ?? null,
+      application_id: application?.id ?? null,
+      configuration_sealed: sealConfiguration(this.cipher, 'proxy', owner, body.configuration ?? null),
+      require_auth: body.require_auth ?? true,
+    };
+  }
 }
 
 function transformFile(record: ProxyRecord, kind: TransformKind): string {

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
+import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse } from '../headers.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
@@ -11,13 +13,14 @@ import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
-import type { Cipher, Sealed } from './cipher.js';
+import type { Cipher } from './cipher.js';
+import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch } from './merge-patch.js';
+import type { Outcome, ReactorResults } from './reactor-results.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
 import { DETOKENIZE_LIMIT, type TokenContext, type TokenService } from './tokens.js';
 import { enterpriseOnly, type Tier } from './transactions.js';
-import type { WebhookService } from './webhooks.js';
 
 export const SYNC_TIMEOUT_MS = 30_000;
 export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
@@ -30,7 +33,8 @@ export interface ReactorServiceOptions {
   cipher: Cipher;
   runtime: Runtime;
   tokens: TokenService;
-  webhooks: WebhookService;
+  /** Asynchronous invocations: their results and webhook deliveries. */
+  results: ReactorResults;
   tier: Tier;
   emit: EmitEvent;
   clock: Clock;
@@ -44,7 +48,6 @@ export interface ReactorServiceOptions {
  * saving new code hot-swaps the running version.
  */
 export class ReactorService {
-  private readonly tasks = new Set<Promise<void>>();
   private readonly names = new Map<string, string>();
 
   constructor(private readonly options: ReactorServiceOptions) {}
@@ -57,12 +60,13 @@ export class ReactorService {
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
     const application = bindableApplication(this.options.store, caller, body.application);
     const now = this.options.clock().toISOString();
+    const id = randomUUID();
     const record: ReactorRecord = {
-      id: randomUUID(),
+      id,
       tenant_id: caller.tenantId,
       name: body.name,
       code: body.code,
-      configuration: body.configuration,
+      configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', { tenant_id: caller.tenantId, id }, body.configuration),
       application_id: application?.id ?? null,
       created_by: caller.application.id,
       created_at: now,
@@ -91,7 +95,7 @@ export class ReactorService {
       ...current,
       name: body.name,
       code: body.code,
-      configuration: body.configuration,
+      configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', current, body.configuration),
       application_id: application?.id ?? null,
       modified_by: caller.application.id,
       modified_at: this.options.clock().toISOString(),
@@ -112,7 +116,7 @@ export class ReactorService {
     const writable: ReactorBody = {
       name: current.name,
       code: current.code,
-      configuration: current.configuration,
+      configuration: this.configurationOf(current),
       // An Application deleted since is dropped rather than refused: the patch is about other fields.
       ...(this.boundApplication(current) && { application: { id: current.application_id! } }),
     };
@@ -157,21 +161,9 @@ export class ReactorService {
     if (!asynchronous) {
       return { status: 200, body: await this.run(ctx, reactor, instance, args, this.options.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId) };
     }
-    const asyncId = randomUUID();
-    const now = this.options.clock().toISOString();
-    const record: ReactorResultRecord = {
-      id: asyncId,
-      tenant_id: caller.tenantId,
-      reactor_id: reactor.id,
-      status: 'pending',
-      started_at: now,
-      created_at: now,
-      callback_url: body.callback_url!,
-      deliveries: [],
-    };
-    await this.options.store.results.put(record);
-    this.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
-    return { status: 202, body: { id: asyncId, status: 'pending' } };
+    const record = await this.options.results.open(caller.tenantId, reactor.id, body.callback_url!);
+    this.options.results.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
+    return { status: 202, body: { id: record.id, status: 'pending' } };
   }
 
   /** An asynchronous invocation's outcome, for polling. */
@@ -180,58 +172,22 @@ export class ReactorService {
       throw new HttpError(403, `This ${caller.application.type} Application lacks token:use.`);
     }
     const reactor = this.find(caller, reactorId);
-    const record = this.options.store.results.get(caller.tenantId, requestId.toLowerCase());
-    if (!record || record.reactor_id !== reactor.id) throw new HttpError(404, `No result ${requestId} for reactor ${reactorId}.`);
-    return this.resultPayload(record);
+    const result = this.options.results.find(caller.tenantId, reactor.id, requestId.toLowerCase());
+    if (!result) {
+      const kept = `results are kept ${formatDuration(this.options.results.retentionMs)} after their delivery ends`;
+      throw new HttpError(404, `No result ${requestId} for reactor ${reactorId} (${kept}).`);
+    }
+    return result;
   }
 
-  /** Results left pending by a stop cannot complete any more: they are failed on start. */
-  async failInterrupted(): Promise<void> {
-    const now = this.options.clock().toISOString();
-    const pending = [...this.options.store.results.everything()].filter((record) => record.status === 'pending');
-    if (pending.length === 0) return;
-    await this.options.store.write((batch) => {
-      for (const record of pending) {
-        batch.put(this.options.store.results, {
-          ...record,
-          status: 'failed',
-          completed_at: now,
-          outcome: this.sealOutcome(record, {
-            error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
-          }),
-        });
-      }
-    });
-  }
-
-  /**
-   * Replaces every stored outcome by an error saying it was lost: for a store whose master key
-   * was lost, where outcomes sealed under it cannot be opened. Returns how many there were.
-   */
-  async forgetOutcomes(): Promise<number> {
-    const sealed = [...this.options.store.results.everything()].filter((record) => record.outcome !== undefined);
-    if (sealed.length === 0) return 0;
-    await this.options.store.write((batch) => {
-      for (const record of sealed) {
-        batch.put(this.options.store.results, {
-          ...record,
-          outcome: this.sealOutcome(record, {
-            error: { type: 'urn:svc:problem:internal', title: 'Outcome lost', status: 500, detail: 'This result was sealed with a master key that is gone.' },
-          }),
-        });
-      }
-    });
-    return sealed.length;
-  }
-
-  /** Waits for asynchronous invocations under way (their code and first delivery attempt). */
+  /** Waits for the asynchronous runs under way, and the deliveries (which end at once once stopping). */
   async settle(): Promise<void> {
-    await Promise.allSettled([...this.tasks]);
+    await this.options.results.settle();
   }
 
   private async run(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, requestId: string): Promise<ReactorResponse> {
     const started = performance.now();
-    const report = (status: number, error?: HttpError) =>
+    const report = (status: number, error?: HttpError, stack?: string) =>
       this.options.emit({
         type: 'invocation',
         kind: 'reactor',
@@ -240,17 +196,18 @@ export class ReactorService {
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack: (error as { userStack?: string }).userStack }),
+        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
       });
     try {
       const bound = this.boundApplication(reactor);
       const svc = bound ? svcHandler(this.options.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId) : null;
-      const { value } = await instance.invoke({ args, configuration: reactor.configuration }, { timeoutMs, requestId, svc });
+      const { value } = await instance.invoke({ args, configuration: this.configurationOf(reactor) }, { timeoutMs, requestId, svc });
       const response = await this.shape(ctx, reactor, value);
       report(200);
       return response;
-    } catch (error) {
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined);
+    } catch (thrown) {
+      const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
+      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
       throw error;
     }
   }
@@ -262,6 +219,10 @@ export class ReactorService {
       throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, undefined, 'Invalid reactor result');
     }
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
+    // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
+    if (exceedsDepth(raw, MAX_DEPTH)) {
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid reactor result');
+    }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
     if (tokenize !== undefined && tokenize !== null) {
@@ -272,59 +233,18 @@ export class ReactorService {
     return response;
   }
 
+  /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
   private async runAsync(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, record: ReactorResultRecord): Promise<void> {
-    let status: ReactorResult['status'];
+    let status: 'completed' | 'failed';
     let outcome: Outcome;
     try {
-      status = 'completed';
       outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
+      status = 'completed';
     } catch (error) {
       status = 'failed';
       outcome = { error: problemOf(error) };
     }
-    const done: ReactorResultRecord = { ...record, status, outcome: this.sealOutcome(record, outcome), completed_at: this.options.clock().toISOString() };
-    await this.options.store.results.put(done);
-    const deliveries: ReactorResultRecord['deliveries'] = [];
-    // The log names where the result went, not what its query string may carry.
-    const where = record.callback_url.split('?')[0]!;
-    await this.options.webhooks.deliver(reactor.tenant_id, record.callback_url, this.resultPayload(done), (attempt) => {
-      deliveries.push({ ...attempt, at: this.options.clock().toISOString() });
-      this.options.emit({ type: 'webhook', reactorId: reactor.id, requestId: record.id, url: where, ...attempt });
-      const latest = this.options.store.results.get(record.tenant_id, record.id);
-      if (latest) this.options.store.results.put({ ...latest, deliveries: [...deliveries] }).catch((error: unknown) => this.reportStoreError(error));
-    });
-  }
-
-  private reportStoreError(error: unknown): void {
-    this.options.emit({ type: 'error', message: `recording a webhook delivery failed: ${(error as Error).message}`, stack: (error as Error).stack });
-  }
-
-  /** A result's outcome is sealed like token data: it may hold what the reactor detokenized. */
-  private sealOutcome(record: ReactorResultRecord, outcome: Outcome): Sealed {
-    return this.options.cipher.seal(outcome, `result:${record.tenant_id}:${record.id}`);
-  }
-
-  private resultPayload(record: ReactorResultRecord): ReactorResult {
-    const { id, reactor_id, status, started_at, completed_at } = record;
-    const { raw, tokens, error } = record.outcome ? this.options.cipher.open<Outcome>(record.outcome, `result:${record.tenant_id}:${record.id}`) : ({} as Outcome);
-    return {
-      id,
-      reactor_id,
-      status,
-      ...(raw !== undefined && { raw }),
-      ...(tokens !== undefined && { tokens }),
-      ...(error !== undefined && { error }),
-      started_at,
-      ...(completed_at !== undefined && { completed_at }),
-    };
-  }
-
-  private track(task: Promise<void>): void {
-    const tracked = task.catch((error: unknown) => {
-      this.options.emit({ type: 'error', message: `asynchronous invocation failed: ${(error as Error).message}`, stack: (error as Error).stack });
-    });
-    this.tasks.add(tracked);
-    void tracked.finally(() => this.tasks.delete(tracked));
+    await this.options.results.finish(record, status, outcome);
   }
 
   /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
@@ -335,7 +255,14 @@ export class ReactorService {
   }
 
   private async load(reactor: ReactorRecord): Promise<Instance> {
-    const instance = await this.options.runtime.load({ id: reactor.id, version: versionOf(reactor), code: reactor.code, filename: fileNameOf(reactor.name) });
+    const instance = await this.options.runtime.load({
+      id: reactor.id,
+      version: versionOf(reactor),
+      code: reactor.code,
+      filename: fileNameOf(reactor.name),
+      tenant: reactor.tenant_id,
+      label: `reactor ${reactor.name}`,
+    });
     // Named only once loaded: a refused update must not relabel the version still serving.
     this.names.set(reactor.id, reactor.name);
     return instance;
@@ -351,10 +278,14 @@ export class ReactorService {
     return reactor.application_id ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id) : undefined;
   }
 
+  private configurationOf(record: ReactorRecord): Record<string, string> {
+    return openConfiguration(this.options.cipher, 'reactor', record);
+  }
+
   private toWire(record: ReactorRecord): Reactor {
-    const { application_id, ...rest } = record;
+    const { id, tenant_id, name, code, configuration_sealed: _sealed, application_id, ...rest } = record;
     const application = application_id ? this.options.store.applications.get(record.tenant_id, application_id) : undefined;
-    return { ...rest, application: application ? applicationToWire(application) : null };
+    return { id, tenant_id, name, code, configuration: this.configurationOf(record), ...rest, application: application ? applicationToWire(application) : null };
   }
 }
 
@@ -367,10 +298,11 @@ export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
 }
 
-interface Outcome {
-  raw?: unknown;
-  tokens?: unknown;
-  error?: Problem;
+/** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
+function formatDuration(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1000} s`;
 }
 
 function problemOf(error: unknown): Problem {

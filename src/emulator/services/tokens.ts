@@ -231,6 +231,11 @@ export class TokenService {
       errors.add(field('type'), `must be one of: ${TOKEN_TYPES.join(', ')}`);
       return undefined;
     }
+    // Sealing stringifies data and mask: nesting is bounded first (req.svc values come unparsed).
+    for (const name of ['data', 'mask'] as const) {
+      if (exceedsDepth(body[name], MAX_DEPTH)) errors.add(field(name), `is nested deeper than ${MAX_DEPTH} levels`);
+    }
+    if (errors.count > before) return undefined;
     const data = normalizeTokenData(type, body.data, errors, now, field('data'));
     const containers = (body.containers ?? [DEFAULT_CONTAINERS[type]]).map(normalizeContainer);
     containers.forEach((container, i) => {

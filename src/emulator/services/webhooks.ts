@@ -1,18 +1,30 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Agent } from 'undici';
 import { EmulatorError } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
 import type { Cipher } from './cipher.js';
 import { randomBase58 } from './keys.js';
 
 export const SIGNATURE_HEADER = 'svc-signature';
+/** The same on every attempt of one event, so that a receiver can drop the repeats. */
+export const WEBHOOK_ID_HEADER = 'svc-webhook-id';
+/**
+ * How much of a receiver's answer is read: its status decides, the rest is dropped with the
+ * connection (a receiver answering 1 GiB once took the emulator to 4.6 GB).
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+/** However many attempts are configured, no wait between two is longer. */
+const MAX_BACKOFF_MS = 3_600_000;
 
 export interface WebhookOptions {
   /** Attempts in all, the first included. Default 6. */
   attempts?: number;
   /** Delay before the first retry; each next one doubles. Default 1 s. */
   retryBaseMs?: number;
-  /** How long one attempt may take. Default 10 s. */
+  /** How long one attempt may take, the answer included. Default 10 s. */
   attemptTimeoutMs?: number;
 }
 
@@ -23,6 +35,27 @@ export interface DeliveryAttempt {
   error?: string;
   ok: boolean;
 }
+
+/** One event: the same id and the same body (bytes) on every attempt, before a restart and after. */
+export interface WebhookEvent {
+  tenantId: string;
+  url: string;
+  id: string;
+  body: string;
+}
+
+/** Where a delivery stood before this run of it (a restart resumes one): attempts made, when to try next. */
+export interface DeliveryProgress {
+  attempts: number;
+  /** Epoch milliseconds; no attempt before. */
+  notBefore?: number;
+}
+
+/** What an attempt leads to. */
+export type Verdict = { next: 'retry'; retryAt: Date } | { next: 'delivered' } | { next: 'failed' };
+
+/** How a run of a delivery ended; `stopped`: the emulator is stopping, the delivery is still pending. */
+export type DeliveryEnd = 'delivered' | 'failed' | 'stopped';
 
 /**
  * `SVC-SIGNATURE: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`, Stripe's scheme: the time
@@ -46,12 +79,17 @@ export function verifySignature(secret: string, body: string, header: string, to
 /**
  * Webhook delivery for asynchronous reactor results: signed with the tenant's secret (kept sealed
  * in the store, the same across restarts), retried with exponential backoff on a non-2xx answer or
- * a network failure, every attempt reported.
+ * a network failure up to a bound, stopped by a 410, never following a redirect. The caller records
+ * every attempt before the next one starts, so that a restart picks the delivery up where it was.
  */
 export class WebhookService {
   /** Pending backoff sleeps: disposing ends them at once, so deliveries return rather than hang. */
   private readonly sleeping = new Map<NodeJS.Timeout, () => void>();
+  /** The attempts in flight, aborted when the emulator stops. */
+  private readonly inFlight = new Set<AbortController>();
   private disposed = false;
+  /** undici is loaded with the first delivery: an emulator that delivers nothing never pays for it. */
+  private client: Promise<{ request: typeof import('undici').request; agent: Agent }> | undefined;
   private readonly attempts: number;
   private readonly retryBaseMs: number;
   private readonly attemptTimeoutMs: number;
@@ -82,19 +120,19 @@ export class WebhookService {
   }
 
   /**
-   * Forgets every tenant's signing secret, to be made anew: for a store whose master key was lost
-   * (the secrets sealed under it cannot be opened). Returns the tenants concerned.
+   * In `batch`, for a store whose master key was lost (the secrets sealed under it cannot be
+   * opened): forgets every tenant's signing secret, to be made anew. Returns the tenants concerned.
    */
-  async forgetSecrets(): Promise<string[]> {
-    const sealed = [...this.store.tenants.everything()].filter((tenant) => tenant.webhook_secret);
-    if (sealed.length === 0) return [];
-    await this.store.write((batch) => {
-      for (const tenant of sealed) {
-        const { webhook_secret: _lost, ...rest } = batch.get(this.store.tenants, tenant.id, tenant.id) ?? tenant;
-        batch.put(this.store.tenants, rest);
-      }
-    });
-    return sealed.map((tenant) => tenant.id);
+  forgetSecrets(batch: WriteBatch): string[] {
+    const tenants: string[] = [];
+    for (const saved of this.store.tenants.everything()) {
+      const current = batch.get(this.store.tenants, saved.tenant_id, saved.id);
+      if (!current?.webhook_secret) continue;
+      const { webhook_secret: _lost, ...rest } = current;
+      batch.put(this.store.tenants, rest);
+      tenants.push(current.id);
+    }
+    return tenants;
   }
 
   private open(tenant: TenantRow): string {
@@ -106,56 +144,92 @@ export class WebhookService {
   }
 
   /**
-   * Delivers `payload` to `url`, retrying until a 2xx or the attempts run out; `report` hears
-   * every attempt. Resolves when delivery has ended either way (never rejects).
+   * Delivers `event`, going on from `progress`, until a 2xx, a 410, the last attempt, or the
+   * emulator stopping. `record` hears every attempt and what it leads to, and is awaited before
+   * the next: what it stores is what a restart resumes from.
    */
-  async deliver(tenantId: string, url: string, payload: unknown, report: (attempt: DeliveryAttempt) => void): Promise<boolean> {
-    const body = JSON.stringify(payload);
-    const secret = await this.secret(tenantId);
-    for (let attempt = 1; attempt <= this.attempts && !this.disposed; attempt++) {
-      const result = await this.attempt(url, body, secret, attempt);
-      report(result);
-      if (result.ok) return true;
-      if (attempt < this.attempts) await this.sleep(this.retryBaseMs * 2 ** (attempt - 1));
+  async deliver(event: WebhookEvent, progress: DeliveryProgress, record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<void>): Promise<DeliveryEnd> {
+    const secret = await this.secret(event.tenantId);
+    if (progress.notBefore !== undefined) await this.sleep(progress.notBefore - Date.now());
+    // A delivery resumed with its attempts used up (fewer configured since) gets one more, its last.
+    for (let n = progress.attempts + 1; !this.disposed; n++) {
+      const attempt = await this.attempt(event, secret, n);
+      // An attempt cut off by the stop is no attempt: it is made again after the restart.
+      if (this.disposed && !attempt.ok) break;
+      const verdict = this.verdict(attempt);
+      await record(attempt, verdict);
+      if (verdict.next !== 'retry') return verdict.next;
+      await this.sleep(verdict.retryAt.getTime() - Date.now());
     }
-    return false;
+    return 'stopped';
   }
 
-  dispose(): void {
+  async dispose(): Promise<void> {
     this.disposed = true;
+    for (const attempt of this.inFlight) attempt.abort();
     for (const [timer, wake] of this.sleeping) {
       clearTimeout(timer);
       wake();
     }
     this.sleeping.clear();
+    const client = await this.client?.catch(() => undefined);
+    await client?.agent.destroy().catch(() => {});
   }
 
-  private async attempt(url: string, body: string, secret: string, attempt: number): Promise<DeliveryAttempt> {
+  private verdict(attempt: DeliveryAttempt): Verdict {
+    if (attempt.ok) return { next: 'delivered' };
+    // 410: the receiver says the address is gone for good (Stripe and GitHub read it so too).
+    if (attempt.status === 410 || attempt.attempt >= this.attempts) return { next: 'failed' };
+    const delay = Math.min(this.retryBaseMs * 2 ** (attempt.attempt - 1), MAX_BACKOFF_MS);
+    return { next: 'retry', retryAt: new Date(Date.now() + delay) };
+  }
+
+  private async attempt(event: WebhookEvent, secret: string, attempt: number): Promise<DeliveryAttempt> {
+    const { request, agent } = await (this.client ??= this.connect());
+    // A timer of our own, not AbortSignal.timeout: Node 20 may collect that signal (held weakly,
+    // here only through undici) before it fires, and the attempt then waits for ever (seen under GC).
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.attemptTimeoutMs);
+    this.inFlight.add(abort);
     try {
-      // Node's fetch (its bundled undici): a delivery or two needs no pool of its own.
-      const response = await fetch(url, {
+      const response = await request(event.url, {
+        dispatcher: agent,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          [SIGNATURE_HEADER]: signPayload(secret, body, Math.floor(Date.now() / 1000)),
+          [SIGNATURE_HEADER]: signPayload(secret, event.body, Math.floor(Date.now() / 1000)),
+          [WEBHOOK_ID_HEADER]: event.id,
           'user-agent': 'svc-emulator-webhooks',
         },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.attemptTimeoutMs),
+        body: event.body,
+        // The whole exchange, the answer's body too: a receiver that trickles cannot hold an attempt open.
+        signal: abort.signal,
       });
-      await response.arrayBuffer();
-      return { attempt, status: response.status, ok: response.status >= 200 && response.status < 300 };
+      // The status is the answer; the body is read only so far, then dropped with the connection.
+      await readAtMost(response.body, MAX_ANSWER_BYTES);
+      const status = response.statusCode;
+      // A redirect is not followed (undici's request never does): a 3xx is a failed attempt.
+      return { attempt, status, ok: status >= 200 && status < 300 };
     } catch (error) {
-      const { name, cause } = error as Error & { cause?: NodeJS.ErrnoException };
-      const reason = name === 'TimeoutError' || name === 'AbortError'
-        ? `no answer within ${this.attemptTimeoutMs} ms`
-        : (cause?.code ?? cause?.message ?? (error as Error).message);
-      return { attempt, error: reason, ok: false };
+      const { code, message } = error as Error & { code?: string };
+      return { attempt, error: timedOut ? `no answer within ${this.attemptTimeoutMs} ms` : (code ?? message), ok: false };
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(abort);
     }
   }
 
+  private async connect(): Promise<{ request: typeof import('undici').request; agent: Agent }> {
+    const { Agent, request } = await import('undici');
+    return { request, agent: new Agent({ keepAliveTimeout: 4_000, connect: { timeout: this.attemptTimeoutMs } }) };
+  }
+
   private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.disposed) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.sleeping.delete(timer);
@@ -164,6 +238,21 @@ export class WebhookService {
       timer.unref();
       this.sleeping.set(timer, resolve);
     });
+  }
+}
+
+/** Reads a body up to `limit` bytes and drops the rest (destroying it closes its connection). */
+async function readAtMost(body: Readable, limit: number): Promise<void> {
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += (chunk as Buffer).length;
+      if (read > limit) break;
+    }
+  } catch {
+    // An answer cut off (the attempt's timeout, the receiver closing) still had its status.
+  } finally {
+    body.destroy();
   }
 }
 

@@ -82,7 +82,7 @@ export class Collection<T extends TenantRecord> {
       const problem = this.problemOf(raw);
       if (problem !== undefined) {
         this.kept[shard]!.push(raw);
-        problems.push(`${file}: record ${i + 1}${idOf(raw)} ${problem}; it is kept in the file but not served. Fix or remove it.`);
+        problems.push(unservedLine(file, i, raw, problem));
         return;
       }
       const record = raw as T;
@@ -104,6 +104,17 @@ export class Collection<T extends TenantRecord> {
   /** The tenant's records in creation order. */
   list(tenantId: string): T[] {
     return [...(this.byTenant.get(tenantId)?.values() ?? [])];
+  }
+
+  /** How many records the tenant has, without listing them. */
+  count(tenantId: string): number {
+    return this.byTenant.get(tenantId)?.size ?? 0;
+  }
+
+  /** The tenant's records in creation order, oldest first, without copying them (don't put or delete while iterating). */
+  *values(tenantId: string): IterableIterator<T> {
+    const records = this.byTenant.get(tenantId);
+    if (records) yield* records.values();
   }
 
   /** Every record of every tenant; for sweeps (expiry), never for answering a request. */
@@ -165,7 +176,8 @@ export class Collection<T extends TenantRecord> {
     }
   }
 
-  private problemOf(raw: unknown): string | undefined {
+  /** Why a record read from a file cannot be served, or undefined when it can. */
+  problemOf(raw: unknown): string | undefined {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'is not an object';
     const record = raw as Record<string, unknown>;
     for (const field of ['id', 'tenant_id', 'created_at']) {
@@ -212,6 +224,11 @@ export function shardRecords<T>(data: unknown, file: string): T[] {
 
 export function compositeKey(tenantId: string, id: string): string {
   return `${tenantId}/${id}`;
+}
+
+/** The problem line of record `index` (from 0) of `file`, which cannot be served. */
+export function unservedLine(file: string, index: number, raw: unknown, problem: string): string {
+  return `${file}: record ${index + 1}${idOf(raw)} ${problem}; it is kept in the file but not served. Fix or remove it.`;
 }
 
 function idOf(raw: unknown): string {

@@ -1,5 +1,5 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
-import type { Application, ReactorResult, TokenType, TransactionStatus } from '../../api/types.js';
+import type { Application, ReactorResult, TokenType, TransactionStatus, WebhookDelivery } from '../../api/types.js';
 import type { Sealed } from '../services/cipher.js';
 
 export interface TenantRow {
@@ -19,7 +19,8 @@ export interface ReactorRecord {
   tenant_id: string;
   name: string;
   code: string;
-  configuration: Record<string, string>;
+  /** The configuration map, sealed: it holds third-party API keys (services/configuration.ts). */
+  configuration_sealed: Sealed;
   application_id: string | null;
   created_by?: string;
   created_at: string;
@@ -27,14 +28,24 @@ export interface ReactorRecord {
   modified_at: string;
 }
 
-/** An asynchronous invocation and its outcome, kept for polling. */
-export interface ReactorResultRecord extends Omit<ReactorResult, 'raw' | 'tokens' | 'error'> {
+/**
+ * An asynchronous invocation, its outcome and its webhook's delivery: kept for polling, and so that
+ * a delivery pending when the emulator stops resumes when it starts again.
+ */
+export interface ReactorResultRecord extends Omit<ReactorResult, 'raw' | 'tokens' | 'error' | 'delivery'> {
   tenant_id: string;
   /** `{ raw, tokens, error }`, sealed: a result can hold detokenized data. */
   outcome?: Sealed;
   created_at: string;
   callback_url: string;
-  deliveries: { attempt: number; status?: number; error?: string; ok: boolean; at: string }[];
+  delivery: DeliveryRecord;
+}
+
+export interface DeliveryRecord extends WebhookDelivery {
+  /** While pending: not before this time (the backoff after a failed attempt), so a restart keeps it. */
+  next_attempt_at?: string;
+  /** When the delivery ended (delivered or failed): the retention counts from here. */
+  ended_at?: string;
 }
 
 export interface ApplicationRecord extends Omit<Application, 'key'> {
@@ -82,7 +93,8 @@ export interface ProxyRecord {
   request_transform: { code: string } | null;
   response_transform: { code: string } | null;
   application_id: string | null;
-  configuration: Record<string, string> | null;
+  /** The configuration map (or null), sealed like a reactor's. */
+  configuration_sealed: Sealed;
   require_auth: boolean;
   created_by?: string;
   created_at: string;

@@ -9,7 +9,7 @@ import { StoreError, cannotWrite, corruptFile } from './errors.js';
 import { nodeFileSystem, type StoreFileSystem } from './io.js';
 import { Journal, type JournalEntry } from './journal.js';
 import { acquireLock } from './lock.js';
-import { existing, removeFiles, reshard } from './migrate.js';
+import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
 import { Writer } from './writer.js';
 
@@ -18,6 +18,9 @@ export const STORE_VERSION = 2;
 export const TOKEN_SHARDS = 2048;
 /** Version 1 kept tokens in 256 shards, `tokens/00.json` .. `tokens/ff.json`. */
 export const V1_TOKEN_SHARDS = 256;
+export const RESULT_SHARDS = 2048;
+/** Reactor results were kept in 16 shards before, `reactor-results/00.json` .. `0f.json`. */
+export const OLD_RESULT_SHARDS = 16;
 export const JOURNAL_FOLDER = 'journal';
 
 export interface StoreOptions {
@@ -81,7 +84,9 @@ export class Store {
     this.transactions = this.define<TransactionRecord>('transactions');
     this.reactors = this.define<ReactorRecord>('reactors');
     this.proxies = this.define<ProxyRecord>('proxies', { indexes: { key: (proxy) => proxy.key_hash } });
-    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: 16 });
+    // Results are sharded like tokens: storing one (every async invoke, every webhook attempt) costs
+    // the same however many are kept (in 16 shards, 6,000 results doubled the 202's latency).
+    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: RESULT_SHARDS });
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -102,6 +107,7 @@ export class Store {
       await store.upgrade(dataFile, manifest);
       store.load();
       await store.recover();
+      await store.adoptOldResults();
       return store;
     } catch (error) {
       await release();
@@ -197,6 +203,17 @@ export class Store {
       all.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
       collection.index(all);
     }
+  }
+
+  /**
+   * Moves results of the old 16-shard layout into the current one, in one write; the open ends
+   * with them in their new files. Two hex digits against three: the old layout's names never clash
+   * with the new one's.
+   */
+  private async adoptOldResults(): Promise<void> {
+    const old = await existing(this.shardFiles(this.results.name, OLD_RESULT_SHARDS));
+    this.problems.push(...(await adoptShards(this.results, old, (build) => this.write(build))));
+    await this.flush();
   }
 
   /** Finishes the writes a stopped process saved in its journal but had not yet put in their files. */

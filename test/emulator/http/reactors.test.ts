@@ -1028,7 +1028,13 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
     const pending = await result(requestId);
     expect(pending.status).toBe(200);
-    expect(pending.body).toEqual({ id: requestId, reactor_id: reactor.id, status: 'pending', started_at: expect.any(String) });
+    expect(pending.body).toEqual({
+      id: requestId,
+      reactor_id: reactor.id,
+      status: 'pending',
+      started_at: expect.any(String),
+      delivery: { status: 'pending', attempts: 0, last_status: null, event_id: expect.stringMatching(UUID) },
+    });
     expect(hook.received).toHaveLength(0);
 
     const [delivery] = await hook.waitFor(1, 8000);
@@ -1067,8 +1073,10 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     expect(verifySignature(`${secret}x`, delivery!.body, header as string)).toBe(false);
     expect(verifySignature(secret, delivery!.body, header as string, 300, Date.now() + 3_600_000)).toBe(false);
 
-    // The result is there to poll too, the same as the webhook said.
-    await eventually(async () => expect((await result(requestId)).body).toEqual(payload));
+    // The result is there to poll too, the same as the webhook said, with its delivery.
+    await eventually(async () =>
+      expect((await result(requestId)).body).toEqual({ ...payload, delivery: { status: 'delivered', attempts: 1, last_status: 200, event_id: delivery!.headers['svc-webhook-id'] } }),
+    );
     await eventually(() => expect(webhookEvents(emu(), requestId)).toEqual([expect.objectContaining({ attempt: 1, status: 200, ok: true, url: hook.url.split('?')[0] })]));
     // The secret is for management keys only.
     expectProblem(await emu().call('GET', '/_emulator/webhook-secret', { key: emu().privateKey }), 403);
@@ -1089,7 +1097,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       completed_at: expect.any(String),
     });
     expect(verifySignature(emu().emulator.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
-    await eventually(async () => expect((await result(accepted.body.id)).body).toEqual(payload));
+    await eventually(async () => expect((await result(accepted.body.id)).body).toEqual({ ...payload, delivery: expect.objectContaining({ status: 'delivered' }) }));
   });
 
   it('retries a receiver that fails: 500, 500, then 200 makes exactly 3 attempts, each reported', async () => {
@@ -1114,7 +1122,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     ]);
     // the log names the receiver without its query string (which may carry a secret)
     expect(events.every((event) => event.reactorId === reactor.id && event.url === hook.url.split('?')[0])).toBe(true);
-    expect((await result(requestId)).body.status).toBe('completed');
+    expect((await result(requestId)).body).toMatchObject({ status: 'completed', delivery: { status: 'delivered', attempts: 3, last_status: 200 } });
   });
 
   it('gives up after the configured attempts on a receiver that never answers; the result stays readable', async () => {
@@ -1135,7 +1143,8 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     expect(hook.received).toHaveLength(WEBHOOKS.attempts);
     const polled = await result(requestId);
     expect(polled.status).toBe(200);
-    expect(polled.body).toMatchObject({ id: requestId, reactor_id: reactor.id, status: 'completed', raw: { echoed: 'hung' } });
+    // The code ran (completed); nobody heard of it (the delivery failed).
+    expect(polled.body).toMatchObject({ id: requestId, reactor_id: reactor.id, status: 'completed', raw: { echoed: 'hung' }, delivery: { status: 'failed', attempts: 3, last_status: null } });
   });
 
   it('uses timeout_ms, not the synchronous timeout, for an asynchronous run', async () => {
@@ -1282,10 +1291,9 @@ describe('known bugs', () => {
     expect(lines[0]).toMatchObject({ source: reactor.name }); // fails: the source is the rejected name
   });
 
-  // src/emulator/services/webhooks.ts dispose() clears the backoff timers of sleep() without
-  // settling their promises, so deliver() never returns, ReactorService.settle() never resolves
-  // and Emulator.dispose() (src/emulator/index.ts, stop()) hangs: the store is never closed.
-  it('BUG: dispose hangs while a webhook delivery waits to retry', async () => {
+  // Fixed: WebhookService.dispose() wakes the backoff sleeps, so a delivery waiting to retry ends
+  // (still pending, resumed at the next start) and Emulator.dispose() does not hang.
+  it('dispose does not hang while a webhook delivery waits to retry', async () => {
     const own = await startEmulator({ inMemory: true, webhooks: { attempts: 2, retryBaseMs: 60_000, attemptTimeoutMs: 300 } });
     const hook = await receiver(() => 500);
     const reactor = await createReactor(own, {});
@@ -1294,6 +1302,6 @@ describe('known bugs', () => {
     await hook.waitFor(1);
     await eventually(() => expect(webhookEvents(own, accepted.body.id)).toHaveLength(1));
     const outcome = await Promise.race([own.dispose().then(() => 'disposed'), sleep(3000).then(() => 'still hanging after 3 s')]);
-    expect(outcome).toBe('disposed'); // fails: still hanging
+    expect(outcome).toBe('disposed');
   });
 });

@@ -7,7 +7,11 @@ import {
   pathSuffix,
   responseHeaders,
   transformHeaders,
+  unsafePath,
 } from '../../../src/emulator/proxy/parts.js';
+import { HttpError } from '../../../src/emulator/errors.js';
+
+const OWNER = 'The request transform of proxy p';
 
 /** Node's rawHeaders from name/value pairs. */
 const raw = (...pairs: [string, string][]) => pairs.flat();
@@ -118,6 +122,22 @@ describe('destinationUrl', () => {
   });
 });
 
+describe('unsafePath', () => {
+  it.each(['/..', '/a/../b', '/.', '/%2e%2E', '/.%2e/x', '/..%2fx', '/a%2f..%2fb', '/..;/x', '/%2e%2e;x=1/y', '//host', '/a//b', '/\\h', '/%5ch', '/a%5C', '/%252e%252e', '/%25252e%25252e', '/%2525252e%2525252e', '/a%00', '/a%0a', '/a\u0000'])(
+    '%s is unsafe',
+    (suffix) => expect(unsafePath(suffix)).toEqual(expect.any(String)),
+  );
+
+  it.each(['/', '/a', '/a/', '/a/b%20c', '/@host', '/a%2fb', '/.well-known/x', '/a..b/...', '/..a', '/100%25', '/%zz', '/a;b=1'])('%s is safe', (suffix) =>
+    expect(unsafePath(suffix)).toBeUndefined(),
+  );
+
+  it('is checked by destinationUrl (400), which never leaves the base path', () => {
+    expect(() => destinationUrl('http://h.test/base', '/../x', '')).toThrow(HttpError);
+    expect(() => destinationUrl('http://h.test/base', 'x', '')).toThrow(/must start with \//);
+  });
+});
+
 describe('responseHeaders', () => {
   const destination = {
     'content-type': 'application/json',
@@ -128,6 +148,7 @@ describe('responseHeaders', () => {
     'set-cookie': ['a=1', 'b=2'],
     'x-custom': 'yes',
     'x-missing': undefined,
+    'svc-trace-id': 'from-the-destination',
   };
 
   it('passes every header but the hop-by-hop ones, arrays as arrays', () => {
@@ -146,7 +167,7 @@ describe('responseHeaders', () => {
 
 describe('transformHeaders', () => {
   it('keeps what a transform returned, names a caller could not send included, values as strings', () => {
-    expect(transformHeaders({ 'X.Signed': 'sig', 'X-Count': 3, 'X-List': ['a', 'b'], Authorization: 'Bearer x', 'svc-transaction-id': 't1' })).toEqual({
+    expect(transformHeaders({ 'X.Signed': 'sig', 'X-Count': 3, 'X-List': ['a', 'b'], Authorization: 'Bearer x', 'svc-transaction-id': 't1' }, OWNER)).toEqual({
       'X.Signed': 'sig',
       'X-Count': '3',
       'X-List': 'a, b',
@@ -155,27 +176,48 @@ describe('transformHeaders', () => {
     });
   });
 
-  it('drops framing and svc credential headers, empty values, and names that are not HTTP tokens', () => {
+  it('drops framing and svc credential headers, and empty values', () => {
     expect(
-      transformHeaders({
-        'Content-Length': '5',
-        'transfer-encoding': 'chunked',
-        Host: 'evil',
-        'SVC-API-KEY': 'k',
-        'svc-proxy-key': 'k',
-        'X Space': '1',
-        'X:Colon': '1',
-        'X-Null': null,
-        'X-Undefined': undefined,
-        'X-Kept': 'ok',
-      }),
+      transformHeaders(
+        {
+          'Content-Length': '5',
+          'transfer-encoding': 'chunked',
+          Host: 'evil',
+          'SVC-API-KEY': 'k',
+          'svc-proxy-key': 'k',
+          'X-Null': null,
+          'X-Undefined': undefined,
+          'X-Kept': 'ok',
+        },
+        OWNER,
+      ),
     ).toEqual({ 'X-Kept': 'ok' });
   });
 
+  it.each([
+    [{ 'X Space': '1' }, /header name "X Space" is not an HTTP token/],
+    [{ 'X:Colon': '1' }, /header name "X:Colon"/],
+    [{ 'X-Split': 'a\r\nb' }, /header X-Split contains CR or LF/],
+    [{ 'X-Nul': 'a\u0000' }, /header X-Nul contains NUL/],
+    [{ 'X-Bell': 'a\u0007' }, /header X-Bell contains a control character/],
+    [{ 'X-Wide': ['ok', '\u20ac'] }, /header X-Wide contains "€", outside Latin-1/],
+  ])('refuses %o with a 500 naming the transform and the header', (headers, detail) => {
+    let thrown: unknown;
+    try {
+      transformHeaders(headers, OWNER);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(HttpError);
+    expect((thrown as HttpError).status).toBe(500);
+    expect((thrown as HttpError).detail).toMatch(/^The request transform of proxy p set an invalid header: /);
+    expect((thrown as HttpError).detail).toMatch(detail);
+  });
+
   it('gives no headers for anything but an object', () => {
-    expect(transformHeaders(undefined)).toEqual({});
-    expect(transformHeaders(null)).toEqual({});
-    expect(transformHeaders('X-A: 1')).toEqual({});
+    expect(transformHeaders(undefined, OWNER)).toEqual({});
+    expect(transformHeaders(null, OWNER)).toEqual({});
+    expect(transformHeaders('X-A: 1', OWNER)).toEqual({});
   });
 });
 

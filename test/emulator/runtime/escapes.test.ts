@@ -14,7 +14,7 @@ const refused = (name: string) => `Cannot require "${name}": only these modules 
 const INERT = 'TypeError: Function.prototype.constructor is not a valid constructor.';
 
 describe('require', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it.each([
     'fs',
@@ -69,7 +69,7 @@ describe('require', () => {
 });
 
 describe('globals', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it('has no process, fetch or require-able host in the global scope; `global` is the compartment itself', async () => {
     expect(
@@ -138,7 +138,7 @@ describe('globals', () => {
 });
 
 describe('the Function constructor', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it.each([
     ['(function(){}).constructor', '(function(){}).constructor'],
@@ -189,7 +189,7 @@ describe('the Function constructor', () => {
 });
 
 describe('eval, this and stack walking', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it('confines direct and indirect eval to the compartment', async () => {
     // "Direct" eval is the compartment's own eval: it sees the compartment's globals only, not the
@@ -250,7 +250,7 @@ module.exports = async function () {
 });
 
 describe('modules and syntax', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it('refuses a dynamic import() when the code loads, naming the line', async () => {
     for (const code of [`module.exports = async () => {\n  return await import('fs');\n};`, `module.exports = async () => {\n  return await import ('node:child_process');\n};`]) {
@@ -288,7 +288,7 @@ describe('modules and syntax', () => {
 });
 
 describe('frozen intrinsics and isolation', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   it('refuses prototype pollution and replacing built-ins', async () => {
     const outcome = await value(
@@ -440,7 +440,7 @@ module.exports = async () => [globalThis.shared, globalThis[Symbol.for('svc.chan
  * are marked `.fails` (they pass while the hole exists). Remove `.fails` once they are closed.
  */
 describe('host prototypes shared with the worker (KNOWN ESCAPES)', () => {
-  const rt = sharedRuntime({ spares: 2 });
+  const rt = sharedRuntime();
 
   // SANDBOX ESCAPE (worker.ts makeRequire line 158: `return hostRequire(bare)` hands out the host's
   // builtins unhardened). require('stream') (likewise https, crypto hashes) reaches

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { Runtime, UserCodeError, type Instance, type InvokeOptions, type InvokeResult, type RuntimeOptions } from '../../../src/emulator/runtime/index.js';
 
 /**
- * The sandbox worker runs from dist/: `npm run build` before these tests (and again after src changes).
+ * The sandbox process runs from dist/: `npm run build` before these tests (and again after src changes).
  */
 
-/** A Runtime (one pre-booted spare unless told otherwise, booting now), disposed when the test ends. */
+/** A Runtime (its first sandbox process booting now), disposed when the test ends. */
 export function runtime(options: RuntimeOptions = {}): Runtime {
-  const rt = new Runtime({ spares: 1, ...options });
+  const rt = new Runtime(options);
   rt.prewarm();
   onTestFinished(() => rt.dispose());
   return rt;
@@ -17,7 +17,7 @@ export function runtime(options: RuntimeOptions = {}): Runtime {
 export function sharedRuntime(options: RuntimeOptions = {}): () => Runtime {
   let rt: Runtime | undefined;
   beforeAll(() => {
-    rt = new Runtime({ spares: 1, ...options });
+    rt = new Runtime(options);
     rt.prewarm();
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { shardIndex, type ShardFile, type TenantRecord } from '../../../src/emul
 import { mapBounded } from '../../../src/emulator/store/concurrency.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
 import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
-import { STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import { OLD_RESULT_SHARDS, RESULT_SHARDS, STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const TENANT_A = 'tenant-a';
@@ -59,7 +59,7 @@ function result(tenantId: string, id: string): ReactorResultRecord {
     started_at: '2024-01-01T00:00:00.000Z',
     created_at: '2024-01-01T00:00:00.000Z',
     callback_url: 'http://127.0.0.1:1/callback',
-    deliveries: [],
+    delivery: { status: 'pending', attempts: 0, last_status: null, event_id: `event-${id}` },
   };
 }
 
@@ -545,8 +545,8 @@ describe('Store token shards', () => {
     const folder = path.join(dir, 'data', 'tokens');
     expect(await mode(folder)).toBe(0o700);
     await expectCurrentLayout(folder, records);
-    // Reactor results keep their 16 shards named with two hex digits.
-    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, 16, 2)]);
+    // Reactor results are sharded as tokens are, named with three hex digits.
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
 
     const second = await openStore(dataFile);
     expectTokens(second, records);
@@ -557,9 +557,9 @@ describe('Store token shards', () => {
     const dir = await tempDir();
     const records = tokens(500);
     const dataFile = await writeV1Store(dir, records);
-    // A reactor result's two-hex-digit file is no leftover of the token layout: it must stay.
+    // A reactor result's two-hex-digit file is no leftover of the token layout: it is moved, not lost.
     const pending = result(TENANT_B, 'res1');
-    const [resultFile] = await writeShards(path.join(dir, 'data', 'reactor-results'), [pending], 16, 2);
+    await writeShards(path.join(dir, 'data', 'reactor-results'), [pending], OLD_RESULT_SHARDS, 2);
 
     const store = await openStore(dataFile);
     expectTokens(store, records);
@@ -568,7 +568,7 @@ describe('Store token shards', () => {
     expect(await mode(dataFile)).toBe(0o600);
     const folder = path.join(dir, 'data', 'tokens');
     await expectCurrentLayout(folder, records);
-    expect(await readJson(resultFile!)).toEqual({ version: 1, records: [pending] });
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
 
     // Writes after the migration go to the new layout, and everything reads back after reopening.
     const added = token(TENANT_A, 500);
@@ -624,7 +624,7 @@ describe('Store token shards', () => {
     expectTokens(store, records);
     for (const file of leftovers) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
     await expectCurrentLayout(folder, records);
-    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, 16, 2)]);
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
     expect(store.results.get(TENANT_A, 'res1')).toEqual(pending);
   });
 
@@ -703,6 +703,72 @@ describe('Store token shards', () => {
     expect(error.message).toContain('"records" array');
     await writeFile(damaged, content);
     expectTokens(await openStore(dataFile), records);
+  });
+
+  /** Results of both tenants, interleaved, in creation order. */
+  function results(count: number, from = 0): ReactorResultRecord[] {
+    return Array.from({ length: count }, (_, i) => ({
+      ...result(i % 2 === 0 ? TENANT_A : TENANT_B, `res${from + i}`),
+      created_at: new Date(Date.UTC(2024, 0, 1) + (from + i) * 1000).toISOString(),
+    }));
+  }
+
+  it('keeps storing a result as cheap with thousands kept: each shard file holds a handful', async () => {
+    expect(RESULT_SHARDS).toBe(2048);
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const store = await openStore(dataFile);
+    const kept = results(3000);
+    await Promise.all(kept.map((record) => store.results.put(record)));
+    // Saved writes may wait in the journal: the shard files are read once they are written.
+    await store.flush();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    let largest = 0;
+    for (const name of await readdir(folder)) {
+      largest = Math.max(largest, ((await readJson(path.join(folder, name))) as ShardFile<ReactorResultRecord>).records.length);
+    }
+    // 3000 over 2048 shards: about 1.5 a file. In 16 shards a write of one rewrote some 190.
+    expect(largest).toBeLessThanOrEqual(12);
+  });
+
+  it('moves results from the old 16-shard layout into the current one, then removes the old files', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const old = results(200);
+    const oldFiles = await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
+    expect(oldFiles.length).toBe(OLD_RESULT_SHARDS);
+
+    const store = await Store.open({ path: dataFile });
+    for (const tenantId of [TENANT_A, TENANT_B]) expect(store.results.list(tenantId)).toEqual(old.filter((record) => record.tenant_id === tenantId));
+    const names = (await readdir(folder)).sort();
+    expect(names.filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([]);
+    expect(names).toEqual([...new Set(old.map((record) => shardFileName(record, RESULT_SHARDS, 3)))].sort());
+    await store.close();
+    const reopened = await openStore(dataFile);
+    expect(reopened.results.list(TENANT_A)).toEqual(old.filter((record) => record.tenant_id === TENANT_A));
+  });
+
+  it('moves old result files again after a crash part way, turning back no record the new layout holds', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const old = results(50);
+    // As a crash after the move, before every old file was removed: the new layout has them all,
+    // one since changed (its delivery ended), and an old file still holds the stale copy.
+    const first = await Store.open({ path: dataFile });
+    await Promise.all(old.map((record) => first.results.put(record)));
+    const changed: ReactorResultRecord = { ...old[7]!, status: 'completed', delivery: { ...old[7]!.delivery, status: 'delivered', attempts: 1, last_status: 200 } };
+    await first.results.put(changed);
+    await first.close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const leftover = await writeShards(folder, [old[7]!, ...results(3, 1000)], OLD_RESULT_SHARDS, 2);
+
+    const store = await openStore(dataFile);
+    expect(store.results.get(changed.tenant_id, changed.id)).toEqual(changed);
+    for (const record of results(3, 1000)) expect(store.results.get(record.tenant_id, record.id)).toEqual(record);
+    expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(53);
+    for (const file of leftover) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 

@@ -6,6 +6,7 @@ import type { ProxyPipeline } from '../../proxy/pipeline.js';
 import { forwardedQuery, pathSuffix } from '../../proxy/parts.js';
 import type { ProxyService } from '../../services/proxies.js';
 import { callerOf } from '../auth.js';
+import { sendText } from '../problems.js';
 import { requireMergePatch } from './reactors.js';
 
 type IdParams = { Params: { id: string } };
@@ -77,7 +78,8 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
       });
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
-      return reply.send(answer.body ?? '');
+      if (answer.body === undefined || typeof answer.body === 'string') return sendText(reply, answer.body ?? '');
+      return reply.send(answer.body);
     };
     for (const url of ['/proxy', '/proxy/*']) {
       // The five methods of spec 4.3, and no HEAD route of fastify's own making.

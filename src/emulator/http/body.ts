@@ -1,0 +1,76 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
+import { HttpError } from '../errors.js';
+import { MERGE_PATCH_CONTENT_TYPE } from '../services/merge-patch.js';
+
+export const JSON_CONTENT_TYPE = 'application/json';
+
+/** Fatal: a byte sequence that is not UTF-8 is refused rather than turned into U+FFFD (data changed silently). */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8']);
+
+/** The media type (lower-cased, without parameters) and charset of a Content-Type header. */
+export function parseContentType(header: string | undefined): { type: string; charset: string | undefined } {
+  const [type = '', ...parameters] = (header ?? '').split(';');
+  let charset: string | undefined;
+  for (const parameter of parameters) {
+    const at = parameter.indexOf('=');
+    if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
+    charset = parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return { type: type.trim().toLowerCase(), charset };
+}
+
+type Done = (error: Error | null, body?: unknown) => void;
+type JsonParser = (request: FastifyRequest, body: string, done: Done) => void;
+
+/**
+ * The one way a JSON body becomes a value: uncompressed UTF-8 only (a declared charset other than
+ * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
+ * and nesting bounded (every later walk over the value, and JSON.stringify, recurse).
+ */
+function jsonBody(parse: JsonParser) {
+  return (request: FastifyRequest, raw: Buffer, done: Done): void => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      done(new HttpError(415, `Content-Encoding ${encoding} is not accepted: send the JSON body uncompressed.`));
+      return;
+    }
+    const { type, charset } = parseContentType(request.headers['content-type']);
+    if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
+      done(new HttpError(415, `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`));
+      return;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', undefined, 'Malformed JSON'));
+      return;
+    }
+    parse(request, text, (error, value) => {
+      if (error) done(error);
+      else if (exceedsDepth(value, MAX_DEPTH)) done(new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
+      else done(null, value);
+    });
+  };
+}
+
+/**
+ * Request bodies of the API: `application/json`, and `application/merge-patch+json` on PATCH
+ * only (PATCH routes refuse every other type with a 415 of their own). No other type is parsed:
+ * plain text or a merge patch elsewhere is a 415, not a value the route would misread.
+ */
+export function registerBodyParsers(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error') as JsonParser;
+  app.removeAllContentTypeParsers();
+  const json = jsonBody(parse);
+  app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, json);
+  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'buffer' }, (request, raw, done) => {
+    if (request.method !== 'PATCH') {
+      done(new HttpError(415, `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${request.method} with ${JSON_CONTENT_TYPE}.`));
+      return;
+    }
+    json(request, raw as Buffer, done);
+  });
+}

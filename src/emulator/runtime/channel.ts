@@ -1,0 +1,75 @@
+import type { Duplex } from 'node:stream';
+
+/**
+ * Length-prefixed JSON frames over one stream, between the emulator and a sandbox process.
+ *
+ * Node's own IPC channel buffers a message until its closing newline, however long it grows: a
+ * sandbox that got hold of its end could then fill the emulator's memory. Here every frame declares
+ * its length first, and one over `maxFrameBytes` ends the channel (the other side is then stopped).
+ */
+export class Channel<In, Out> {
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private closed = false;
+
+  constructor(
+    private readonly stream: Duplex,
+    private readonly maxFrameBytes: number,
+    private readonly handlers: { message: (message: In) => void; broken: (reason: string) => void },
+  ) {
+    stream.on('data', (chunk: Buffer) => this.receive(chunk));
+    stream.on('error', (error) => this.break(`channel error: ${error.message}`));
+    stream.on('close', () => this.break('channel closed'));
+  }
+
+  send(message: Out): boolean {
+    if (this.closed) return false;
+    const text = JSON.stringify(message);
+    const length = Buffer.byteLength(text);
+    // One write, one frame: the reader wakes once per message.
+    const frame = Buffer.allocUnsafe(4 + length);
+    frame.writeUInt32BE(length, 0);
+    frame.write(text, 4);
+    this.stream.write(frame);
+    return true;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stream.destroy();
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.closed) return;
+    this.buffered.push(chunk);
+    this.bufferedBytes += chunk.length;
+    while (this.bufferedBytes >= 4) {
+      const head = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered);
+      const length = head.readUInt32BE(0);
+      if (length > this.maxFrameBytes) return this.break(`a frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
+      if (head.length < 4 + length) {
+        this.buffered = [head];
+        return;
+      }
+      const rest = head.subarray(4 + length);
+      this.buffered = rest.length > 0 ? [rest] : [];
+      this.bufferedBytes = rest.length;
+      let message: In;
+      try {
+        message = JSON.parse(head.toString('utf8', 4, 4 + length)) as In;
+      } catch {
+        return this.break('a frame is not JSON');
+      }
+      this.handlers.message(message);
+      if (this.closed) return;
+    }
+  }
+
+  private break(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.buffered = [];
+    this.stream.destroy();
+    this.handlers.broken(reason);
+  }
+}

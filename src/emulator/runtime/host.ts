@@ -1,0 +1,479 @@
+/**
+ * The sandbox process: runs the code versions of one owner, each in an SES Compartment, in a Node
+ * process of its own that the emulator started with no file descriptor of its own but a channel
+ * (fd 3), under Node's permission model (see sandbox-process.ts for the flags). User code sees
+ * Node 16's safe globals and a `require` that serves facades of the allowlisted modules; it never
+ * sees `process`, a Node object of the network stack, or anything of the emulator.
+ */
+import 'ses';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { createRequire } from 'node:module';
+import { format, promisify } from 'node:util';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { Channel } from './channel.js';
+import { loadCode, type Loaded } from './compartment.js';
+import { cryptoFacade, httpsFacade } from './facades.js';
+import { hardenHost } from './harden-host.js';
+import { busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import { describeThrown, locate, prepareUserStack } from './stacks.js';
+import { USER_ERROR_STATUS } from './user-errors.js';
+
+const hostRequire = createRequire(import.meta.url);
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+closeInheritedDescriptors();
+
+/**
+ * The emulator passes this process its stdio and the channel only, but a descriptor the emulator
+ * itself inherited without close-on-exec (from a shell, a CI runner) would pass on too. Node and
+ * libuv open theirs close-on-exec, so any other descriptor above the channel came from outside: close it.
+ */
+function closeInheritedDescriptors(): void {
+  const CLOSE_ON_EXEC = 0o2000000;
+  let descriptors: string[];
+  try {
+    descriptors = readdirSync('/proc/self/fdinfo');
+  } catch {
+    return; // no /proc (macOS, Windows): nothing to read the flags from
+  }
+  for (const name of descriptors) {
+    const fd = Number(name);
+    if (!(fd > 3)) continue;
+    try {
+      const flags = Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8);
+      if (!(flags & CLOSE_ON_EXEC)) closeSync(fd);
+    } catch {
+      // gone meanwhile (the directory listing's own descriptor)
+    }
+  }
+}
+
+interface Invocation {
+  id: number;
+  vid: string;
+  logBudget: number;
+  svcInFlight: number;
+  cancelled: boolean;
+  /** Over: timers it set are cleared, and any it sets from leftover work are cleared at once. */
+  finished: boolean;
+  timers: (() => void)[];
+}
+
+/** The call the code running now belongs to, across its awaits and timers. */
+const context = new AsyncLocalStorage<Invocation>();
+
+/** Set while the facade's own agent opens a connection: the only connect() allowed. */
+let outbound = false;
+
+// Buffer.allocUnsafe and small Buffer.from() share an 8 KiB pool; with it, one call could read
+// text another call (or the console) left there. No pool, and --zero-fill-buffers for the rest.
+Buffer.poolSize = 0;
+restrictNetwork();
+
+lockdown({
+  errorTaming: 'unsafe', // keep stacks: users need their file and line (prepareUserStack trims them)
+  localeTaming: 'unsafe',
+  consoleTaming: 'unsafe',
+  overrideTaming: 'severe', // let user code assign e.g. `obj.toString = ...` on its own objects
+  stackFiltering: 'verbose',
+  errorTrapping: 'none',
+  unhandledRejectionTrapping: 'none',
+});
+Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
+
+/**
+ * Defence behind the facades: the only outbound connection this process makes is the TLS socket of
+ * a facade's request, and it never listens. (User code reaches neither class; this holds if it did.)
+ */
+function restrictNetwork(): void {
+  const net = hostRequire('node:net') as typeof import('node:net');
+  const tls = hostRequire('node:tls') as typeof import('node:tls');
+  const http = hostRequire('node:http') as typeof import('node:http');
+  const connect = net.Socket.prototype.connect;
+  net.Socket.prototype.connect = function (this: import('node:net').Socket, ...args: unknown[]) {
+    if (!(this instanceof tls.TLSSocket) || !outbound) throw new Error('Plain TCP connections are not available in the sandbox; use https.');
+    return (connect as (...a: unknown[]) => import('node:net').Socket).apply(this, args);
+  } as typeof connect;
+  net.Server.prototype.listen = function () {
+    throw new Error('Listening is not available in the sandbox.');
+  };
+  http.Agent.prototype.createConnection = function () {
+    throw new Error('Plain TCP connections are not available in the sandbox; use https.');
+  };
+  const https = hostRequire('node:https') as typeof import('node:https');
+  const createTls = https.Agent.prototype.createConnection;
+  https.Agent.prototype.createConnection = function (this: unknown, ...args: unknown[]) {
+    outbound = true;
+    try {
+      return (createTls as (...a: unknown[]) => unknown).apply(this, args);
+    } finally {
+      outbound = false;
+    }
+  } as typeof createTls;
+}
+
+/** What user code is handed of the host: the globals, and the modules `require` serves. */
+const HOST_GLOBALS = {
+  setTimeout: tracked(setTimeout, clearTimeout),
+  clearTimeout,
+  setInterval: tracked(setInterval, clearInterval),
+  clearInterval,
+  setImmediate: tracked(setImmediate, clearImmediate),
+  clearImmediate,
+  queueMicrotask,
+  Buffer,
+  URL,
+  URLSearchParams,
+  TextEncoder,
+  TextDecoder,
+  AbortController,
+  AbortSignal,
+  Event,
+  EventTarget,
+  atob,
+  btoa,
+  performance,
+};
+const MODULES: Record<string, unknown> = {
+  buffer: hostRequire('node:buffer'),
+  crypto: cryptoFacade(),
+  https: httpsFacade(),
+  querystring: hostRequire('node:querystring'),
+  stream: hostRequire('node:stream'),
+  url: hostRequire('node:url'),
+  util: hostRequire('node:util'),
+};
+hardenHost([...Object.values(HOST_GLOBALS), ...Object.values(MODULES), ...hostInstances(), ...nodeErrors()]);
+
+/**
+ * A timer a call sets belongs to that call: it is cleared when the call ends, so that no call leaves
+ * work running (a spinning interval) in a process other calls share. Timers of top-level code stay;
+ * the emulator's probe recycles a process that keeps a core busy between calls.
+ */
+function tracked<Handle, Args extends unknown[]>(set: (...args: Args) => Handle, clear: (handle: Handle) => void): (...args: Args) => Handle {
+  const timer = (...args: Args) => {
+    const handle = set(...args);
+    const invocation = context.getStore();
+    if (invocation?.finished) clear(handle);
+    else invocation?.timers.push(() => clear(handle));
+    return handle;
+  };
+  // util.promisify(setTimeout) as Node has it: (ms, value) => a promise, on the tracked timer. A new
+  // function per read, as promisify() marks the one it gets: no object shared between compartments.
+  if (promisify.custom in set) {
+    const start = timer as (...a: unknown[]) => Handle;
+    const immediate = set === (setImmediate as unknown);
+    Object.defineProperty(timer, promisify.custom, {
+      get: () =>
+        immediate
+          ? (value?: unknown) => new Promise((resolve) => start(resolve, value))
+          : (ms?: number, value?: unknown) => new Promise((resolve) => start(resolve, ms, value)),
+    });
+  }
+  return timer;
+}
+
+/** Instances whose prototypes user code reaches without naming them (a timer handle, an abort reason). */
+function hostInstances(): unknown[] {
+  const timeout = setTimeout(() => {}, 0);
+  clearTimeout(timeout);
+  const immediate = setImmediate(() => {});
+  clearImmediate(immediate);
+  const interval = setInterval(() => {}, 1000);
+  clearInterval(interval);
+  const controller = new AbortController();
+  controller.abort();
+  const reachable = ['net', 'tls', 'http', 'https', 'events', 'stream', 'crypto'].map((name) => hostRequire(`node:${name}`));
+  return [timeout, immediate, interval, controller.signal.reason, ...reachable];
+}
+
+/**
+ * Node throws errors of classes of its own (one per code), which user code can catch and so reach.
+ * Each class's prototype is frozen here by provoking the common ones of the allowlisted modules.
+ */
+function nodeErrors(): unknown[] {
+  const attempts: (() => unknown)[] = [
+    () => Buffer.alloc(-1),
+    () => Buffer.from({} as never),
+    () => Buffer.alloc(1).readUInt8(4),
+    () => Buffer.alloc(1).toString('nope' as never),
+    () => new URL('no url'),
+    () => new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array([0xff])),
+    () => atob('*'),
+    () => (hostRequire('node:crypto') as typeof import('node:crypto')).createHash('nope'),
+    () => (hostRequire('node:util') as typeof import('node:util')).promisify(1 as never),
+    () => setTimeout(1 as never),
+  ];
+  const errors: unknown[] = [];
+  for (const attempt of attempts) {
+    try {
+      attempt();
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  return errors;
+}
+
+let config: InitRequest | undefined;
+const versions = new Map<string, Loaded>();
+const invocations = new Map<number, Invocation>();
+/** What a console line outside any call belongs to: the version being loaded. */
+let loadingVid: string | null = null;
+let rpcSeq = 0;
+const pendingRpc = new Map<number, { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+/** Since when no call has been running, and the CPU time used until then. */
+let idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+
+const channel = new Channel<ToSandbox, FromSandbox>(new Socket({ fd: 3, readable: true, writable: true }), MAX_FRAME_BYTES, {
+  message: onMessage,
+  // The emulator is gone (or stopped us): nothing is left to do.
+  broken: () => process.exit(0),
+});
+const post = (message: FromSandbox) => channel.send(message);
+
+// Work user code left behind (a timer that throws after the call returned) must not end the process.
+process.on('uncaughtException', (error) => log('error', [`Uncaught ${describeThrown(error)}`]));
+process.on('unhandledRejection', (reason) => log('error', [`Unhandled rejection: ${describeThrown(reason)}`]));
+
+post({ type: 'booted' });
+
+function onMessage(message: ToSandbox): void {
+  switch (message.type) {
+    case 'init':
+      config = message;
+      return;
+    case 'load': {
+      if (!config) return;
+      loadingVid = message.vid;
+      const outcome = loadCode(message, config, MODULES, HOST_GLOBALS, userConsole(message.vid));
+      loadingVid = null;
+      if ('error' in outcome) post({ type: 'load-error', vid: message.vid, error: outcome.error });
+      else {
+        versions.set(message.vid, outcome.loaded);
+        post({ type: 'loaded', vid: message.vid });
+      }
+      // Compiling is work asked for, not work left behind.
+      if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+      return;
+    }
+    case 'unload':
+      versions.delete(message.vid);
+      return;
+    case 'invoke':
+      void invoke(message);
+      return;
+    case 'cancel': {
+      const invocation = invocations.get(message.id);
+      if (!invocation) return;
+      invocation.cancelled = true;
+      for (const clear of invocation.timers.splice(0)) clear();
+      return;
+    }
+    case 'probe': {
+      const idle = idleReport();
+      post({ type: 'probe', seq: message.seq, ...idle, rssBytes: process.memoryUsage.rss() });
+      if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+      return;
+    }
+    case 'rpc-result': {
+      const pending = pendingRpc.get(message.id);
+      if (!pending) return;
+      pendingRpc.delete(message.id);
+      pending.invocation.svcInFlight--;
+      if (message.ok) pending.resolve(message.value === undefined ? undefined : JSON.parse(message.value));
+      else pending.reject(message.error);
+      return;
+    }
+  }
+}
+
+/** CPU time used while no call ran (work a finished call left running), over the wall time since. */
+function idleReport(): { idleCpuMs: number; idleWallMs: number } {
+  if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0 };
+  const used = process.cpuUsage(idleSince.cpu);
+  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs: performance.now() - idleSince.at };
+}
+
+async function invoke(request: InvokeRequest): Promise<void> {
+  const loaded = versions.get(request.vid);
+  if (!loaded || !config) {
+    post({ type: 'result', id: request.id, ok: false, error: { kind: 'user', name: 'Error', message: 'This code version is not loaded in the sandbox.' } });
+    return;
+  }
+  if (invocations.size === 0) {
+    // A process that kept a core busy since its last call returned is not given another one.
+    const { idleCpuMs, idleWallMs } = idleReport();
+    if (busyWhileIdle(idleCpuMs, idleWallMs)) {
+      post({ type: 'busy', id: request.id });
+      return;
+    }
+  }
+  const invocation: Invocation = { id: request.id, vid: request.vid, logBudget: config.maxLogBytes, svcInFlight: 0, cancelled: false, finished: false, timers: [] };
+  invocations.set(request.id, invocation);
+  try {
+    const outcome = await context.run(invocation, () => run(loaded, request, invocation));
+    if (!invocation.cancelled) post(outcome);
+  } finally {
+    invocation.finished = true;
+    for (const clear of invocation.timers.splice(0)) clear();
+    invocations.delete(request.id);
+    if (invocations.size === 0) idleSince = { at: performance.now(), cpu: process.cpuUsage() };
+  }
+}
+
+async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocation): Promise<FromSandbox> {
+  const { args, configuration } = JSON.parse(request.payload) as { args: unknown; configuration: unknown };
+  const req = { args, configuration, svc: request.svc ? svcClient(invocation, loaded) : null };
+  let result: unknown;
+  try {
+    // Called as a plain function: `this` is undefined, never an object of the host.
+    result = await Reflect.apply(loaded.fn, undefined, [req]);
+  } catch (error) {
+    return { type: 'result', id: request.id, ok: false, error: serializeError(error, loaded) };
+  }
+  let value: string;
+  try {
+    value = JSON.stringify(result === undefined ? null : result);
+  } catch (error) {
+    // JSON.stringify recurses: a result nested thousands deep overflows the stack. The emulator
+    // refuses JSON nested past the limit (400) and says so; this is the same, found sooner.
+    if (error instanceof RangeError && exceedsDepth(result, MAX_DEPTH)) {
+      return { type: 'result', id: request.id, ok: false, error: { ...resultError(`The function's result is nested deeper than ${MAX_DEPTH} levels.`), status: 400 } };
+    }
+    return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is not JSON: ${(error as Error).message}`) };
+  }
+  const limit = config!.maxResultBytes;
+  if (value.length > limit || Buffer.byteLength(value) > limit) {
+    return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is ${megabytes(Buffer.byteLength(value))} of JSON, over the ${megabytes(limit)} limit.`) };
+  }
+  return { type: 'result', id: request.id, ok: true, value };
+}
+
+function resultError(message: string): SerializedError {
+  return { kind: 'result', name: 'TypeError', message };
+}
+
+function megabytes(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+}
+
+/** `req.svc`: each call is a message to the emulator, answered under the bound Application's permissions. */
+function svcClient(invocation: Invocation, loaded: Loaded) {
+  const call = (method: SvcMethod, params: unknown) =>
+    new Promise((resolve, reject) => {
+      const limit = config!.maxSvcInFlight;
+      if (invocation.svcInFlight >= limit) {
+        throw new (loaded.errors.RateLimitError as new (message: string) => Error)(`Too many req.svc calls in flight (at most ${limit} per invocation); await them.`);
+      }
+      if (invocation.cancelled) throw new Error('This invocation was stopped.');
+      if (exceedsDepth(params, MAX_DEPTH)) {
+        throw new (loaded.errors.BadRequestError as new (message: string) => Error)(`The JSON is nested deeper than ${MAX_DEPTH} levels.`);
+      }
+      const id = ++rpcSeq;
+      invocation.svcInFlight++;
+      pendingRpc.set(id, {
+        invocation,
+        resolve,
+        reject: (problem) => {
+          const { status, detail } = problem as { status: number; detail: string };
+          const name = Object.entries(USER_ERROR_STATUS).find(([, code]) => code === status)?.[0];
+          const ErrorClass = (name ? loaded.errors[name] : undefined) ?? Error;
+          reject(new (ErrorClass as new (message: string) => Error)(detail));
+        },
+      });
+      post({ type: 'rpc', id, invocation: invocation.id, method, params: JSON.stringify(params ?? null) ?? 'null' });
+    });
+  return harden({
+    tokens: {
+      create: (body: unknown) => call('tokens.create', body),
+      retrieve: (id: unknown) => call('tokens.retrieve', id),
+      delete: (id: unknown) => call('tokens.delete', id),
+      list: (query: unknown) => call('tokens.list', query ?? {}),
+    },
+    tokenize: (body: unknown) => call('tokenize', body),
+    detokenize: (body: unknown) => call('detokenize', body),
+  });
+}
+
+/** console for one code version: each line goes to the emulator tagged with its call, within the call's byte budget. */
+function userConsole(vid: string) {
+  const method =
+    (level: LogLevel) =>
+    (...args: unknown[]) =>
+      log(level, args, vid);
+  return harden({
+    log: method('log'),
+    info: method('info'),
+    warn: method('warn'),
+    error: method('error'),
+    debug: method('debug'),
+    trace: method('debug'),
+  });
+}
+
+/** Console output outside any call (top-level code, leftover timers) shares one budget per process. */
+let strayBudget = 64 * 1024;
+
+function log(level: LogLevel, args: unknown[], vid: string | null = null): void {
+  const invocation = context.getStore();
+  if (invocation?.cancelled) return;
+  const budget = invocation ? invocation.logBudget : strayBudget;
+  if (budget <= 0) return;
+  let text: string;
+  try {
+    text = format(...args);
+  } catch (error) {
+    text = `[unprintable: ${(error as Error).message}]`;
+  }
+  const bytes = Buffer.byteLength(text);
+  let left = budget - bytes;
+  if (left < 0) {
+    // Cut by bytes, not characters; a character cut in half becomes U+FFFD.
+    text = `${Buffer.from(text).subarray(0, budget).toString('utf8')}… [console output truncated at ${config?.maxLogBytes ?? budget} bytes]`;
+    left = 0;
+  }
+  if (invocation) invocation.logBudget = left;
+  else strayBudget = left;
+  post({ type: 'log', id: invocation?.id ?? null, vid: invocation?.vid ?? vid ?? loadingVid, level, text });
+}
+
+function serializeError(error: unknown, loaded: Loaded): SerializedError {
+  try {
+    const custom = loaded.errors.CustomHttpResponseError;
+    if (custom && error instanceof custom) {
+      const { status, headers, body } = error as unknown as { status: unknown; headers: unknown; body: unknown };
+      // Passed on as given: the emulator refuses a status outside 200-599 with a problem naming the code.
+      return {
+        kind: 'user',
+        name: 'CustomHttpResponseError',
+        message: (error as Error).message,
+        custom: { status: Number(status), headers: plainHeaders(headers), body: JSON.parse(JSON.stringify(body ?? null)) as unknown },
+      };
+    }
+    if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {
+      const { name, message, stack } = error as Error;
+      // By class, not by name: `class Declined extends BadRequestError {}` is a 400 too.
+      const platform = Object.keys(USER_ERROR_STATUS).find((known) => loaded.errors[known] !== undefined && error instanceof loaded.errors[known]);
+      return {
+        kind: 'user',
+        name: typeof name === 'string' ? name : 'Error',
+        message: String(message),
+        ...(platform && { status: USER_ERROR_STATUS[platform]! }),
+        ...(typeof stack === 'string' && { stack, location: locate(stack, loaded.filename) }),
+      };
+    }
+    return { kind: 'user', name: 'Error', message: `a non-error was thrown: ${describeThrown(error)}` };
+  } catch {
+    return { kind: 'user', name: 'Error', message: 'an error was thrown that could not be read' };
+  }
+}
+
+function plainHeaders(headers: unknown): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (typeof headers !== 'object' || headers === null) return result;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && value !== null) result[name] = String(value);
+  return result;
+}

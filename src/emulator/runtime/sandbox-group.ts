@@ -1,0 +1,129 @@
+import { UserCodeError } from './errors.js';
+import type { Instance } from './instance.js';
+import type { SandboxProcess } from './sandbox-process.js';
+import type { InvokeOptions, LogEntry } from './types.js';
+
+/** What a group needs of the runtime: processes (within the global budget) and the version cap. */
+export interface ProcessSource {
+  start(group: SandboxGroup): Promise<SandboxProcess>;
+  /** A call ended: a process may have become idle. */
+  released(): void;
+  readonly maxProcessesPerGroup: number;
+  readonly maxVersionsPerProcess: number;
+  readonly idleMs: number;
+}
+
+const RETRY = Symbol('retry');
+
+/**
+ * The sandbox processes of one code owner: a reactor, or a proxy's transforms, and the versions of
+ * its code as it is saved. No process runs two owners' code, so whatever one owner's code can reach
+ * of Node inside its process (a prototype, a module's state) is never another's, let alone another
+ * tenant's. The first process takes every call; a second starts only when the first is held by code
+ * that does not yield (a CPU-bound call), so I/O-bound concurrency costs no extra process. Extras
+ * are stopped after `idleMs` without calls.
+ */
+export class SandboxGroup {
+  readonly processes: SandboxProcess[] = [];
+  private starting: Promise<SandboxProcess> | undefined;
+  private readonly reapers = new Map<SandboxProcess, NodeJS.Timeout>();
+
+  constructor(
+    /** `tenant/owner`: what the group's processes are for. */
+    readonly key: string,
+    private readonly source: ProcessSource,
+  ) {}
+
+  /** A process to load new code into (the group's first, started if need be). */
+  async primary(): Promise<SandboxProcess> {
+    return this.processes.find((process) => !process.dead) ?? this.start();
+  }
+
+  processesWith(vid: string): number {
+    return this.processes.filter((process) => !process.dead && process.has(vid)).length;
+  }
+
+  /** Runs one call of `instance`, loading its version into the chosen process if need be. */
+  async run(instance: Instance, payload: string, options: InvokeOptions): Promise<{ value: string; logs: LogEntry[] }> {
+    for (let attempt = 0; ; attempt++) {
+      const process = await this.pick();
+      this.keep(process);
+      const unpin = process.pin(instance.vid);
+      let outcome: Promise<{ value: string; logs: LogEntry[] } | typeof RETRY>;
+      try {
+        await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
+        outcome = new Promise((resolve, reject) => {
+          process
+            .invoke(instance.vid, payload, { label: instance.label, timeoutMs: options.timeoutMs, requestId: options.requestId, svc: options.svc ?? null }, () => resolve(RETRY))
+            .then(resolve, reject);
+        });
+      } catch (error) {
+        // The process went away under the load: try another. Else the code no longer loads here.
+        if (process.dead && attempt < 2) continue;
+        throw new UserCodeError(500, `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`, { title: 'Sandbox stopped' });
+      } finally {
+        unpin();
+      }
+      process.trim(this.source.maxVersionsPerProcess);
+      const settled = await outcome.finally(() => {
+        this.scheduleReap(process);
+        this.source.released();
+      });
+      if (settled !== RETRY) return settled;
+      if (attempt >= 2) throw new UserCodeError(500, `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`, { title: 'Sandbox stopped' });
+    }
+  }
+
+  unload(vid: string): void {
+    for (const process of this.processes) process.unload(vid);
+  }
+
+  forget(process: SandboxProcess): void {
+    const at = this.processes.indexOf(process);
+    if (at >= 0) this.processes.splice(at, 1);
+    clearTimeout(this.reapers.get(process));
+    this.reapers.delete(process);
+  }
+
+  /** Idle: may be stopped to make room for another group (its code is loaded again on its next call). */
+  isSpareable(process: SandboxProcess): boolean {
+    return process.calls.size === 0 && !process.preparing;
+  }
+
+  private async pick(): Promise<SandboxProcess> {
+    const alive = this.processes.filter((process) => !process.dead);
+    const ready = alive.filter((process) => process.responsive).sort((a, b) => a.calls.size - b.calls.size);
+    if (ready[0]) return ready[0];
+    if (alive.length < this.source.maxProcessesPerGroup) return this.start();
+    // Every process is held: queue behind the one with the fewest calls.
+    return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.start();
+  }
+
+  private start(): Promise<SandboxProcess> {
+    this.starting ??= this.source
+      .start(this)
+      .then((process) => {
+        this.processes.push(process);
+        return process;
+      })
+      .finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private keep(process: SandboxProcess): void {
+    clearTimeout(this.reapers.get(process));
+    this.reapers.delete(process);
+  }
+
+  /** An extra process goes after `idleMs` without calls; the first stays warm. */
+  private scheduleReap(process: SandboxProcess): void {
+    if (process.dead || process.calls.size > 0 || this.processes.indexOf(process) <= 0) return;
+    this.keep(process);
+    const timer = setTimeout(() => {
+      this.reapers.delete(process);
+      if (process.calls.size === 0 && this.processes.indexOf(process) > 0) process.kill('it was idle');
+    }, this.source.idleMs);
+    timer.unref();
+    this.reapers.set(process, timer);
+  }
+}

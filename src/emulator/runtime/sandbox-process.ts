@@ -1,0 +1,456 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Channel } from './channel.js';
+import { UserCodeError } from './errors.js';
+import { busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import type { LogEntry, SvcHandler } from './types.js';
+import { USER_ERROR_STATUS } from './user-errors.js';
+
+const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
+
+/** The compiled host script. Under the test runner this module runs from src/, but a process needs JavaScript. */
+function hostScript(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const beside = path.join(here, 'host.js');
+  if (existsSync(beside)) return beside;
+  const built = path.join(here.replace(`${path.sep}src${path.sep}`, `${path.sep}dist${path.sep}`), 'host.js');
+  if (existsSync(built)) return built;
+  throw new Error(`the sandbox host is not built (${built}); run npm run build`);
+}
+
+/**
+ * The Node flags of a sandbox process, the tightest that hold on Node 20: the permission model (no
+ * file writes, no reads beyond svc's runtime, its packages and the project's node_modules, no child
+ * processes, workers, native addons or OpenSSL engines), a heap limit, zero-filled Buffers.
+ */
+export function sandboxFlags(script: string, projectDir: string, memoryMb: number): string[] {
+  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+  const runtimeDir = path.dirname(script);
+  const libDir = path.resolve(runtimeDir, '../../lib');
+  const sesDir = path.dirname(createRequire(script).resolve('ses/package.json'));
+  // /proc/self/fdinfo: the process closes descriptors it inherited by mistake (see host.ts).
+  const readable = [runtimeDir, libDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
+  return [
+    permission,
+    ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
+    `--max-old-space-size=${memoryMb}`,
+    '--max-semi-space-size=2',
+    '--stack-size=984',
+    '--zero-fill-buffers',
+    '--disable-proto=delete',
+    '--no-warnings',
+  ];
+}
+
+/** The package.json files above the runtime (the module loader reads them for "type"). */
+function packageFiles(from: string): string[] {
+  const files: string[] = [];
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    files.push(path.join(dir, 'package.json'));
+    if (path.dirname(dir) === dir || existsSync(path.join(dir, 'package.json'))) return files;
+  }
+}
+
+export interface SandboxLimits {
+  memoryMb: number;
+  loadTimeoutMs: number;
+}
+
+interface PendingCall {
+  vid: string;
+  instance: string;
+  label: string;
+  requestId: string | undefined;
+  svc: SvcHandler | null;
+  logs: LogEntry[];
+  resolve: (value: string) => void;
+  reject: (error: UserCodeError) => void;
+  /** Asked to go to another process: this one was still busy with earlier work. */
+  retry: () => void;
+}
+
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
+/** How often a process's memory and liveness are looked at while it works, and while idle. */
+const ACTIVE_TICK_MS = 50;
+const IDLE_TICK_MS = 1000;
+/** A process that has not answered a probe within this long is stuck (a loop that never yields). */
+const STUCK_MS = 1000;
+/** Longer than a probe's round trip plus a tick: a process silent this long is held. */
+const RESPONSIVE_MS = 120;
+
+let callSeq = 0;
+
+/**
+ * One sandbox process, seen from the emulator: it runs the code versions of one owner. It holds no
+ * file descriptor of the emulator but its channel; its death (abort, out of memory, a kill) fails
+ * the calls inside it and nothing else. Memory (heap and ArrayBuffers, as the process's RSS) and
+ * work left running after a call returned are watched from here, outside the code they limit.
+ */
+export class SandboxProcess {
+  readonly booted: Promise<void>;
+  dead = false;
+  /** Calls in flight. */
+  readonly calls = new Map<number, PendingCall>();
+  /** Versions loaded (or loading), most recently used last. */
+  private readonly versions = new Map<string, Promise<void>>();
+  private readonly vidInstance = new Map<string, string>();
+  private readonly pins = new Map<string, number>();
+  private readonly child: ChildProcess;
+  private readonly channel: Channel<FromSandbox, ToSandbox>;
+  private pendingBoot: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  private readonly pendingLoads = new Map<string, { filename: string; resolve: () => void; reject: (error: UserCodeError) => void }>();
+  private stderrTail = '';
+  private outOfMemory = false;
+  private bootRss = 0;
+  private probe: { seq: number; sentAt: number } | undefined;
+  private probeSeq = 0;
+  /** Probes in a row that found the process busy with no call running. */
+  private busyProbes = 0;
+  private lastAnswerAt = performance.now();
+  private tick: NodeJS.Timeout | undefined;
+  private tickMs = 0;
+  private deathReason: string | undefined;
+  lastUsed = performance.now();
+
+  constructor(
+    init: Omit<InitRequest, 'type'>,
+    private readonly limits: SandboxLimits,
+    private readonly onLog: (entry: LogEntry) => void,
+    private readonly onDeath: (process: SandboxProcess) => void,
+  ) {
+    const script = hostScript();
+    this.child = spawn(process.execPath, [...sandboxFlags(script, init.projectDir, limits.memoryMb), script], {
+      // No stdio of the emulator: stdin and stdout are /dev/null, stderr a pipe read for crash reports.
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      env: {},
+      cwd: path.parse(process.cwd()).root,
+      windowsHide: true,
+    });
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (text: string) => {
+      // V8's report of running out of heap comes before a native stack longer than the tail kept.
+      const recent = this.stderrTail + text;
+      if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
+      this.stderrTail = recent.slice(-200);
+    });
+    this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
+      message: (message) => this.onMessage(message),
+      broken: (reason) => this.onBroken(reason),
+    });
+    // 'close', not 'exit': by then stderr is read to its end, and with it why a process crashed.
+    this.child.on('close', (code, signal) => this.onExit(code, signal));
+    this.child.on('error', (error) => this.onExit(null, null, error));
+    this.booted = new Promise((resolve, reject) => (this.pendingBoot = { resolve, reject }));
+    this.booted.catch(() => {});
+    this.send({ type: 'init', ...init });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /**
+   * Whether the process answers: with calls in flight it is probed every 50 ms, and one that has not
+   * answered for longer is held by code that does not yield.
+   */
+  get responsive(): boolean {
+    const now = performance.now();
+    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
+  }
+
+  /** Booting, compiling code, or holding a call on its way (between its load and its invoke). */
+  get preparing(): boolean {
+    return this.pendingBoot !== undefined || this.pendingLoads.size > 0 || this.pins.size > 0;
+  }
+
+  has(vid: string): boolean {
+    return this.versions.has(vid);
+  }
+
+  get loadedCount(): number {
+    return this.versions.size;
+  }
+
+  /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
+  load(vid: string, instance: string, code: string, filename: string): Promise<void> {
+    const existing = this.versions.get(vid);
+    if (existing) {
+      this.versions.delete(vid);
+      this.versions.set(vid, existing);
+      return existing;
+    }
+    this.vidInstance.set(vid, instance);
+    const loading = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pendingLoads.delete(vid);
+        reject(new UserCodeError(422, `${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms (a loop at the top level?).`, { title: 'Code does not load' }));
+        this.kill(`${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms`);
+      }, this.limits.loadTimeoutMs);
+      this.pendingLoads.set(vid, {
+        filename,
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      });
+      this.send({ type: 'load', vid, code, filename });
+      this.watch();
+    });
+    this.versions.set(vid, loading);
+    loading.catch(() => this.versions.get(vid) === loading && this.forget(vid));
+    return loading;
+  }
+
+  unload(vid: string): void {
+    if (!this.versions.has(vid)) return;
+    this.forget(vid);
+    this.send({ type: 'unload', vid });
+  }
+
+  /** Keeps a version loaded while a call is on its way to it (between its load and its invoke). */
+  pin(vid: string): () => void {
+    this.pins.set(vid, (this.pins.get(vid) ?? 0) + 1);
+    return () => {
+      const left = (this.pins.get(vid) ?? 1) - 1;
+      if (left > 0) this.pins.set(vid, left);
+      else this.pins.delete(vid);
+    };
+  }
+
+  /** Unloads the least recently used versions with no call in flight or on its way, down to `keep`. */
+  trim(keep: number): void {
+    if (this.versions.size <= keep) return;
+    const busy = new Set([...this.calls.values()].map((call) => call.vid));
+    for (const vid of this.versions.keys()) {
+      if (this.versions.size <= keep) return;
+      if (!busy.has(vid) && !this.pins.has(vid) && !this.pendingLoads.has(vid)) this.unload(vid);
+    }
+  }
+
+  /**
+   * Runs a loaded version once. Rejects with a UserCodeError: 408 after the timeout, 500 when the
+   * process dies under it. `retry` is called instead when the process turns out to be busy.
+   */
+  invoke(
+    vid: string,
+    payload: string,
+    options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
+    retry: () => void,
+  ): Promise<{ value: string; logs: LogEntry[] }> {
+    this.lastUsed = performance.now();
+    const logs: LogEntry[] = [];
+    return new Promise((resolve, reject) => {
+      const id = ++callSeq;
+      const timer = setTimeout(() => {
+        this.calls.delete(id);
+        reject(new UserCodeError(408, `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`, { title: 'Timed out', logs }));
+        // A loop that never yields holds the whole process: replace it. Otherwise only this call is dropped.
+        if (!this.responsive) this.kill(`${options.label} ran past its timeout of ${options.timeoutMs} ms without yielding`);
+        else this.send({ type: 'cancel', id });
+        this.watch();
+      }, options.timeoutMs);
+      const settle = () => (clearTimeout(timer), this.calls.delete(id), this.watch());
+      this.calls.set(id, {
+        vid,
+        instance: this.vidInstance.get(vid) ?? vid,
+        label: options.label,
+        requestId: options.requestId,
+        svc: options.svc,
+        logs,
+        resolve: (value) => (settle(), resolve({ value, logs })),
+        reject: (error) => (settle(), reject(error)),
+        retry: () => (settle(), retry()),
+      });
+      this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', payload, svc: options.svc !== null });
+      this.watch();
+    });
+  }
+
+  /** Stops the process; every call inside it fails with `reason`. */
+  kill(reason: string): void {
+    if (this.dead) return;
+    this.deathReason ??= reason;
+    this.child.kill('SIGKILL');
+    this.die();
+  }
+
+  /** Stops the process once its calls in flight are done. */
+  async retire(): Promise<void> {
+    while (this.calls.size > 0 && !this.dead) await new Promise((resolve) => setTimeout(resolve, 10));
+    this.kill('it was retired');
+  }
+
+  private send(message: ToSandbox): void {
+    if (!this.dead) this.channel.send(message);
+  }
+
+  private onMessage(message: FromSandbox): void {
+    this.lastAnswerAt = performance.now();
+    switch (message.type) {
+      case 'booted':
+        this.bootRss = this.rss() ?? 0;
+        this.pendingBoot?.resolve();
+        this.pendingBoot = undefined;
+        return;
+      case 'loaded':
+        this.pendingLoads.get(message.vid)?.resolve();
+        this.pendingLoads.delete(message.vid);
+        return;
+      case 'load-error':
+        this.pendingLoads.get(message.vid)?.reject(new UserCodeError(422, message.error.message, { title: 'Code does not load', userStack: message.error.stack }));
+        this.pendingLoads.delete(message.vid);
+        return;
+      case 'log': {
+        const call = message.id === null ? undefined : this.calls.get(message.id);
+        if (message.id !== null && !call) return;
+        const text = String(message.text);
+        const entry: LogEntry = { level: message.level, text, instance: call?.instance ?? this.vidInstance.get(String(message.vid)) ?? 'sandbox', requestId: call?.requestId };
+        call?.logs.push(entry);
+        this.onLog(entry);
+        return;
+      }
+      case 'rpc':
+        void this.answerRpc(message.id, message.invocation, message.method, message.params);
+        return;
+      case 'result': {
+        const call = this.calls.get(message.id);
+        if (!call) return;
+        if (message.ok) call.resolve(String(message.value));
+        else call.reject(fromSerialized(message.error, call.logs));
+        return;
+      }
+      case 'busy': {
+        const call = this.calls.get(message.id);
+        this.kill('it kept a core busy after its last call returned');
+        call?.retry();
+        return;
+      }
+      case 'probe':
+        if (this.probe?.seq !== message.seq) return;
+        this.probe = undefined;
+        this.busyProbes = this.calls.size === 0 && this.pendingLoads.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs) ? this.busyProbes + 1 : 0;
+        if (this.busyProbes >= 2) this.kill('it kept a core busy after its last call returned');
+        return;
+    }
+  }
+
+  private async answerRpc(id: number, invocation: number, method: SvcMethod, params: string): Promise<void> {
+    const call = this.calls.get(invocation);
+    try {
+      if (!call) throw new UserCodeError(409, 'This invocation is over.');
+      if (!call.svc) throw new UserCodeError(403, 'req.svc is not available: no Application is configured.');
+      const value = await call.svc(method, JSON.parse(params));
+      this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
+    } catch (error) {
+      const { status = 500, title = 'Internal server error', detail = 'req.svc failed' } = error as { status?: number; title?: string; detail?: string };
+      this.send({ type: 'rpc-result', id, ok: false, error: { status, title, detail } });
+    }
+  }
+
+  /** Starts (or re-paces) the watch: memory, and liveness after calls return. */
+  private watch(): void {
+    if (this.dead) return;
+    const every = this.calls.size > 0 || this.pendingLoads.size > 0 || performance.now() - this.lastUsed < 2000 ? ACTIVE_TICK_MS : IDLE_TICK_MS;
+    if (this.tick && this.tickMs === every) return;
+    clearInterval(this.tick);
+    this.tickMs = every;
+    this.tick = setInterval(() => this.check(), every);
+    this.tick.unref();
+  }
+
+  private check(): void {
+    if (this.dead) return;
+    const rss = this.rss();
+    if (rss !== undefined && this.bootRss > 0 && rss - this.bootRss > this.limits.memoryMb * 1024 * 1024) {
+      return this.kill(`it ran out of memory (limit ${this.limits.memoryMb} MB)`);
+    }
+    const now = performance.now();
+    if (this.probe) {
+      // A loop that never yields, with no call left to time out: nothing else would ever stop it.
+      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0) this.kill('it stopped answering after its last call returned');
+    } else {
+      this.probe = { seq: ++this.probeSeq, sentAt: now };
+      this.send({ type: 'probe', seq: this.probe.seq });
+    }
+    this.watch();
+  }
+
+  /** The process's resident memory, read from outside it (Linux); undefined where /proc is missing. */
+  private rss(): number | undefined {
+    try {
+      const statm = readFileSync(`/proc/${this.child.pid}/statm`, 'utf8');
+      return Number(statm.split(' ')[1]) * 4096;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The channel ended. A process that crashed closes it before it exits: give the exit a moment to
+   * tell why (out of memory, an abort). A channel broken by the sandbox (a frame over the limit) is
+   * reason enough to stop it.
+   */
+  private onBroken(reason: string): void {
+    if (this.dead) return;
+    if (!reason.startsWith('channel')) return this.kill(`it broke its channel (${reason})`);
+    setTimeout(() => this.kill(`its channel closed (${reason})`), 1000).unref();
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
+    if (!this.deathReason) {
+      if (this.outOfMemory) this.deathReason = `it ran out of memory (limit ${this.limits.memoryMb} MB)`;
+      else if (error) this.deathReason = `it could not start: ${error.message}`;
+      else this.deathReason = signal ? `it stopped (${signal})` : `it exited (code ${String(code)})`;
+    }
+    this.die();
+  }
+
+  private die(): void {
+    if (this.dead) return;
+    this.dead = true;
+    clearInterval(this.tick);
+    this.channel.close();
+    const reason = this.deathReason ?? 'it stopped';
+    const outOfMemory = reason.includes('out of memory');
+    this.pendingBoot?.reject(new UserCodeError(500, `The sandbox process did not start: ${reason}.`));
+    for (const load of this.pendingLoads.values()) {
+      load.reject(new UserCodeError(422, `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`, { title: 'Code does not load' }));
+    }
+    this.pendingLoads.clear();
+    for (const call of [...this.calls.values()]) {
+      call.reject(
+        new UserCodeError(500, `The sandbox process running ${call.label} was stopped: ${reason}. The next call starts a fresh one.`, {
+          title: outOfMemory ? 'Out of memory' : 'Sandbox stopped',
+          logs: call.logs,
+        }),
+      );
+    }
+    this.calls.clear();
+    this.versions.clear();
+    this.onDeath(this);
+  }
+
+  private forget(vid: string): void {
+    this.versions.delete(vid);
+    this.vidInstance.delete(vid);
+  }
+}
+
+/** The status of what user code threw: the platform classes' own, a custom response's, else 500. */
+function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError {
+  if (error.custom) {
+    // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
+    // error's own status is 500 unless the custom one is a sendable one.
+    const custom = { ...error.custom, status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN };
+    const status = Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
+    return new UserCodeError(status, String(error.message), { title: 'Custom response', custom, logs, userStack: error.stack });
+  }
+  // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
+  if (error.kind === 'result') return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), { title: 'Invalid result', logs });
+  const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
+  const detail = error.status !== undefined ? String(error.message) : `${String(error.name)}: ${String(error.message)}`;
+  return new UserCodeError(status, detail, { ...(error.status === undefined && { title: 'User code error' }), userStack: error.stack, logs });
+}
