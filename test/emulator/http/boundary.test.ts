@@ -12,6 +12,7 @@ import { request as undiciRequest } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Proxy, Reactor } from '../../../src/api/types.js';
 import { sharedEmulator, startEmulator, unique, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import { FaultyFileSystem } from '../../helpers/faults.js';
 
 /** User code source, one line per argument. */
 const source = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -576,6 +577,26 @@ describe('configuration values at rest', () => {
       await writeFile(path.join(folder, file), JSON.stringify(content));
     }
   }
+
+  it('a plaintext store is sealed in one write: a write the disk refuses leaves every record as it was', async () => {
+    const emu = await startEmulator();
+    const { reactor, proxy } = await setUp(emu);
+    await emu.dispose();
+    await unseal(emu, { [reactor.id]: { api_key: REACTOR_SECRET }, [proxy.id]: { api_key: PROXY_SECRET } });
+    const before = await storeText(emu);
+
+    const fs = new FaultyFileSystem();
+    fs.fail((op, file) => op === 'rename' && file.includes(`${path.sep}journal${path.sep}`), 'EROFS');
+    await expect(startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey, fileSystem: fs })).rejects.toThrow(/read-only/);
+    // Both records are written in one journal entry, and it was refused: neither file changed.
+    expect(fs.writes((file) => file.includes(`${path.sep}journal${path.sep}`))).toBe(1);
+    expect(await storeText(emu)).toBe(before);
+
+    const again = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
+    await expectServed(again, reactor, proxy);
+    await again.dispose();
+    for (const secret of [REACTOR_SECRET, PROXY_SECRET]) expect(await storeText(again)).not.toContain(secret);
+  });
 
   it('without its master key, a store with sealed configuration (and no tokens) starts with a new key: each lost configuration is emptied and named in a warning', async () => {
     const emu = await startEmulator();

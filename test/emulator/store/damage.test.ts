@@ -1,9 +1,10 @@
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ShardFile } from '../../../src/emulator/store/collection.js';
 import type { TokenRecord } from '../../../src/emulator/store/records.js';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { FaultyFileSystem } from '../../helpers/faults.js';
 import { mountTmpfs, remount } from '../../helpers/tmpfs.js';
 
 /** Every token shard file of an emulator's store, with its content. */
@@ -123,6 +124,44 @@ describe('missing files', () => {
     const again = await startEmulator({ dir: first.dir });
     expect(again.emulator.webhookSecret).toBe(emu.emulator.webhookSecret);
     expect(warnings(again)).toEqual([]);
+  });
+
+  it('makes nothing anew when the disk refuses that write: the new master.key goes too, and the next start makes it all anew', async () => {
+    const first = await startEmulator();
+    const proxy = await first.call('POST', '/proxies', { body: { name: 'billing', destination_url: 'https://api.example.com/v1', configuration: { api_key: 'k1' } } });
+    expect(proxy.status).toBe(201);
+    await first.dispose();
+    const keyFile = path.join(first.dir, '.svc', 'master.key');
+    await rm(keyFile);
+    const proxies = path.join(first.dir, '.svc', 'data', 'proxies.json');
+    const before = await readFile(proxies, 'utf8');
+
+    const fs = new FaultyFileSystem();
+    fs.failWrites((file) => file.includes(`${path.sep}journal${path.sep}`));
+    await expect(startEmulator({ dir: first.dir, managementKey: first.managementKey, fileSystem: fs })).rejects.toThrow(/disk is full/);
+    // Kept, the key would make the next start take the old seals for its own and fail on them.
+    await expect(stat(keyFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(proxies, 'utf8')).toBe(before);
+
+    const emu = await startEmulator({ dir: first.dir, managementKey: first.managementKey });
+    const said = warnings(emu).join('\n');
+    expect(said).toContain('proxies billing have new keys');
+    expect(said).toContain('configuration of proxies billing is emptied');
+    const shown = await emu.call('GET', `/proxies/${proxy.body.id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body.configuration).toBeNull();
+  });
+
+  it('refuses a store whose only tokens are staged in a transaction when its master.key is gone', async () => {
+    const first = await startEmulator();
+    const transaction = await first.call('POST', '/transactions', { key: first.privateKey, body: {} });
+    expect(transaction.status, transaction.text).toBe(201);
+    const staged = await first.call('POST', '/tokens', { key: first.privateKey, headers: { 'svc-transaction-id': transaction.body.id }, body: { type: 'token', data: 'x' } });
+    expect(staged.status, staged.text).toBe(201);
+    await first.dispose();
+    await rm(path.join(first.dir, '.svc', 'master.key'));
+    await expect(startEmulator({ dir: first.dir })).rejects.toThrow(/holds tokens but its master key .* is missing/);
+    await expect(stat(path.join(first.dir, '.svc', 'master.key'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('refuses a store with tokens whose master.key is gone, saying how to recover', async () => {

@@ -8,6 +8,7 @@ import { mapBounded } from '../../../src/emulator/store/concurrency.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
 import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
 import { OLD_RESULT_SHARDS, RESULT_SHARDS, STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import { FaultyFileSystem } from '../../helpers/faults.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const TENANT_A = 'tenant-a';
@@ -769,6 +770,56 @@ describe('Store token shards', () => {
     for (const record of results(3, 1000)) expect(store.results.get(record.tenant_id, record.id)).toEqual(record);
     expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(53);
     for (const file of leftover) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('moves old results in one write: one the disk refuses opens nothing and keeps every old file, and the next open moves them all', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const old = results(100);
+    const oldFiles = await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
+    const contents = await Promise.all(oldFiles.map((file) => readFile(file, 'utf8')));
+
+    const fs = new FaultyFileSystem();
+    fs.failWrites((file) => file.includes(`${path.sep}journal${path.sep}`));
+    await expect(Store.open({ path: dataFile, fileSystem: fs })).rejects.toThrow(/disk is full/);
+    // Every record in one journal entry, refused: no new file, every old one as it was.
+    expect(fs.writes()).toBe(1);
+    expect((await readdir(folder)).sort()).toEqual(oldFiles.map((file) => path.basename(file)).sort());
+    expect(await Promise.all(oldFiles.map((file) => readFile(file, 'utf8')))).toEqual(contents);
+
+    const store = await openStore(dataFile);
+    expect(store.results.list(TENANT_A)).toEqual(old.filter((record) => record.tenant_id === TENANT_A));
+    expect(store.results.list(TENANT_B)).toEqual(old.filter((record) => record.tenant_id === TENANT_B));
+    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([]);
+  });
+
+  it('keeps an old result it cannot serve in its old file alone, reported at each open; a result deleted since is not moved back', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const old = results(20);
+    const { reactor_id: _dropped, ...broken } = { ...old[5]!, id: 'broken' };
+    await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
+    const [brokenFile] = await writeShards(folder, [...old.filter((record) => shardFileName(record, OLD_RESULT_SHARDS, 2) === shardFileName(broken as ReactorResultRecord, OLD_RESULT_SHARDS, 2)), broken as ReactorResultRecord], OLD_RESULT_SHARDS, 2);
+
+    const store = await Store.open({ path: dataFile });
+    expect(store.problems).toEqual([expect.stringContaining(`${brokenFile!}: record`)]);
+    expect(store.problems[0]).toContain('(id broken) has no valid "reactor_id"');
+    expect(store.results.get(TENANT_B, 'broken')).toBeUndefined();
+    expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(20);
+    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([path.basename(brokenFile!)]);
+    expect(((await readJson(brokenFile!)) as ShardFile<unknown>).records).toEqual([broken]);
+    const gone = old[3]!;
+    expect(await store.results.delete(gone.tenant_id, gone.id)).toBe(true);
+    await store.close();
+
+    const reopened = await openStore(dataFile);
+    expect(reopened.results.get(gone.tenant_id, gone.id)).toBeUndefined();
+    expect(reopened.problems).toEqual([expect.stringContaining('(id broken) has no valid "reactor_id"')]);
+    expect(reopened.results.list(TENANT_A).length + reopened.results.list(TENANT_B).length).toBe(19);
   });
 });
 
