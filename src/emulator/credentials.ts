@@ -1,6 +1,7 @@
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { DurableJsonFile } from './store/durable-file.js';
+import { cannotWrite } from './store/errors.js';
 
 /** What `svc serve` leaves beside its data file for the CLI: where it listens and its two keys. */
 export interface Credentials {
@@ -34,5 +35,7 @@ export async function writeCredentials(file: string, update: Credentials): Promi
   for (const [field, value] of Object.entries(update) as [keyof Credentials, string | undefined][]) {
     if (value !== undefined) merged[field] = value;
   }
-  await new DurableJsonFile<Credentials>(file).write(merged);
+  await new DurableJsonFile<Credentials>(file).write(merged).catch((error: unknown) => {
+    throw cannotWrite(file, error);
+  });
 }

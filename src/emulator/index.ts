@@ -11,11 +11,12 @@ import { createServices } from './services/index.js';
 import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
-import { sealPlaintextConfigurations } from './services/configuration.js';
+import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import { DEFAULT_RESULT_RETENTION_MS, type ResultOptions } from './services/reactor-results.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
+import type { StoreFileSystem } from './store/io.js';
 import { Store } from './store/store.js';
 
 export type { Tier } from './services/transactions.js';
@@ -56,6 +57,8 @@ export interface EmulatorOptions {
   shutdownGraceMs?: number;
   debug?: boolean;
   onEvent?: EmitEvent;
+  /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
+  fileSystem?: StoreFileSystem;
   clock?: Clock;
 }
 
@@ -90,18 +93,24 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   const start = async () => {
     checkOptions(options);
-    const store = await Store.open({ ...(options.data !== undefined && { path: options.data }), inMemory: options.inMemory ?? false });
+    const store = await Store.open({
+      ...(options.data !== undefined && { path: options.data }),
+      inMemory: options.inMemory ?? false,
+      ...(options.fileSystem && { fileSystem: options.fileSystem }),
+      report: (message) => emit({ type: 'error', message }),
+    });
     stop = () => store.close();
+    for (const problem of store.problems) emit({ type: 'warning', message: problem });
     const { key, created } = await loadMasterKey(store.dir, options.masterKey);
-    const sealed = !store.tokens.empty ? 'tokens' : sealedWithoutTokens(store);
-    if (created && sealed) {
-      // The key just made cannot read what is sealed: remove it, so the next start asks again.
+    if (created && holdsTokens(store)) {
+      // The key just made cannot read these tokens: remove it, so the next start asks again.
       if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
-      throw new EmulatorError(`The store holds ${sealed} but its master key (${store.dir}/master.key) is missing; restore the key, or pass SVC_MASTER_KEY. They cannot be read without it.`);
+      throw new EmulatorError(
+        `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
+          'Restore master.key from a backup, or pass the key as SVC_MASTER_KEY; to start over without the tokens, move the data folder aside.',
+      );
     }
     const cipher = new Cipher(key);
-    // Before anything is served: configuration an earlier svc kept in plaintext is sealed now.
-    await sealPlaintextConfigurations(store, cipher);
     // User code's console lines are reported under the name of what they belong to.
     let nameOf = (id: string): string | undefined => id;
     const runtime = new Runtime({
@@ -124,6 +133,17 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.clock && { clock: options.clock }),
     });
     nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
+    let resealed: string[];
+    try {
+      // Before anything is served: plaintext configuration sealed, and what a lost key sealed made anew.
+      resealed = await sealAtStart(store, services, cipher, created);
+    } catch (error) {
+      // Nothing of it was saved: without the key just made, the next start makes it all anew again.
+      if (created && store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
+      throw error;
+    }
+    for (const message of resealed) emit({ type: 'warning', message });
+    for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
     if (options.runtime?.prewarm) runtime.prewarm();
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
@@ -215,13 +235,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       await stop?.();
     },
   };
-}
-
-/** What else a lost master key would make unreadable: proxy keys, sealed configuration. */
-function sealedWithoutTokens(store: Store): string | undefined {
-  if (!store.proxies.empty) return 'proxies (their keys and configuration are sealed)';
-  for (const reactor of store.reactors.everything()) if ('configuration_sealed' in reactor) return 'reactors with sealed configuration';
-  return undefined;
 }
 
 function checkOptions(options: EmulatorOptions): void {

@@ -3,6 +3,7 @@ import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/p
 import { HttpError, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
+import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
 
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -36,6 +37,8 @@ function pathOf(url: string): string {
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
   if (error instanceof HttpError) return error;
+  // The disk refused a write (full, read-only): nothing was kept, and the caller may retry.
+  if (error instanceof StoreWriteError) return new HttpError(503, error.message, undefined, 'Not saved');
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const errors = fieldErrors(fastifyError.validation as never, fastifyError.validationContext);
@@ -109,8 +112,10 @@ function answerError(emit: EmitEvent, debug: boolean) {
     // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
     if (!(error instanceof HttpError)) {
       const cause = error instanceof Error ? error : new Error(String(error));
-      if (httpError.status >= 500) emit({ type: 'error', traceId: request.id, message: cause.message, stack: cause.stack });
-      if (debug && httpError.status >= 500) {
+      // A store error says all there is to say: its stack would only hide the cause in the log.
+      const stack = error instanceof StoreError ? undefined : cause.stack;
+      if (httpError.status >= 500) emit({ type: 'error', traceId: request.id, message: cause.message, stack });
+      if (debug && httpError.status >= 500 && stack !== undefined) {
         return sendProblem(reply, new HttpError(500, `${httpError.detail}\n${cause.stack ?? cause.message}`), request.id);
       }
     }

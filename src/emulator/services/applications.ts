@@ -8,6 +8,7 @@ import type {
   UpdateApplicationBody,
 } from '../../api/types.js';
 import { EmulatorError, FieldErrors, HttpError, notFound } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
 import { checkGrants } from './grants.js';
@@ -21,6 +22,15 @@ export interface Caller {
 }
 
 export type Clock = () => Date;
+
+/** An Application made outside any request: the bootstrap's two, the admin route's. */
+export interface ProvisionSpec {
+  name: string;
+  type: ApplicationType;
+  permissions: string[];
+  key?: string;
+  id?: string;
+}
 
 /** The largest delay setTimeout accepts (~24.8 days); later expiries are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -77,19 +87,24 @@ export class ApplicationService {
   }
 
   async update(caller: Caller, id: string, body: UpdateApplicationBody): Promise<Application> {
-    const current = this.find(caller, id);
-    const grants = checkGrants(current.type, {
-      permissions: body.permissions ?? current.permissions,
-      rules: body.rules ?? current.rules,
+    this.find(caller, id);
+    // Built from the Application as it is when the write is saved: a key regenerated meanwhile stays.
+    const record = await this.store.write((batch) => {
+      const current = this.findIn(batch, caller, id);
+      const grants = checkGrants(current.type, {
+        permissions: body.permissions ?? current.permissions,
+        rules: body.rules ?? current.rules,
+      });
+      const updated: ApplicationRecord = {
+        ...current,
+        name: body.name,
+        ...grants,
+        modified_by: caller.application.id,
+        modified_at: this.clock().toISOString(),
+      };
+      batch.put(this.store.applications, updated);
+      return updated;
     });
-    const record: ApplicationRecord = {
-      ...current,
-      name: body.name,
-      ...grants,
-      modified_by: caller.application.id,
-      modified_at: this.clock().toISOString(),
-    };
-    await this.store.applications.put(record);
     return toWire(record);
   }
 
@@ -97,31 +112,36 @@ export class ApplicationService {
   async regenerate(caller: Caller, id: string): Promise<Application> {
     const current = this.find(caller, id);
     const key = generateKey(current.type);
-    const record: ApplicationRecord = {
-      ...current,
-      key_hash: hashKey(key),
-      modified_by: caller.application.id,
-      modified_at: this.clock().toISOString(),
-    };
-    await this.store.applications.put(record);
+    const record = await this.store.write((batch) => {
+      const updated: ApplicationRecord = {
+        ...this.findIn(batch, caller, id),
+        key_hash: hashKey(key),
+        modified_by: caller.application.id,
+        modified_at: this.clock().toISOString(),
+      };
+      batch.put(this.store.applications, updated);
+      return updated;
+    });
     return toWire(record, key);
   }
 
   async delete(caller: Caller, id: string): Promise<void> {
     this.find(caller, id);
-    await this.store.applications.delete(caller.tenantId, id);
+    await this.store.write((batch) => batch.delete(this.store.applications, caller.tenantId, this.findIn(batch, caller, id).id));
   }
 
   /**
    * Creates an Application outside any request (bootstrap, admin route). With `key` given it uses
    * exactly that key, so that CI runs are deterministic.
    */
-  async provision(
-    tenantId: string,
-    spec: { name: string; type: ApplicationType; permissions: string[]; key?: string; id?: string },
-  ): Promise<{ application: ApplicationRecord; key: string }> {
+  async provision(tenantId: string, spec: ProvisionSpec): Promise<{ application: ApplicationRecord; key: string }> {
+    return this.store.write((batch) => this.provisionIn(batch, tenantId, spec));
+  }
+
+  /** `provision` as part of a larger write (a tenant and its Applications are saved together). */
+  provisionIn(batch: WriteBatch, tenantId: string, spec: ProvisionSpec): { application: ApplicationRecord; key: string } {
     const key = spec.key ?? generateKey(spec.type);
-    if (this.store.applications.findBy('key', hashKey(key))) {
+    if (batch.findBy(this.store.applications, 'key', hashKey(key))) {
       throw new HttpError(409, 'That key already belongs to an Application; give another one.');
     }
     const now = this.clock().toISOString();
@@ -137,27 +157,35 @@ export class ApplicationService {
       expires_at: null,
       key_hash: hashKey(key),
     };
-    await this.store.applications.put(application);
+    batch.put(this.store.applications, application);
     return { application, key };
   }
 
-  /** Makes `key` the key of an existing Application (a bootstrap key given again on restart). */
-  async assignKey(application: ApplicationRecord, key: string): Promise<void> {
+  /** Makes `key` the key of an existing Application (a bootstrap key given again on restart), in a larger write. */
+  assignKeyIn(batch: WriteBatch, application: ApplicationRecord, key: string): void {
     const keyHash = hashKey(key);
-    if (application.key_hash === keyHash) return;
-    const owner = this.store.applications.findBy('key', keyHash);
+    const current = batch.get(this.store.applications, application.tenant_id, application.id) ?? application;
+    if (current.key_hash === keyHash) return;
+    const owner = batch.findBy(this.store.applications, 'key', keyHash);
     if (owner && owner.id !== application.id) {
       throw new EmulatorError(`The key given for ${application.name} already belongs to Application ${owner.id}; give another key.`);
     }
-    await this.store.applications.put({ ...application, key_hash: keyHash, modified_at: this.clock().toISOString() });
+    batch.put(this.store.applications, { ...current, key_hash: keyHash, modified_at: this.clock().toISOString() });
   }
 
   /** Deletes every expired Application and arms a timer for the next expiry. */
   async sweep(): Promise<number> {
     const expired = [...this.store.applications.everything()].filter((app) => this.isExpired(app));
-    await Promise.all(expired.map((app) => this.store.applications.delete(app.tenant_id, app.id)));
+    const removed = expired.length === 0 ? 0 : await this.store.write((batch) => {
+      let count = 0;
+      for (const app of expired) {
+        const current = batch.get(this.store.applications, app.tenant_id, app.id);
+        if (current && this.isExpired(current) && batch.delete(this.store.applications, app.tenant_id, app.id)) count++;
+      }
+      return count;
+    });
     this.armExpiry();
-    return expired.length;
+    return removed;
   }
 
   dispose(): void {
@@ -167,6 +195,13 @@ export class ApplicationService {
 
   private find(caller: Caller, id: string): ApplicationRecord {
     const app = this.store.applications.get(caller.tenantId, id.toLowerCase());
+    if (!app || this.isExpired(app)) throw notFound('Application', id);
+    return app;
+  }
+
+  /** `find` when a write is saved: the Application as it is then, 404 if gone meanwhile. */
+  private findIn(batch: WriteBatch, caller: Caller, id: string): ApplicationRecord {
+    const app = batch.get(this.store.applications, caller.tenantId, id.toLowerCase());
     if (!app || this.isExpired(app)) throw notFound('Application', id);
     return app;
   }

@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { EmulatorError } from '../errors.js';
-import { FILE_MODE } from '../store/durable-file.js';
+import { cannotWrite } from '../store/errors.js';
+import { FILE_MODE, describeCause } from '../store/io.js';
 
 /** AES-256-GCM ciphertext as stored: base64 fields, never plaintext. */
 export interface Sealed {
@@ -85,16 +86,23 @@ export async function loadMasterKey(dir: string | undefined, fromEnv: string | u
     if (key.length !== 32) throw new EmulatorError(`${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`);
     return { key, created: false };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (error instanceof EmulatorError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new EmulatorError(`Cannot read ${file}: ${describeCause(error)}.`);
   }
   const key = randomBytes(32);
-  // 'wx': never overwrite a key that appeared meanwhile; losing it would lose every token.
-  const handle = await open(file, 'wx', FILE_MODE);
   try {
-    await handle.writeFile(key.toString('base64'));
-    await handle.sync();
-  } finally {
-    await handle.close();
+    // 'wx': never overwrite a key that appeared meanwhile; losing it would lose every token.
+    const handle = await open(file, 'wx', FILE_MODE);
+    try {
+      await handle.writeFile(key.toString('base64'));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    // A key file cut short (a full disk) must not be taken for the key at the next start.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await unlink(file).catch(() => {});
+    throw cannotWrite(file, error);
   }
   return { key, created: true };
 }

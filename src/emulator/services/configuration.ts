@@ -1,3 +1,4 @@
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ProxyRecord, ReactorRecord } from '../store/records.js';
 import type { Cipher, Sealed } from './cipher.js';
@@ -26,26 +27,62 @@ export function openConfiguration<T extends Record<string, string> | null>(ciphe
 type Plaintext<T> = Omit<T, 'configuration_sealed'> & { configuration?: Record<string, string> | null; configuration_sealed?: Sealed };
 
 /**
- * Seals the configuration of records an earlier svc stored in plaintext; run as the store opens,
- * before anything is served. Each record is replaced by one atomic write of its collection's file,
- * and a record reads the same in either form, so a crash midway leaves a store that opens, and the
- * next open seals what is left. A record holding both forms was written back by an earlier svc
- * after it was sealed: its plaintext is the newer. Returns how many records were sealed.
+ * In `batch`: seals the configuration of records an earlier svc stored in plaintext; run in one
+ * write as the store opens, before anything is served, so a crash or a failed write leaves every
+ * record as it was (a record reads the same in either form), and the next open seals them. A record
+ * holding both forms was written back by an earlier svc after it was sealed: its plaintext is the
+ * newer. Returns how many records were sealed.
  */
-export async function sealPlaintextConfigurations(store: Store, cipher: Cipher): Promise<number> {
-  const reactors = [...store.reactors.everything()].filter(hasPlaintext);
-  const proxies = [...store.proxies.everything()].filter(hasPlaintext);
-  await Promise.all([
-    ...reactors.map((record) => {
-      const { configuration, ...rest } = record as Plaintext<ReactorRecord>;
-      return store.reactors.put({ ...rest, configuration_sealed: sealConfiguration(cipher, 'reactor', record, configuration ?? {}) });
-    }),
-    ...proxies.map((record) => {
-      const { configuration, ...rest } = record as Plaintext<ProxyRecord>;
-      return store.proxies.put({ ...rest, configuration_sealed: sealConfiguration(cipher, 'proxy', record, configuration ?? null) });
-    }),
-  ]);
-  return reactors.length + proxies.length;
+export function sealPlaintextConfigurations(store: Store, cipher: Cipher, batch: WriteBatch): number {
+  let sealed = 0;
+  for (const saved of store.reactors.everything()) {
+    const latest = batch.get(store.reactors, saved.tenant_id, saved.id);
+    if (!latest || !hasPlaintext(latest)) continue;
+    const { configuration, ...rest } = latest as Plaintext<ReactorRecord>;
+    batch.put(store.reactors, { ...rest, configuration_sealed: sealConfiguration(cipher, 'reactor', latest, configuration ?? {}) });
+    sealed++;
+  }
+  for (const saved of store.proxies.everything()) {
+    const latest = batch.get(store.proxies, saved.tenant_id, saved.id);
+    if (!latest || !hasPlaintext(latest)) continue;
+    const { configuration, ...rest } = latest as Plaintext<ProxyRecord>;
+    batch.put(store.proxies, { ...rest, configuration_sealed: sealConfiguration(cipher, 'proxy', latest, configuration ?? null) });
+    sealed++;
+  }
+  return sealed;
+}
+
+/**
+ * In `batch`, for a store whose master key was lost: each reactor and proxy whose configuration no
+ * longer opens (sealed under the old key) gets an empty one sealed under `cipher` (`{}` for a
+ * reactor, null for a proxy), so it serves again. Run after sealPlaintextConfigurations, whose
+ * records open. Returns the names of those whose configuration must be entered again.
+ */
+export function resetLostConfigurations(store: Store, cipher: Cipher, batch: WriteBatch): { reactors: string[]; proxies: string[] } {
+  const reactors: string[] = [];
+  for (const saved of store.reactors.everything()) {
+    const latest = batch.get(store.reactors, saved.tenant_id, saved.id);
+    if (!latest || opens(cipher, 'reactor', latest)) continue;
+    batch.put(store.reactors, { ...latest, configuration_sealed: sealConfiguration(cipher, 'reactor', latest, {}) });
+    reactors.push(latest.name);
+  }
+  const proxies: string[] = [];
+  for (const saved of store.proxies.everything()) {
+    const latest = batch.get(store.proxies, saved.tenant_id, saved.id);
+    if (!latest || opens(cipher, 'proxy', latest)) continue;
+    batch.put(store.proxies, { ...latest, configuration_sealed: sealConfiguration(cipher, 'proxy', latest, null) });
+    proxies.push(latest.name);
+  }
+  return { reactors, proxies };
+}
+
+function opens(cipher: Cipher, kind: ConfiguredKind, record: Owner & { configuration_sealed: Sealed }): boolean {
+  try {
+    openConfiguration(cipher, kind, record);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function hasPlaintext(record: object): boolean {

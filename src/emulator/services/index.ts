@@ -48,7 +48,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const applications = new ApplicationService(store, clock);
   const tenants = new TenantService(store, applications, clock);
   const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
-  const tokens = new TokenService(store, options.cipher, transactions, clock);
+  const tokens = new TokenService(store, options.cipher, transactions, clock, (message) => options.emit({ type: 'error', message }));
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
   const results = new ReactorResults({ store, cipher: options.cipher, webhooks, emit: options.emit, clock }, options.results);
   const reactors = new ReactorService({

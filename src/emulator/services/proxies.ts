@@ -3,6 +3,7 @@ import { proxySchema } from '../../api/schemas.js';
 import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
 import { notFound } from '../errors.js';
 import { codeVersion, recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
@@ -86,7 +87,11 @@ export class ProxyService {
       modified_at: this.clock().toISOString(),
     };
     await this.loadTransforms(record);
-    await this.store.proxies.put(record);
+    // Still there once loaded? A delete meanwhile must not be undone by this write.
+    await this.store.write((batch) => {
+      if (!batch.get(this.store.proxies, record.tenant_id, record.id)) throw notFound('proxy', id);
+      batch.put(this.store.proxies, record);
+    });
     return this.toWire(record);
   }
 
@@ -109,8 +114,24 @@ export class ProxyService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
-    await this.store.proxies.delete(caller.tenantId, record.id);
+    if (!(await this.store.proxies.delete(caller.tenantId, record.id))) throw notFound('proxy', id);
     await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind))));
+  }
+
+  /**
+   * In `batch`, for a store whose master key was lost (the keys sealed under it cannot be shown any
+   * more): gives every proxy a new key. Returns the names of the proxies concerned.
+   */
+  reissueKeys(batch: WriteBatch): string[] {
+    const names: string[] = [];
+    for (const saved of this.store.proxies.everything()) {
+      const current = batch.get(this.store.proxies, saved.tenant_id, saved.id);
+      if (!current) continue;
+      const key = `proxy_local_${randomBase58(26)}`;
+      batch.put(this.store.proxies, { ...current, key_hash: hashKey(key), key_sealed: this.cipher.seal(key, keyContext(current.tenant_id, current.id)) });
+      names.push(current.name);
+    }
+    return names;
   }
 
   /** The configuration map transforms get (null when none was given). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReactorEvent, ReactorResult } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
 import type { EmitEvent } from '../events.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
 import type { Clock } from './applications.js';
@@ -31,6 +32,10 @@ const INTERRUPTED: Outcome = {
   error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
 };
 
+const OUTCOME_LOST: Outcome = {
+  error: { type: 'urn:svc:problem:internal', title: 'Outcome lost', status: 500, detail: 'This result was sealed with a master key that is gone.' },
+};
+
 interface Deps {
   store: Store;
   cipher: Cipher;
@@ -58,7 +63,7 @@ export class ReactorResults {
     this.maxPerTenant = options.maxPerTenant ?? DEFAULT_MAX_RESULTS_PER_TENANT;
   }
 
-  /** Stores a new invocation, pending (its delivery too), making room under the tenant's cap. */
+  /** Stores a new invocation, pending (its delivery too), making room under the tenant's cap in the same write. */
   async open(tenantId: string, reactorId: string, callbackUrl: string): Promise<ReactorResultRecord> {
     const now = this.deps.clock().toISOString();
     const record: ReactorResultRecord = {
@@ -71,16 +76,21 @@ export class ReactorResults {
       callback_url: callbackUrl,
       delivery: { status: 'pending', attempts: 0, last_status: null, event_id: randomUUID() },
     };
-    await this.deps.store.results.put(record);
-    this.makeRoom(tenantId);
+    await this.deps.store.write((batch) => {
+      batch.put(this.deps.store.results, record);
+      this.makeRoom(batch, tenantId);
+    });
     return record;
   }
 
   /** Stores how a run ended, then delivers it. */
   async finish(record: ReactorResultRecord, status: 'completed' | 'failed', outcome: Outcome): Promise<void> {
-    const latest = this.deps.store.results.get(record.tenant_id, record.id) ?? record;
-    const done: ReactorResultRecord = { ...latest, status, outcome: this.seal(latest, outcome), completed_at: this.deps.clock().toISOString() };
-    await this.deps.store.results.put(done);
+    const done = await this.deps.store.write((batch) => {
+      const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
+      const ended: ReactorResultRecord = { ...latest, status, outcome: this.seal(latest, outcome), completed_at: this.deps.clock().toISOString() };
+      batch.put(this.deps.store.results, ended);
+      return ended;
+    });
     await this.deliver(done);
   }
 
@@ -97,13 +107,20 @@ export class ReactorResults {
    */
   async recover(): Promise<void> {
     const now = this.deps.clock().toISOString();
-    const writes: Promise<void>[] = [];
-    for (const stored of [...this.deps.store.results.everything()]) {
-      let record = withDelivery(stored);
-      if (record.status === 'pending') record = { ...record, status: 'failed', completed_at: now, outcome: this.seal(record, INTERRUPTED) };
-      if (record !== stored) writes.push(this.deps.store.results.put(record));
+    const { results } = this.deps.store;
+    // One write, all or nothing: a failure leaves every record to be recovered at the next start.
+    const changed = [...results.everything()].filter((record) => record.status === 'pending' || record.delivery === undefined);
+    if (changed.length > 0) {
+      await this.deps.store.write((batch) => {
+        for (const saved of changed) {
+          const stored = batch.get(results, saved.tenant_id, saved.id);
+          if (!stored) continue;
+          let record = withDelivery(stored);
+          if (record.status === 'pending') record = { ...record, status: 'failed', completed_at: now, outcome: this.seal(record, INTERRUPTED) };
+          if (record !== stored) batch.put(results, record);
+        }
+      });
     }
-    await Promise.all(writes);
     const pending = [...this.deps.store.results.everything()].filter((record) => record.delivery.status === 'pending');
     for (const record of pending) this.track(this.deliver(record));
   }
@@ -111,9 +128,32 @@ export class ReactorResults {
   /** Drops the results past their retention; returns how many. */
   async sweep(): Promise<number> {
     const now = this.deps.clock().getTime();
-    const expired = [...this.deps.store.results.everything()].filter((record) => this.expired(record, now));
-    await Promise.all(expired.map((record) => this.deps.store.results.delete(record.tenant_id, record.id)));
-    return expired.length;
+    const { results } = this.deps.store;
+    const expired = [...results.everything()].filter((record) => this.expired(record, now));
+    if (expired.length === 0) return 0;
+    return this.deps.store.write((batch) => {
+      let removed = 0;
+      for (const record of expired) {
+        const latest = batch.get(results, record.tenant_id, record.id);
+        if (latest && this.expired(latest, now) && batch.delete(results, record.tenant_id, record.id)) removed++;
+      }
+      return removed;
+    });
+  }
+
+  /**
+   * In `batch`, for a store whose master key was lost (outcomes sealed under it cannot be opened):
+   * replaces every stored outcome by an error saying it was lost. Returns how many there were.
+   */
+  forgetOutcomes(batch: WriteBatch): number {
+    let lost = 0;
+    for (const saved of this.deps.store.results.everything()) {
+      const record = batch.get(this.deps.store.results, saved.tenant_id, saved.id);
+      if (record?.outcome === undefined) continue;
+      batch.put(this.deps.store.results, { ...record, outcome: this.seal(record, OUTCOME_LOST) });
+      lost++;
+    }
+    return lost;
   }
 
   /** Runs a run-and-deliver in the background; `settle` waits for it. */
@@ -137,30 +177,31 @@ export class ReactorResults {
     const event = { tenantId: record.tenant_id, url: record.callback_url, id: delivery.event_id, body: JSON.stringify(this.event(record)) };
     const progress = { attempts: delivery.attempts, ...(delivery.next_attempt_at !== undefined && { notBefore: Date.parse(delivery.next_attempt_at) }) };
     await this.deps.webhooks.deliver(event, progress, async (attempt, verdict) => {
-      const latest = this.deps.store.results.get(record.tenant_id, record.id) ?? record;
-      const next = afterAttempt(latest.delivery, attempt, verdict, this.deps.clock().toISOString());
-      await this.deps.store.results.put({ ...latest, delivery: next });
+      const next = await this.deps.store.write((batch) => {
+        const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
+        const after = afterAttempt(latest.delivery, attempt, verdict, this.deps.clock().toISOString());
+        batch.put(this.deps.store.results, { ...latest, delivery: after });
+        return after;
+      });
       // Reported once stored: an attempt in the log is one a restart knows of.
       this.deps.emit({ type: 'webhook', reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
     });
   }
 
-  /** Drops the tenant's oldest ended results while it holds more than its cap. */
-  private makeRoom(tenantId: string): void {
-    let excess = this.deps.store.results.count(tenantId) - this.maxPerTenant;
-    if (excess <= 0) return;
-    const doomed: ReactorResultRecord[] = [];
-    for (const record of this.deps.store.results.values(tenantId)) {
-      if (excess === 0) break;
-      if (!ended(record)) continue;
-      doomed.push(record);
-      excess--;
-    }
-    for (const record of doomed) {
-      // Gone from memory at once; the file write joins the next one and need not hold up the 202.
-      this.deps.store.results.delete(tenantId, record.id).catch((error: unknown) => {
-        this.deps.emit({ type: 'error', message: `dropping an old reactor result failed: ${(error as Error).message}`, stack: (error as Error).stack });
-      });
+  /**
+   * In the write of a new result: drops the tenant's oldest ended results while it holds more than
+   * its cap. Counted from what is saved plus the new one, less what writes saved along with it drop;
+   * what they add is counted by the next write, so no more are dropped than the cap asks.
+   */
+  private makeRoom(batch: WriteBatch, tenantId: string): void {
+    const { results } = this.deps.store;
+    let excess = results.count(tenantId) + 1 - this.maxPerTenant;
+    for (const saved of results.values(tenantId)) {
+      if (excess <= 0) break;
+      const record = batch.get(results, tenantId, saved.id);
+      // Dropped by a write saved along with this one: one fewer to drop.
+      if (!record) excess--;
+      else if (ended(record) && batch.delete(results, tenantId, record.id)) excess--;
     }
   }
 

@@ -101,7 +101,11 @@ export class ReactorService {
       modified_at: this.options.clock().toISOString(),
     };
     await this.load(record);
-    await this.options.store.reactors.put(record);
+    // Still there once loaded? A delete meanwhile must not be undone by this write.
+    await this.options.store.write((batch) => {
+      if (!batch.get(this.options.store.reactors, record.tenant_id, record.id)) throw notFound('reactor', id);
+      batch.put(this.options.store.reactors, record);
+    });
     return this.toWire(record);
   }
 
@@ -121,7 +125,7 @@ export class ReactorService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
-    await this.options.store.reactors.delete(caller.tenantId, record.id);
+    if (!(await this.options.store.reactors.delete(caller.tenantId, record.id))) throw notFound('reactor', id);
     this.names.delete(record.id);
     await this.options.runtime.unload(record.id);
   }

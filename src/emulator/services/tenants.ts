@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { PERMISSIONS_BY_TYPE } from '../../api/permissions.js';
 import type { CreatedTenant } from '../../api/types.js';
+import { EmulatorError } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
 import type { ApplicationService, Clock } from './applications.js';
+import { hashKey } from './keys.js';
 
 export interface TenantKeys {
   managementKey?: string;
@@ -31,20 +34,23 @@ export class TenantService {
     private readonly clock: Clock = () => new Date(),
   ) {}
 
+  /** Creates a tenant and its two starter Applications, saved together or not at all. */
   async create(name: string, keys: TenantKeys = {}): Promise<CreatedTenant> {
-    const tenant: TenantRow = { id: randomUUID(), tenant_id: '', name, created_at: this.clock().toISOString() };
-    tenant.tenant_id = tenant.id;
-    const management = await this.provisionManagement(tenant.id, keys.managementKey);
-    const priv = await this.provisionPrivate(tenant.id, keys.privateKey);
-    tenant.bootstrap = { management: management.application.id, private: priv.application.id };
-    await this.store.tenants.put(tenant);
-    return {
-      id: tenant.id,
-      name: tenant.name,
-      created_at: tenant.created_at,
-      management_key: management.key,
-      private_key: priv.key,
-    };
+    return this.store.write((batch) => {
+      const tenant: TenantRow = { id: randomUUID(), tenant_id: '', name, created_at: this.clock().toISOString() };
+      tenant.tenant_id = tenant.id;
+      const management = this.provisionIn(batch, tenant.id, 'management', keys.managementKey);
+      const priv = this.provisionIn(batch, tenant.id, 'private', keys.privateKey);
+      tenant.bootstrap = { management: management.application.id, private: priv.application.id };
+      batch.put(this.store.tenants, tenant);
+      return {
+        id: tenant.id,
+        name: tenant.name,
+        created_at: tenant.created_at,
+        management_key: management.key,
+        private_key: priv.key,
+      };
+    });
   }
 
   /**
@@ -66,25 +72,78 @@ export class TenantService {
         },
       };
     }
-    const bootstrap = { ...first.bootstrap };
-    const apply = async (kind: 'management' | 'private', key: string | undefined) => {
-      if (key === undefined) return;
-      const existing = bootstrap[kind] ? this.store.applications.get(first.id, bootstrap[kind]) : undefined;
-      if (existing) {
-        await this.applications.assignKey(existing, key);
-      } else {
-        const made = kind === 'management'
-          ? await this.provisionManagement(first.id, key)
-          : await this.provisionPrivate(first.id, key);
-        bootstrap[kind] = made.application.id;
-      }
-    };
-    await apply('management', keys.managementKey);
-    await apply('private', keys.privateKey);
-    if (bootstrap.management !== first.bootstrap?.management || bootstrap.private !== first.bootstrap?.private) {
-      await this.store.tenants.put({ ...first, bootstrap });
+    if (keys.managementKey !== undefined || keys.privateKey !== undefined) {
+      await this.store.write((batch) => {
+        const tenant = batch.get(this.store.tenants, first.id, first.id) ?? first;
+        const bootstrap = { ...tenant.bootstrap };
+        this.applyKey(batch, tenant, bootstrap, 'management', keys.managementKey);
+        this.applyKey(batch, tenant, bootstrap, 'private', keys.privateKey);
+        if (bootstrap.management !== tenant.bootstrap?.management || bootstrap.private !== tenant.bootstrap?.private) {
+          batch.put(this.store.tenants, { ...tenant, bootstrap });
+        }
+      });
     }
     return { tenantId: first.id, created: false, generated: {}, keys };
+  }
+
+  /**
+   * Rebuilds the row of every tenant whose records are in the store but whose row is not (its
+   * `tenants.json` deleted, or moved aside as damaged). Without it the bootstrap would start a new
+   * tenant beside the old one's data. Returns what it did, to be told to the user.
+   */
+  async recoverMissing(): Promise<string[]> {
+    const missing = new Map<string, string>();
+    const sources = [this.store.applications, this.store.tokens, this.store.transactions, this.store.reactors, this.store.proxies, this.store.results];
+    for (const collection of sources) {
+      for (const record of collection.everything()) {
+        if (this.store.tenants.get(record.tenant_id, record.tenant_id)) continue;
+        const earliest = missing.get(record.tenant_id);
+        if (earliest === undefined || record.created_at < earliest) missing.set(record.tenant_id, record.created_at);
+      }
+    }
+    if (missing.size === 0) return [];
+    await this.store.write((batch) => {
+      for (const [id, createdAt] of missing) {
+        const apps = this.store.applications.list(id);
+        const starter = (name: string, type: string) => apps.find((app) => app.name === name && app.type === type)?.id;
+        const management = starter('svc management', 'management');
+        const priv = starter('svc private', 'private');
+        batch.put(this.store.tenants, {
+          id,
+          tenant_id: id,
+          name: 'recovered',
+          created_at: createdAt,
+          bootstrap: { ...(management && { management }), ...(priv && { private: priv }) },
+        });
+      }
+    });
+    return [...missing.keys()].map(
+      (id) =>
+        `The store holds Applications or tokens of tenant ${id} but no row for it in tenants.json (deleted or ` +
+        `replaced?): rebuilt it, named "recovered". Its name and webhook signing secret could not be recovered (a new ` +
+        `secret is made); to get them back, stop svc and restore tenants.json from a backup.`,
+    );
+  }
+
+  /** Makes `key` work as the tenant's `kind` starter Application, re-creating or adopting one if need be. */
+  private applyKey(batch: WriteBatch, tenant: TenantRow, bootstrap: NonNullable<TenantRow['bootstrap']>, kind: 'management' | 'private', key: string | undefined): void {
+    if (key === undefined) return;
+    const id = bootstrap[kind];
+    const existing = id ? batch.get(this.store.applications, tenant.id, id) : undefined;
+    if (existing) {
+      this.applications.assignKeyIn(batch, existing, key);
+      return;
+    }
+    // The key may be an Application's already whose tenant row forgot it (a rebuilt tenants.json).
+    const owner = batch.findBy(this.store.applications, 'key', hashKey(key));
+    if (owner && owner.tenant_id === tenant.id && owner.type === kind) {
+      bootstrap[kind] = owner.id;
+      return;
+    }
+    if (owner) {
+      throw new EmulatorError(`The ${kind} key given already belongs to Application ${owner.id} (a ${owner.type} one); give another key.`);
+    }
+    bootstrap[kind] = this.provisionIn(batch, tenant.id, kind, key).application.id;
   }
 
   exists(id: string): boolean {
@@ -100,20 +159,11 @@ export class TenantService {
     return oldest;
   }
 
-  private provisionManagement(tenantId: string, key: string | undefined) {
-    return this.applications.provision(tenantId, {
-      name: 'svc management',
-      type: 'management',
-      permissions: [...PERMISSIONS_BY_TYPE.management],
-      ...(key !== undefined && { key }),
-    });
-  }
-
-  private provisionPrivate(tenantId: string, key: string | undefined) {
-    return this.applications.provision(tenantId, {
-      name: 'svc private',
-      type: 'private',
-      permissions: [...PERMISSIONS_BY_TYPE.private],
+  private provisionIn(batch: WriteBatch, tenantId: string, kind: 'management' | 'private', key: string | undefined) {
+    return this.applications.provisionIn(batch, tenantId, {
+      name: `svc ${kind}`,
+      type: kind,
+      permissions: [...PERMISSIONS_BY_TYPE[kind]],
       ...(key !== undefined && { key }),
     });
   }

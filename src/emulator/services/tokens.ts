@@ -4,6 +4,7 @@ import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/typ
 import { TOKEN_TYPES } from '../../api/types.js';
 import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
 import { FieldErrors, HttpError } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
 import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
@@ -30,6 +31,8 @@ interface Secret {
 interface Prepared {
   record: TokenRecord;
   secret: Secret;
+  /** The field of a caller-chosen id (`id`, `[2].id`), which must still be free when the write is saved. */
+  idField?: string;
 }
 
 const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
@@ -46,7 +49,12 @@ export class TokenService {
     private readonly cipher: Cipher,
     private readonly transactions: TransactionService,
     private readonly clock: Clock = () => new Date(),
+    /** Hears of tokens left out of a list because they cannot be decrypted (their id, never data). */
+    private readonly report: (message: string) => void = () => {},
   ) {}
+
+  /** Records already reported as unreadable: one report per stored record, however often it is listed. */
+  private readonly reported = new WeakSet<TokenRecord>();
 
   async create(ctx: TokenContext, body: CreateTokenBody): Promise<Token> {
     const transaction = this.transactionOf(ctx);
@@ -78,7 +86,14 @@ export class TokenService {
       return decision.allowed ? [{ record, transform: decision.transform }] : [];
     });
     const page = paginate(filterItems(readable.map((item) => ({ ...item, id: item.record.id })), query), query);
-    return { ...page, data: page.data.map(({ record, transform }) => this.present(ctx.caller, record, this.unseal(record), transform)) };
+    // A token that cannot be decrypted (damaged data, or sealed under another master key) is left
+    // out of its page and reported, so that one bad record does not make the whole list fail.
+    // Only the page is decrypted, as before: its total still counts the token, pages stay aligned.
+    const data = page.data.flatMap(({ record, transform }) => {
+      const secret = this.tryUnseal(record);
+      return secret === undefined ? [] : [this.present(ctx.caller, record, secret, transform)];
+    });
+    return { ...page, data };
   }
 
   async delete(ctx: TokenContext, id: string): Promise<void> {
@@ -88,8 +103,15 @@ export class TokenService {
     if (!evaluateTokenAccess(ctx.caller.application, 'token:delete', record.containers).allowed) {
       throw forbidden(ctx.caller, 'token:delete', record);
     }
-    if (transaction) await this.transactions.stage(transaction, [{ op: 'delete', id: record.id }]);
-    else await this.store.tokens.delete(record.tenant_id, record.id);
+    if (transaction) {
+      await this.transactions.stage(transaction, [{ op: 'delete', id: record.id }]);
+      return;
+    }
+    const deleted = await this.store.write((batch) => {
+      const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
+      return latest !== undefined && !isExpired(latest, this.clock().getTime()) && batch.delete(this.store.tokens, record.tenant_id, record.id);
+    });
+    if (!deleted) throw new HttpError(404, `No token with id ${id}.`);
   }
 
   /**
@@ -178,8 +200,15 @@ export class TokenService {
   async sweep(): Promise<number> {
     const now = this.clock().getTime();
     const expired = [...this.store.tokens.everything()].filter((record) => isExpired(record, now));
-    await Promise.all(expired.map((record) => this.store.tokens.delete(record.tenant_id, record.id)));
-    return expired.length;
+    if (expired.length === 0) return 0;
+    return this.store.write((batch) => {
+      let removed = 0;
+      for (const record of expired) {
+        const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
+        if (latest && isExpired(latest, now) && batch.delete(this.store.tokens, record.tenant_id, record.id)) removed++;
+      }
+      return removed;
+    });
   }
 
   /** Validates one token body and builds its sealed record; problems go to `errors` under `at`. */
@@ -215,6 +244,7 @@ export class TokenService {
       }
     });
     const id = body.id ?? randomUUID();
+    const idField = body.id === undefined ? undefined : field('id');
     if (body.id !== undefined) {
       if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit');
       else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id)) errors.add(field('id'), `a token with id ${id} already exists`);
@@ -234,7 +264,7 @@ export class TokenService {
       expires_at: body.expires_at == null ? null : new Date(body.expires_at).toISOString(),
       secret: this.cipher.seal(secret, sealContext(ctx.caller.tenantId, id)),
     };
-    return { record, secret };
+    return { record, secret, ...(idField !== undefined && { idField }) };
   }
 
   /** Placing a token in a container needs token:create there: in every container it is placed in. */
@@ -245,12 +275,33 @@ export class TokenService {
     }
   }
 
+  /**
+   * Saves the tokens of one request in one write: all of them or none, across a crash too. The
+   * ids callers chose are checked again when the write is saved: a request saved meanwhile may
+   * have taken one.
+   */
   private async write(transaction: TransactionRecord | undefined, prepared: Prepared[]): Promise<void> {
     if (transaction) {
-      await this.transactions.stage(transaction, prepared.map(({ record }): StagedOp => ({ op: 'put', record })));
-    } else {
-      await Promise.all(prepared.map(({ record }) => this.store.tokens.put(record)));
+      const ops = prepared.map(({ record }): StagedOp => ({ op: 'put', record }));
+      await this.transactions.stage(transaction, ops, (batch, staged) => this.checkIdsFree(batch, prepared, staged));
+      return;
     }
+    await this.store.write((batch) => {
+      this.checkIdsFree(batch, prepared, []);
+      for (const { record } of prepared) batch.put(this.store.tokens, record);
+    });
+  }
+
+  private checkIdsFree(batch: WriteBatch, prepared: Prepared[], staged: StagedOp[]): void {
+    const errors = new FieldErrors();
+    const now = this.clock().getTime();
+    for (const { record, idField } of prepared) {
+      if (idField === undefined) continue;
+      const inTransaction = stagedState(staged, record.id);
+      const latest = inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;
+      if (latest && !isExpired(latest, now)) errors.add(idField, `a token with id ${record.id} already exists`);
+    }
+    errors.throwIfAny();
   }
 
   private transactionOf(ctx: TokenContext): TransactionRecord | undefined {
@@ -259,12 +310,8 @@ export class TokenService {
 
   /** A token as this caller sees it: committed, overlaid by its own transaction's staged writes. */
   private visible(ctx: TokenContext, id: string): TokenRecord | undefined {
-    const staged = this.stagedOps(ctx);
-    for (let i = staged.length - 1; i >= 0; i--) {
-      const op = staged[i]!;
-      if (op.op === 'put' && op.record.id === id) return op.record;
-      if (op.op === 'delete' && op.id === id) return undefined;
-    }
+    const staged = stagedState(this.stagedOps(ctx), id);
+    if (staged !== undefined) return staged ?? undefined;
     const record = this.store.tokens.get(ctx.caller.tenantId, id);
     return record && !isExpired(record, this.clock().getTime()) ? record : undefined;
   }
@@ -287,7 +334,23 @@ export class TokenService {
     try {
       return this.cipher.open<Secret>(record.secret, sealContext(record.tenant_id, record.id));
     } catch {
-      throw new HttpError(500, `Token ${record.id} cannot be decrypted: the master key does not match the one it was written with.`);
+      throw new HttpError(
+        500,
+        `Token ${record.id} cannot be decrypted: its stored data is damaged, or the master key does not match the one it was written with.`,
+      );
+    }
+  }
+
+  /** A token's secret, or undefined when it does not decrypt (reported once per record). */
+  private tryUnseal(record: TokenRecord): Secret | undefined {
+    try {
+      return this.cipher.open<Secret>(record.secret, sealContext(record.tenant_id, record.id));
+    } catch {
+      if (!this.reported.has(record)) {
+        this.reported.add(record);
+        this.report(`token ${record.id} of tenant ${record.tenant_id} cannot be decrypted (its stored data is damaged, or sealed under another master key); lists leave it out.`);
+      }
+      return undefined;
     }
   }
 
@@ -324,6 +387,16 @@ function forbidden(caller: Caller, permission: string, record: TokenRecord): Htt
 
 function sealContext(tenantId: string, id: string): string {
   return `token:${tenantId}:${id}`;
+}
+
+/** A token's state in a transaction's staged writes: the record, null when deleted, undefined when untouched. */
+function stagedState(staged: StagedOp[], id: string): TokenRecord | null | undefined {
+  for (let i = staged.length - 1; i >= 0; i--) {
+    const op = staged[i]!;
+    if (op.op === 'put' && op.record.id === id) return op.record;
+    if (op.op === 'delete' && op.id === id) return null;
+  }
+  return undefined;
 }
 
 function isExpired(record: TokenRecord, now: number): boolean {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../api/types.js';
 import { HttpError } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TransactionRecord } from '../store/records.js';
 import type { Caller, Clock } from './applications.js';
@@ -64,27 +65,36 @@ export class TransactionService {
     return record;
   }
 
-  async stage(transaction: TransactionRecord, ops: StagedOp[]): Promise<void> {
-    const current = this.store.transactions.get(transaction.tenant_id, transaction.id) ?? transaction;
-    await this.store.transactions.put({ ...current, staged: [...current.staged, ...ops] });
+  /**
+   * Adds writes to a transaction, checked again when the write is saved: the transaction must
+   * still be open then, and `check` (e.g. ids still free) sees its staged writes as they are then.
+   */
+  async stage(transaction: TransactionRecord, ops: StagedOp[], check?: (batch: WriteBatch, staged: StagedOp[]) => void): Promise<void> {
+    await this.store.write((batch) => {
+      const current = this.stillOpen(batch, transaction);
+      check?.(batch, current.staged);
+      batch.put(this.store.transactions, { ...current, staged: [...current.staged, ...ops] });
+    });
   }
 
   /**
-   * Applies every staged write, then marks the transaction committed. Writes naming it are refused
-   * (409) from the start of the commit. Should the process stop half way, the transaction is still
-   * open with the same staged writes, and committing it again completes the work.
+   * Applies every staged write and marks the transaction committed, in one write: all of it is
+   * saved or none, across a crash too. Writes naming the transaction are refused (409) from the
+   * start of the commit; those accepted before it are part of it.
    */
   async commit(caller: Caller, id: string): Promise<void> {
     const record = this.open(caller, id);
-    this.checkConflicts(record);
     this.committing.add(record.id);
     try {
-      await Promise.all(
-        record.staged.map((op) =>
-          op.op === 'put' ? this.store.tokens.put(op.record) : this.store.tokens.delete(record.tenant_id, op.id),
-        ),
-      );
-      await this.end(record, 'committed');
+      await this.store.write((batch) => {
+        const current = this.stillOpen(batch, record);
+        this.checkConflicts(batch, current);
+        for (const op of current.staged) {
+          if (op.op === 'put') batch.put(this.store.tokens, op.record);
+          else batch.delete(this.store.tokens, current.tenant_id, op.id);
+        }
+        this.end(batch, current, 'committed');
+      });
     } finally {
       this.committing.delete(record.id);
     }
@@ -93,9 +103,9 @@ export class TransactionService {
   /**
    * A staged token whose id was taken outside the transaction meanwhile cannot be committed. The
    * transaction's own earlier delete frees an id; an expired token does not hold one; a token that
-   * is exactly the staged one (a commit cut short and repeated) is no conflict.
+   * is exactly the staged one (a commit an older svc cut short) is no conflict.
    */
-  private checkConflicts(record: TransactionRecord): void {
+  private checkConflicts(batch: WriteBatch, record: TransactionRecord): void {
     const freed = new Set<string>();
     const now = this.clock().getTime();
     for (const op of record.staged) {
@@ -103,7 +113,7 @@ export class TransactionService {
         freed.add(op.id);
         continue;
       }
-      const existing = this.store.tokens.get(record.tenant_id, op.record.id);
+      const existing = batch.get(this.store.tokens, record.tenant_id, op.record.id);
       const live = existing && (existing.expires_at === null || Date.parse(existing.expires_at) > now);
       if (live && !freed.has(op.record.id) && existing.secret.ct !== op.record.secret.ct) {
         throw new HttpError(409, `Token ${op.record.id} was created outside transaction ${record.id} meanwhile; roll the transaction back.`);
@@ -112,14 +122,34 @@ export class TransactionService {
   }
 
   async rollback(caller: Caller, id: string): Promise<void> {
-    await this.end(this.open(caller, id), 'rolled_back');
+    const record = this.open(caller, id);
+    await this.store.write((batch) => this.end(batch, this.stillOpen(batch, record), 'rolled_back'));
   }
 
   /** Ends every open transaction whose time is up, discarding its staged writes. */
   async sweep(): Promise<number> {
     const due = [...this.store.transactions.everything()].filter((record) => record.status === 'open' && this.isPast(record));
-    await Promise.all(due.map((record) => this.end(record, 'expired')));
-    return due.length;
+    if (due.length === 0) return 0;
+    return this.store.write((batch) => {
+      let ended = 0;
+      for (const record of due) {
+        const current = batch.get(this.store.transactions, record.tenant_id, record.id);
+        if (current?.status !== 'open' || !this.isPast(current)) continue;
+        this.end(batch, current, 'expired');
+        ended++;
+      }
+      return ended;
+    });
+  }
+
+  /** The transaction as it is when a write is saved; 409 unless it is still open. */
+  private stillOpen(batch: WriteBatch, transaction: TransactionRecord): TransactionRecord {
+    const current = batch.get(this.store.transactions, transaction.tenant_id, transaction.id);
+    if (!current || current.status !== 'open' || this.isPast(current)) {
+      const status = !current ? 'gone' : current.status === 'open' ? 'expired' : current.status.replace('_', ' ');
+      throw new HttpError(409, `Transaction ${transaction.id} is ${status}, not open.`);
+    }
+    return current;
   }
 
   private find(caller: Caller, id: string): TransactionRecord {
@@ -137,8 +167,8 @@ export class TransactionService {
     return Date.parse(record.expires_at) <= this.clock().getTime();
   }
 
-  private async end(record: TransactionRecord, status: 'committed' | 'rolled_back' | 'expired'): Promise<void> {
-    await this.store.transactions.put({ ...record, status, staged: [], ended_at: this.clock().toISOString() });
+  private end(batch: WriteBatch, record: TransactionRecord, status: 'committed' | 'rolled_back' | 'expired'): void {
+    batch.put(this.store.transactions, { ...record, status, staged: [], ended_at: this.clock().toISOString() });
   }
 
   requireEnterprise(): void {

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { EmulatorError } from '../errors.js';
+import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
 import type { Cipher } from './cipher.js';
@@ -107,17 +108,39 @@ export class WebhookService {
   async secret(tenantId: string): Promise<string> {
     const tenant = this.store.tenants.get(tenantId, tenantId);
     if (!tenant) throw new Error(`no tenant ${tenantId}`);
-    if (tenant.webhook_secret) {
-      try {
-        return this.cipher.open<string>(tenant.webhook_secret, secretContext(tenantId));
-      } catch {
-        throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
-      }
+    if (tenant.webhook_secret) return this.open(tenant);
+    // Made when the write is saved: two first uses at once agree on one secret.
+    return this.store.write((batch) => {
+      const current = batch.get(this.store.tenants, tenantId, tenantId) ?? tenant;
+      if (current.webhook_secret) return this.open(current);
+      const secret = `whsec_${randomBase58(32)}`;
+      batch.put(this.store.tenants, { ...current, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) });
+      return secret;
+    });
+  }
+
+  /**
+   * In `batch`, for a store whose master key was lost (the secrets sealed under it cannot be
+   * opened): forgets every tenant's signing secret, to be made anew. Returns the tenants concerned.
+   */
+  forgetSecrets(batch: WriteBatch): string[] {
+    const tenants: string[] = [];
+    for (const saved of this.store.tenants.everything()) {
+      const current = batch.get(this.store.tenants, saved.tenant_id, saved.id);
+      if (!current?.webhook_secret) continue;
+      const { webhook_secret: _lost, ...rest } = current;
+      batch.put(this.store.tenants, rest);
+      tenants.push(current.id);
     }
-    const secret = `whsec_${randomBase58(32)}`;
-    const updated: TenantRow = { ...tenant, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) };
-    await this.store.tenants.put(updated);
-    return secret;
+    return tenants;
+  }
+
+  private open(tenant: TenantRow): string {
+    try {
+      return this.cipher.open<string>(tenant.webhook_secret!, secretContext(tenant.id));
+    } catch {
+      throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
+    }
   }
 
   /**

@@ -1,5 +1,4 @@
-import { Low, Memory } from 'lowdb';
-import type { Adapter } from 'lowdb';
+import type { WriteBatch } from './batch.js';
 import { corruptFile } from './errors.js';
 
 /** Every stored record belongs to a tenant; no read or write of a collection crosses tenants. */
@@ -15,79 +14,48 @@ export interface ShardFile<T> {
   records: T[];
 }
 
+/** A record's new state in a write: `null` deletes it. */
+export interface Change<T> {
+  tenantId: string;
+  id: string;
+  record: T | null;
+}
+
 export interface CollectionOptions<T> {
-  /** Number of files the collection is split into; a write rewrites one shard only. */
+  /** Number of files the collection is split into; a write rewrites only the shards it touches. */
   shards?: number;
   /** Unique secondary indexes, e.g. an Application's key hash. */
   indexes?: Record<string, (record: T) => string | undefined>;
+  /** Why a record read from disk cannot be served (a missing field), or undefined when it can. */
+  check?: (record: Record<string, unknown>) => string | undefined;
 }
 
-/**
- * One shard: a lowdb database over one file, whose writes are coalesced. While a write is on its
- * way to disk, every further change joins one pending write, so a burst of N changes costs at most
- * two file writes, and each caller's promise resolves once its own change is on disk.
- */
-const DONE = Promise.resolve();
-
-class Shard<T> {
-  readonly records = new Map<string, T>();
-  private readonly db: Low<ShardFile<T>>;
-  private running: Promise<void> = Promise.resolve();
-  private pending: Promise<void> | undefined;
-
-  constructor(
-    readonly adapter: Adapter<ShardFile<T>>,
-    /** In memory there is nothing to write: a save is done as soon as it is asked for. */
-    private readonly persistent: boolean,
-  ) {
-    this.db = new Low(adapter, { version: 1, records: [] });
-  }
-
-  save(): Promise<void> {
-    if (!this.persistent) return DONE;
-    this.pending ??= this.running
-      .catch(() => {})
-      .then(() => {
-        this.pending = undefined;
-        this.db.data = { version: 1, records: [...this.records.values()] };
-        this.running = this.db.write();
-        return this.running;
-      });
-    return this.pending;
-  }
-
-  /** A shard without a file (never written) loads empty. */
-  async load(file: string): Promise<T[]> {
-    await this.db.read();
-    return shardRecords<T>(this.db.data, file);
-  }
-
-  /** Resolves once every write started so far has settled. */
-  async idle(): Promise<void> {
-    while (this.pending) await this.pending.catch(() => {});
-    await this.running.catch(() => {});
-  }
-}
+/** How a collection's writes reach the disk: the store's writer (see writer.ts). */
+export type WriteFn = <R>(fn: (batch: WriteBatch) => R) => Promise<R>;
 
 /**
- * A tenant-keyed collection held in memory and persisted through lowdb, split into shards.
- * Reads are synchronous map look-ups; writes apply at once in memory and resolve when on disk.
+ * A tenant-keyed collection held in memory, split into shard files. Reads are synchronous map
+ * look-ups of what is on disk: a change is served only once the store's writer has saved it, so
+ * a write that fails leaves nothing behind. Writes go through `store.write` (several records,
+ * all or nothing) or the `put`/`delete` shorthands here.
  */
 export class Collection<T extends TenantRecord> {
-  private readonly shards: Shard<T>[];
+  private readonly shards: Map<string, T>[];
+  /** Per shard, records that could not be read: never served, written back as they are. */
+  private readonly kept: unknown[][];
   private readonly byTenant = new Map<string, Map<string, T>>();
   private readonly indexes = new Map<string, { of: (record: T) => string | undefined; map: Map<string, T> }>();
+  private readonly check: CollectionOptions<T>['check'];
 
   constructor(
     readonly name: string,
-    adapterFor: ((shard: number, count: number) => Adapter<ShardFile<T>>) | null,
+    private readonly writeFn: WriteFn,
     options: CollectionOptions<T> = {},
   ) {
     const count = options.shards ?? 1;
-    this.shards = Array.from(
-      { length: count },
-      (_, i) => new Shard<T>(adapterFor ? adapterFor(i, count) : new Memory<ShardFile<T>>(), adapterFor !== null),
-    );
+    this.shards = Array.from({ length: count }, () => new Map<string, T>());
+    this.kept = Array.from({ length: count }, (): unknown[] => []);
+    this.check = options.check;
     for (const [indexName, of] of Object.entries(options.indexes ?? {})) {
       this.indexes.set(indexName, { of, map: new Map() });
     }
@@ -103,21 +71,30 @@ export class Collection<T extends TenantRecord> {
     return true;
   }
 
-  /** Reads every shard; records are listed in creation order afterwards. */
-  async load(fileOf: (shard: number) => string, present?: ReadonlySet<string>): Promise<void> {
-    const all: T[] = [];
-    for (const [i, shard] of this.shards.entries()) {
-      const file = fileOf(i);
-      // A shard whose file is not `present` (listed by the caller) was never written: empty, not read.
-      if (present && !present.has(file)) continue;
-      // Merged in shard order: records created in the same millisecond always list in one order.
-      for (const record of await shard.load(file)) {
-        shard.records.set(compositeKey(record.tenant_id, record.id), record);
-        all.push(record);
+  /**
+   * Takes in the records read from shard `shard`'s file. Those that cannot be served are kept
+   * aside (written back unchanged with the shard) and returned as problems to report.
+   */
+  load(shard: number, data: unknown, file: string): { loaded: T[]; problems: string[] } {
+    const loaded: T[] = [];
+    const problems: string[] = [];
+    shardRecords<unknown>(data, file).forEach((raw, i) => {
+      const problem = this.problemOf(raw);
+      if (problem !== undefined) {
+        this.kept[shard]!.push(raw);
+        problems.push(unservedLine(file, i, raw, problem));
+        return;
       }
-    }
-    all.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-    for (const record of all) this.remember(record);
+      const record = raw as T;
+      this.shards[shard]!.set(compositeKey(record.tenant_id, record.id), record);
+      loaded.push(record);
+    });
+    return { loaded, problems };
+  }
+
+  /** Adds loaded records to the listing, in the order given (the store sorts them by creation). */
+  index(records: T[]): void {
+    for (const record of records) this.remember(record);
   }
 
   get(tenantId: string, id: string): T | undefined {
@@ -150,31 +127,63 @@ export class Collection<T extends TenantRecord> {
     return this.indexes.get(index)?.map.get(value);
   }
 
+  /** A record's value for an index (undefined: none, or no such index). */
+  indexValue(index: string, record: T): string | undefined {
+    return this.indexes.get(index)?.of(record);
+  }
+
   /** Inserts or replaces a record (keeping its place in the listing); resolves once it is on disk. */
   put(record: T): Promise<void> {
-    const previous = this.get(record.tenant_id, record.id);
-    if (previous) this.unindex(previous);
-    this.remember(record);
-    const key = compositeKey(record.tenant_id, record.id);
-    const shard = this.shardOf(record.tenant_id, record.id);
-    shard.records.set(key, record);
-    return shard.save();
+    return this.writeFn((batch) => batch.put(this, record));
   }
 
   /** Deletes a record; resolves to whether it existed, once the deletion is on disk. */
-  async delete(tenantId: string, id: string): Promise<boolean> {
-    const record = this.get(tenantId, id);
-    if (!record) return false;
-    this.forget(record);
-    const key = compositeKey(tenantId, id);
-    const shard = this.shardOf(tenantId, id);
-    shard.records.delete(key);
-    await shard.save();
-    return true;
+  delete(tenantId: string, id: string): Promise<boolean> {
+    return this.writeFn((batch) => batch.delete(this, tenantId, id));
   }
 
-  async flush(): Promise<void> {
-    await Promise.all(this.shards.map((shard) => shard.idle()));
+  shardOf(tenantId: string, id: string): number {
+    return shardIndex(tenantId, id, this.shards.length);
+  }
+
+  /** A shard's file content: what is saved, with `changes` (of any shard) laid over it, and the kept records. */
+  content(shard: number, changes?: ReadonlyMap<string, Change<T>>): ShardFile<unknown> {
+    let records: Map<string, T> = this.shards[shard]!;
+    if (changes) {
+      records = new Map(records);
+      for (const [key, change] of changes) {
+        if (this.shardOf(change.tenantId, change.id) !== shard) continue;
+        if (change.record) records.set(key, change.record);
+        else records.delete(key);
+      }
+    }
+    return { version: 1, records: [...records.values(), ...this.kept[shard]!] };
+  }
+
+  /** Makes saved changes what is served. Only the writer calls this, once they are on disk. */
+  apply(changes: ReadonlyMap<string, Change<T>>): void {
+    for (const [key, change] of changes) {
+      const previous = this.get(change.tenantId, change.id);
+      if (previous) this.unindex(previous);
+      const shard = this.shards[this.shardOf(change.tenantId, change.id)]!;
+      if (change.record) {
+        shard.set(key, change.record);
+        this.remember(change.record);
+      } else {
+        shard.delete(key);
+        this.byTenant.get(change.tenantId)?.delete(change.id);
+      }
+    }
+  }
+
+  /** Why a record read from a file cannot be served, or undefined when it can. */
+  problemOf(raw: unknown): string | undefined {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'is not an object';
+    const record = raw as Record<string, unknown>;
+    for (const field of ['id', 'tenant_id', 'created_at']) {
+      if (typeof record[field] !== 'string' || record[field] === '') return `has no "${field}"`;
+    }
+    return this.check?.(record);
   }
 
   /** Map.set keeps an existing key's position, so a replaced record keeps its creation-order place. */
@@ -188,20 +197,11 @@ export class Collection<T extends TenantRecord> {
     }
   }
 
-  private forget(record: T): void {
-    this.byTenant.get(record.tenant_id)?.delete(record.id);
-    this.unindex(record);
-  }
-
   private unindex(record: T): void {
     for (const { of, map } of this.indexes.values()) {
       const value = of(record);
       if (value !== undefined && map.get(value) === record) map.delete(value);
     }
-  }
-
-  private shardOf(tenantId: string, id: string): Shard<T> {
-    return this.shards[shardIndex(tenantId, id, this.shards.length)]!;
   }
 }
 
@@ -222,8 +222,18 @@ export function shardRecords<T>(data: unknown, file: string): T[] {
   return (data as ShardFile<T>).records;
 }
 
-function compositeKey(tenantId: string, id: string): string {
+export function compositeKey(tenantId: string, id: string): string {
   return `${tenantId}/${id}`;
+}
+
+/** The problem line of record `index` (from 0) of `file`, which cannot be served. */
+export function unservedLine(file: string, index: number, raw: unknown, problem: string): string {
+  return `${file}: record ${index + 1}${idOf(raw)} ${problem}; it is kept in the file but not served. Fix or remove it.`;
+}
+
+function idOf(raw: unknown): string {
+  const id = typeof raw === 'object' && raw !== null ? (raw as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? ` (id ${id})` : '';
 }
 
 /** FNV-1a: a fast, stable string hash for spreading records over shards. */

@@ -1,16 +1,31 @@
 import { EmulatorError } from '../errors.js';
+import { describeCause, remedyFor } from './io.js';
 
 /**
  * A store file that cannot be used as it is. The message names the file and what to do; the
  * store never rewrites a file it could not read, so nothing is lost by stopping here.
  */
 export class StoreError extends EmulatorError {
-  override readonly name = 'StoreError';
+  override readonly name: string = 'StoreError';
   constructor(
     message: string,
     readonly file: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A change the store could not save (a full or read-only disk): nothing of it was applied, in
+ * memory or on disk, so the caller may simply retry once the cause is gone.
+ */
+export class StoreWriteError extends StoreError {
+  override readonly name = 'StoreWriteError';
+  constructor(
+    file: string,
+    override readonly cause: unknown,
+  ) {
+    super(`The change was not saved: writing ${file} failed: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`, file);
   }
 }
 
@@ -20,4 +35,9 @@ export function corruptFile(file: string, reason: string): StoreError {
       `backup, or move it aside to start that collection empty (or use --in-memory).`,
     file,
   );
+}
+
+/** A file the store needs at start that it cannot create or change: names the file and the cause. */
+export function cannotWrite(file: string, error: unknown): StoreError {
+  return new StoreError(`Cannot write ${file}: ${describeCause(error)}; ${remedyFor(error)}.`, file);
 }

@@ -1,6 +1,6 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { shardIndex, shardRecords, type Collection, type ShardFile, type TenantRecord } from './collection.js';
+import { shardIndex, shardRecords, type Collection, type ShardFile, type TenantRecord, type WriteFn, unservedLine } from './collection.js';
 import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
 import { DurableJsonFile, ensureDir, syncDir } from './durable-file.js';
 
@@ -28,18 +28,37 @@ export async function reshard(from: string[], to: string[]): Promise<void> {
 
 /**
  * Moves the records of another layout's shard files `from` (in the collection's folder) into a
- * loaded collection, then removes those files. A record the collection already holds is kept as it
- * is: a crash part way leaves old files the next open moves again, and they turn nothing back.
- * Nothing is removed before every record moved is on disk.
+ * loaded collection, in one write of the store's writer (all or nothing, through its journal),
+ * then removes those files. A record the collection already holds is kept as it is: a crash part
+ * way leaves old files the next open moves again, and they turn nothing back. Nothing is removed
+ * before every record moved is saved. A record that cannot be served stays in its old file, which
+ * is rewritten to hold only such records; returns one problem line for each.
  */
-export async function adoptShards<T extends TenantRecord>(collection: Collection<T>, from: string[]): Promise<void> {
-  if (from.length === 0) return;
-  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<T>(await new DurableJsonFile(file).read(), file));
+export async function adoptShards<T extends TenantRecord>(collection: Collection<T>, from: string[], write: WriteFn): Promise<string[]> {
+  if (from.length === 0) return [];
+  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<unknown>(await new DurableJsonFile(file).read(), file));
+  const problems: string[] = [];
+  const usable: T[] = [];
+  const kept = contents.map((records, i) =>
+    records.filter((raw, n) => {
+      const problem = collection.problemOf(raw);
+      if (problem === undefined) usable.push(raw as T);
+      else problems.push(unservedLine(from[i]!, n, raw, problem));
+      return problem !== undefined;
+    }),
+  );
   // In creation order, as the collection lists its records.
-  const records = contents.flat().sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-  await Promise.all(records.filter((record) => !collection.get(record.tenant_id, record.id)).map((record) => collection.put(record)));
-  await removeFiles(from);
+  usable.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  await write((batch) => {
+    for (const record of usable) if (!batch.get(collection, record.tenant_id, record.id)) batch.put(collection, record);
+  });
+  await mapBounded(from, FILES_IN_FLIGHT, async (file, i) => {
+    const left = kept[i]!;
+    if (left.length === 0) await removeFiles([file]);
+    else if (left.length < contents[i]!.length) await new DurableJsonFile<ShardFile<unknown>>(file).write({ version: 1, records: left });
+  });
   await syncDir(path.dirname(from[0]!));
+  return problems;
 }
 
 async function recordsByShard(files: string[], count: number): Promise<TenantRecord[][]> {

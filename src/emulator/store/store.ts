@@ -1,10 +1,17 @@
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { Collection, type CollectionOptions, type TenantRecord } from './collection.js';
-import { DurableJsonFile, ensureDir } from './durable-file.js';
-import { StoreError, corruptFile } from './errors.js';
+import type { WriteBatch } from './batch.js';
+import { ChangeSet } from './batch.js';
+import { recordCheck } from './checks.js';
+import { Collection, compositeKey, type CollectionOptions, type TenantRecord } from './collection.js';
+import { DurableJsonFile, ensureDir, isTempFile, readJsonSync } from './durable-file.js';
+import { StoreError, cannotWrite, corruptFile } from './errors.js';
+import { nodeFileSystem, type StoreFileSystem } from './io.js';
+import { Journal, type JournalEntry } from './journal.js';
 import { acquireLock } from './lock.js';
 import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
+import { Writer } from './writer.js';
 
 export const STORE_FORMAT = 'svc-store';
 export const STORE_VERSION = 2;
@@ -14,12 +21,17 @@ export const V1_TOKEN_SHARDS = 256;
 export const RESULT_SHARDS = 2048;
 /** Reactor results were kept in 16 shards before, `reactor-results/00.json` .. `0f.json`. */
 export const OLD_RESULT_SHARDS = 16;
+export const JOURNAL_FOLDER = 'journal';
 
 export interface StoreOptions {
   /** The data file (the store's manifest); collections live in a folder beside it. */
   path?: string;
   /** Keep everything in memory: nothing is read or written. */
   inMemory?: boolean;
+  /** The file operations of every write (default node:fs); tests inject failures here. */
+  fileSystem?: StoreFileSystem;
+  /** Hears what goes wrong without failing a write (a file finished later); never given secrets. Problems found while opening are in `problems`. */
+  report?: (message: string) => void;
 }
 
 interface Manifest {
@@ -29,9 +41,10 @@ interface Manifest {
 }
 
 /**
- * The emulator's store: one lowdb file per collection (sharded where a collection grows large)
- * under a folder named after the data file, e.g. `.svc/data.json` + `.svc/data/applications.json`.
- * A write rewrites only its shard, so its cost does not grow with the size of the store.
+ * The emulator's store: one lowdb-adapter file per collection (sharded where a collection grows
+ * large) under a folder named after the data file, e.g. `.svc/data.json` + `.svc/data/applications.json`.
+ * A write rewrites only the shards it touches, so its cost does not grow with the size of the
+ * store; a write of several files is made atomic by a journal entry saved first (see Writer).
  */
 export class Store {
   readonly tenants: Collection<TenantRow>;
@@ -41,7 +54,10 @@ export class Store {
   readonly reactors: Collection<ReactorRecord>;
   readonly proxies: Collection<ProxyRecord>;
   readonly results: Collection<ReactorResultRecord>;
-  private readonly collections: Collection<TenantRecord>[] = [];
+  /** Records found unusable while opening (kept in their files, not served), one line each. */
+  readonly problems: string[] = [];
+  private readonly collections = new Map<string, Collection<TenantRecord>>();
+  private readonly writer: Writer;
   private released = false;
 
   private constructor(
@@ -49,7 +65,15 @@ export class Store {
     readonly dir: string | undefined,
     private readonly folder: string | undefined,
     private readonly release: () => Promise<void>,
+    fs: StoreFileSystem,
+    report: (message: string) => void,
   ) {
+    this.writer = new Writer(
+      folder === undefined
+        ? null
+        : { fs, journal: new Journal(path.join(folder, JOURNAL_FOLDER), fs), files: { fileOf: (c, shard) => this.fileOf(c.name, shard, c.shardCount) } },
+      report,
+    );
     this.tenants = this.define<TenantRow>('tenants');
     this.applications = this.define<ApplicationRecord>('applications', {
       indexes: { key: (app) => app.key_hash },
@@ -66,30 +90,24 @@ export class Store {
   }
 
   static async open(options: StoreOptions): Promise<Store> {
-    if (options.inMemory) return new Store(undefined, undefined, async () => {});
+    const report = options.report ?? (() => {});
+    const fs = options.fileSystem ?? nodeFileSystem;
+    if (options.inMemory) return new Store(undefined, undefined, async () => {}, fs, report);
     const dataFile = path.resolve(options.path ?? path.join('.svc', 'data.json'));
     const dir = path.dirname(dataFile);
-    await ensureDir(dir);
+    await ensureDir(dir).catch((error: unknown) => {
+      throw cannotWrite(dir, error);
+    });
     const release = await acquireLock(`${dataFile}.lock`, dataFile);
     try {
       const folder = collectionsFolder(dataFile);
       const manifest = await readManifest(dataFile);
-      await ensureDir(folder);
-      const store = new Store(dir, folder, release);
+      const store = new Store(dir, folder, release, fs, report);
+      await store.prepareFolders(dataFile);
       await store.upgrade(dataFile, manifest);
-      for (const collection of store.collections) {
-        const { name, shardCount } = collection;
-        if (shardCount === 1) {
-          await collection.load(() => store.fileOf(name, 0));
-          continue;
-        }
-        // One listing of the folder instead of an attempt to read each of 2048 files.
-        await ensureDir(path.join(folder, name));
-        const files = store.shardFiles(name, shardCount);
-        await collection.load((shard) => files[shard]!, new Set(await existing(files)));
-      }
-      // Two hex digits against three: the old layout's names never clash with the new one's.
-      await adoptShards(store.results, await existing(store.shardFiles('reactor-results', OLD_RESULT_SHARDS)));
+      store.load();
+      await store.recover();
+      await store.adoptOldResults();
       return store;
     } catch (error) {
       await release();
@@ -101,9 +119,18 @@ export class Store {
     return this.folder === undefined;
   }
 
+  /**
+   * Saves one write of any records of any collections, all or nothing (see WriteBatch): `build`
+   * runs at the write's turn over the latest state and says what to change; what it returns is
+   * the result, once saved. Nothing is served before it is saved; a failed save changes nothing.
+   */
+  write<R>(build: (batch: WriteBatch) => R): Promise<R> {
+    return this.writer.write(build);
+  }
+
   /** Waits for every pending write to reach the disk. */
   async flush(): Promise<void> {
-    await Promise.all(this.collections.map((collection) => collection.flush()));
+    await this.writer.flush();
   }
 
   /** Flushes and releases the lock; idempotent. */
@@ -115,14 +142,27 @@ export class Store {
   }
 
   private define<T extends TenantRecord>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
-    const count = options.shards ?? 1;
-    const collection = new Collection<T>(
-      name,
-      this.folder === undefined ? null : (shard) => new DurableJsonFile(this.fileOf(name, shard, count)),
-      options,
-    );
-    this.collections.push(collection as unknown as Collection<TenantRecord>);
+    const check = recordCheck(name);
+    const collection = new Collection<T>(name, (build) => this.writer.write(build), { ...options, ...(check && { check }) });
+    this.collections.set(name, collection as unknown as Collection<TenantRecord>);
     return collection;
+  }
+
+  /**
+   * Creates the folders and removes the temp files of writes a crash interrupted: each is a copy
+   * of a write that never replaced its file, so it holds nothing that was saved.
+   */
+  private async prepareFolders(dataFile: string): Promise<void> {
+    const folders = [this.dir!, this.folder!, this.journalDir, ...this.shardedFolders()];
+    for (const folder of folders) {
+      try {
+        await ensureDir(folder);
+        for (const name of readdirSync(folder)) if (isTempFile(name)) await removeFiles([path.join(folder, name)]);
+      } catch (error) {
+        if (error instanceof StoreError) throw error;
+        throw cannotWrite(folder === this.dir ? dataFile : folder, error);
+      }
+    }
   }
 
   /**
@@ -138,9 +178,74 @@ export class Store {
     const version = manifest?.version ?? (v1Files.length > 0 ? 1 : STORE_VERSION);
     if (version < 2) await reshard(v1Files, this.shardFiles('tokens', TOKEN_SHARDS));
     if (manifest === null || version < STORE_VERSION) {
-      await writeManifest(dataFile, manifest?.created_at ?? new Date().toISOString());
+      await writeManifest(dataFile, manifest?.created_at ?? new Date().toISOString()).catch((error: unknown) => {
+        throw cannotWrite(dataFile, error);
+      });
     }
     await removeFiles(v1Files);
+  }
+
+  /** Reads every collection's files; records are listed in creation order afterwards. */
+  private load(): void {
+    for (const collection of this.collections.values()) {
+      const { name, shardCount } = collection;
+      // One listing of the folder instead of an attempt to read each of 2048 files.
+      const present = shardCount === 1 ? undefined : new Set(readdirSync(path.join(this.folder!, name)));
+      const all: TenantRecord[] = [];
+      for (let shard = 0; shard < shardCount; shard++) {
+        const file = this.fileOf(name, shard, shardCount);
+        if (present && !present.has(path.basename(file))) continue;
+        // Merged in shard order: records created in the same millisecond always list in one order.
+        const { loaded, problems } = collection.load(shard, readJsonSync(file), file);
+        all.push(...loaded);
+        this.problems.push(...problems);
+      }
+      all.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+      collection.index(all);
+    }
+  }
+
+  /**
+   * Moves results of the old 16-shard layout into the current one, in one write; the open ends
+   * with them in their new files. Two hex digits against three: the old layout's names never clash
+   * with the new one's.
+   */
+  private async adoptOldResults(): Promise<void> {
+    const old = await existing(this.shardFiles(this.results.name, OLD_RESULT_SHARDS));
+    this.problems.push(...(await adoptShards(this.results, old, (build) => this.write(build))));
+    await this.flush();
+  }
+
+  /** Finishes the writes a stopped process saved in its journal but had not yet put in their files. */
+  private async recover(): Promise<void> {
+    const journal = new Journal(this.journalDir, nodeFileSystem);
+    const entries = await journal.pending();
+    const recovered = entries.map(({ file, entry }) => ({ file, changes: this.changesOf(file, entry) }));
+    await this.writer.recover(recovered);
+  }
+
+  private changesOf(file: string, entry: JournalEntry): ChangeSet {
+    const changes = new ChangeSet();
+    for (const change of entry.changes) {
+      const collection = this.collections.get(change.collection);
+      if (!collection || typeof change.tenant_id !== 'string' || typeof change.id !== 'string') {
+        throw corruptFile(file, `it names an unknown collection or record (${String(change.collection)})`);
+      }
+      changes.set(collection, compositeKey(change.tenant_id, change.id), {
+        tenantId: change.tenant_id,
+        id: change.id,
+        record: (change.record as TenantRecord | undefined) ?? null,
+      });
+    }
+    return changes;
+  }
+
+  private get journalDir(): string {
+    return path.join(this.folder!, JOURNAL_FOLDER);
+  }
+
+  private shardedFolders(): string[] {
+    return [...this.collections.values()].filter((c) => c.shardCount > 1).map((c) => path.join(this.folder!, c.name));
   }
 
   private shardFiles(name: string, count: number): string[] {

@@ -12,6 +12,7 @@ import { request as undiciRequest } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Proxy, Reactor } from '../../../src/api/types.js';
 import { sharedEmulator, startEmulator, unique, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import { FaultyFileSystem } from '../../helpers/faults.js';
 
 /** User code source, one line per argument. */
 const source = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -562,12 +563,73 @@ describe('configuration values at rest', () => {
     for (const secret of [REACTOR_SECRET, PROXY_SECRET]) expect(text).not.toContain(secret);
   });
 
-  it('without its master key, a store holding sealed configuration refuses to start instead of serving garbage', async () => {
+  /** Rewrites the stored reactors and proxies `ids` the way an earlier svc stored them: configuration in plaintext. */
+  async function unseal(emu: TestEmulator, configurations: Record<string, Record<string, string>>): Promise<void> {
+    const folder = path.join(emu.dir, '.svc', 'data');
+    for (const file of ['reactors.json', 'proxies.json']) {
+      const content = JSON.parse(await readFile(path.join(folder, file), 'utf8')) as { records: Record<string, unknown>[] };
+      for (const record of content.records) {
+        const configuration = configurations[record.id as string];
+        if (configuration === undefined) continue;
+        delete record.configuration_sealed;
+        record.configuration = configuration;
+      }
+      await writeFile(path.join(folder, file), JSON.stringify(content));
+    }
+  }
+
+  it('a plaintext store is sealed in one write: a write the disk refuses leaves every record as it was', async () => {
     const emu = await startEmulator();
-    await createReactor(emu, ECHO, { api_key: REACTOR_SECRET });
+    const { reactor, proxy } = await setUp(emu);
     await emu.dispose();
+    await unseal(emu, { [reactor.id]: { api_key: REACTOR_SECRET }, [proxy.id]: { api_key: PROXY_SECRET } });
+    const before = await storeText(emu);
+
+    const fs = new FaultyFileSystem();
+    fs.fail((op, file) => op === 'rename' && file.includes(`${path.sep}journal${path.sep}`), 'EROFS');
+    await expect(startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey, fileSystem: fs })).rejects.toThrow(/read-only/);
+    // Both records are written in one journal entry, and it was refused: neither file changed.
+    expect(fs.writes((file) => file.includes(`${path.sep}journal${path.sep}`))).toBe(1);
+    expect(await storeText(emu)).toBe(before);
+
+    const again = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
+    await expectServed(again, reactor, proxy);
+    await again.dispose();
+    for (const secret of [REACTOR_SECRET, PROXY_SECRET]) expect(await storeText(again)).not.toContain(secret);
+  });
+
+  it('without its master key, a store with sealed configuration (and no tokens) starts with a new key: each lost configuration is emptied and named in a warning', async () => {
+    const emu = await startEmulator();
+    const { reactor, proxy } = await setUp(emu);
+    // A configuration an earlier svc kept in plaintext still reads as it is: sealed under the new key, not lost.
+    const plain = await createReactor(emu, ECHO, { api_key: 'kept-in-plaintext' });
+    await emu.dispose();
+    await unseal(emu, { [plain.id]: { api_key: 'kept-in-plaintext' } });
     await unlink(path.join(emu.dir, '.svc', 'master.key'));
-    await expect(startEmulator({ dir: emu.dir })).rejects.toThrow(/holds reactors with sealed configuration but its master key .* is missing/);
+
+    const again = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
+    const warnings = again.events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
+    expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`configuration of reactors ${reactor.name} is emptied; enter it again`)));
+    expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`configuration of proxies ${proxy.name} is emptied; enter it again`)));
+    expect(warnings.join('\n')).not.toContain(plain.name);
+    expect(warnings.join('\n')).not.toContain('sk_live_');
+    expect((await again.call('GET', `/reactors/${reactor.id}`)).body.configuration).toEqual({});
+    expect((await react(again, reactor)).body).toEqual({ raw: { configuration: {} } });
+    expect((await react(again, plain)).body).toEqual({ raw: { configuration: { api_key: 'kept-in-plaintext' } } });
+    const shown = await again.call<Proxy>('GET', `/proxies/${proxy.id}`);
+    expect(shown.body.configuration).toBeNull();
+    expect(shown.body.key).not.toBe(proxy.key);
+    // Entered again, it serves; the next start warns of nothing.
+    const patched = await again.call('PATCH', `/reactors/${reactor.id}`, { raw: JSON.stringify({ configuration: { api_key: 'entered-again' } }), contentType: 'application/merge-patch+json' });
+    expect(patched.status, patched.text).toBe(204);
+    await again.dispose();
+
+    const third = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
+    expect(third.events.filter((event) => event.type === 'warning')).toEqual([]);
+    expect((await react(third, reactor)).body).toEqual({ raw: { configuration: { api_key: 'entered-again' } } });
+    expect((await third.call('GET', `/proxies/${proxy.id}`)).body.configuration).toBeNull();
+    await third.dispose();
+    expect(await storeText(third)).not.toContain('kept-in-plaintext');
   });
 });
 

@@ -1,19 +1,15 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Adapter } from 'lowdb';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Collection, shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
+import { shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
 import { mapBounded } from '../../../src/emulator/store/concurrency.js';
-import { DurableJsonFile } from '../../../src/emulator/store/durable-file.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
 import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
 import { OLD_RESULT_SHARDS, RESULT_SHARDS, STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import { FaultyFileSystem } from '../../helpers/faults.js';
 import { tempDir } from '../../helpers/temp.js';
-
-interface Note extends TenantRecord {
-  text: string;
-}
 
 const TENANT_A = 'tenant-a';
 const TENANT_B = 'tenant-b';
@@ -34,10 +30,6 @@ function application(tenantId: string, id: string, overrides: Partial<Applicatio
 
 function tenant(id: string): TenantRow {
   return { id, tenant_id: id, name: `tenant ${id}`, created_at: '2024-01-01T00:00:00.000Z' };
-}
-
-function note(tenantId: string, i: number): Note {
-  return { id: `n${i}`, tenant_id: tenantId, created_at: new Date(Date.UTC(2024, 0, 1) + i).toISOString(), text: `#${i}` };
 }
 
 function token(tenantId: string, i: number, overrides: Partial<TokenRecord> = {}): TokenRecord {
@@ -97,25 +89,6 @@ async function openError(dataFile: string): Promise<StoreError> {
   );
   expect(error).toBeInstanceOf(StoreError);
   return error as StoreError;
-}
-
-/** A lowdb adapter over DurableJsonFile that counts writes and the records each received. */
-class CountingFile<T> implements Adapter<ShardFile<T>> {
-  writes = 0;
-  private readonly file: DurableJsonFile<ShardFile<T>>;
-
-  constructor(readonly path: string) {
-    this.file = new DurableJsonFile(path);
-  }
-
-  read(): Promise<ShardFile<T> | null> {
-    return this.file.read();
-  }
-
-  async write(data: ShardFile<T>): Promise<void> {
-    this.writes++;
-    await this.file.write(data);
-  }
 }
 
 describe('Store on disk', () => {
@@ -331,7 +304,7 @@ describe('Store lock', () => {
     const dir = await tempDir();
     const dataFile = path.join(dir, 'data.json');
     const store = await Store.open({ path: dataFile });
-    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(`${dataFile}.lock`)).toBe(process.pid);
     await store.close();
     await expect(stat(`${dataFile}.lock`)).rejects.toMatchObject({ code: 'ENOENT' });
   });
@@ -347,7 +320,7 @@ describe('Store lock', () => {
     expect(error.message).toContain('another svc serve');
     expect(error.message).toContain(`pid ${process.pid}`);
     // The refused open must leave the first store's lock in place.
-    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(`${dataFile}.lock`)).toBe(process.pid);
     await expect(Store.open({ path: path.join(dir, '.', 'data.json') })).rejects.toBeInstanceOf(StoreError);
 
     await first.close();
@@ -371,7 +344,7 @@ describe('Store lock', () => {
 
     await writeFile(lockFile, '999999');
     const store = await openStore(dataFile);
-    expect(await readFile(lockFile, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(lockFile)).toBe(process.pid);
     await store.applications.put(application(TENANT_A, 'a1'));
     await store.close();
     const again = await openStore(dataFile);
@@ -383,9 +356,38 @@ describe('Store lock', () => {
     const dataFile = path.join(dir, 'data.json');
     await writeFile(`${dataFile}.lock`, '999999');
     const store = await openStore(dataFile);
-    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(`${dataFile}.lock`)).toBe(process.pid);
     await store.tenants.put(tenant(TENANT_A));
     expect(store.tenants.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('takes over a lock whose live pid is another program (a reboot reused it), in the old and the current format', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const lockFile = `${dataFile}.lock`;
+    const other = await liveProcess(['sleep', '60']);
+    await writeFile(lockFile, String(other));
+    await (await Store.open({ path: dataFile })).close();
+
+    // The current format records the process's start: the same pid with another start is not the holder.
+    await writeFile(lockFile, JSON.stringify({ pid: other, start: '1' }));
+    const store = await openStore(dataFile);
+    expect(await lockPid(lockFile)).toBe(process.pid);
+    await store.close();
+  });
+
+  it.skipIf(!existsSync('/proc/self/stat'))('refuses a lock in the current format whose pid is the very process that wrote it (needs /proc)', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    const lockFile = `${dataFile}.lock`;
+    const other = await liveProcess(['sleep', '60']);
+    const stat = await readFile(`/proc/${other}/stat`, 'utf8');
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    await writeFile(lockFile, JSON.stringify({ pid: other, start }));
+
+    const error = await openError(dataFile);
+    expect(error.message).toContain(`pid ${other}`);
+    expect(error.message).toContain(`if pid ${other} is no svc, remove ${lockFile}`);
   });
 
   it('takes over a lock file that holds no pid', async () => {
@@ -393,7 +395,7 @@ describe('Store lock', () => {
     const dataFile = path.join(dir, 'data.json');
     await writeFile(`${dataFile}.lock`, '');
     await openStore(dataFile);
-    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(`${dataFile}.lock`)).toBe(process.pid);
   });
 
   it('close is idempotent and keeps the lock of a later opener', async () => {
@@ -404,14 +406,19 @@ describe('Store lock', () => {
     const second = await openStore(dataFile);
     await first.close();
     // The second close of the first store must not release the second store's lock.
-    expect(await readFile(`${dataFile}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await lockPid(`${dataFile}.lock`)).toBe(process.pid);
     expect(second.inMemory).toBe(false);
   });
 });
 
-/** The pid of a child process that stays alive until the test ends. */
-async function liveProcess(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+/** The pid a lock file names. */
+async function lockPid(file: string): Promise<number> {
+  return (JSON.parse(await readFile(file, 'utf8')) as { pid: number }).pid;
+}
+
+/** The pid of a child process (node, unless another program is given) that stays alive until the test ends. */
+async function liveProcess(command: string[] = [process.execPath, '-e', 'setTimeout(() => {}, 60000)']): Promise<number> {
+  const child = spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
   const pid = await new Promise<number>((resolve, reject) => {
     child.once('spawn', () => resolve(child.pid!));
     child.once('error', reject);
@@ -463,135 +470,6 @@ describe('Store in memory', () => {
     await store.flush();
     await store.close();
     await store.close();
-    expect(await readdir(dir)).toEqual([]);
-  });
-});
-
-describe('Collection', () => {
-  it('coalesces a burst of puts into a few file writes, each resolving once on disk', async () => {
-    const dir = await tempDir();
-    const file = path.join(dir, 'notes.json');
-    const adapter = new CountingFile<Note>(file);
-    const notes = new Collection<Note>('notes', () => adapter);
-    await notes.load(() => file);
-
-    const puts = Array.from({ length: 100 }, (_, i) => notes.put(note(TENANT_A, i)));
-    await expect(Promise.all(puts)).resolves.toHaveLength(100);
-
-    const onDisk = (await readJson(file)) as ShardFile<Note>;
-    expect(onDisk.version).toBe(1);
-    expect(onDisk.records.map((n) => n.id)).toEqual(Array.from({ length: 100 }, (_, i) => `n${i}`));
-    expect(adapter.writes).toBeGreaterThanOrEqual(1);
-    expect(adapter.writes).toBeLessThanOrEqual(3);
-  });
-
-  it('joins changes made while a write is on its way into one further write', async () => {
-    const dir = await tempDir();
-    const file = path.join(dir, 'notes.json');
-    const adapter = new CountingFile<Note>(file);
-    const notes = new Collection<Note>('notes', () => adapter);
-    await notes.load(() => file);
-
-    const first = notes.put(note(TENANT_A, 0));
-    await Promise.resolve();
-    await Promise.resolve();
-    const later = Array.from({ length: 50 }, (_, i) => notes.put(note(TENANT_A, i + 1)));
-    await Promise.all([first, ...later]);
-    expect(adapter.writes).toBeLessThanOrEqual(3);
-    expect(((await readJson(file)) as ShardFile<Note>).records).toHaveLength(51);
-  });
-
-  it('resolves a put only once its record is in the file', async () => {
-    const dir = await tempDir();
-    const file = path.join(dir, 'notes.json');
-    const notes = new Collection<Note>('notes', () => new DurableJsonFile<ShardFile<Note>>(file));
-    await notes.load(() => file);
-
-    for (let i = 0; i < 5; i++) {
-      await notes.put(note(TENANT_A, i));
-      const onDisk = (await readJson(file)) as ShardFile<Note>;
-      expect(onDisk.records.find((n) => n.id === `n${i}`)).toEqual(note(TENANT_A, i));
-    }
-    expect(await notes.delete(TENANT_A, 'n2')).toBe(true);
-    const afterDelete = (await readJson(file)) as ShardFile<Note>;
-    expect(afterDelete.records.map((n) => n.id)).toEqual(['n0', 'n1', 'n3', 'n4']);
-  });
-
-  it('rejects the puts of a burst whose write fails, and a later put writes again', async () => {
-    let fail = true;
-    let stored: ShardFile<Note> | null = null;
-    const adapter: Adapter<ShardFile<Note>> = {
-      read: async () => stored,
-      write: async (data) => {
-        if (fail) throw new Error('disk full');
-        stored = structuredClone(data);
-      },
-    };
-    const notes = new Collection<Note>('notes', () => adapter);
-    await notes.load(() => 'notes.json');
-
-    const results = await Promise.allSettled([notes.put(note(TENANT_A, 1)), notes.put(note(TENANT_A, 2))]);
-    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
-    fail = false;
-    await notes.put(note(TENANT_A, 3));
-    expect(stored!.records.map((n) => n.id)).toEqual(['n1', 'n2', 'n3']);
-    await expect(notes.flush()).resolves.toBeUndefined();
-  });
-
-  it('spreads records over shards and loads them all back in creation order', async () => {
-    const dir = await tempDir();
-    const fileOf = (shard: number) => path.join(dir, `notes-${shard}.json`);
-    const adapters: CountingFile<Note>[] = [];
-    const adapterFor = (shard: number, count: number) => {
-      expect(count).toBe(4);
-      const adapter = new CountingFile<Note>(fileOf(shard));
-      adapters[shard] = adapter;
-      return adapter;
-    };
-    const notes = new Collection<Note>('notes', adapterFor, { shards: 4 });
-    expect(adapters).toHaveLength(4);
-    await notes.load(fileOf);
-
-    const tenants = [TENANT_A, TENANT_B];
-    await Promise.all(Array.from({ length: 50 }, (_, i) => notes.put(note(tenants[i % 2]!, i))));
-
-    const perShard = await Promise.all(
-      adapters.map(async (adapter) => {
-        const data = await adapter.read();
-        return data?.records.length ?? 0;
-      }),
-    );
-    expect(perShard.reduce((sum, n) => sum + n, 0)).toBe(50);
-    expect(perShard.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
-    expect(adapters.filter((adapter) => adapter.writes > 0).length).toBeGreaterThanOrEqual(2);
-
-    const reloaded = new Collection<Note>('notes', (shard) => new DurableJsonFile(fileOf(shard)), { shards: 4 });
-    await reloaded.load(fileOf);
-    const expectedA = Array.from({ length: 25 }, (_, i) => `n${i * 2}`);
-    const expectedB = Array.from({ length: 25 }, (_, i) => `n${i * 2 + 1}`);
-    expect(reloaded.list(TENANT_A).map((n) => n.id)).toEqual(expectedA);
-    expect(reloaded.list(TENANT_B).map((n) => n.id)).toEqual(expectedB);
-    expect(reloaded.get(TENANT_B, 'n49')).toEqual(note(TENANT_B, 49));
-    expect(reloaded.get(TENANT_A, 'n49')).toBeUndefined();
-
-    // A delete after reloading rewrites the right shard.
-    expect(await reloaded.delete(TENANT_B, 'n49')).toBe(true);
-    const again = new Collection<Note>('notes', (shard) => new DurableJsonFile(fileOf(shard)), { shards: 4 });
-    await again.load(fileOf);
-    expect(again.get(TENANT_B, 'n49')).toBeUndefined();
-    expect([...again.everything()]).toHaveLength(49);
-  });
-
-  it('without adapters keeps records in memory only', async () => {
-    const dir = await tempDir();
-    const notes = new Collection<Note>('notes', null, { indexes: { text: (n) => n.text } });
-    await notes.load((shard) => path.join(dir, `${shard}.json`));
-    await notes.put(note(TENANT_A, 1));
-    await notes.put(note(TENANT_A, 2));
-    expect(notes.list(TENANT_A).map((n) => n.id)).toEqual(['n1', 'n2']);
-    expect(notes.findBy('text', '#2')?.id).toBe('n2');
-    expect(notes.findBy('nope', '#2')).toBeUndefined();
-    await notes.flush();
     expect(await readdir(dir)).toEqual([]);
   });
 });
@@ -843,6 +721,8 @@ describe('Store token shards', () => {
     const store = await openStore(dataFile);
     const kept = results(3000);
     await Promise.all(kept.map((record) => store.results.put(record)));
+    // Saved writes may wait in the journal: the shard files are read once they are written.
+    await store.flush();
     const folder = path.join(dir, 'data', 'reactor-results');
     let largest = 0;
     for (const name of await readdir(folder)) {
@@ -891,6 +771,56 @@ describe('Store token shards', () => {
     expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(53);
     for (const file of leftover) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
   });
+
+  it('moves old results in one write: one the disk refuses opens nothing and keeps every old file, and the next open moves them all', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const old = results(100);
+    const oldFiles = await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
+    const contents = await Promise.all(oldFiles.map((file) => readFile(file, 'utf8')));
+
+    const fs = new FaultyFileSystem();
+    fs.failWrites((file) => file.includes(`${path.sep}journal${path.sep}`));
+    await expect(Store.open({ path: dataFile, fileSystem: fs })).rejects.toThrow(/disk is full/);
+    // Every record in one journal entry, refused: no new file, every old one as it was.
+    expect(fs.writes()).toBe(1);
+    expect((await readdir(folder)).sort()).toEqual(oldFiles.map((file) => path.basename(file)).sort());
+    expect(await Promise.all(oldFiles.map((file) => readFile(file, 'utf8')))).toEqual(contents);
+
+    const store = await openStore(dataFile);
+    expect(store.results.list(TENANT_A)).toEqual(old.filter((record) => record.tenant_id === TENANT_A));
+    expect(store.results.list(TENANT_B)).toEqual(old.filter((record) => record.tenant_id === TENANT_B));
+    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([]);
+  });
+
+  it('keeps an old result it cannot serve in its old file alone, reported at each open; a result deleted since is not moved back', async () => {
+    const dir = await tempDir();
+    const dataFile = path.join(dir, 'data.json');
+    await (await Store.open({ path: dataFile })).close();
+    const folder = path.join(dir, 'data', 'reactor-results');
+    const old = results(20);
+    const { reactor_id: _dropped, ...broken } = { ...old[5]!, id: 'broken' };
+    await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
+    const [brokenFile] = await writeShards(folder, [...old.filter((record) => shardFileName(record, OLD_RESULT_SHARDS, 2) === shardFileName(broken as ReactorResultRecord, OLD_RESULT_SHARDS, 2)), broken as ReactorResultRecord], OLD_RESULT_SHARDS, 2);
+
+    const store = await Store.open({ path: dataFile });
+    expect(store.problems).toEqual([expect.stringContaining(`${brokenFile!}: record`)]);
+    expect(store.problems[0]).toContain('(id broken) has no valid "reactor_id"');
+    expect(store.results.get(TENANT_B, 'broken')).toBeUndefined();
+    expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(20);
+    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([path.basename(brokenFile!)]);
+    expect(((await readJson(brokenFile!)) as ShardFile<unknown>).records).toEqual([broken]);
+    const gone = old[3]!;
+    expect(await store.results.delete(gone.tenant_id, gone.id)).toBe(true);
+    await store.close();
+
+    const reopened = await openStore(dataFile);
+    expect(reopened.results.get(gone.tenant_id, gone.id)).toBeUndefined();
+    expect(reopened.problems).toEqual([expect.stringContaining('(id broken) has no valid "reactor_id"')]);
+    expect(reopened.results.list(TENANT_A).length + reopened.results.list(TENANT_B).length).toBe(19);
+  });
 });
 
 describe('mapBounded', () => {
@@ -922,26 +852,5 @@ describe('mapBounded', () => {
     await expect(outcome).rejects.toBe(failure);
     expect(settled).toBe(started.length);
     expect(started.length).toBeLessThan(12);
-  });
-});
-
-describe('Collection loading', () => {
-  it('lists same-millisecond records in shard order', async () => {
-    const dir = await tempDir();
-    const count = 128;
-    const fileOf = (shard: number) => path.join(dir, `notes-${shard}.json`);
-    // All created in the same millisecond: only the order of the merge sets their listing order.
-    const sameTime = Array.from({ length: 300 }, (_, i) => ({ ...note(TENANT_A, i), created_at: '2024-01-01T00:00:00.000Z' }));
-    const byShard = Array.from({ length: count }, (): Note[] => []);
-    for (const record of sameTime) byShard[shardIndex(record.tenant_id, record.id, count)]!.push(record);
-    for (const [shard, records] of byShard.entries()) {
-      if (records.length > 0) await writeFile(fileOf(shard), JSON.stringify({ version: 1, records }));
-    }
-
-    const notes = new Collection<Note>('notes', (shard) => new DurableJsonFile<ShardFile<Note>>(fileOf(shard)), { shards: count });
-    await notes.load(fileOf);
-
-    expect(notes.list(TENANT_A)).toEqual(byShard.flat());
-    expect(byShard.flat()).not.toEqual(sameTime);
   });
 });
