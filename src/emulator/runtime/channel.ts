@@ -15,7 +15,12 @@ export class Channel<In, Out> {
   constructor(
     private readonly stream: Duplex,
     private readonly maxFrameBytes: number,
-    private readonly handlers: { message: (message: In) => void; broken: (reason: string) => void },
+    private readonly handlers: {
+      message: (message: In) => void;
+      broken: (reason: string) => void;
+      /** The first bytes of a frame arrived (before it is read whole and parsed). */
+      frameStarts?: () => void;
+    },
   ) {
     stream.on('data', (chunk: Buffer) => this.receive(chunk));
     stream.on('error', (error) => this.break(`channel error: ${error.message}`));
@@ -23,8 +28,12 @@ export class Channel<In, Out> {
   }
 
   send(message: Out): boolean {
+    return this.sendText(JSON.stringify(message));
+  }
+
+  /** A frame whose JSON the caller built (a message of type Out, written out). */
+  sendText(text: string): boolean {
     if (this.closed) return false;
-    const text = JSON.stringify(message);
     const length = Buffer.byteLength(text);
     // One write, one frame: the reader wakes once per message.
     const frame = Buffer.allocUnsafe(4 + length);
@@ -41,6 +50,7 @@ export class Channel<In, Out> {
 
   private receive(chunk: Buffer): void {
     if (this.closed) return;
+    if (this.bufferedBytes === 0) this.handlers.frameStarts?.();
     this.buffered.push(chunk);
     this.bufferedBytes += chunk.length;
     while (this.bufferedBytes >= 4) {

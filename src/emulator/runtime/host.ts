@@ -213,6 +213,8 @@ const invocations = new Map<number, Invocation>();
 let loadingVid: string | null = null;
 let rpcSeq = 0;
 const pendingRpc = new Map<number, { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+/** How busy the process was with no call running, when the message being read began to arrive. */
+let idleAtArrival: { idleCpuMs: number; idleWallMs: number } | undefined;
 /** Since when no call has been running, and the CPU time used until then. */
 let idleSince = { at: now(), cpu: process.cpuUsage() };
 
@@ -220,6 +222,10 @@ const channel = new Channel<ToSandbox, FromSandbox>(new Socket({ fd: 3, readable
   message: onMessage,
   // The emulator is gone (or stopped us): nothing is left to do.
   broken: () => process.exit(0),
+  // How busy the process was before a message came, not counting the reading of it (5 MB of JSON).
+  frameStarts: () => {
+    if (invocations.size === 0) idleAtArrival = idleReport();
+  },
 });
 const post = (message: FromSandbox) => channel.send(message);
 
@@ -292,9 +298,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
     post({ type: 'result', id: request.id, ok: false, error: { kind: 'user', name: 'Error', message: 'This code version is not loaded in the sandbox.' } });
     return;
   }
-  if (invocations.size === 0) {
+  if (invocations.size === 0 && idleAtArrival) {
     // A process that kept a core busy since its last call returned is not given another one.
-    const { idleCpuMs, idleWallMs } = idleReport();
+    const { idleCpuMs, idleWallMs } = idleAtArrival;
     if (busyWhileIdle(idleCpuMs, idleWallMs)) {
       post({ type: 'busy', id: request.id });
       return;
@@ -305,8 +311,14 @@ async function invoke(request: InvokeRequest): Promise<void> {
   const token = Object.freeze(Object.create(null) as object);
   records.set(token, invocation);
   try {
-    const outcome = await context.run(token, () => run(loaded, request, invocation));
-    if (!invocation.cancelled) post(outcome);
+    // Whatever goes wrong here answers the call: a call never waits for its timeout for want of one.
+    const outcome = await context
+      .run(token, () => run(loaded, request, invocation))
+      .catch((error: unknown): FromSandbox => ({ type: 'result', id: request.id, ok: false, error: resultError(`The result could not be read: ${describeThrown(error)}`) }));
+    if (!invocation.cancelled) {
+      if (typeof outcome === 'string') channel.sendText(outcome);
+      else post(outcome);
+    }
   } finally {
     invocation.finished = true;
     for (const clear of invocation.timers.splice(0)) clear();
@@ -315,8 +327,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
   }
 }
 
-async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocation): Promise<FromSandbox> {
-  const { args, configuration } = JSON.parse(request.payload) as { args: unknown; configuration: unknown };
+/** The call's outcome: a message, or a result's frame written out (its value is JSON already). */
+async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocation): Promise<FromSandbox | string> {
+  const { args, configuration } = request;
   const req = { args, configuration, svc: request.svc ? svcClient(invocation, loaded) : null };
   let result: unknown;
   try {
@@ -327,7 +340,8 @@ async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocatio
   }
   let value: string;
   try {
-    value = JSON.stringify(result === undefined ? null : result);
+    // A function or a symbol has no JSON, as undefined has none: all three answer null.
+    value = JSON.stringify(result === undefined ? null : result) ?? 'null';
   } catch (error) {
     // JSON.stringify recurses: a result nested thousands deep overflows the stack. The emulator
     // refuses JSON nested past the limit (400) and says so; this is the same, found sooner.
@@ -340,7 +354,7 @@ async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocatio
   if (value.length > limit || Buffer.byteLength(value) > limit) {
     return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is ${megabytes(Buffer.byteLength(value))} of JSON, over the ${megabytes(limit)} limit.`) };
   }
-  return { type: 'result', id: request.id, ok: true, value };
+  return `{"type":"result","id":${request.id},"ok":true,"value":${value}}`;
 }
 
 function resultError(message: string): SerializedError {

@@ -37,12 +37,12 @@ export class Instance {
   /** Runs the code once with `{ args, configuration }` (and `svc`). */
   async invoke(input: { args: unknown; configuration: unknown }, options: InvokeOptions): Promise<InvokeResult> {
     if (this.retired) throw new Error(`instance ${this.spec.id}@${this.spec.version} is retired`);
-    const payload = JSON.stringify({ args: input.args ?? null, configuration: input.configuration ?? {} });
+    const payload = { args: input.args ?? null, configuration: input.configuration ?? {} };
     this.inFlight++;
     try {
       const started = performance.now();
       const { value, logs } = await this.pool.run(this, payload, options);
-      return { value: JSON.parse(value) as unknown, logs, ms: performance.now() - started };
+      return { value, logs, ms: performance.now() - started };
     } finally {
       this.inFlight--;
       if (this.inFlight === 0) this.drained?.();

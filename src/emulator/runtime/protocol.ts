@@ -35,8 +35,8 @@ export interface InvokeRequest {
   vid: string;
   /** Shows in console output; the request id of the call. */
   requestId: string;
-  /** JSON of `{ args, configuration }`. */
-  payload: string;
+  args: unknown;
+  configuration: unknown;
   /** Whether `req.svc` is a client (an Application is configured) or null. */
   svc: boolean;
 }
@@ -83,7 +83,8 @@ export type FromSandbox =
   | { type: 'booted' }
   | { type: 'loaded'; vid: string }
   | { type: 'load-error'; vid: string; error: SerializedError }
-  | { type: 'result'; id: number; ok: true; value: string }
+  /** The value as it is: the sandbox writes it into the frame as the JSON it checked. */
+  | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: SerializedError }
   /** The process was still busy with work a finished call left behind: it must be replaced. */
   | { type: 'busy'; id: number }

@@ -44,12 +44,12 @@ export class SandboxGroup {
   }
 
   /** Runs one call of `instance`, loading its version into the chosen process if need be. */
-  async run(instance: Instance, payload: string, options: InvokeOptions): Promise<{ value: string; logs: LogEntry[] }> {
+  async run(instance: Instance, payload: { args: unknown; configuration: unknown }, options: InvokeOptions): Promise<{ value: unknown; logs: LogEntry[] }> {
     for (let attempt = 0; ; attempt++) {
       const process = await this.pick();
       this.keep(process);
       const unpin = process.pin(instance.vid);
-      let outcome: Promise<{ value: string; logs: LogEntry[] } | typeof RETRY>;
+      let outcome: Promise<{ value: unknown; logs: LogEntry[] } | typeof RETRY>;
       try {
         await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
         outcome = new Promise((resolve, reject) => {

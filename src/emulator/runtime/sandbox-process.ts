@@ -67,7 +67,7 @@ interface PendingCall {
   requestId: string | undefined;
   svc: SvcHandler | null;
   logs: LogEntry[];
-  resolve: (value: string) => void;
+  resolve: (value: unknown) => void;
   reject: (error: UserCodeError) => void;
   /** Asked to go to another process: this one was still busy with earlier work. */
   retry: () => void;
@@ -236,10 +236,10 @@ export class SandboxProcess {
    */
   invoke(
     vid: string,
-    payload: string,
+    payload: { args: unknown; configuration: unknown },
     options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
     retry: () => void,
-  ): Promise<{ value: string; logs: LogEntry[] }> {
+  ): Promise<{ value: unknown; logs: LogEntry[] }> {
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
     return new Promise((resolve, reject) => {
@@ -264,7 +264,7 @@ export class SandboxProcess {
         reject: (error) => (settle(), reject(error)),
         retry: () => (settle(), retry()),
       });
-      this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', payload, svc: options.svc !== null });
+      this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', ...payload, svc: options.svc !== null });
       this.watch();
     });
   }
@@ -318,7 +318,7 @@ export class SandboxProcess {
       case 'result': {
         const call = this.calls.get(message.id);
         if (!call) return;
-        if (message.ok) call.resolve(String(message.value));
+        if (message.ok) call.resolve(message.value);
         else call.reject(fromSerialized(message.error, call.logs));
         return;
       }

@@ -269,6 +269,11 @@ describe('results and arguments', () => {
     }
   });
 
+  it('answers null for a result JSON has no form of (a function, a symbol)', async () => {
+    expect(await value(rt(), `module.exports = async () => () => 1;`)).toBeNull();
+    expect(await value(rt(), `module.exports = async () => Symbol('s');`)).toBeNull();
+  });
+
   it('answers a plain (non-async) function’s value, and JSON-normalizes it', async () => {
     expect(await value(rt(), `module.exports = function () { return { d: new Date(0), u: undefined, n: NaN, f() {} }; };`)).toEqual({
       d: '1970-01-01T00:00:00.000Z',
