@@ -314,7 +314,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
     // Whatever goes wrong here answers the call: a call never waits for its timeout for want of one.
     const outcome = await context
       .run(token, () => run(loaded, request, invocation))
-      .catch((error: unknown): FromSandbox => ({ type: 'result', id: request.id, ok: false, error: resultError(`The result could not be read: ${describeThrown(error)}`) }));
+      .catch((error: unknown): FromSandbox => ({ type: 'result', id: request.id, ok: false, error: resultError(cut(`The result could not be read: ${describeThrown(error)}`)) }));
     if (!invocation.cancelled) {
       if (typeof outcome === 'string') channel.sendText(outcome);
       else post(outcome);

@@ -38,7 +38,7 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
     permission,
     ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
     `--max-old-space-size=${memoryMb}`,
-    '--max-semi-space-size=2',
+    '--max-semi-space-size=1',
     '--stack-size=984',
     '--zero-fill-buffers',
     '--disable-proto=delete',
