@@ -1,10 +1,10 @@
 /**
- * Makes the host objects user code can reach immutable, in the worker, after lockdown().
+ * Makes the host objects user code can reach immutable, in the sandbox process, after lockdown().
  *
  * lockdown() freezes the JavaScript intrinsics but not Node's own classes. User code reaches many
  * of them (Buffer, EventTarget, timers, and every class of the allowlisted built-ins), and the
- * worker's own machinery inherits from the same prototypes: patch EventEmitter.prototype.emit and
- * the next `process.emit(...)` hands user code the worker's `process`. So every prototype and
+ * sandbox's own machinery inherits from the same prototypes: patch EventEmitter.prototype.emit and
+ * the next `process.emit(...)` hands user code the sandbox process's `process`. So every prototype and
  * constructor reachable from what user code is given is frozen here.
  *
  * Freezing a prototype breaks code that assigns an instance property shadowing one of its data

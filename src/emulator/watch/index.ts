@@ -12,7 +12,7 @@ export interface WatchedFile {
   loaded?: string;
   /**
    * Loads the new code and makes it current. It rejects when the code does not load, and the
-   * version serving before keeps serving (the runtime compiles new code in a fresh worker first).
+   * version serving before keeps serving (the runtime compiles new code beside the old version first).
    */
   reload(code: string): Promise<void>;
 }
