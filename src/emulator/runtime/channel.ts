@@ -10,13 +10,15 @@ import type { Duplex } from 'node:stream';
 export class Channel<In, Out> {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
+  /** The length of the frame being read, once its header is. */
+  private expected: number | undefined;
   private closed = false;
 
   constructor(
     private readonly stream: Duplex,
     private readonly maxFrameBytes: number,
     private readonly handlers: {
-      message: (message: In) => void;
+      message: (message: In, bytes: number) => void;
       broken: (reason: string) => void;
       /** The first bytes of a frame arrived (before it is read whole and parsed). */
       frameStarts?: () => void;
@@ -50,29 +52,38 @@ export class Channel<In, Out> {
 
   private receive(chunk: Buffer): void {
     if (this.closed) return;
-    if (this.bufferedBytes === 0) this.handlers.frameStarts?.();
+    if (this.bufferedBytes === 0 && this.expected === undefined) this.handlers.frameStarts?.();
     this.buffered.push(chunk);
     this.bufferedBytes += chunk.length;
-    while (this.bufferedBytes >= 4) {
-      const head = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered);
-      const length = head.readUInt32BE(0);
-      if (length > this.maxFrameBytes) return this.break(`a frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
-      if (head.length < 4 + length) {
-        this.buffered = [head];
-        return;
+    for (;;) {
+      if (this.expected === undefined) {
+        if (this.bufferedBytes < 4) return;
+        const length = this.take(4).readUInt32BE(0);
+        if (length > this.maxFrameBytes) return this.break(`a frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
+        this.expected = length;
       }
-      const rest = head.subarray(4 + length);
-      this.buffered = rest.length > 0 ? [rest] : [];
-      this.bufferedBytes = rest.length;
+      // Chunks are joined once, when the whole frame is there: a large frame costs its size, not its size squared.
+      if (this.bufferedBytes < this.expected) return;
+      const frame = this.take(this.expected);
+      this.expected = undefined;
       let message: In;
       try {
-        message = JSON.parse(head.toString('utf8', 4, 4 + length)) as In;
+        message = JSON.parse(frame.toString('utf8')) as In;
       } catch {
         return this.break('a frame is not JSON');
       }
-      this.handlers.message(message);
+      this.handlers.message(message, frame.length);
       if (this.closed) return;
     }
+  }
+
+  /** The next `bytes` bytes buffered, taken out of the buffer. */
+  private take(bytes: number): Buffer {
+    const joined = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered, this.bufferedBytes);
+    const rest = joined.subarray(bytes);
+    this.buffered = rest.length > 0 ? [rest] : [];
+    this.bufferedBytes = rest.length;
+    return joined.subarray(0, bytes);
   }
 
   private break(reason: string): void {

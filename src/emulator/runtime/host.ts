@@ -16,13 +16,12 @@ import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
 import { Agent, SandboxRequest, SandboxResponse, cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
-import { busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { TimerHandle, sandboxTimers } from './timers.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
 const hostRequire = createRequire(import.meta.url);
-const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 closeInheritedDescriptors();
 
@@ -69,10 +68,23 @@ interface Invocation {
  */
 const context = new AsyncLocalStorage<object>();
 const records = new WeakMap<object, Invocation>();
+/** Top-level code runs under a token of its version: the timers it sets go when the version does. */
+const versionRecords = new WeakMap<object, TimerOwner>();
+const versionTimers = new Map<string, TimerOwner>();
+
+interface TimerOwner {
+  finished: boolean;
+  timers: (() => void)[];
+}
 
 function current(): Invocation | undefined {
   const token = context.getStore();
   return typeof token === 'object' && token !== null ? records.get(token) : undefined;
+}
+
+function timerOwner(): TimerOwner | undefined {
+  const token = context.getStore();
+  return typeof token === 'object' && token !== null ? (records.get(token) ?? versionRecords.get(token)) : undefined;
 }
 
 /** The host's clock and CPU meter, taken before user code could pin the `performance` it is handed. */
@@ -134,9 +146,9 @@ const HOST_GLOBALS = {
   // running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
   // probe recycles a process that keeps a core busy between calls.
   ...sandboxTimers((clear) => {
-    const invocation = current();
-    if (invocation?.finished) return false;
-    invocation?.timers.push(clear);
+    const owner = timerOwner();
+    if (owner?.finished) return false;
+    owner?.timers.push(clear);
     return true;
   }),
   queueMicrotask,
@@ -243,33 +255,48 @@ function onMessage(message: ToSandbox): void {
     case 'load': {
       if (!config) return;
       loadingVid = message.vid;
-      const outcome = loadCode(message, config, MODULES, HOST_GLOBALS, userConsole(message.vid));
+      strayBudget = config.maxLogBytes;
+      const token = Object.freeze(Object.create(null) as object);
+      const owner: TimerOwner = { finished: false, timers: [] };
+      versionRecords.set(token, owner);
+      const outcome = context.run(token, () => loadCode(message, config!, MODULES, HOST_GLOBALS, userConsole(message.vid)));
       loadingVid = null;
-      if ('error' in outcome) post({ type: 'load-error', vid: message.vid, error: outcome.error });
-      else {
+      if ('error' in outcome) {
+        endTimers(owner);
+        post({ type: 'load-error', vid: message.vid, error: outcome.error });
+      } else {
         versions.set(message.vid, outcome.loaded);
+        versionTimers.set(message.vid, owner);
         post({ type: 'loaded', vid: message.vid });
       }
       // Compiling is work asked for, not work left behind.
       if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
-    case 'unload':
+    case 'unload': {
       versions.delete(message.vid);
+      const owner = versionTimers.get(message.vid);
+      versionTimers.delete(message.vid);
+      if (owner) endTimers(owner);
       return;
+    }
     case 'invoke':
       void invoke(message);
       return;
     case 'cancel': {
+      // The emulator gave up on the call (its timeout): it is over here too, whatever its code still
+      // awaits, so that it neither holds the idle-CPU watch off nor sets timers.
       const invocation = invocations.get(message.id);
       if (!invocation) return;
       invocation.cancelled = true;
-      for (const clear of invocation.timers.splice(0)) clear();
+      endTimers(invocation);
+      invocations.delete(message.id);
+      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
     case 'probe': {
       const idle = idleReport();
-      post({ type: 'probe', seq: message.seq, ...idle, rssBytes: process.memoryUsage.rss() });
+      post({ type: 'probe', seq: message.seq, ...idle });
       if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
@@ -283,6 +310,12 @@ function onMessage(message: ToSandbox): void {
       return;
     }
   }
+}
+
+/** Its timers are cleared, and any it sets from now on are cleared at once. */
+function endTimers(owner: TimerOwner): void {
+  owner.finished = true;
+  for (const clear of owner.timers.splice(0)) clear();
 }
 
 /** CPU time used while no call ran (work a finished call left running), over the wall time since. */
@@ -320,8 +353,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
       else post(outcome);
     }
   } finally {
-    invocation.finished = true;
-    for (const clear of invocation.timers.splice(0)) clear();
+    endTimers(invocation);
     invocations.delete(request.id);
     if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
   }

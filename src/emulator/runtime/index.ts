@@ -100,12 +100,12 @@ export class Runtime {
 
   /** Sandbox processes running now (spares included): the budget's gauge. */
   get processCount(): number {
-    return [...this.processes].filter((process) => !process.dead).length;
+    return this.processes.size;
   }
 
   /** The process ids of the sandbox processes (for tests that check they are gone). */
   get pids(): number[] {
-    return [...this.processes].flatMap((process) => (process.dead || process.pid === undefined ? [] : [process.pid]));
+    return [...this.processes].flatMap((process) => (process.pid === undefined ? [] : [process.pid]));
   }
 
   /**
@@ -114,22 +114,35 @@ export class Runtime {
    */
   load(spec: LoadSpec): Promise<Instance> {
     const current = this.instances.get(spec.id);
-    if (current && current.version === spec.version && current.spec.code === spec.code) return Promise.resolve(current);
+    if (current && current.version === spec.version && current.spec.code === spec.code) {
+      // Asked for last, it is what stays current, whatever loads were asked for before.
+      this.latest.set(spec.id, Promise.resolve(current));
+      return Promise.resolve(current);
+    }
     const key = `${spec.id}\u0000${spec.version}`;
     const inProgress = this.loading.get(key);
-    if (inProgress) return inProgress;
+    if (inProgress) {
+      this.latest.set(spec.id, inProgress);
+      return inProgress;
+    }
     const promise: Promise<Instance> = this.compile(spec, () => this.latest.get(spec.id) === promise).finally(() => this.loading.delete(key));
     this.loading.set(key, promise);
     this.latest.set(spec.id, promise);
     return promise;
   }
 
-  /** Stops an id's instance once its calls in flight are done. */
+  /** Stops an id's instance once its calls in flight are done; the last of an owner's stops its processes. */
   async unload(id: string): Promise<void> {
     const instance = this.instances.get(id);
     this.instances.delete(id);
     this.latest.delete(id);
-    await instance?.retire();
+    if (!instance) return;
+    await instance.retire();
+    const key = groupKey(instance.spec);
+    if ([...this.instances.values()].some((other) => groupKey(other.spec) === key) || [...this.loading.keys()].some((loading) => loading.startsWith(`${id}\u0000`))) return;
+    const group = this.groups.get(key);
+    this.groups.delete(key);
+    group?.stop();
   }
 
   async dispose(): Promise<void> {
@@ -169,7 +182,7 @@ export class Runtime {
     const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
-    if (previous) void previous.retire();
+    if (previous) void previous.retire(instance);
     return instance;
   }
 
@@ -191,8 +204,7 @@ export class Runtime {
   }
 
   /**
-   * A new process, within the budget: at the cap the least recently used idle process of another
-   * group makes room, or this waits for one to become idle (every call ends, at the latest at its
+   * A new process, within the budget: at the cap the least recently used idle process makes room, or this waits for one to become idle (every call ends, at the latest at its
    * timeout). The check and the spawn happen in one turn, so that starts under way cannot overshoot.
    */
   private async spawnWithinBudget(): Promise<SandboxProcess> {
@@ -206,7 +218,12 @@ export class Runtime {
         idle.kill('it made room for other code');
         return this.spawn();
       }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      // Woken when a call ends or a process goes; a process that is only booting or loading
+      // becomes idle without either, so look again after a while in any case.
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        setTimeout(resolve, 50).unref();
+      });
     }
   }
 
@@ -219,7 +236,7 @@ export class Runtime {
     const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
     const process = new SandboxProcess(
       { projectDir, npmAllowlist: [...npmAllowlist], maxLogBytes, maxSvcInFlight, maxResultBytes },
-      { memoryMb, loadTimeoutMs },
+      { memoryMb, loadTimeoutMs, maxLogBytes, maxResultBytes, maxSvcInFlight },
       this.options.onLog,
       (dead) => {
         this.processes.delete(dead);

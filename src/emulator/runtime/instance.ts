@@ -1,3 +1,4 @@
+import { UserCodeError } from './errors.js';
 import type { SandboxGroup } from './sandbox-group.js';
 import type { InvokeOptions, InvokeResult, LoadSpec } from './types.js';
 
@@ -8,6 +9,8 @@ import type { InvokeOptions, InvokeResult, LoadSpec } from './types.js';
 export class Instance {
   private inFlight = 0;
   private retired = false;
+  /** The version that replaced this one: a call that took this instance before the swap runs there. */
+  private successor: Instance | undefined;
   private drained: (() => void) | undefined;
 
   constructor(
@@ -36,7 +39,10 @@ export class Instance {
 
   /** Runs the code once with `{ args, configuration }` (and `svc`). */
   async invoke(input: { args: unknown; configuration: unknown }, options: InvokeOptions): Promise<InvokeResult> {
-    if (this.retired) throw new Error(`instance ${this.spec.id}@${this.spec.version} is retired`);
+    if (this.retired) {
+      if (this.successor) return this.successor.invoke(input, options);
+      throw new UserCodeError(409, `${this.label} was unloaded (deleted) before this call began.`, { title: 'Code unloaded' });
+    }
     const payload = { args: input.args ?? null, configuration: input.configuration ?? {} };
     this.inFlight++;
     try {
@@ -49,9 +55,10 @@ export class Instance {
     }
   }
 
-  /** Stops taking calls; lets the calls in flight finish, then unloads the code. */
-  async retire(): Promise<void> {
+  /** Stops taking calls (new ones go to `successor`); lets the calls in flight finish, then unloads the code. */
+  async retire(successor?: Instance): Promise<void> {
     this.retired = true;
+    this.successor = successor;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.pool.unload(this.vid);
   }

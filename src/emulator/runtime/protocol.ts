@@ -3,6 +3,9 @@
  * data over a Channel; the emulator treats whatever a sandbox sends as untrusted.
  */
 
+/** The largest frame either side accepts (a 5 MB result or argument, with room for the rest). */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
 /** Sent once, first: what every code version in the process shares. */
 export interface InitRequest {
   type: 'init';
@@ -18,7 +21,7 @@ export interface InitRequest {
 
 export interface LoadRequest {
   type: 'load';
-  /** The code version's key in the process (`id@version`). */
+  /** The code version's key in the process (`id@version#n`, one per loaded Instance). */
   vid: string;
   code: string;
   filename: string;
@@ -91,7 +94,7 @@ export type FromSandbox =
   | { type: 'log'; id: number | null; vid: string | null; level: LogLevel; text: string }
   | { type: 'rpc'; id: number; invocation: number; method: SvcMethod; params: string }
   /** CPU time used while no call was running, over the wall time since the last call ended or probe. */
-  | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number; rssBytes: number };
+  | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number };
 
 /**
  * Whether a process with no call running was running work a call left behind: half a core or more,

@@ -34,9 +34,21 @@ export class SandboxGroup {
     private readonly source: ProcessSource,
   ) {}
 
-  /** A process to load new code into (the group's first, started if need be). */
+  /**
+   * A process to load new code into: one that answers (not one held by the old version's loop,
+   * which would be blamed for the new code's load), started if need be.
+   */
   async primary(): Promise<SandboxProcess> {
-    return this.processes.find((process) => !process.dead) ?? this.start();
+    const alive = this.processes.filter((process) => !process.dead);
+    return alive.find((process) => process.responsive) ?? (alive.length < this.source.maxProcessesPerGroup ? this.start() : alive[0]!);
+  }
+
+  /** The owner is gone: its processes go once their calls are done. */
+  stop(): void {
+    for (const process of this.processes) {
+      if (process.calls.size === 0) process.kill('its code was unloaded');
+      else this.scheduleReap(process, true);
+    }
   }
 
   processesWith(vid: string): number {
@@ -92,8 +104,9 @@ export class SandboxGroup {
 
   private async pick(): Promise<SandboxProcess> {
     const alive = this.processes.filter((process) => !process.dead);
-    const ready = alive.filter((process) => process.responsive).sort((a, b) => a.calls.size - b.calls.size);
-    if (ready[0]) return ready[0];
+    // The first that answers: a second process takes calls only while the first is held, and goes idle after.
+    const ready = alive.find((process) => process.responsive);
+    if (ready) return ready;
     if (alive.length < this.source.maxProcessesPerGroup) return this.start();
     // Every process is held: queue behind the one with the fewest calls.
     return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.start();
@@ -115,14 +128,18 @@ export class SandboxGroup {
     this.reapers.delete(process);
   }
 
-  /** An extra process goes after `idleMs` without calls; the first stays warm. */
-  private scheduleReap(process: SandboxProcess): void {
-    if (process.dead || process.calls.size > 0 || this.processes.indexOf(process) <= 0) return;
+  /** An extra process goes after `idleMs` without calls; the first stays warm (unless the owner is gone). */
+  private scheduleReap(process: SandboxProcess, evenFirst = false): void {
+    if (process.dead || (process.calls.size > 0 && !evenFirst) || (this.processes.indexOf(process) <= 0 && !evenFirst)) return;
     this.keep(process);
-    const timer = setTimeout(() => {
-      this.reapers.delete(process);
-      if (process.calls.size === 0 && this.processes.indexOf(process) > 0) process.kill('it was idle');
-    }, this.source.idleMs);
+    const timer = setTimeout(
+      () => {
+        this.reapers.delete(process);
+        if (process.calls.size > 0) return this.scheduleReap(process, evenFirst);
+        if (evenFirst || this.processes.indexOf(process) > 0) process.kill('it was idle');
+      },
+      evenFirst ? 1000 : this.source.idleMs,
+    );
     timer.unref();
     this.reapers.set(process, timer);
   }

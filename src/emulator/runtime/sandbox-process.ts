@@ -6,7 +6,8 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Channel } from './channel.js';
 import { SandboxStoppedError, UserCodeError } from './errors.js';
-import { busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import { checkedMessage } from './inbound.js';
+import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
@@ -58,6 +59,10 @@ function packageFiles(from: string): string[] {
 export interface SandboxLimits {
   memoryMb: number;
   loadTimeoutMs: number;
+  /** Checked here again, on what the sandbox sends: console bytes per call, result bytes, req.svc calls in flight. */
+  maxLogBytes: number;
+  maxResultBytes: number;
+  maxSvcInFlight: number;
 }
 
 interface PendingCall {
@@ -67,13 +72,16 @@ interface PendingCall {
   requestId: string | undefined;
   svc: SvcHandler | null;
   logs: LogEntry[];
+  logBudget: number;
+  svcInFlight: number;
   resolve: (value: unknown) => void;
   reject: (error: UserCodeError) => void;
   /** Asked to go to another process: this one was still busy with earlier work. */
   retry: () => void;
 }
 
-const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** Room for the note the sandbox adds when it cuts console output. */
+const LOG_SLACK = 256;
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
 /** How often a process's memory and liveness are looked at while it works, and while idle. */
 const ACTIVE_TICK_MS = 50;
@@ -82,8 +90,6 @@ const IDLE_TICK_MS = 1000;
 const STUCK_MS = 1000;
 /** Longer than a probe's round trip plus a tick: a process silent this long is held. */
 const RESPONSIVE_MS = 120;
-
-let callSeq = 0;
 
 /**
  * One sandbox process, seen from the emulator: it runs the code versions of one owner. It holds no
@@ -111,6 +117,9 @@ export class SandboxProcess {
   private probeSeq = 0;
   /** Probes in a row that found the process busy with no call running. */
   private busyProbes = 0;
+  private callSeq = 0;
+  /** Console bytes of top-level code (outside any call), refilled at each load. */
+  private strayLogBudget: number;
   private lastAnswerAt = performance.now();
   private tick: NodeJS.Timeout | undefined;
   private tickMs = 0;
@@ -138,8 +147,9 @@ export class SandboxProcess {
       if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
       this.stderrTail = recent.slice(-200);
     });
+    this.strayLogBudget = limits.maxLogBytes + LOG_SLACK;
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
-      message: (message) => this.onMessage(message),
+      message: (message, bytes) => this.receive(message, bytes),
       broken: (reason) => this.onBroken(reason),
     });
     // 'close', not 'exit': by then stderr is read to its end, and with it why a process crashed.
@@ -172,12 +182,9 @@ export class SandboxProcess {
     return this.versions.has(vid);
   }
 
-  get loadedCount(): number {
-    return this.versions.size;
-  }
-
   /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
   load(vid: string, instance: string, code: string, filename: string): Promise<void> {
+    if (this.dead) return Promise.reject(this.stopped(`${filename} did not load`));
     const existing = this.versions.get(vid);
     if (existing) {
       this.versions.delete(vid);
@@ -196,6 +203,7 @@ export class SandboxProcess {
         resolve: () => (clearTimeout(timer), resolve()),
         reject: (error) => (clearTimeout(timer), reject(error)),
       });
+      this.strayLogBudget = this.limits.maxLogBytes + LOG_SLACK;
       this.send({ type: 'load', vid, code, filename });
       this.watch();
     });
@@ -240,10 +248,11 @@ export class SandboxProcess {
     options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
     retry: () => void,
   ): Promise<{ value: unknown; logs: LogEntry[] }> {
+    if (this.dead) return Promise.reject(this.stopped(`${options.label} was not run`));
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
     return new Promise((resolve, reject) => {
-      const id = ++callSeq;
+      const id = ++this.callSeq;
       const timer = setTimeout(() => {
         this.calls.delete(id);
         reject(new UserCodeError(408, `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`, { title: 'Timed out', logs }));
@@ -260,6 +269,9 @@ export class SandboxProcess {
         requestId: options.requestId,
         svc: options.svc,
         logs,
+        // The sandbox cuts at the budget and adds a note: the check here leaves room for it.
+        logBudget: this.limits.maxLogBytes + LOG_SLACK,
+        svcInFlight: 0,
         resolve: (value) => (settle(), resolve({ value, logs })),
         reject: (error) => (settle(), reject(error)),
         retry: () => (settle(), retry()),
@@ -277,22 +289,32 @@ export class SandboxProcess {
     this.die();
   }
 
-  /** Stops the process once its calls in flight are done. */
-  async retire(): Promise<void> {
-    while (this.calls.size > 0 && !this.dead) await new Promise((resolve) => setTimeout(resolve, 10));
-    this.kill('it was retired');
-  }
-
   private send(message: ToSandbox): void {
     if (!this.dead) this.channel.send(message);
   }
 
-  private onMessage(message: FromSandbox): void {
+  /** An error for work refused because the process is gone: loading or calling again may work. */
+  private stopped(what: string): SandboxStoppedError {
+    return new SandboxStoppedError(422, `${what}: its sandbox process was stopped (${this.deathReason ?? 'it stopped'}).`, { title: 'Sandbox stopped' });
+  }
+
+  /** Every message, checked first: a sandbox that breaks the protocol is stopped, never obeyed. */
+  private receive(message: unknown, bytes: number): void {
+    if (this.dead) return;
+    try {
+      this.onMessage(checkedMessage(message), bytes);
+    } catch (error) {
+      this.kill(`it sent what the emulator does not accept: ${(error as Error).message}`);
+    }
+  }
+
+  private onMessage(message: FromSandbox, bytes: number): void {
     this.lastAnswerAt = performance.now();
     switch (message.type) {
       case 'booted':
+        if (!this.pendingBoot) throw new Error('booted twice');
         this.bootRss = this.rss() ?? 0;
-        this.pendingBoot?.resolve();
+        this.pendingBoot.resolve();
         this.pendingBoot = undefined;
         return;
       case 'loaded':
@@ -306,7 +328,11 @@ export class SandboxProcess {
       case 'log': {
         const call = message.id === null ? undefined : this.calls.get(message.id);
         if (message.id !== null && !call) return;
-        const text = String(message.text);
+        const budget = call ? call.logBudget : this.strayLogBudget;
+        if (budget <= 0) return;
+        const text = message.text.length > budget ? `${message.text.slice(0, budget)}… [console output truncated at ${this.limits.maxLogBytes} bytes]` : message.text;
+        if (call) call.logBudget -= message.text.length;
+        else this.strayLogBudget -= message.text.length;
         const entry: LogEntry = { level: message.level, text, instance: call?.instance ?? this.vidInstance.get(String(message.vid)) ?? 'sandbox', requestId: call?.requestId };
         call?.logs.push(entry);
         this.onLog(entry);
@@ -318,14 +344,16 @@ export class SandboxProcess {
       case 'result': {
         const call = this.calls.get(message.id);
         if (!call) return;
-        if (message.ok) call.resolve(message.value);
+        if (message.ok && bytes > this.limits.maxResultBytes + 1024) {
+          call.reject(new UserCodeError(500, `The function's result is over the ${Math.round(this.limits.maxResultBytes / 1048576)} MB limit.`, { title: 'Invalid result', logs: call.logs }));
+        } else if (message.ok) call.resolve(message.value);
         else call.reject(fromSerialized(message.error, call.logs));
         return;
       }
       case 'busy': {
-        const call = this.calls.get(message.id);
+        // The call goes elsewhere first; then this process goes.
+        this.calls.get(message.id)?.retry();
         this.kill('it kept a core busy after its last call returned');
-        call?.retry();
         return;
       }
       case 'probe':
@@ -342,7 +370,9 @@ export class SandboxProcess {
     try {
       if (!call) throw new UserCodeError(409, 'This invocation is over.');
       if (!call.svc) throw new UserCodeError(403, 'req.svc is not available: no Application is configured.');
-      const value = await call.svc(method, JSON.parse(params));
+      if (call.svcInFlight >= this.limits.maxSvcInFlight) throw new UserCodeError(429, `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`);
+      call.svcInFlight++;
+      const value = await call.svc(method, JSON.parse(params)).finally(() => call.svcInFlight--);
       this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
     } catch (error) {
       const { status = 500, title = 'Internal server error', detail = 'req.svc failed' } = error as { status?: number; title?: string; detail?: string };
@@ -369,8 +399,8 @@ export class SandboxProcess {
     }
     const now = performance.now();
     if (this.probe) {
-      // A loop that never yields, with no call left to time out: nothing else would ever stop it.
-      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0) this.kill('it stopped answering after its last call returned');
+      // A loop that never yields, with no call or load left to time out: nothing else would stop it.
+      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0 && this.pendingLoads.size === 0) this.kill('it stopped answering after its last call returned');
     } else {
       this.probe = { seq: ++this.probeSeq, sentAt: now };
       this.send({ type: 'probe', seq: this.probe.seq });
@@ -381,8 +411,8 @@ export class SandboxProcess {
   /** The process's resident memory, read from outside it (Linux); undefined where /proc is missing. */
   private rss(): number | undefined {
     try {
-      const statm = readFileSync(`/proc/${this.child.pid}/statm`, 'utf8');
-      return Number(statm.split(' ')[1]) * 4096;
+      const kilobytes = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
+      return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
     } catch {
       return undefined;
     }

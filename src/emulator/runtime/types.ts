@@ -54,7 +54,7 @@ export interface RuntimeOptions {
   maxProcessesPerGroup?: number;
   /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 64. */
   maxVersionsPerProcess?: number;
-  /** How long an extra process (beyond a tenant's first) may sit idle before it is stopped. Default 10 s. */
+  /** How long an extra process (beyond an owner's first) may sit idle before it is stopped. Default 10 s. */
   idleMs?: number;
   /** Memory of each sandbox process beyond its start (heap and ArrayBuffers), in MB. Default 256. */
   memoryMb?: number;

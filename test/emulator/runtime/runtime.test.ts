@@ -581,6 +581,25 @@ module.exports = async (req) => {
     expect(rt.pids).not.toContain(pid);
   });
 
+  it('stops work left running when a call that never settles was given up on', async () => {
+    const rt = runtime();
+    const instance = await load(rt, `let spin = false;
+setInterval(() => { if (spin) { const until = Date.now() + 30; while (Date.now() < until) {} } }, 1);
+module.exports = async (req) => { if (req.args.hang) { spin = true; return new Promise(() => {}); } return 'ok'; };`);
+    const [pid] = rt.pids;
+    expect((await rejection(invoke(instance, { args: { hang: true } }, { timeoutMs: 300 }))).status).toBe(408);
+    await expect.poll(() => rt.pids.includes(pid!), { timeout: 8000, interval: 100 }).toBe(false);
+    expect((await invoke(instance, { args: {} })).value).toBe('ok');
+  });
+
+  it('starts what waits for room in the budget once a process is only booting or loading no more', async () => {
+    const rt = runtime({ maxProcesses: 2 });
+    const loads = ['a', 'b', 'c'].map((name) => rt.load({ id: freshId(name), version: 1, code: `module.exports = async () => '${name}';`, filename: `${name}.js` }));
+    const instances = await Promise.all(loads);
+    expect(await Promise.all(instances.map(async (instance) => (await invoke(instance)).value))).toEqual(['a', 'b', 'c']);
+    expect(rt.processCount).toBeLessThanOrEqual(2);
+  });
+
   it('keeps reactors of three tenants within the process budget, each owner in processes of its own', async () => {
     const rt = runtime({ maxProcesses: 4 });
     const instances = [];
@@ -663,8 +682,8 @@ describe('hot swap', () => {
     expect(rt.get(id)!.version).toBe(2);
     expect((await invoke(rt.get(id)!, { args: { ms: 1 } })).value).toBe('v2');
     expect((await inFlight).value).toBe('v1');
-    // The old version takes no new calls.
-    await expect(invoke(v1, { args: { ms: 1 } })).rejects.toThrow(`instance ${id}@1 is retired`);
+    // A call that took the old version before the swap runs on the new one.
+    expect((await invoke(v1, { args: { ms: 1 } })).value).toBe('v2');
 
     // A version that does not load leaves the current one serving.
     const error = await rejection(rt.load({ id, version: 3, code: `module.exports = async ( => 1;`, filename: FILENAME }));
@@ -682,7 +701,31 @@ describe('hot swap', () => {
     await rt.unload(id);
     expect(rt.get(id)).toBeUndefined();
     expect(v2b.processCount).toBe(0);
-    await expect(invoke(v2b, { args: { ms: 1 } })).rejects.toThrow('is retired');
+    const unloaded = await rejection(invoke(v2b, { args: { ms: 1 } }));
+    expect([unloaded.status, unloaded.detail]).toEqual([409, `${FILENAME} was unloaded (deleted) before this call began.`]);
+  });
+
+  it('makes current the version asked for last, also when it is one loading or loaded already', async () => {
+    const rt = runtime();
+    const id = freshId('asked');
+    const code = (answer: string) => `module.exports = async () => ${JSON.stringify(answer)};`;
+    const v1 = rt.load({ id, version: 1, code: code('v1'), filename: FILENAME });
+    const v2 = rt.load({ id, version: 2, code: code('v2'), filename: FILENAME });
+    const again = rt.load({ id, version: 1, code: code('v1'), filename: FILENAME });
+    await Promise.all([v1, v2, again]);
+    expect(rt.get(id)!.version).toBe(1);
+    expect((await invoke(rt.get(id)!)).value).toBe('v1');
+  });
+
+  it('loads a fixed version in a fresh process while the old version is held by a loop', async () => {
+    const rt = runtime();
+    const id = freshId('fix');
+    const old = await rt.load({ id, version: 1, code: `module.exports = async () => { for (;;) {} };`, filename: FILENAME });
+    const held = rejection(invoke(old, {}, { timeoutMs: 3000 }));
+    await sleep(300);
+    const fixed = await rt.load({ id, version: 2, code: `module.exports = async () => 'fixed';`, filename: FILENAME });
+    expect((await invoke(fixed)).value).toBe('fixed');
+    expect((await held).status).toBe(408);
   });
 
   it('shares one load between concurrent loads of the same id and version', async () => {

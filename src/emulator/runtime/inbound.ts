@@ -1,0 +1,63 @@
+import { SVC_METHODS, type FromSandbox, type SerializedError } from './protocol.js';
+
+/**
+ * A sandbox's message, checked against the protocol before the emulator acts on it: a sandbox runs
+ * untrusted code, and is trusted to send nothing in particular. Throws with what is wrong.
+ */
+export function checkedMessage(message: unknown): FromSandbox {
+  if (!isObject(message) || typeof message.type !== 'string') throw new Error('a message is not an object with a type');
+  const m = message;
+  const type = message.type;
+  const ok = (() => {
+    switch (m.type) {
+      case 'booted':
+        return true;
+      case 'loaded':
+        return isString(m.vid);
+      case 'load-error':
+        return isString(m.vid) && isError(m.error);
+      case 'result':
+        return isId(m.id) && (m.ok === true ? 'value' in m : m.ok === false && isError(m.error));
+      case 'busy':
+        return isId(m.id);
+      case 'log':
+        return (m.id === null || isId(m.id)) && (m.vid === null || isString(m.vid)) && LEVELS.has(m.level as string) && isString(m.text);
+      case 'rpc':
+        return isId(m.id) && isId(m.invocation) && (SVC_METHODS as readonly unknown[]).includes(m.method) && isString(m.params);
+      case 'probe':
+        return isId(m.seq) && isNumber(m.idleCpuMs) && isNumber(m.idleWallMs);
+      default:
+        return false;
+    }
+  })();
+  if (!ok) throw new Error(`a "${type.slice(0, 40)}" message is not as the protocol has it`);
+  return m as unknown as FromSandbox;
+}
+
+const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
+const KINDS = new Set(['user', 'load', 'result']);
+
+function isError(value: unknown): value is SerializedError {
+  if (!isObject(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message)) return false;
+  if (value.status !== undefined && !isId(value.status)) return false;
+  if (value.stack !== undefined && !isString(value.stack)) return false;
+  if (value.custom === undefined) return true;
+  const custom = value.custom;
+  return isObject(custom) && (typeof custom.status === 'number' || custom.status === null) && isObject(custom.headers) && Object.values(custom.headers).every(isString);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+function isId(value: unknown): value is number {
+  return Number.isSafeInteger(value);
+}

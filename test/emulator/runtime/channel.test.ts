@@ -1,0 +1,75 @@
+/**
+ * The channel between the emulator and a sandbox process, and the check of what a sandbox sends:
+ * a sandbox is not trusted to keep to the protocol.
+ */
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Channel } from '../../../src/emulator/runtime/channel.js';
+import { checkedMessage } from '../../../src/emulator/runtime/inbound.js';
+
+function frame(text: string): Buffer {
+  const body = Buffer.from(text);
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(body.length);
+  return Buffer.concat([header, body]);
+}
+
+function listen(maxFrameBytes = 1024) {
+  const stream = new PassThrough();
+  const got: unknown[] = [];
+  const broken: string[] = [];
+  new Channel<unknown, unknown>(stream, maxFrameBytes, { message: (message) => got.push(message), broken: (reason) => broken.push(reason) });
+  return { stream, got, broken };
+}
+
+describe('Channel', () => {
+  it('reads frames split across chunks and several frames in one chunk', () => {
+    const { stream, got } = listen();
+    const both = Buffer.concat([frame('{"a":1}'), frame('[2]')]);
+    for (const byte of both) stream.write(Buffer.from([byte]));
+    stream.write(Buffer.concat([frame('3'), frame('"four"')]));
+    expect(got).toEqual([{ a: 1 }, [2], 3, 'four']);
+  });
+
+  it('breaks on a frame over its limit before reading it, and on a frame that is not JSON', () => {
+    const over = listen(16);
+    over.stream.write(frame(`"${'x'.repeat(40)}"`).subarray(0, 4));
+    expect(over.broken).toEqual(['a frame of 42 bytes is over the limit of 16']);
+    const garbled = listen();
+    garbled.stream.write(frame('{nope'));
+    expect(garbled.broken).toEqual(['a frame is not JSON']);
+  });
+});
+
+describe('checkedMessage', () => {
+  it('accepts the messages of the protocol', () => {
+    for (const message of [
+      { type: 'booted' },
+      { type: 'loaded', vid: 'a@1#1' },
+      { type: 'result', id: 1, ok: true, value: null },
+      { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'Error', message: 'x', custom: { status: null, headers: { a: 'b' }, body: 1 } } },
+      { type: 'log', id: null, vid: null, level: 'warn', text: 'x' },
+      { type: 'rpc', id: 1, invocation: 2, method: 'tokens.create', params: '{}' },
+      { type: 'probe', seq: 3, idleCpuMs: 0, idleWallMs: 1.5 },
+    ]) {
+      expect(checkedMessage(message)).toBe(message);
+    }
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', []],
+    ['no type', {}],
+    ['an unknown type', { type: 'shutdown' }],
+    ['a result with no error', { type: 'result', id: 1, ok: false }],
+    ['a result with a string id', { type: 'result', id: '1', ok: true, value: 1 }],
+    ['a load error with no error', { type: 'load-error', vid: 'a' }],
+    ['an rpc for a method that is not one', { type: 'rpc', id: 1, invocation: 2, method: 'constructor', params: '{}' }],
+    ['a log of another level', { type: 'log', id: null, vid: null, level: 'fatal', text: 'x' }],
+    ['a log whose text is not text', { type: 'log', id: 1, vid: null, level: 'log', text: { toString: 1 } }],
+    ['an error whose stack is not text', { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'E', message: 'm', stack: 5 } }],
+    ['custom headers that are not text', { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'E', message: 'm', custom: { status: 200, headers: { a: 1 }, body: null } } }],
+  ])('refuses %s', (_name, message) => {
+    expect(() => checkedMessage(message)).toThrow();
+  });
+});
