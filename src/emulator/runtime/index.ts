@@ -36,7 +36,6 @@ const DEFAULT_TENANT = 'default';
 function groupKey(spec: LoadSpec): string {
   return `${spec.tenant ?? DEFAULT_TENANT}/${spec.group ?? spec.id}`;
 }
-let vidSeq = 0;
 
 /**
  * The sandbox runtime shared by reactors and proxy transforms. User code runs in sandbox processes
@@ -64,6 +63,7 @@ export class Runtime {
   /** Starts waiting for room within the budget. */
   private readonly waiting: (() => void)[] = [];
   private disposed = false;
+  private vidSeq = 0;
 
   constructor(options: RuntimeOptions = {}) {
     this.options = {
@@ -158,7 +158,7 @@ export class Runtime {
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
     const pool = this.groupOf(groupKey(spec));
-    const vid = `${spec.id}@${spec.version}#${++vidSeq}`;
+    const vid = `${spec.id}@${spec.version}#${++this.vidSeq}`;
     let process = await pool.primary();
     try {
       await process.load(vid, spec.id, spec.code, spec.filename);

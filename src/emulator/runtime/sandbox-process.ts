@@ -1,60 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Channel } from './channel.js';
 import { SandboxStoppedError, UserCodeError } from './errors.js';
 import { checkedMessage } from './inbound.js';
+import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './user-errors.js';
 
 const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
-
-/** The compiled host script. Under the test runner this module runs from src/, but a process needs JavaScript. */
-function hostScript(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const beside = path.join(here, 'host.js');
-  if (existsSync(beside)) return beside;
-  const built = path.join(here.replace(`${path.sep}src${path.sep}`, `${path.sep}dist${path.sep}`), 'host.js');
-  if (existsSync(built)) return built;
-  throw new Error(`the sandbox host is not built (${built}); run npm run build`);
-}
-
-/**
- * The Node flags of a sandbox process, the tightest that hold on Node 20: the permission model (no
- * file writes, no reads beyond svc's runtime, its packages and the project's node_modules, no child
- * processes, workers, native addons or OpenSSL engines), a heap limit, zero-filled Buffers.
- */
-export function sandboxFlags(script: string, projectDir: string, memoryMb: number): string[] {
-  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-  const runtimeDir = path.dirname(script);
-  const libDir = path.resolve(runtimeDir, '../../lib');
-  const sesDir = path.dirname(createRequire(script).resolve('ses/package.json'));
-  // /proc/self/fdinfo: the process closes descriptors it inherited by mistake (see host.ts).
-  const readable = [runtimeDir, libDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
-  return [
-    permission,
-    ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
-    `--max-old-space-size=${memoryMb}`,
-    '--max-semi-space-size=1',
-    '--stack-size=984',
-    '--zero-fill-buffers',
-    '--disable-proto=delete',
-    '--no-warnings',
-  ];
-}
-
-/** The package.json files above the runtime (the module loader reads them for "type"). */
-function packageFiles(from: string): string[] {
-  const files: string[] = [];
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    files.push(path.join(dir, 'package.json'));
-    if (path.dirname(dir) === dir || existsSync(path.join(dir, 'package.json'))) return files;
-  }
-}
 
 export interface SandboxLimits {
   memoryMb: number;
