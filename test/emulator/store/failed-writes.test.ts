@@ -25,7 +25,9 @@ function expectNotSaved(result: { status: number; headers: Record<string, unknow
 describe('a write the disk refuses', () => {
   it('POST /tokens: 503, the token is not served, a retry with the same id is created, and a later write of its file leaves it out', async () => {
     const { fs, emu, asPrivate, tokenFile } = await setup();
-    fs.failWrites((file) => file === tokenFile('card-1'));
+    // Its journal too: while earlier entries wait for their files (the bootstrap's), a write of one
+    // file is saved by a journal entry.
+    fs.failWrites((file) => file === tokenFile('card-1') || path.dirname(file) === path.join(emu.dir, '.svc', 'data', JOURNAL_FOLDER));
 
     const failed = await asPrivate('POST', '/tokens', { body: { id: 'card-1', type: 'token', data: 'secret-1' } });
     expectNotSaved(failed, /the disk is full \(ENOSPC\)/);
@@ -66,7 +68,9 @@ describe('a write the disk refuses', () => {
 
   it('POST /applications: a failed create is not listed, its key does not work, and the next create is saved alone', async () => {
     const { fs, emu, folder } = await setup();
-    fs.failWrites((file) => file === path.join(folder, 'applications.json'));
+    // Its journal too: while earlier entries wait for their files (the bootstrap's), a write of one
+    // file is saved by a journal entry.
+    fs.failWrites((file) => file === path.join(folder, 'applications.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER));
     const failed = await emu.call('POST', '/applications', { body: { name: 'lost', type: 'private', permissions: ['token:read'] } });
     expectNotSaved(failed, /ENOSPC/);
     const names = async () => (await emu.call('GET', '/applications?size=100')).body.data.map((app: { name: string }) => app.name);
@@ -103,7 +107,7 @@ describe('a write the disk refuses', () => {
     const { fs, folder, asPrivate } = await setup();
     const tx = (await asPrivate('POST', '/transactions')).body.id as string;
     const inTx = { 'svc-transaction-id': tx };
-    fs.failWrites((file) => file === path.join(folder, 'transactions.json'));
+    fs.failWrites((file) => file === path.join(folder, 'transactions.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER));
     expectNotSaved(await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx }), /ENOSPC/);
     expect((await asPrivate('GET', '/tokens/staged', { headers: inTx })).status).toBe(404);
     fs.heal();
