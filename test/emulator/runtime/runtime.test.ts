@@ -340,9 +340,7 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
     ).toEqual([true, 400, 'PaymentDeclined', 'declined']);
   });
 
-  // KNOWN BUG (worker.ts serializeError, line 305): the status is looked up by the error's *name*, so
-  // an instance of `class PaymentDeclined extends BadRequestError` (status getter 400, instanceof
-  // BadRequestError) is answered as a 500 "PaymentDeclined: declined". Remove `.fails` once fixed.
+  // By class, not by name: `class PaymentDeclined extends BadRequestError` is a 400 too.
   it('answers a subclass of a platform class with the parent’s status', async () => {
     const error = await rejection(run(rt(), `class PaymentDeclined extends BadRequestError {}\nmodule.exports = async () => { throw new PaymentDeclined('declined'); };`));
     expect(error.status).toBe(400);
@@ -487,9 +485,7 @@ describe('limits', () => {
     }
   });
 
-  // KNOWN BUG (worker.ts log(), `text.slice(0, logBudget)`): the budget is in bytes but the cut is
-  // in UTF-16 units, so multi-byte output keeps up to ~3x maxLogBytes (8236 bytes for a 4096 budget
-  // here). Remove `.fails` once the cut respects bytes.
+  // The budget is in bytes, and so is the cut: multi-byte output keeps no more than maxLogBytes.
   it('bounds multi-byte console output at maxLogBytes bytes', async () => {
     const rt = runtime({ maxLogBytes: 4096 });
     const result = await run(rt, `module.exports = async () => { console.log('é'.repeat(10000)); };`);
@@ -736,9 +732,8 @@ describe('hot swap', () => {
     expect((await invoke(a)).value).toBe('a1');
   });
 
-  // KNOWN BUG (index.ts compile, lines 93-95): the load that *finishes* last becomes current, not the
-  // one asked for last. Saving v2 (slow top-level code) and then v3 leaves v2 serving. Remove
-  // `.fails` once the latest requested version wins.
+  // The load asked for last becomes current, not the one that finishes last: saving v2 (slow
+  // top-level code) and then v3 leaves v3 serving.
   it('makes the latest requested version current when loads overlap', async () => {
     const rt = runtime();
     const id = freshId('race');
