@@ -21,7 +21,3 @@ export const RULE_TYPES: readonly ApplicationType[] = ['private', 'public'];
 
 export const RULE_TRANSFORMS = ['redact', 'mask', 'reveal'] as const;
 export type RuleTransform = (typeof RULE_TRANSFORMS)[number];
-
-export function isApplicationType(value: string): value is ApplicationType {
-  return (APPLICATION_TYPES as readonly string[]).includes(value);
-}

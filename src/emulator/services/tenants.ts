@@ -146,10 +146,6 @@ export class TenantService {
     bootstrap[kind] = this.provisionIn(batch, tenant.id, kind, key).application.id;
   }
 
-  exists(id: string): boolean {
-    return this.store.tenants.get(id, id) !== undefined;
-  }
-
   /** The oldest tenant: the one `svc serve` bootstrapped. */
   private first(): TenantRow | undefined {
     let oldest: TenantRow | undefined;

@@ -1252,16 +1252,12 @@ describe('tenant isolation', () => {
   });
 });
 
-/**
- * Bugs found while writing these tests, pinned with `it.fails` so that the suite stays green: each
- * passes while the bug is there. Once a bug is fixed its test fails: turn `it.fails` into `it`.
- */
-describe('known bugs', () => {
+/** Bugs found while writing these tests, each fixed and kept as the test that found it. */
+describe('bugs found and fixed', () => {
   const emu = sharedEmulator(OPTIONS);
 
-  // src/emulator/services/reactors.ts versionOf() hashes the code only, and Runtime.load() reuses
-  // the loaded instance (with its old LoadSpec.filename) when the version is unchanged.
-  it('BUG: after a rename without a code change, stack traces still name the old file', async () => {
+  // The version of a reactor's code hashes its file name too: a rename loads it anew.
+  it('after a rename without a code change, stack traces name the new file', async () => {
     const code = source('module.exports = async function () {', "  throw new Error('where am I');", '};');
     const reactor = await createReactor(emu(), { name: unique('before-rename'), code });
     const newName = unique('after-rename');
@@ -1271,12 +1267,11 @@ describe('known bugs', () => {
     const [event] = invocationEvents(emu(), traceId(failed));
     expect(event!.name).toBe(newName);
     expect(event!.stack).toMatch(/^Error: where am I/);
-    expect(event!.stack).toContain(`${newName}.js:2:`); // fails: it names ${reactor.name}.js:2
+    expect(event!.stack).toContain(`${newName}.js:2:`);
   });
 
-  // src/emulator/services/reactors.ts load() sets names.set(id, name) before the code has loaded,
-  // so a refused update's name labels the console output of the code still serving.
-  it("BUG: a refused update's name labels the console output of the old code", async () => {
+  // A reactor's name for the log is set only once its new code has loaded.
+  it("labels the old code's console output with the old name after a refused update", async () => {
     const code = source('module.exports = async function () {', "  console.log('still the old code');", '  return {};', '};');
     const reactor = await createReactor(emu(), { name: unique('kept-name'), code });
     const rejected = unique('rejected-name');
@@ -1288,7 +1283,7 @@ describe('known bugs', () => {
     const lines = emu().events.filter((event) => event.type === 'console' && event.requestId === requestId);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ text: 'still the old code' });
-    expect(lines[0]).toMatchObject({ source: reactor.name }); // fails: the source is the rejected name
+    expect(lines[0]).toMatchObject({ source: reactor.name });
   });
 
   // Fixed: WebhookService.dispose() wakes the backoff sleeps, so a delivery waiting to retry ends
