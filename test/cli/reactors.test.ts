@@ -300,9 +300,7 @@ describe('reactors list, get, update, patch, delete', () => {
     expect(fieldsOf((await svc('reactors get three')).stdout).code).toBe('3 lines');
   });
 
-  // KNOWN BUG (src/cli/commands/reactors/shared.ts showReactor: `reactor.code.split('\n').length`):
-  // a file ending in a newline, as editors write them, is shown with one line too many
-  // (HELLO has 4 lines and is shown as "5 lines"). Remove `.fails` once fixed.
+  // A file ending in a newline, as editors write them, is not shown with one line too many.
   test('the code field of a file ending in a newline counts its lines as an editor does', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'hello', HELLO);
@@ -590,9 +588,8 @@ describe('invoke reactor', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
-  // KNOWN BUG (src/emulator/validation.ts fieldErrors): for a body schema `anyOf: [{type:'null'}, {...}]`
-  // (invokeReactorSchema) the null branch's type error is kept, so every invalid invoke body also
-  // says "body must be a null". Remove `.fails` once fixed.
+  // For a body schema `anyOf: [{type:'null'}, {...}]` (invokeReactorSchema), the null branch's type
+  // error is not reported with the field's own ("body must be a null").
   test('the 400 for a bad --timeout-ms names only timeout_ms', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
