@@ -7,6 +7,7 @@ import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
 import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator, createApplication as application, createToken, unique } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
+import { eventually, sleep } from '../../helpers/wait.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -48,20 +49,6 @@ function expectProblem(result: HttpResult, status: number, detail?: RegExp | str
   else if (detail) expect(result.body.detail).toMatch(detail);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it stops throwing (or the time is up, then throws its last error). */
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(20);
-    }
-  }
-}
 
 interface Delivery {
   method: string;

@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { EmulatorEvent } from '../../../src/emulator/index.js';
 import { createTenant, sharedEmulator, unique, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
-import { CAPTURE_QUEUED, accepts, closingPort } from '../runtime/attack-kit.js';
+import { CAPTURE_QUEUED, LISTEN_THROUGH_HANDLES, accepts, closingPort } from '../runtime/attack-kit.js';
 
 const emu = sharedEmulator({ inMemory: true, syncTimeoutMs: 8000, runtime: { memoryMb: 64 } });
 
@@ -198,21 +198,7 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
       `module.exports = async function (req) {
         ${CAPTURE_QUEUED}
         const out = {};
-        try {
-          const tcp = new TLSSocket(null, {})._handle._parent;
-          const server = new tcp.constructor(1);
-          server.bind('127.0.0.1', 0);
-          server.listen(8);
-          const name = {};
-          server.getsockname(name);
-          out.port = name.port;
-        } catch (e) { out.tcp = e.name; }
-        try {
-          const pipe = new TLSSocket(null, { pipe: true })._handle._parent;
-          const server = new pipe.constructor(1);
-          server.bind(req.args.path);
-          server.listen(8);
-        } catch (e) { out.pipe = e.name; }
+        ${LISTEN_THROUGH_HANDLES}
         return { raw: out };
       };`,
     );

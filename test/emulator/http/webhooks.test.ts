@@ -13,6 +13,10 @@ import { Store } from '../../../src/emulator/store/store.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
 import { createTenant, sharedEmulator, startEmulator, unique, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
 import { startReceiver, type Delivery } from '../../helpers/receiver.js';
+import { eventually, sleep } from '../../helpers/wait.js';
+
+/** Deliveries retry with backoff: their checks get longer than the usual five seconds. */
+const DELIVERY_MS = 8000;
 
 const WEBHOOKS = { attempts: 3, retryBaseMs: 50, attemptTimeoutMs: 500 };
 const OPTIONS: EmulatorOptions = { inMemory: true, webhooks: WEBHOOKS };
@@ -25,20 +29,6 @@ const CODE = `module.exports = async function (req) {
 };
 `;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it stops throwing (or the time is up, then throws its last error). */
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(20);
-    }
-  }
-}
 
 async function createReactor(emu: TestEmulator): Promise<Reactor> {
   const created = await emu.call<Reactor>('POST', '/reactors', { body: { name: unique('hooks'), code: CODE, configuration: {} } });
@@ -63,7 +53,7 @@ function delivered(emu: TestEmulator, reactor: Reactor, requestId: string, key =
     expect(result.status, result.text).toBe(200);
     expect(result.body.delivery.status).not.toBe('pending');
     return result;
-  });
+  }, DELIVERY_MS);
 }
 
 function webhookEvents(emu: TestEmulator, requestId: string) {
@@ -201,7 +191,7 @@ describe('the result shows the delivery apart from the execution', () => {
     const requestId = await invokeAsync(emu(), reactor, hook.url);
     const done = await delivered(emu(), reactor, requestId);
     expect(done.body.delivery).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200 });
-    await eventually(() => expect(closed).toBe(true));
+    await eventually(() => expect(closed).toBe(true), DELIVERY_MS);
     // Socket buffers hold a few MB at most; the answer is 1 GiB.
     expect(written).toBeLessThan(32 * 1024 * 1024);
   });
@@ -229,7 +219,7 @@ describe('the result shows the delivery apart from the execution', () => {
     const requestId = await invokeAsync(emu(), reactor, hook.url);
     const done = await delivered(emu(), reactor, requestId);
     expect(done.body.delivery).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200 });
-    await eventually(() => expect(closed).toBe(true));
+    await eventually(() => expect(closed).toBe(true), DELIVERY_MS);
   });
 });
 
@@ -247,14 +237,14 @@ describe('retention of asynchronous results', () => {
       const result = await getResult(emu, reactor, requestId);
       expect(result.status).toBe(404);
       return result;
-    });
+    }, DELIVERY_MS);
     expect(gone.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(gone.body.detail).toMatch(/results are kept 0.3 s after their delivery ends/);
     // The sweep removes it from the files as well.
     const folder = path.join(path.dirname(emu.data!), 'data', 'reactor-results');
     await eventually(async () => {
       for (const file of await readdir(folder)) expect(await readFile(path.join(folder, file), 'utf8')).not.toContain(requestId);
-    });
+    }, DELIVERY_MS);
   });
 
   it('keeps at most maxPerTenant results per tenant, dropping the oldest finished first', async () => {

@@ -50,6 +50,28 @@ export const CAPTURE_QUEUED = `
  * prototypes of `roots` (an array of [name, value]), answering the paths at which it met a
  * Node network object (a socket, a server, a native handle, a real ClientRequest or agent).
  */
+/**
+ * Statements (after CAPTURE_QUEUED) that try to listen through the native TCP and Pipe handles behind
+ * a TLSSocket: on TCP port 0 (the port lands in `out.port`) and on the path `req.args.path`.
+ * Each failure is kept as the error's name in `out.tcp` / `out.pipe`.
+ */
+export const LISTEN_THROUGH_HANDLES = `
+  try {
+    const tcp = new TLSSocket(null, {})._handle._parent;
+    const server = new tcp.constructor(1);
+    server.bind('127.0.0.1', 0);
+    server.listen(8);
+    const name = {};
+    server.getsockname(name);
+    out.port = name.port;
+  } catch (e) { out.tcp = e.name; }
+  try {
+    const pipe = new TLSSocket(null, { pipe: true })._handle._parent;
+    const server = new pipe.constructor(1);
+    out.pipe = [server.bind(req.args.path), server.listen(8)];
+  } catch (e) { out.pipe = e.name; }
+`;
+
 export const FIND_NETWORK_OBJECTS = `((roots) => {
   const NAMES = new Set(['Socket', 'TLSSocket', 'Server', 'TCP', 'Pipe', 'TLSWrap', 'ClientRequest', 'IncomingMessage', 'HTTPParser', 'TCPConnectWrap']);
   const seen = new Set();

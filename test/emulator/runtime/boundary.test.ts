@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/emulator/runtime/index.js';
-import { CAPTURE_QUEUED, FIND_NETWORK_OBJECTS, accepts, closingPort, fdTargets, listeners, listeningSockets, tlsServer } from './attack-kit.js';
+import { CAPTURE_QUEUED, FIND_NETWORK_OBJECTS, LISTEN_THROUGH_HANDLES, accepts, closingPort, fdTargets, listeners, listeningSockets, tlsServer } from './attack-kit.js';
 import { FILENAME, attempt, freshId, invoke, load, rejection, run, runtime, sharedRuntime, sleep, value } from './helpers.js';
 
 const OTHER_CODE = `module.exports = async function (req) {
@@ -207,20 +207,7 @@ describe('https: the network stack behind it (net.Server, net.Socket, TLSSocket,
       rt(),
       attempt(`${CAPTURE_QUEUED}
         const out = { captured: found.map((o) => o && o.constructor && o.constructor.name) };
-        try {
-          const tcp = new TLSSocket(null, {})._handle._parent;
-          const server = new tcp.constructor(1);
-          server.bind('127.0.0.1', 0);
-          server.listen(8);
-          const name = {};
-          server.getsockname(name);
-          out.port = name.port;
-        } catch (e) { out.tcp = e.name; }
-        try {
-          const pipe = new TLSSocket(null, { pipe: true })._handle._parent;
-          const server = new pipe.constructor(1);
-          out.pipe = [server.bind(req.args.path), server.listen(8)];
-        } catch (e) { out.pipe = e.name; }
+        ${LISTEN_THROUGH_HANDLES}
         try {
           const stderr = new NetSocket({ fd: 2, readable: false, writable: true });
           stderr.write('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory (forged)\\n');
