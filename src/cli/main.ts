@@ -75,6 +75,13 @@ export async function main(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that stops early (`svc ... --help | head -1`) closes the pipe: stop quietly, as Unix tools do,
+  // instead of an unhandled EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    });
+  }
   const code = await runSvc(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,
