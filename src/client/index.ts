@@ -68,6 +68,14 @@ export class ApiClient {
     return (await this.request<{ secret: string }>('GET', '/_emulator/webhook-secret')).secret;
   }
 
+  /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
+  async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
+    const response = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
+    const parsed = parseJson(await response.text()) as { status?: unknown; version?: unknown } | undefined;
+    if (response.status !== 200 || typeof parsed?.status !== 'string') throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: 'the server did not answer /health like the svc API' });
+    return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
+  }
+
   get baseUrl(): string {
     return this.options.baseUrl;
   }
@@ -112,9 +120,15 @@ export class ApiClient {
     return { status: response.status, headers: received, text: await response.text() };
   }
 
-  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined }): Promise<Response> {
+  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined }): Promise<Response> {
     try {
-      return await fetch(url, { method: init.method, headers: init.headers, ...(init.body !== undefined && { body: init.body }), redirect: 'manual' });
+      return await fetch(url, {
+        method: init.method,
+        headers: init.headers,
+        ...(init.body !== undefined && { body: init.body }),
+        ...(init.signal && { signal: init.signal }),
+        redirect: 'manual',
+      });
     } catch (error) {
       // fetch wraps the network error: the code (ECONNREFUSED...) is on its cause.
       const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
