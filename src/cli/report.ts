@@ -34,7 +34,7 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
-    const hint = local ? ' Start the emulator with `npx svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
+    const hint = local ? ' Start the emulator with `svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
     const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.message;
     return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
   }
