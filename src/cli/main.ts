@@ -5,6 +5,7 @@ import type { IO } from './io.js';
 import { Output } from './output.js';
 import { Command, CommanderError, register } from './registry.js';
 import { reportError } from './report.js';
+import { asCliError } from './resource-errors.js';
 import { packageVersion } from './version.js';
 
 /** Commander's error codes that mean "the command line was wrong": exit 2. */
@@ -61,7 +62,7 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
-    return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    return reportError(asCliError(error), io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }
 }
 
