@@ -6,6 +6,7 @@ import { Output } from './output.js';
 import { Command, CommanderError, register, type RunHandler } from './registry.js';
 import { reportError } from './report.js';
 import { packageVersion } from '../lib/package-version.js';
+import { asCliError } from './resource-errors.js';
 
 /** Commander's error codes that mean "the command line was wrong": exit 2. */
 const USAGE_CODES = new Set([
@@ -69,7 +70,7 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
-    return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    return reportError(asCliError(error), io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }
 }
 
