@@ -17,9 +17,9 @@ import type {
   Transaction,
   UpdateApplicationBody,
 } from '../api/types.js';
-import { ApiError, ConnectionError } from './errors.js';
+import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
-export { ApiError, ConnectionError } from './errors.js';
+export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
 /** Which key a call needs: management work, or token and invoke work (spec section 5). */
 export type KeyKind = 'management' | 'api';
@@ -39,6 +39,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Content-Type of the JSON body (default application/json). */
   contentType?: string;
+  /** What a successful answer must look like: a page of a list, or one object. */
+  shape?: 'page' | 'object';
 }
 
 /**
@@ -97,14 +99,20 @@ export class ApiClient {
 
     const response = await this.send(url, { method, headers, body });
     const text = await response.text();
-    const parsed = parseJson(text);
+    const type = response.headers.get('content-type') ?? '';
+    const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
+    const parsed = json ? parseJson(text) : undefined;
     if (response.status >= 400) {
-      const problem = isProblem(parsed)
-        ? parsed
-        : { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined };
-      throw new ApiError(response.status, problem);
+      if (isProblem(parsed)) throw new ApiError(response.status, parsed);
+      // An error page of some other server (HTML, a proxy's text) says nothing the svc API would say.
+      if (!json) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
+      throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined });
     }
-    return (text === '' ? undefined : parsed ?? text) as T;
+    if (text === '') return undefined as T;
+    if (!json || parsed === undefined || (options.shape !== undefined && !hasShape(parsed, options.shape))) {
+      throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
+    }
+    return parsed as T;
   }
 
   /**
@@ -149,6 +157,13 @@ export interface RawResponse {
   text: string;
 }
 
+function hasShape(value: unknown, shape: 'page' | 'object'): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (shape === 'object') return true;
+  const page = value as { data?: unknown; pagination?: unknown };
+  return Array.isArray(page.data) && typeof page.pagination === 'object' && page.pagination !== null;
+}
+
 function parseJson(text: string): unknown {
   if (text === '') return undefined;
   try {
@@ -163,16 +178,16 @@ export class ApplicationsApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Application>> {
-    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id } });
+    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id }, shape: 'page' });
   }
 
   get(id: string): Promise<Application> {
-    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   /** The Application that owns the management key in use. */
   self(): Promise<Application> {
-    return this.client.request('GET', '/applications/key');
+    return this.client.request('GET', '/applications/key', { shape: 'object' });
   }
 
   create(body: CreateApplicationBody): Promise<Application> {
@@ -212,7 +227,7 @@ export class ReactorsApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Reactor>> {
-    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
   all(): Promise<Reactor[]> {
@@ -220,7 +235,7 @@ export class ReactorsApi {
   }
 
   get(id: string): Promise<Reactor> {
-    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   create(body: ReactorBody): Promise<Reactor> {
@@ -272,7 +287,7 @@ export class TokensApi {
 
   list(query: TokenListQuery = {}, transaction?: string): Promise<Page<Token>> {
     const { page, size, id, container, type } = query;
-    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type } }));
+    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type }, shape: 'page' }));
   }
 
   delete(id: string, transaction?: string): Promise<void> {
@@ -314,7 +329,7 @@ export class ProxiesApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Proxy>> {
-    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
   all(): Promise<Proxy[]> {
@@ -322,7 +337,7 @@ export class ProxiesApi {
   }
 
   get(id: string): Promise<Proxy> {
-    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   create(body: ProxyBody): Promise<Proxy> {
