@@ -3,9 +3,10 @@ import { commands } from './commands/index.js';
 import { createContext, type GlobalOptions } from './context.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import { Command, CommanderError, register } from './registry.js';
+import { Command, CommanderError, register, type RunHandler } from './registry.js';
 import { reportError } from './report.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../lib/package-version.js';
+import { asCliError } from './resource-errors.js';
 
 /** Commander's error codes that mean "the command line was wrong": exit 2. */
 const USAGE_CODES = new Set([
@@ -19,8 +20,11 @@ const USAGE_CODES = new Set([
   'commander.conflictingOption',
 ]);
 
-/** Runs one svc command line in-process and resolves to its exit code. */
-export async function runSvc(argv: string[], io: IO): Promise<number> {
+/**
+ * The commander program of svc with every command registered; `run` is what a command's action does.
+ * `svc completion` builds one too, to read the command tree.
+ */
+export function createProgram(io: IO, argv: string[], run: RunHandler): Command {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')
@@ -42,9 +46,14 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
         write(argv.includes('--json') ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n` : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`);
       },
     });
+  register(program, commands, run);
+  return program;
+}
 
+/** Runs one svc command line in-process and resolves to its exit code. */
+export async function runSvc(argv: string[], io: IO): Promise<number> {
   let globals: GlobalOptions = { json: false, color: true, debug: false };
-  register(program, commands, async (definition, input) => {
+  const program: Command = createProgram(io, argv, async (definition, input) => {
     const raw = program.opts<GlobalOptions>();
     globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
     const output = new Output(io, { json: globals.json, color: globals.color });
@@ -61,7 +70,7 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
-    return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    return reportError(asCliError(error), io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }
 }
 
@@ -75,6 +84,13 @@ export async function main(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that stops early (`svc ... --help | head -1`) closes the pipe: stop quietly, as Unix tools do,
+  // instead of an unhandled EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    });
+  }
   const code = await runSvc(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

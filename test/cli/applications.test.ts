@@ -144,7 +144,7 @@ describe('applications create', () => {
   test('an API validation error is one line on stderr and nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc('applications create --name x --type private --permission bogus');
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): permissions\[0\] "bogus" is not a known permission/);
+    expectOneLineError(result, 1, /^Error: Validation failed \(400\): permissions\[0\]: "bogus" is not a known permission/);
     expect(result.stderr).not.toMatch(/bug in svc/);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
   });

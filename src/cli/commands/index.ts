@@ -1,5 +1,6 @@
 import type { CommandDefinition, CommandGroup } from '../registry.js';
 import { applications } from './applications/index.js';
+import { completion } from './completion.js';
 import { invoke } from './invoke/index.js';
 import { profiles } from './profiles/index.js';
 import { proxies } from './proxies/index.js';
@@ -8,6 +9,7 @@ import { serve } from './serve.js';
 import { detokenize, tokenize } from './tokenize.js';
 import { tokens } from './tokens/index.js';
 import { transactions } from './transactions/index.js';
+import { version } from './version.js';
 import { webhooks } from './webhooks.js';
 
 /** Every command of svc, in the order --help lists them. */
@@ -23,4 +25,6 @@ export const commands: (CommandDefinition<never> | CommandGroup)[] = [
   transactions,
   webhooks,
   profiles,
+  version,
+  completion,
 ];

@@ -1,6 +1,7 @@
 import { APPLICATION_TYPES, type ApplicationType } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
-import { parseRules, showApplication } from './shared.js';
+import { createApplicationBody, parseRules } from '../../../resources/applications.js';
+import { showApplication } from './shared.js';
 
 interface CreateOptions {
   name: string;
@@ -26,14 +27,10 @@ export const create = defineCommand<CreateOptions>({
   ],
   async handler({ options }, ctx) {
     const client = await ctx.client();
-    const rules = parseRules(options.rule);
-    const app = await client.applications.create({
-      name: options.name,
-      type: options.type,
-      permissions: options.permission ?? [],
-      ...(rules && { rules }),
-      ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
-    });
+    const rules = options.rule && parseRules(options.rule, '--rule');
+    const app = await client.applications.create(
+      createApplicationBody({ name: options.name, type: options.type, permissions: options.permission, rules, expiresAt: options.expiresAt }),
+    );
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

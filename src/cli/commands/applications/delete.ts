@@ -1,5 +1,6 @@
 import { defineCommand } from '../../registry.js';
-import { applicationArg, resolveApplicationId } from './shared.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg } from './shared.js';
 
 export const remove = defineCommand({
   name: 'delete',

@@ -1,5 +1,6 @@
 import { defineCommand } from '../../registry.js';
-import { applicationArg, resolveApplicationId, showApplication } from './shared.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg, showApplication } from './shared.js';
 
 export const get = defineCommand({
   name: 'get',

@@ -1,6 +1,8 @@
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
-import { applicationArg, parseRules, resolveApplicationId, showApplication } from './shared.js';
+import { parseRules, updateApplicationBody } from '../../../resources/applications.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg, showApplication } from './shared.js';
 
 interface UpdateOptions {
   name?: string;
@@ -23,14 +25,10 @@ export const update = defineCommand<UpdateOptions>({
     }
     const client = await ctx.client();
     const id = await resolveApplicationId(client, args.application!);
-    const rules = parseRules(options.rule);
-    // The API requires the name on update; keep the current one when none is given.
-    const name = options.name ?? (await client.applications.get(id)).name;
-    const app = await client.applications.update(id, {
-      name,
-      ...(options.permission && { permissions: options.permission }),
-      ...(rules && { rules }),
-    });
+    const rules = options.rule && parseRules(options.rule, '--rule');
+    // Only the name must be sent again (the API keeps what is left out): read it only when not given.
+    const current = options.name === undefined ? await client.applications.get(id) : { name: options.name };
+    const app = await client.applications.update(id, updateApplicationBody(current, { name: options.name, permissions: options.permission, rules }));
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

@@ -2,7 +2,7 @@ import type { InvokeReactorBody } from '../../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { intOption, readInput, parseJson } from '../../input.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
-import { resolveReactorId } from '../reactors/shared.js';
+import { resolveReactorId } from '../../../resources/lookup.js';
 import { transactionOption } from '../tokens/shared.js';
 import { proxy } from './proxy.js';
 

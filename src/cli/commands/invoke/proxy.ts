@@ -3,7 +3,7 @@ import { ApiError } from '../../../client/errors.js';
 import { UsageError } from '../../errors.js';
 import { readInput } from '../../input.js';
 import { defineCommand } from '../../registry.js';
-import { resolveProxyId } from '../proxies/index.js';
+import { resolveProxyId } from '../../../resources/lookup.js';
 
 interface InvokeProxyOptions {
   request?: string;

@@ -1,18 +1,17 @@
-import type { Proxy, ProxyBody } from '../../../api/types.js';
-import type { ApiClient } from '../../../client/index.js';
+import type { Proxy } from '../../../api/types.js';
+import { configurationPatch } from '../../../resources/configuration.js';
+import { readCodeFile, readConfiguration } from '../../../resources/files.js';
+import { resolveProxyId } from '../../../resources/lookup.js';
+import { createProxyBody, patchProxyBody, updateProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
 import { intOption } from '../../input.js';
+import type { IO } from '../../io.js';
 import type { Output } from '../../output.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
-import { resolveByName } from '../../resolve.js';
-import { applicationRef, readCode, readConfiguration } from '../reactors/shared.js';
+import { applicationFlag } from '../applications/shared.js';
 import { notePages, pagingOptions } from '../paging.js';
 
 export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' };
-
-export function resolveProxyId(client: ApiClient, idOrName: string): Promise<string> {
-  return resolveByName(idOrName, () => client.proxies.all(), 'proxy', 'svc proxies list');
-}
 
 interface ProxyFlags {
   name?: string;
@@ -35,10 +34,10 @@ const proxyOptions = [
   { flags: '--no-require-auth', description: 'accept anonymous callers' },
 ];
 
-async function transformOf(value: string | false | undefined, ctx: { io: Parameters<typeof readCode>[1] }) {
+/** A transform flag: the code of the file it names, `null` for `--no-...-transform`, or not given. */
+async function transformCode(value: string | false | undefined, io: IO): Promise<string | null | undefined> {
   if (value === undefined) return undefined;
-  if (value === false) return null;
-  return { code: await readCode(value, ctx.io) };
+  return value === false ? null : readCodeFile(value, io.cwd);
 }
 
 async function showProxy(output: Output, proxy: Proxy): Promise<void> {
@@ -101,16 +100,17 @@ const create = defineCommand<ProxyFlags>({
   async handler({ options }, ctx) {
     if (options.name === undefined || options.destinationUrl === undefined) throw new UsageError('A proxy needs --name and --destination-url.');
     const client = await ctx.client();
-    const application = typeof options.application === 'string' ? await applicationRef(client, options.application) : undefined;
-    const body: ProxyBody = {
+    const applicationId = await applicationFlag(client, options.application);
+    const body = createProxyBody({
       name: options.name,
-      destination_url: options.destinationUrl,
-      ...(options.requestTransform && { request_transform: await transformOf(options.requestTransform, ctx) }),
-      ...(options.responseTransform && { response_transform: await transformOf(options.responseTransform, ctx) }),
-      ...(options.configuration && { configuration: (await readConfiguration(options.configuration, ctx.io))! }),
-      ...(application && { application }),
-      ...(options.requireAuth !== undefined && { require_auth: options.requireAuth }),
-    };
+      destinationUrl: options.destinationUrl,
+      // Only a file names a transform here: create has no --no-...-transform.
+      requestTransform: options.requestTransform ? await transformCode(options.requestTransform, ctx.io) : undefined,
+      responseTransform: options.responseTransform ? await transformCode(options.responseTransform, ctx.io) : undefined,
+      configuration: options.configuration && (await readConfiguration(options.configuration, ctx.io.cwd, '--configuration')),
+      applicationId,
+      requireAuth: options.requireAuth,
+    });
     const proxy = await client.proxies.create(body);
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
@@ -131,19 +131,22 @@ const update = defineCommand<ProxyFlags>({
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy!);
     const current = await client.proxies.get(id);
-    const application =
-      options.application === false ? null : typeof options.application === 'string' ? await applicationRef(client, options.application) : current.application_id ? { id: current.application_id } : null;
-    const requestTransform = await transformOf(options.requestTransform, ctx);
-    const responseTransform = await transformOf(options.responseTransform, ctx);
-    const proxy = await client.proxies.update(id, {
-      name: options.name ?? current.name,
-      destination_url: options.destinationUrl ?? current.destination_url,
-      request_transform: requestTransform === undefined ? current.request_transform : requestTransform,
-      response_transform: responseTransform === undefined ? current.response_transform : responseTransform,
-      application: application ?? null,
-      configuration: (await readConfiguration(options.configuration, ctx.io)) ?? current.configuration,
-      require_auth: options.requireAuth ?? current.require_auth,
-    });
+    const applicationId = await applicationFlag(client, options.application);
+    const requestTransform = await transformCode(options.requestTransform, ctx.io);
+    const responseTransform = await transformCode(options.responseTransform, ctx.io);
+    const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const proxy = await client.proxies.update(
+      id,
+      updateProxyBody(current, {
+        name: options.name,
+        destinationUrl: options.destinationUrl,
+        requestTransform,
+        responseTransform,
+        configuration,
+        applicationId,
+        requireAuth: options.requireAuth,
+      }),
+    );
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
 });
@@ -156,19 +159,18 @@ const patch = defineCommand<ProxyFlags & { unset?: string[] }>({
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy!);
-    const configuration: Record<string, string | null> = { ...(await readConfiguration(options.configuration, ctx.io)) };
-    for (const key of options.unset ?? []) configuration[key] = null;
-    const requestTransform = await transformOf(options.requestTransform, ctx);
-    const responseTransform = await transformOf(options.responseTransform, ctx);
-    const patch: Record<string, unknown> = {
-      ...(options.name !== undefined && { name: options.name }),
-      ...(options.destinationUrl !== undefined && { destination_url: options.destinationUrl }),
-      ...(requestTransform !== undefined && { request_transform: requestTransform }),
-      ...(responseTransform !== undefined && { response_transform: responseTransform }),
-      ...(Object.keys(configuration).length > 0 && { configuration }),
-      ...(options.application === false ? { application: null } : typeof options.application === 'string' ? { application: await applicationRef(client, options.application) } : {}),
-      ...(options.requireAuth !== undefined && { require_auth: options.requireAuth }),
-    };
+    const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const requestTransform = await transformCode(options.requestTransform, ctx.io);
+    const responseTransform = await transformCode(options.responseTransform, ctx.io);
+    const patch = patchProxyBody({
+      name: options.name,
+      destinationUrl: options.destinationUrl,
+      requestTransform,
+      responseTransform,
+      configuration: configurationPatch(set, options.unset),
+      applicationId: await applicationFlag(client, options.application),
+      requireAuth: options.requireAuth,
+    });
     if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass a field to change (see --help).');
     await client.proxies.patch(id, patch);
     await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched proxy ${id} (${Object.keys(patch).join(', ')}).`));

@@ -1,17 +1,13 @@
-import type { ReactorBody } from '../../../api/types.js';
+import { configurationPatch } from '../../../resources/configuration.js';
+import { readCodeFile, readConfiguration } from '../../../resources/files.js';
+import { resolveReactorId } from '../../../resources/lookup.js';
+import { createReactorBody, patchReactorBody, updateReactorBody } from '../../../resources/reactors.js';
 import { UsageError } from '../../errors.js';
 import { intOption } from '../../input.js';
 import { defineCommand, type CommandGroup } from '../../registry.js';
+import { applicationFlag } from '../applications/shared.js';
 import { notePages, pagingOptions } from '../paging.js';
-import {
-  applicationRef,
-  reactorArg,
-  reactorOptions,
-  readCode,
-  readConfiguration,
-  resolveReactorId,
-  showReactor,
-} from './shared.js';
+import { reactorArg, reactorOptions, showReactor } from './shared.js';
 
 interface ReactorFlags {
   name?: string;
@@ -69,13 +65,15 @@ const create = defineCommand<ReactorFlags>({
   async handler({ options }, ctx) {
     if (options.name === undefined || options.code === undefined) throw new UsageError('A reactor needs --name and --code.');
     const client = await ctx.client();
-    const application = await applicationRef(client, options.application);
-    const reactor = await client.reactors.create({
-      name: options.name,
-      code: await readCode(options.code, ctx.io),
-      configuration: (await readConfiguration(options.configuration, ctx.io)) ?? {},
-      ...(application && { application }),
-    });
+    const applicationId = await applicationFlag(client, options.application);
+    const reactor = await client.reactors.create(
+      createReactorBody({
+        name: options.name,
+        code: await readCodeFile(options.code, ctx.io.cwd),
+        configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
+        applicationId,
+      }),
+    );
     await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
   },
 });
@@ -90,13 +88,10 @@ const update = defineCommand<Omit<ReactorFlags, 'application'> & { application?:
     const id = await resolveReactorId(client, args.reactor!);
     const current = await client.reactors.get(id);
     if (options.application === '') throw new UsageError('--application takes an Application id or name; --no-application unbinds it.');
-    const application = options.application === false ? null : ((await applicationRef(client, options.application)) ?? (current.application ? { id: current.application.id } : null));
-    const body: ReactorBody = {
-      name: options.name ?? current.name,
-      code: options.code === undefined ? current.code : await readCode(options.code, ctx.io),
-      configuration: (await readConfiguration(options.configuration, ctx.io)) ?? current.configuration,
-      application,
-    };
+    const applicationId = await applicationFlag(client, options.application);
+    const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
+    const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const body = updateReactorBody(current, { name: options.name, code, configuration, applicationId });
     const reactor = await client.reactors.update(id, body);
     await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
   },
@@ -114,14 +109,11 @@ const patch = defineCommand<Omit<ReactorFlags, 'application'> & { application?: 
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor!);
-    const configuration: Record<string, string | null> = { ...(await readConfiguration(options.configuration, ctx.io)) };
-    for (const key of options.unset ?? []) configuration[key] = null;
-    const patch: Record<string, unknown> = {
-      ...(options.name !== undefined && { name: options.name }),
-      ...(options.code !== undefined && { code: await readCode(options.code, ctx.io) }),
-      ...(Object.keys(configuration).length > 0 && { configuration }),
-      ...(options.application === false ? { application: null } : options.application ? { application: await applicationRef(client, options.application) } : {}),
-    };
+    const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
+    // `--application ''` is no change, as before: only a name or --no-application changes the binding.
+    const applicationId = await applicationFlag(client, options.application === '' ? undefined : options.application);
+    const patch = patchReactorBody({ name: options.name, code, configuration: configurationPatch(set, options.unset), applicationId });
     if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
     await client.reactors.patch(id, patch);
     await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`));

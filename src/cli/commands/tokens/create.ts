@@ -1,5 +1,6 @@
 import { TOKEN_TYPES, type TokenType } from '../../../api/types.js';
-import { parseJson, parsePairs, readInput } from '../../input.js';
+import { parsePairs } from '../../../resources/configuration.js';
+import { parseJson, readInput } from '../../input.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { showToken, transactionOption } from './shared.js';
