@@ -8,17 +8,20 @@ export class ApplyError extends Error {
   readonly issues: string[];
   /** 1 for a failure, 2 for a command line that cannot be acted on (a missing --yes). */
   readonly exitCode: 1 | 2;
+  /** For a config that does not load: every file it names (absolute), read or not, so a watcher can wait for them. */
+  readonly files: string[] | undefined;
 
-  constructor(message: string, options: { issues?: string[]; exitCode?: 1 | 2 } = {}) {
+  constructor(message: string, options: { issues?: string[]; exitCode?: 1 | 2; files?: string[] } = {}) {
     super(message);
     this.issues = options.issues ?? [message];
     this.exitCode = options.exitCode ?? 1;
+    this.files = options.files;
   }
 
   /** One error for many problems: the first one, and how many more there are. */
-  static of(issues: string[]): ApplyError {
+  static of(issues: string[], options: { files?: string[] } = {}): ApplyError {
     const more = issues.length - 1;
     const message = more > 0 ? `${issues[0]} (and ${more} more problem${more === 1 ? '' : 's'})` : (issues[0] ?? 'unknown problem');
-    return new ApplyError(message, { issues });
+    return new ApplyError(message, { issues, ...options });
   }
 }

@@ -7,7 +7,8 @@ import { interpolate, type InterpolationIssue } from './interpolate.js';
 import { formatPath, Locator, type YamlPath } from './locate.js';
 import type { RawConfig, RawRule } from './raw.js';
 import { schemaIssues, schemaValidator } from './schema.js';
-import { displayPath, parseDotenv, readSource, sha256, syntaxError } from './sources.js';
+import { readCodeFile, readEnvFile, UnreadableFileError } from '../resources/index.js';
+import { displayPath, readSource, sha256, syntaxError } from './sources.js';
 import type { CodeRef, Desired, DesiredApplication, DesiredProxy, DesiredReactor, SourceFile } from './types.js';
 
 export interface LoadOptions {
@@ -35,7 +36,7 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   const syntax = doc.errors[0];
   if (syntax) {
     const { line, col } = lines.linePos(syntax.pos[0]);
-    throw new ApplyError(`${shown}:${line}:${col} ${syntax.message}`);
+    throw new ApplyError(`${shown}:${line}:${col} ${syntax.message}`, { files: [absolute] });
   }
   const locator = new Locator(doc, lines);
   const issues: { line: number; text: string }[] = [];
@@ -43,7 +44,8 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     const line = locator.line(at, atKey);
     issues.push({ line, text: `${shown}:${line} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}` });
   };
-  const fail = () => ApplyError.of(issues.sort((a, b) => a.line - b.line).map((issue) => issue.text));
+  const named = new Set<string>([absolute]);
+  const fail = () => ApplyError.of(issues.sort((a, b) => a.line - b.line).map((issue) => issue.text), { files: [...named] });
 
   const found: unknown = doc.toJS() ?? {};
   const interpolationIssues: InterpolationIssue[] = [];
@@ -60,22 +62,21 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
 
   const dir = path.dirname(absolute);
   const files = new Map<string, SourceFile>([[absolute, { path: path.basename(absolute), absolute, digest: sha256(read.text) }]]);
-  const readNamed = async (at: YamlPath, relative: string): Promise<string | undefined> => {
-    const target = path.resolve(dir, relative);
-    const source = await readSource(target);
-    if ('error' in source) {
-      report(at, source.error.replace(target, displayPath(target, options.cwd)));
-      return undefined;
-    }
-    files.set(target, { path: relative, absolute: target, digest: sha256(source.text) });
-    return source.text;
+  const unreadable = (at: YamlPath, error: unknown) => {
+    if (!(error instanceof UnreadableFileError)) throw error;
+    const reason = error.message.slice(error.message.indexOf(error.file) + error.file.length).replace(/^: /, '').replace(/\.$/, '');
+    report(at, `cannot read ${displayPath(error.file, options.cwd)}: ${reason}`);
+    return undefined;
   };
   const readCode = async (at: YamlPath, relative: string): Promise<CodeRef | undefined> => {
-    const code = await readNamed(at, relative);
+    named.add(path.resolve(dir, relative));
+    const code = await readCodeFile(relative, dir).catch((error: unknown) => unreadable(at, error));
     if (code === undefined) return undefined;
+    const absolute = path.resolve(dir, relative);
+    files.set(absolute, { path: relative, absolute, digest: sha256(code) });
     const problem = syntaxError(code);
     if (problem) {
-      const where = displayPath(path.resolve(dir, relative), options.cwd);
+      const where = displayPath(absolute, options.cwd);
       issues.push({ line: locator.line(at), text: `${where}:${problem.line}:${problem.column} ${problem.message} (${formatPath(at)})` });
       return undefined;
     }
@@ -83,8 +84,13 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   };
   const readConfiguration = async (at: YamlPath, value: Record<string, string> | string | undefined) => {
     if (typeof value !== 'string') return value;
-    const text = await readNamed(at, value);
-    return text === undefined ? undefined : parseDotenv(text);
+    named.add(path.resolve(dir, value));
+    const configuration = await readEnvFile(value, dir).catch((error: unknown) => unreadable(at, error));
+    if (configuration === undefined) return undefined;
+    // What svc takes from a .env file is its pairs: a comment edited there changes nothing.
+    const absolute = path.resolve(dir, value);
+    files.set(absolute, { path: value, absolute, digest: sha256(JSON.stringify(Object.entries(configuration).sort(([a], [b]) => (a < b ? -1 : 1)))) });
+    return configuration;
   };
 
   const applications: DesiredApplication[] = Object.entries(raw.applications ?? {}).map(([name, app]) => ({

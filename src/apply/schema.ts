@@ -16,7 +16,7 @@ export function schemaValidator(): ValidateFunction {
   if (compiled) return compiled;
   const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as object;
   // allErrors: every unknown key and wrong type is reported, each at its own line.
-  compiled = new Ajv({ allErrors: true, strict: true }).compile(schema);
+  compiled = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
   return compiled;
 }
 

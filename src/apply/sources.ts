@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseEnv } from 'node:util';
 import { parse as parseJs } from 'acorn';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** A file's text, or why it cannot be read, in words. */
+/** svc.yaml's text, or why it cannot be read, in words (code and .env files are read by src/resources). */
 export async function readSource(absolute: string): Promise<{ text: string } | { error: string }> {
   try {
     return { text: await readFile(absolute, 'utf8') };
@@ -33,11 +32,6 @@ export function syntaxError(code: string): { line: number; column: number; messa
     const message = (error as Error).message.replace(/ \(\d+:\d+\)$/, '');
     return { line: loc?.line ?? 1, column: (loc?.column ?? 0) + 1, message };
   }
-}
-
-/** A .env file's pairs (KEY=VALUE lines, comments and quotes as dotenv reads them). */
-export function parseDotenv(text: string): Record<string, string> {
-  return { ...parseEnv(text) } as Record<string, string>;
 }
 
 /** `file` as the user would type it from `cwd`. */

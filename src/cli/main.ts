@@ -53,16 +53,17 @@ export function createProgram(io: IO, argv: string[], run: RunHandler): Command 
 /** Runs one svc command line in-process and resolves to its exit code. */
 export async function runSvc(argv: string[], io: IO): Promise<number> {
   let globals: GlobalOptions = { json: false, color: true, debug: false };
+  let exitCode = 0;
   const program: Command = createProgram(io, argv, async (definition, input) => {
     const raw = program.opts<GlobalOptions>();
     globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
     const output = new Output(io, { json: globals.json, color: globals.color });
-    await definition.handler(input, createContext(io, output, globals));
+    exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
   });
 
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;

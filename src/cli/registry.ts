@@ -32,7 +32,8 @@ export interface CommandDefinition<O = Record<string, unknown>> {
   options?: OptionSpec[];
   /** Shown after the option list in --help. */
   examples?: string[];
-  handler(input: CommandInput<O>, ctx: Context): Promise<void>;
+  /** Resolves to nothing (exit 0) or to the exit code of a success that says more (2: changes pending). */
+  handler(input: CommandInput<O>, ctx: Context): Promise<void | number>;
 }
 
 /** A noun grouping its verbs: `svc applications list`. */
