@@ -129,8 +129,7 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   for (const proxy of proxies) entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
 
   const doc = new Document(config);
-  const schema = path.relative(dir, SCHEMA_FILE).split(path.sep).join('/');
-  doc.commentBefore = ` yaml-language-server: $schema=${schema}\nImported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`;
+  doc.commentBefore = ` yaml-language-server: $schema=${schemaReference(dir)}\n Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`;
   files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
 
   if (!options.force) {
@@ -173,7 +172,8 @@ function proxyEntry(proxy: Proxy, rest: Record<string, unknown>): Record<string,
 
 /** svc.yaml interpolates `${env:...}`: a literal `${` in a value is written `$${`. */
 function escape(value: string): string {
-  return value.replaceAll('${', '$${');
+  // A function replacer: in a replacement string `$$` would itself mean one `$`.
+  return value.replaceAll('${', () => '$${');
 }
 
 function escapeAll(configuration: Record<string, string>): Record<string, string> {
@@ -193,6 +193,13 @@ export function dotenvText(configuration: Record<string, string>): string | unde
   }
   const text = `${lines.join('\n')}\n`;
   return sameValue(parseEnvText(text), configuration) ? text : undefined;
+}
+
+/** The shipped schema for editors: relative from svc.yaml when near (node_modules/svc/...), else absolute. */
+function schemaReference(dir: string): string {
+  const relative = path.relative(dir, SCHEMA_FILE);
+  const ups = relative.split(path.sep).filter((part) => part === '..').length;
+  return ups <= 2 ? relative.split(path.sep).join('/') : SCHEMA_FILE;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -15,8 +15,9 @@ let compiled: ValidateFunction | undefined;
 export function schemaValidator(): ValidateFunction {
   if (compiled) return compiled;
   const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as object;
-  // allErrors: every unknown key and wrong type is reported, each at its own line.
-  compiled = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
+  // allErrors: every unknown key and wrong type is reported, each at its own line; verbose: errors
+  // carry their parent schema, so an unknown key's message can list the known ones.
+  compiled = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile(schema);
   return compiled;
 }
 
@@ -52,7 +53,7 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaIssue | 
   const params = error.params as Record<string, unknown>;
   const section = path.length === 2 && typeof path[0] === 'string' ? path[0] : undefined;
   switch (error.keyword) {
-    case 'additionalProperty': {
+    case 'additionalProperties': {
       const key = String(params.additionalProperty);
       return { path: [...path, key], atKey: true, message: `unknown key "${key}"${known(error)}` };
     }
