@@ -29,7 +29,10 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   const absolute = path.resolve(options.cwd, file);
   const shown = displayPath(absolute, options.cwd);
   const read = await readSource(absolute);
-  if ('error' in read) throw new ApplyError(`${read.error[0]?.toUpperCase()}${read.error.slice(1)}.`);
+  if ('error' in read) {
+    const hint = read.error.endsWith('no such file') ? ' (-f names another file; `svc import` writes one from what the target holds)' : '';
+    throw new ApplyError(`Cannot read ${shown}: ${read.error.slice(read.error.lastIndexOf(': ') + 2)}${hint}.`);
+  }
 
   const lines = new LineCounter();
   const doc = parseDocument(read.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });

@@ -146,7 +146,7 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     const diffs = [
       codeDiff('code', reactor.code.path, before?.code, wanted.code),
       ...configurationDiffs(before?.configuration, wanted.configuration),
-      ...valueDiffs(before, wanted, ['application'], showApp).filter((diff) => before || wanted.application !== null),
+      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], showApp) : []),
     ].filter((diff): diff is FieldDiff => diff !== undefined);
     changeOf('reactors', reactor, diffs, reactorSpec);
   }
@@ -160,7 +160,7 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
       codeDiff('request_transform', proxy.request_transform?.path, before?.request_transform, wanted.request_transform),
       codeDiff('response_transform', proxy.response_transform?.path, before?.response_transform, wanted.response_transform),
       ...configurationDiffs(before?.configuration, wanted.configuration),
-      ...valueDiffs(before, wanted, ['application'], showApp).filter((diff) => before || wanted.application !== null),
+      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], showApp) : []),
     ].filter((diff): diff is FieldDiff => diff !== undefined);
     changeOf('proxies', proxy, diffs, proxySpec);
   }

@@ -48,6 +48,13 @@ interface Attempt {
   mtimes: string;
 }
 
+/**
+ * chokidar drops a change that comes within 50 ms of the one before it on the same file, with no
+ * trailing event (its throttle): so the files are read once more after that window, and a save made
+ * in it is not lost (a read that finds nothing new sends nothing).
+ */
+const RECHECK_MS = 60;
+
 export function watchConfig(options: WatchOptions): ApplyWatcher {
   const debounceMs = options.debounceMs ?? 50;
   const configFile = path.resolve(options.cwd, options.file);
@@ -60,6 +67,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
   let again = false;
   let applied = options.applied ? signatureOf(options.applied) : undefined;
   let failed: Attempt | undefined;
+  let lastInvalid: string | undefined;
   let ready: Promise<void> = Promise.resolve();
 
   const emit = (event: WatchEvent) => {
@@ -85,7 +93,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       if (closed || watcher !== next || !targets.has(path.resolve(file))) return;
       savedAt ??= performance.now();
       clearTimeout(timer);
-      timer = setTimeout(run, debounceMs);
+      timer = setTimeout(() => run(), debounceMs);
     };
     next.on('change', saved).on('add', saved).on('unlink', saved);
     next.on('error', (error) => emit({ type: 'error', message: `watching files failed: ${(error as Error).message}` }));
@@ -94,25 +102,31 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
     await ready;
   };
 
-  const run = () => {
+  /** Cycles until no save is left; then looks once more (RECHECK_MS), unless this was that look and it found nothing. */
+  const run = (recheck = false) => {
     timer = undefined;
     if (running) {
       again = true;
       return;
     }
+    let acted = false;
     running = (async () => {
       do {
         again = false;
         const started = savedAt ?? performance.now();
         savedAt = undefined;
-        await cycle(started);
+        acted = (await cycle(started, recheck)) || acted;
       } while (again && !closed);
     })()
       .catch((error: unknown) => emit({ type: 'error', message: describeFailure(error) }))
-      .finally(() => (running = undefined));
+      .finally(() => {
+        running = undefined;
+        if ((acted || !recheck) && !closed && timer === undefined) timer = setTimeout(() => run(true), RECHECK_MS);
+      });
   };
 
-  const cycle = async (started: number) => {
+  /** One load, plan and apply; resolves to whether it reported or sent anything. */
+  const cycle = async (started: number, recheck: boolean): Promise<boolean> => {
     let desired: Desired;
     try {
       desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
@@ -120,23 +134,26 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       if (!(error instanceof ApplyError)) throw error;
       // Watch what it names even so: a code file named before it was written is seen once it is.
       if (error.files) await setFiles([...new Set([...watched, ...error.files])]);
+      if (recheck && error.message === lastInvalid) return false;
+      lastInvalid = error.message;
       emit({ type: 'invalid', message: error.message });
-      return;
+      return true;
     }
-    if (closed) return;
+    lastInvalid = undefined;
+    if (closed) return false;
     await setFiles(desired.files.map((file) => file.absolute));
     const signature = signatureOf(desired);
-    if (signature === applied) return;
+    if (signature === applied) return false;
     const attempt = { signature, mtimes: await mtimesOf(desired) };
-    if (failed && failed.signature === attempt.signature && failed.mtimes === attempt.mtimes) return;
+    if (failed && failed.signature === attempt.signature && failed.mtimes === attempt.mtimes) return false;
     try {
       const prepared = await prepareFor(desired, { client: options.client, ...(options.prune !== undefined && { prune: options.prune }), ...(options.targets && { targets: options.targets }) });
-      if (closed) return;
+      if (closed) return false;
       if (prepared.plan.changes.length === 0) {
         applied = signature;
         failed = undefined;
         emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started) });
-        return;
+        return true;
       }
       const byAddress = new Map(prepared.plan.changes.map((change) => [change.address, change]));
       const result = await prepared.apply({
@@ -151,6 +168,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       failed = attempt;
       emit(error instanceof ApplyError ? { type: 'invalid', message: error.message } : { type: 'error', message: describeFailure(error) });
     }
+    return true;
   };
 
   const initial = options.applied ? options.applied.files.map((file) => file.absolute) : [configFile];
@@ -161,8 +179,10 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       closed = true;
       clearTimeout(timer);
       await started.catch(() => {});
-      await watcher?.close();
+      // A cycle under way may have replaced the watcher: close whichever is current once it ends.
       await running;
+      clearTimeout(timer);
+      await watcher?.close();
     },
   };
 }

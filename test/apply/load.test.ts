@@ -171,6 +171,6 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
 
   test('svc.yaml that is not there', async () => {
     const cwd = await project({});
-    await expect(loadConfig('svc.yaml', { cwd, env: {} })).rejects.toThrow(`Cannot read ${path.join(cwd, 'svc.yaml')}: no such file.`);
+    await expect(loadConfig('svc.yaml', { cwd, env: {} })).rejects.toThrow('Cannot read svc.yaml: no such file (-f names another file; `svc import` writes one from what the target holds).');
   });
 });

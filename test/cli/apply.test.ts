@@ -1,6 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
+import { runSvc as runCli } from '../../src/cli/main.js';
 import { expectOneLineError, runSvc, splitArgs, type CliResult } from '../helpers/cli.js';
 import { http, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
@@ -292,5 +294,44 @@ describe('svc import', () => {
     expect(planned.code).toBe(0);
     expectOneLineError(await svc('import'), 1, /^Error: .*svc\.yaml.* already exist; pass --force to overwrite, or --out another file\.$/);
     expect((await svc('import --force')).code).toBe(0);
+  });
+});
+
+describe('svc apply at a terminal', () => {
+  /** The CLI with stdin and stdout as terminals, and `answer` typed at the prompt. */
+  async function atTerminal(emu: TestEmulator, cwd: string, argv: string[], answer: string, env: Record<string, string> = {}) {
+    let stdout = '';
+    let stderr = '';
+    const stdin = Object.assign(Readable.from([answer]), { isTTY: true });
+    const code = await runCli([...argv, '--base-url', emu.url, '--management-key', emu.managementKey], {
+      stdout: { write: (chunk: string) => (stdout += chunk), isTTY: true, columns: 120 },
+      stderr: { write: (chunk: string) => (stderr += chunk) },
+      stdin: stdin as never,
+      env: { HOME: cwd, STRIPE_KEY: SECRET, ...env },
+      cwd,
+      signal: new AbortController().signal,
+    });
+    return { code, stdout, stderr };
+  }
+
+  test('deletions are asked about: "yes" applies them, anything else applies nothing', async () => {
+    const { svc, list, write, emu, cwd } = await setup();
+    await svc('apply');
+    await write('svc.yaml', SVC_YAML.slice(0, SVC_YAML.indexOf('proxies:')));
+    const declined = await atTerminal(emu, cwd, ['apply', '--prune'], 'no\n', { NO_COLOR: '1' });
+    expect(declined.code).toBe(1);
+    expect(declined.stderr).toBe('Delete 1 resource (proxies.stripe)? Type yes to apply the plan: Error: Nothing applied.\n');
+    expect(await list('proxies')).toHaveLength(1);
+    const accepted = await atTerminal(emu, cwd, ['apply', '--prune'], 'yes\n', { NO_COLOR: '1' });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(await list('proxies')).toEqual([]);
+  });
+
+  test('the plan is coloured at a terminal, and not with NO_COLOR', async () => {
+    const { emu, cwd } = await setup();
+    expect((await atTerminal(emu, cwd, ['apply', '--dry-run'], '')).stdout).toContain('\u001b[32m+ create\u001b[39m');
+    const plain = await atTerminal(emu, cwd, ['apply', '--dry-run'], '', { NO_COLOR: '1' });
+    expect(plain.stdout).toContain('  + create applications.backend');
+    expect(plain.stdout).not.toContain('\u001b[');
   });
 });

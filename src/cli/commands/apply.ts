@@ -75,10 +75,12 @@ export const apply = defineCommand({
       return exitCodeOf(prepared, undefined, detailed);
     }
     await confirmDeletions(prepared, flags, ctx);
-    const result = await prepared.apply({
-      signal: io.signal,
-      ...(!ctx.output.json && { onOutcome: (outcome) => ctx.output.line(formatOutcome(outcome, { color })) }),
-    });
+    const result = await engine(() =>
+      prepared.apply({
+        signal: io.signal,
+        ...(!ctx.output.json && { onOutcome: (outcome) => ctx.output.line(formatOutcome(outcome, { color })) }),
+      }),
+    );
     report(prepared, result, flags, ctx);
     const code = exitCodeOf(prepared, result, detailed);
     if (!flags.watch) return code;
