@@ -77,6 +77,10 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     if (code === undefined) return undefined;
     const absolute = path.resolve(dir, relative);
     files.set(absolute, { path: relative, absolute, digest: sha256(code) });
+    if (code.trim() === '') {
+      report(at, `${displayPath(absolute, options.cwd)} is empty`);
+      return undefined;
+    }
     const problem = syntaxError(code);
     if (problem) {
       const where = displayPath(absolute, options.cwd);

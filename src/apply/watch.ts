@@ -68,6 +68,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
   let applied = options.applied ? signatureOf(options.applied) : undefined;
   let failed: Attempt | undefined;
   let lastInvalid: string | undefined;
+  let pendingInvalid: NodeJS.Timeout | undefined;
   let ready: Promise<void> = Promise.resolve();
 
   const emit = (event: WatchEvent) => {
@@ -92,6 +93,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
     const saved = (file: string) => {
       if (closed || watcher !== next || !targets.has(path.resolve(file))) return;
       savedAt ??= performance.now();
+      clearTimeout(pendingInvalid);
       clearTimeout(timer);
       timer = setTimeout(() => run(), debounceMs);
     };
@@ -136,7 +138,9 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       if (error.files) await setFiles([...new Set([...watched, ...error.files])]);
       if (recheck && error.message === lastInvalid) return false;
       lastInvalid = error.message;
-      emit({ type: 'invalid', message: error.message });
+      // Said only if no save follows within the debounce: an editor's save truncates, then writes.
+      clearTimeout(pendingInvalid);
+      pendingInvalid = setTimeout(() => emit({ type: 'invalid', message: error.message }), debounceMs);
       return true;
     }
     lastInvalid = undefined;
@@ -178,6 +182,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
     async close() {
       closed = true;
       clearTimeout(timer);
+      clearTimeout(pendingInvalid);
       await started.catch(() => {});
       // A cycle under way may have replaced the watcher: close whichever is current once it ends.
       await running;

@@ -130,6 +130,11 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
     expect(error.message).toBe('src/charge.js:2:19 Unexpected token (reactors.charge.code)');
   });
 
+  test('an empty code file (the API refuses one; an editor mid-save leaves one)', async () => {
+    const error = await loadError({ 'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n', 'c.js': '\n' });
+    expect(error.message).toBe('svc.yaml:3 reactors.charge.code: c.js is empty');
+  });
+
   test('a code file that is not there', async () => {
     const error = await loadError({ 'svc.yaml': 'reactors:\n  charge:\n    code: missing.js\n' });
     expect(error.message).toBe('svc.yaml:3 reactors.charge.code: cannot read missing.js: no such file');

@@ -40,7 +40,7 @@ describe('svc completion', () => {
     expect(result.code, result.stderr).toBe(0);
     const file = path.join(cwd, 'svc.bash');
     await writeFile(file, result.stdout);
-    expect(completeInBash(file, 'svc app')).toEqual(['applications']);
+    expect(completeInBash(file, 'svc applic')).toEqual(['applications']);
     expect(completeInBash(file, 'svc applications ')).toEqual(expect.arrayContaining(['list', 'create', 'delete', 'regenerate']));
     expect(completeInBash(file, 'svc --base-url http://x applications li')).toEqual(['list']);
     expect(completeInBash(file, 'svc reactors list --na')).toEqual(['--name']);
