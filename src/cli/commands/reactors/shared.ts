@@ -1,6 +1,14 @@
 import type { Reactor } from '../../../api/types.js';
 import type { Output } from '../../output.js';
 
+/** The flags create, update and patch share. */
+export interface ReactorFlags {
+  name?: string;
+  code?: string;
+  configuration?: string[];
+  application?: string;
+}
+
 export const reactorArg = { name: 'reactor', description: 'reactor id or exact name' };
 
 export const reactorOptions = [
