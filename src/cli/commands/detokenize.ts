@@ -2,7 +2,7 @@ import { readJsonInput } from '../input.js';
 import { defineCommand } from '../registry.js';
 import { showJson } from './tokens/shared.js';
 
-export const detokenize = defineCommand<{ data?: string }>({
+export const detokenize = defineCommand({
   name: 'detokenize',
   description: 'replace {{ token_id }} expressions in a JSON value with the tokens\' data (needs token:use)',
   options: [{ flags: '--data <json>', description: 'the value: JSON, @file or - (default: stdin)' }],

@@ -1,4 +1,4 @@
-import type { CommandDefinition, CommandGroup } from '../registry.js';
+import type { CommandGroup, RegisteredCommand } from '../registry.js';
 import { applications } from './applications/index.js';
 import { detokenize } from './detokenize.js';
 import { invoke } from './invoke/index.js';
@@ -12,7 +12,7 @@ import { transactions } from './transactions/index.js';
 import { webhooks } from './webhooks/index.js';
 
 /** Every command of svc, in the order --help lists them. */
-export const commands: (CommandDefinition<never> | CommandGroup)[] = [
+export const commands: (RegisteredCommand | CommandGroup)[] = [
   serve,
   applications,
   reactors,

@@ -2,7 +2,7 @@ import { readJsonInput } from '../input.js';
 import { defineCommand } from '../registry.js';
 import { showJson, transactionOption } from './tokens/shared.js';
 
-export const tokenize = defineCommand<{ data?: string; transaction?: string }>({
+export const tokenize = defineCommand({
   name: 'tokenize',
   description: 'tokenize a JSON value: {type, data} objects become tokens, other leaves token ids',
   options: [{ flags: '--data <json>', description: 'the value: JSON, @file or - (default: stdin)' }, transactionOption],

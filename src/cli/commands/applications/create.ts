@@ -1,17 +1,9 @@
-import { APPLICATION_TYPES, type ApplicationType } from '../../../api/permissions.js';
+import { APPLICATION_TYPES } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
 import { createApplicationBody, parseRules } from '../../../resources/applications.js';
 import { showApplication } from './shared.js';
 
-interface CreateOptions {
-  name: string;
-  type: ApplicationType;
-  permission?: string[];
-  rule?: string[];
-  expiresAt?: string;
-}
-
-export const create = defineCommand<CreateOptions>({
+export const create = defineCommand({
   name: 'create',
   description: 'create an Application (its key is shown once)',
   options: [

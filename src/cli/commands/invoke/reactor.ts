@@ -5,14 +5,7 @@ import { intOption, readInput, parseJson } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from '../tokens/shared.js';
 
-interface InvokeReactorOptions {
-  args?: string;
-  callbackUrl?: string;
-  timeoutMs?: string;
-  transaction?: string;
-}
-
-export const reactor = defineCommand<InvokeReactorOptions>({
+export const reactor = defineCommand({
   name: 'reactor',
   description: 'invoke a reactor with arguments ({{ token_id }} expressions are detokenized)',
   args: [{ name: 'reactor', description: 'reactor id or exact name' }],
@@ -34,7 +27,7 @@ export const reactor = defineCommand<InvokeReactorOptions>({
       throw new UsageError('--args must be a JSON object.');
     }
     const client = await ctx.client();
-    const id = await resolveReactorId(client, args.reactor!);
+    const id = await resolveReactorId(client, args.reactor);
     const response = await client.reactors.invoke(id, body, options.transaction);
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));

@@ -7,7 +7,7 @@ export const remove = defineCommand({
   description: 'delete a saved profile',
   args: [profileArg],
   async handler({ args }, ctx) {
-    const name = args.name!;
+    const name = args.name;
     await editConfig(ctx, (config) => {
       requireProfile(config, name);
       delete config.profiles[name];

@@ -2,7 +2,7 @@ import { configPath, readConfig, writeConfig, type ConfigFile } from '../../conf
 import { UserError } from '../../errors.js';
 import type { Context } from '../../context.js';
 
-export const profileArg = { name: 'name', description: 'profile name' };
+export const profileArg = { name: 'name', description: 'profile name' } as const;
 
 /** Reads the config file, lets `change` edit it, writes it back (0600). */
 export async function editConfig(ctx: Context, change: (config: ConfigFile) => void): Promise<ConfigFile> {

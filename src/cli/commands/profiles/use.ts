@@ -6,7 +6,7 @@ export const use = defineCommand({
   description: 'make a profile the current one',
   args: [profileArg],
   async handler({ args }, ctx) {
-    const name = args.name!;
+    const name = args.name;
     await editConfig(ctx, (config) => {
       requireProfile(config, name);
       config.current = name;

@@ -3,9 +3,9 @@ import { createProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ProxyFlags, proxyOptions, showProxy, transformCode } from './shared.js';
+import { proxyOptions, showProxy, transformCode } from './shared.js';
 
-export const create = defineCommand<ProxyFlags>({
+export const create = defineCommand({
   name: 'create',
   description: 'create a proxy (transforms are checked to load)',
   options: proxyOptions,

@@ -9,7 +9,7 @@ export const remove = defineCommand({
   args: [proxyArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const id = await resolveProxyId(client, args.proxy!);
+    const id = await resolveProxyId(client, args.proxy);
     await client.proxies.delete(id);
     await ctx.output.result({ id, deleted: true }, () => ctx.output.line(`Deleted proxy ${id}.`));
   },

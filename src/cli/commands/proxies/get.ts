@@ -8,7 +8,7 @@ export const get = defineCommand({
   args: [proxyArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const proxy = await client.proxies.get(await resolveProxyId(client, args.proxy!));
+    const proxy = await client.proxies.get(await resolveProxyId(client, args.proxy));
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
 });

@@ -2,7 +2,7 @@ import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { notePages, pagingOptions } from '../paging.js';
 
-export const list = defineCommand<{ page?: string; size?: string; name?: string }>({
+export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list proxies',

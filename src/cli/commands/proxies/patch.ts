@@ -5,16 +5,16 @@ import { patchProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ProxyFlags, noTransforms, proxyArg, proxyOptions, transformCode } from './shared.js';
+import { noTransforms, proxyArg, proxyOptions, transformCode } from './shared.js';
 
-export const patch = defineCommand<ProxyFlags & { unset?: string[] }>({
+export const patch = defineCommand({
   name: 'patch',
   description: 'change some fields of a proxy (JSON merge patch); --configuration pairs merge into the current ones',
   args: [proxyArg],
   options: [...proxyOptions, ...noTransforms, { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true }],
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
-    const id = await resolveProxyId(client, args.proxy!);
+    const id = await resolveProxyId(client, args.proxy);
     const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
     const requestTransform = await transformCode(options.requestTransform, ctx.io);
     const responseTransform = await transformCode(options.responseTransform, ctx.io);

@@ -3,18 +3,7 @@ import { readCodeFile } from '../../../resources/files.js';
 import type { IO } from '../../io.js';
 import type { Output } from '../../output.js';
 
-export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' };
-
-/** The flags create, update and patch share. */
-export interface ProxyFlags {
-  name?: string;
-  destinationUrl?: string;
-  requestTransform?: string | false;
-  responseTransform?: string | false;
-  configuration?: string[];
-  application?: string | false;
-  requireAuth?: boolean;
-}
+export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' } as const;
 
 /** The flags create, update and patch share. */
 export const proxyOptions = [
@@ -26,7 +15,7 @@ export const proxyOptions = [
   { flags: '--application <application>', description: 'Application (id or name) for the transforms and anonymous detokenization' },
   { flags: '--require-auth', description: 'callers must send an API key with token:use (the default)' },
   { flags: '--no-require-auth', description: 'accept anonymous callers' },
-];
+] as const;
 
 /** A transform flag: the code of the file it names, `null` for `--no-...-transform`, or not given. */
 export async function transformCode(value: string | false | undefined, io: IO): Promise<string | null | undefined> {
@@ -53,4 +42,4 @@ export const noTransforms = [
   { flags: '--no-request-transform', description: 'remove the request transform' },
   { flags: '--no-response-transform', description: 'remove the response transform' },
   { flags: '--no-application', description: 'unbind the Application' },
-];
+] as const;

@@ -3,16 +3,16 @@ import { resolveProxyId } from '../../../resources/lookup.js';
 import { updateProxyBody } from '../../../resources/proxies.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ProxyFlags, noTransforms, proxyArg, proxyOptions, showProxy, transformCode } from './shared.js';
+import { noTransforms, proxyArg, proxyOptions, showProxy, transformCode } from './shared.js';
 
-export const update = defineCommand<ProxyFlags>({
+export const update = defineCommand({
   name: 'update',
   description: 'replace a proxy (PUT); fields not given keep their current values',
   args: [proxyArg],
   options: [...proxyOptions, ...noTransforms],
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
-    const id = await resolveProxyId(client, args.proxy!);
+    const id = await resolveProxyId(client, args.proxy);
     const current = await client.proxies.get(id);
     const applicationId = await applicationFlag(client, options.application);
     const requestTransform = await transformCode(options.requestTransform, ctx.io);

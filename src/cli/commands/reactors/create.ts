@@ -3,9 +3,9 @@ import { createReactorBody } from '../../../resources/reactors.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ReactorFlags, reactorOptions, showReactor } from './shared.js';
+import { reactorOptions, showReactor } from './shared.js';
 
-export const create = defineCommand<ReactorFlags>({
+export const create = defineCommand({
   name: 'create',
   description: 'create a reactor from a code file (checked to load)',
   options: reactorOptions,

@@ -9,7 +9,7 @@ export const remove = defineCommand({
   args: [reactorArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const id = await resolveReactorId(client, args.reactor!);
+    const id = await resolveReactorId(client, args.reactor);
     await client.reactors.delete(id);
     await ctx.output.result({ id, deleted: true }, () => ctx.output.line(`Deleted reactor ${id}.`));
   },

@@ -5,9 +5,9 @@ import { patchReactorBody } from '../../../resources/reactors.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ReactorFlags, reactorArg, reactorOptions } from './shared.js';
+import { reactorArg, reactorOptions } from './shared.js';
 
-export const patch = defineCommand<Omit<ReactorFlags, 'application'> & { application?: string | false; unset?: string[] }>({
+export const patch = defineCommand({
   name: 'patch',
   description: 'change some fields of a reactor (JSON merge patch); --configuration pairs merge into the current ones',
   args: [reactorArg],
@@ -18,7 +18,7 @@ export const patch = defineCommand<Omit<ReactorFlags, 'application'> & { applica
   ],
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
-    const id = await resolveReactorId(client, args.reactor!);
+    const id = await resolveReactorId(client, args.reactor);
     const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
     const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
     // `--application ''` is no change, as before: only a name or --no-application changes the binding.

@@ -8,7 +8,7 @@ export const result = defineCommand({
   args: [reactorArg, { name: 'request-id', description: 'the id the invocation answered with (202)' }],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const outcome = await client.reactors.result(await resolveReactorId(client, args.reactor!), args['request-id']!);
+    const outcome = await client.reactors.result(await resolveReactorId(client, args.reactor), args['request-id']);
     await ctx.output.result(outcome, () => ctx.output.line(JSON.stringify(outcome, null, 2)));
   },
 });

@@ -4,16 +4,16 @@ import { updateReactorBody } from '../../../resources/reactors.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { type ReactorFlags, reactorArg, reactorOptions, showReactor } from './shared.js';
+import { reactorArg, reactorOptions, showReactor } from './shared.js';
 
-export const update = defineCommand<Omit<ReactorFlags, 'application'> & { application?: string | false }>({
+export const update = defineCommand({
   name: 'update',
   description: 'replace a reactor (PUT); fields not given keep their current values',
   args: [reactorArg],
   options: [...reactorOptions, { flags: '--no-application', description: 'unbind the Application' }],
   async handler({ args, options }, ctx) {
     const client = await ctx.client();
-    const id = await resolveReactorId(client, args.reactor!);
+    const id = await resolveReactorId(client, args.reactor);
     const current = await client.reactors.get(id);
     if (options.application === '') throw new UsageError('--application takes an Application id or name; --no-application unbinds it.');
     const applicationId = await applicationFlag(client, options.application);

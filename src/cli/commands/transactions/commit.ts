@@ -6,7 +6,7 @@ export const commit = defineCommand({
   description: 'apply every token write staged in an open transaction',
   args: [transactionArg],
   async handler({ args }, ctx) {
-    await (await ctx.client()).transactions.commit(args.id!);
+    await (await ctx.client()).transactions.commit(args.id);
     await ctx.output.result({ id: args.id, status: 'committed' }, () => ctx.output.line(`Committed transaction ${args.id}.`));
   },
 });

@@ -6,7 +6,7 @@ export const get = defineCommand({
   description: 'show a transaction and its status',
   args: [transactionArg],
   async handler({ args }, ctx) {
-    const transaction = await (await ctx.client()).transactions.get(args.id!);
+    const transaction = await (await ctx.client()).transactions.get(args.id);
     await ctx.output.result(transaction, () => showTransaction(ctx.output, transaction));
   },
 });

@@ -6,7 +6,7 @@ export const rollback = defineCommand({
   description: 'discard every token write staged in an open transaction',
   args: [transactionArg],
   async handler({ args }, ctx) {
-    await (await ctx.client()).transactions.rollback(args.id!);
+    await (await ctx.client()).transactions.rollback(args.id);
     await ctx.output.result({ id: args.id, status: 'rolled_back' }, () => ctx.output.line(`Rolled back transaction ${args.id}.`));
   },
 });

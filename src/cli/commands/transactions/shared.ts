@@ -1,7 +1,7 @@
 import type { Transaction } from '../../../api/types.js';
 import type { Output } from '../../output.js';
 
-export const transactionArg = { name: 'id', description: 'transaction id' };
+export const transactionArg = { name: 'id', description: 'transaction id' } as const;
 
 export async function showTransaction(output: Output, transaction: Transaction): Promise<void> {
   await output.fields([
