@@ -3,7 +3,7 @@ import { commands } from './commands/index.js';
 import { createContext, type GlobalOptions } from './context.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import { Command, CommanderError, register } from './registry.js';
+import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand } from './registry.js';
 import { reportError } from './report.js';
 import { asCliError } from './resource-errors.js';
 import { packageVersion } from './version.js';
@@ -20,8 +20,12 @@ const USAGE_CODES = new Set([
   'commander.conflictingOption',
 ]);
 
-/** Runs one svc command line in-process and resolves to its exit code. */
-export async function runSvc(argv: string[], io: IO): Promise<number> {
+/**
+ * Runs one svc command line in-process and resolves to its exit code: 0, or what the handler returned
+ * (`svc apply --detailed-exitcode` says "changes pending" with 2), or the error's. `entries` are the
+ * commands to offer (all of svc's unless a test gives its own).
+ */
+export async function runSvc(argv: string[], io: IO, entries: (RegisteredCommand | CommandGroup)[] = commands): Promise<number> {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')
@@ -45,16 +49,17 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
     });
 
   let globals: GlobalOptions = { json: false, color: true, debug: false };
-  register(program, commands, async (definition, input) => {
+  let exitCode = 0;
+  register(program, entries, async (definition, input) => {
     const raw = program.opts<GlobalOptions>();
     globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
     const output = new Output(io, { json: globals.json, color: globals.color });
-    await definition.handler(input, createContext(io, output, globals));
+    exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
   });
 
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
