@@ -1,7 +1,8 @@
-import { PROFILE_NAME, checkBaseUrl, type Profile } from '../../config.js';
+import { PROFILE_NAME, type Profile } from '../../profiles-file.js';
+import { checkBaseUrl } from '../../target.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
-import { editConfig, profileArg } from './shared.js';
+import { editProfiles, profileArg } from './shared.js';
 
 export const add = defineCommand({
   name: 'add',
@@ -21,7 +22,7 @@ export const add = defineCommand({
       ...(managementKey !== undefined && { management_key: managementKey }),
       ...(apiKey !== undefined && { api_key: apiKey }),
     };
-    const config = await editConfig(ctx, (config) => {
+    const config = await editProfiles(ctx, (config) => {
       config.profiles[name] = { ...config.profiles[name], ...update };
       if (options.use) config.current = name;
     });

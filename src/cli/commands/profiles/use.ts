@@ -1,5 +1,5 @@
 import { defineCommand } from '../../registry.js';
-import { editConfig, profileArg, requireProfile } from './shared.js';
+import { editProfiles, profileArg, requireProfile } from './shared.js';
 
 export const use = defineCommand({
   name: 'use',
@@ -7,7 +7,7 @@ export const use = defineCommand({
   args: [profileArg],
   async handler({ args }, ctx) {
     const name = args.name;
-    await editConfig(ctx, (config) => {
+    await editProfiles(ctx, (config) => {
       requireProfile(config, name);
       config.current = name;
     });
