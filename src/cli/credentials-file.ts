@@ -23,7 +23,8 @@ export function findCredentials(cwd: string): string | undefined {
 export async function readCredentials(file: string): Promise<EmulatorCredentials> {
   try {
     const credentials = JSON.parse(await readFile(file, 'utf8'));
-    if (typeof credentials !== 'object' || credentials === null || Array.isArray(credentials)) throw new Error('not an object');
+    const isObject = typeof credentials === 'object' && credentials !== null && !Array.isArray(credentials);
+    if (!isObject) throw new Error('not an object');
     return credentials;
   } catch (error) {
     throw new UserError(`Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`);

@@ -25,7 +25,11 @@ const USAGE_CODES = new Set([
  * (`svc apply --detailed-exitcode` says "changes pending" with 2), or the error's. `entries` are the
  * commands to offer (all of svc's unless a test gives its own).
  */
-export async function runSvc(argv: string[], io: IO, entries: (RegisteredCommand | CommandGroup)[] = commands): Promise<number> {
+export async function runSvc(
+  argv: string[],
+  io: IO,
+  entries: (RegisteredCommand | CommandGroup)[] = commands,
+): Promise<number> {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')

@@ -32,7 +32,9 @@ type FlagName<F extends string> = LongForm<F> extends `--${infer Name} ${string}
     ? Name
     : never;
 
-type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
 
 type IsNegation<S extends OptionSpec> = FlagName<S['flags']> extends `no-${string}` ? true : false;
 
@@ -46,7 +48,9 @@ type KeyOf<S extends OptionSpec> = S extends OptionSpec
     : CamelCase<FlagName<S['flags']>>
   : never;
 
-type TakesValue<F extends string> = LongForm<F> extends `${string} <${string}>` | `${string} [${string}]` ? true : false;
+type TakesValue<F extends string> = LongForm<F> extends `${string} <${string}>` | `${string} [${string}]`
+  ? true
+  : false;
 
 /** What one spec can put under its key: `--no-x` false, a switch boolean, a value string (or a choice), a list. */
 type ValueOf<S extends OptionSpec> = S extends OptionSpec

@@ -14,7 +14,10 @@ export interface CommandInput<O, A> {
  * `options` and `args` are typed from `options` and `args` (see option-types.ts). It resolves to
  * nothing (exit 0) or to the exit code of a success that says more (2: changes pending).
  */
-export interface CommandDefinition<O extends readonly OptionSpec[] = readonly [], A extends readonly ArgSpec[] = readonly []> {
+export interface CommandDefinition<
+  O extends readonly OptionSpec[] = readonly [],
+  A extends readonly ArgSpec[] = readonly [],
+> {
   name: string;
   description: string;
   aliases?: string[];
@@ -25,9 +28,12 @@ export interface CommandDefinition<O extends readonly OptionSpec[] = readonly []
   handler(input: CommandInput<OptionsOf<O>, ArgsOf<A>>, ctx: Context): Promise<void | number>;
 }
 
+/** The input as the registry builds it, before a definition's specs type it. */
+export type RawInput = CommandInput<Record<string, unknown>, Record<string, string | undefined>>;
+
 /** A definition as the registry holds it: the handler's input built from the specs, its types erased. */
 export interface RegisteredCommand extends Omit<CommandDefinition<readonly OptionSpec[], readonly ArgSpec[]>, 'handler'> {
-  handler(input: CommandInput<Record<string, unknown>, Record<string, string | undefined>>, ctx: Context): Promise<void | number>;
+  handler(input: RawInput, ctx: Context): Promise<void | number>;
 }
 
 /** A noun grouping its verbs: `svc applications list`. */
@@ -39,14 +45,15 @@ export interface CommandGroup {
 }
 
 /** Types a command's handler from its own specs (declared inline, or `as const` elsewhere). */
-export function defineCommand<const O extends readonly OptionSpec[] = readonly [], const A extends readonly ArgSpec[] = readonly []>(
-  definition: CommandDefinition<O, A>,
-): RegisteredCommand {
+export function defineCommand<
+  const O extends readonly OptionSpec[] = readonly [],
+  const A extends readonly ArgSpec[] = readonly [],
+>(definition: CommandDefinition<O, A>): RegisteredCommand {
   // Sound: register() builds `args` and `options` from these same specs, as OptionsOf and ArgsOf say.
   return definition as unknown as RegisteredCommand;
 }
 
-export type RunHandler = (definition: RegisteredCommand, input: CommandInput<Record<string, unknown>, Record<string, string | undefined>>, command: Command) => Promise<void>;
+export type RunHandler = (definition: RegisteredCommand, input: RawInput, command: Command) => Promise<void>;
 
 /** Maps the definitions onto commander; the only module that knows commander. */
 export function register(parent: Command, entries: (RegisteredCommand | CommandGroup)[], run: RunHandler): void {

@@ -10,12 +10,19 @@ import { APPLICATION_TYPES } from '../../src/api/permissions.js';
 // come from its specs, so a spec and the code that reads it cannot disagree.
 describe('OptionsOf', () => {
   it('types a value flag as an optional string, a switch as an optional boolean, camelCased', () => {
-    type Options = OptionsOf<readonly [{ flags: '--name <pattern>'; description: '' }, { flags: '--show-code'; description: '' }]>;
+    type Options = OptionsOf<
+      readonly [{ flags: '--name <pattern>'; description: '' }, { flags: '--show-code'; description: '' }]
+    >;
     expectTypeOf<Options>().toEqualTypeOf<{ name?: string; showCode?: boolean }>();
   });
 
   it('types a repeatable flag as a list, and names a flag with a short form by its long one', () => {
-    type Options = OptionsOf<readonly [{ flags: '-H, --header <header>'; description: ''; repeatable: true }, { flags: '-X, --request <method>'; description: '' }]>;
+    type Options = OptionsOf<
+      readonly [
+        { flags: '-H, --header <header>'; description: ''; repeatable: true },
+        { flags: '-X, --request <method>'; description: '' },
+      ]
+    >;
     expectTypeOf<Options>().toEqualTypeOf<{ header?: string[]; request?: string }>();
   });
 
@@ -51,7 +58,8 @@ describe('OptionsOf', () => {
 
   it('reads shared spec lists declared as const', () => {
     expectTypeOf<OptionsOf<typeof pagingOptions>>().toEqualTypeOf<{ page?: string; size?: string }>();
-    expectTypeOf<OptionsOf<typeof reactorOptions>>().toEqualTypeOf<{ name?: string; code?: string; configuration?: string[]; application?: string }>();
+    type Reactor = { name?: string; code?: string; configuration?: string[]; application?: string };
+    expectTypeOf<OptionsOf<typeof reactorOptions>>().toEqualTypeOf<Reactor>();
   });
 
   it('gives no options for no specs', () => {

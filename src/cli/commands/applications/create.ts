@@ -21,7 +21,13 @@ export const create = defineCommand({
     const client = await ctx.client();
     const rules = options.rule && parseRules(options.rule, '--rule');
     const app = await client.applications.create(
-      createApplicationBody({ name: options.name, type: options.type, permissions: options.permission, rules, expiresAt: options.expiresAt }),
+      createApplicationBody({
+        name: options.name,
+        type: options.type,
+        permissions: options.permission,
+        rules,
+        expiresAt: options.expiresAt,
+      }),
     );
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },

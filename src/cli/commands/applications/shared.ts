@@ -7,7 +7,10 @@ import type { Output } from '../../output.js';
 export const applicationArg = { name: 'application', description: 'Application id or exact name' } as const;
 
 /** `--application X` as its id, `--no-application` as null (unbind), neither as undefined (no change). */
-export async function applicationFlag(client: ApiClient, value: string | false | undefined): Promise<string | null | undefined> {
+export async function applicationFlag(
+  client: ApiClient,
+  value: string | false | undefined,
+): Promise<string | null | undefined> {
   if (value === undefined) return undefined;
   return value === false ? null : resolveApplicationId(client, value);
 }

@@ -22,7 +22,8 @@ export const update = defineCommand({
     const rules = options.rule && parseRules(options.rule, '--rule');
     // Only the name must be sent again (the API keeps what is left out): read it only when not given.
     const current = options.name === undefined ? await client.applications.get(id) : { name: options.name };
-    const app = await client.applications.update(id, updateApplicationBody(current, { name: options.name, permissions: options.permission, rules }));
+    const body = updateApplicationBody(current, { name: options.name, permissions: options.permission, rules });
+    const app = await client.applications.update(id, body);
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

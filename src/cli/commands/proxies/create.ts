@@ -20,7 +20,7 @@ export const create = defineCommand({
       // Only a file names a transform here: create has no --no-...-transform.
       requestTransform: options.requestTransform ? await transformCode(options.requestTransform, ctx.io) : undefined,
       responseTransform: options.responseTransform ? await transformCode(options.responseTransform, ctx.io) : undefined,
-      configuration: options.configuration && (await readConfiguration(options.configuration, ctx.io.cwd, '--configuration')),
+      configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
       applicationId,
       requireAuth: options.requireAuth,
     });

@@ -23,7 +23,8 @@ export const patch = defineCommand({
     const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
     // `--application ''` is no change, as before: only a name or --no-application changes the binding.
     const applicationId = await applicationFlag(client, options.application === '' ? undefined : options.application);
-    const patch = patchReactorBody({ name: options.name, code, configuration: configurationPatch(set, options.unset), applicationId });
+    const configuration = configurationPatch(set, options.unset);
+    const patch = patchReactorBody({ name: options.name, code, configuration, applicationId });
     if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
     await client.reactors.patch(id, patch);
     await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`));
