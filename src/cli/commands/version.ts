@@ -4,7 +4,7 @@ import { defineCommand } from '../registry.js';
 /** How long `svc version` waits for the server before it reports it unreachable. */
 const HEALTH_TIMEOUT_MS = 2000;
 
-export const version = defineCommand<Record<string, never>>({
+export const version = defineCommand({
   name: 'version',
   description: "print the versions of svc, Node.js and the server (from its /health, when it answers)",
   examples: ['svc version', 'svc version --json', 'svc version --base-url https://api.example.com'],
