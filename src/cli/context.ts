@@ -1,5 +1,5 @@
 import type { ApiClient, KeyKind } from '../client/index.js';
-import { resolveTarget, type GlobalFlags, type Target } from './config.js';
+import { resolveTarget, type GlobalFlags, type Target } from './target.js';
 import { UserError } from './errors.js';
 import type { IO } from './io.js';
 import type { Output } from './output.js';

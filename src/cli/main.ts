@@ -3,7 +3,7 @@ import { commands } from './commands/index.js';
 import { createContext, type GlobalOptions } from './context.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import { Command, CommanderError, register, type RunHandler } from './registry.js';
+import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand, type RunHandler } from './registry.js';
 import { reportError } from './report.js';
 import { packageVersion } from '../lib/package-version.js';
 import { asCliError } from './resource-errors.js';
@@ -20,11 +20,13 @@ const USAGE_CODES = new Set([
   'commander.conflictingOption',
 ]);
 
+type Entries = (RegisteredCommand | CommandGroup)[];
+
 /**
- * The commander program of svc with every command registered; `run` is what a command's action does.
+ * The commander program of svc with `entries` registered; `run` is what a command's action does.
  * `svc completion` builds one too, to read the command tree.
  */
-export function createProgram(io: IO, argv: string[], run: RunHandler): Command {
+export function createProgram(io: IO, argv: string[], run: RunHandler, entries: Entries = commands): Command {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')
@@ -46,20 +48,29 @@ export function createProgram(io: IO, argv: string[], run: RunHandler): Command 
         write(argv.includes('--json') ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n` : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`);
       },
     });
-  register(program, commands, run);
+  register(program, entries, run);
   return program;
 }
 
-/** Runs one svc command line in-process and resolves to its exit code. */
-export async function runSvc(argv: string[], io: IO): Promise<number> {
+/**
+ * Runs one svc command line in-process and resolves to its exit code: 0, or what the handler returned
+ * (`svc apply --detailed-exitcode` says "changes pending" with 2), or the error's. `entries` are the
+ * commands to offer (all of svc's unless a test gives its own).
+ */
+export async function runSvc(argv: string[], io: IO, entries: Entries = commands): Promise<number> {
   let globals: GlobalOptions = { json: false, color: true, debug: false };
   let exitCode = 0;
-  const program: Command = createProgram(io, argv, async (definition, input) => {
-    const raw = program.opts<GlobalOptions>();
-    globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
-    const output = new Output(io, { json: globals.json, color: globals.color });
-    exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
-  });
+  const program: Command = createProgram(
+    io,
+    argv,
+    async (definition, input) => {
+      const raw = program.opts<GlobalOptions>();
+      globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
+      const output = new Output(io, { json: globals.json, color: globals.color });
+      exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
+    },
+    entries,
+  );
 
   try {
     await program.parseAsync(argv, { from: 'user' });

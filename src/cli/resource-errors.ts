@@ -11,6 +11,8 @@ export function asCliError(error: unknown): unknown {
     const list = `svc ${PLURAL[error.noun].toLowerCase()} list`;
     return new UserError(`No ${error.noun} named "${error.lookedUp}"; \`${list}\` shows them.`, { cause: error });
   }
-  if (error instanceof NameLookupError || error instanceof UnreadableFileError) return new UserError(error.message, { cause: error });
+  if (error instanceof NameLookupError || error instanceof UnreadableFileError) {
+    return new UserError(error.message, { cause: error });
+  }
   return error;
 }

@@ -31,7 +31,10 @@ export function createApplicationBody(input: NewApplication): CreateApplicationB
  * The body of `PUT /applications/{id}`. The API requires the name, so one not given is the current
  * one; permissions and rules left out are kept by the API itself, and given ones replace all.
  */
-export function updateApplicationBody(current: Pick<Application, 'name'>, changes: ApplicationFields): UpdateApplicationBody {
+export function updateApplicationBody(
+  current: Pick<Application, 'name'>,
+  changes: ApplicationFields,
+): UpdateApplicationBody {
   return {
     name: changes.name ?? current.name,
     ...(changes.permissions && { permissions: changes.permissions }),

@@ -6,9 +6,9 @@ import { InvalidInputError } from './errors.js';
  * reads them (Node's own parser, so the CLI and `svc apply` read a file alike).
  */
 export function parseEnvText(text: string): Record<string, string> {
-  const parsed = parseEnv(text);
-  // parseEnv's result has string values only; its type says `string | undefined` per key.
-  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  // parseEnv's values are all strings; its type says `string | undefined` per key.
+  const entries = Object.entries(parseEnv(text));
+  return Object.fromEntries(entries.filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 /**

@@ -26,7 +26,11 @@ export class UnreadableFileError extends Error {
 /** The resources a name-based reference can point at. */
 export type ResourceNoun = 'Application' | 'reactor' | 'proxy';
 
-export const PLURAL: Record<ResourceNoun, string> = { Application: 'Applications', reactor: 'reactors', proxy: 'proxies' };
+export const PLURAL: Record<ResourceNoun, string> = {
+  Application: 'Applications',
+  reactor: 'reactors',
+  proxy: 'proxies',
+};
 
 /** A name matched no resource (`ids` empty) or several (`ids` lists them). */
 export class NameLookupError extends Error {

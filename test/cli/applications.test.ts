@@ -1,4 +1,4 @@
-import { resolveTarget } from '../../src/cli/config.js';
+import { resolveTarget } from '../../src/cli/target.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';

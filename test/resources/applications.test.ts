@@ -7,7 +7,8 @@ const rule: AccessRule = { priority: 1, container: '/pci/', transform: 'mask', p
 
 describe('createApplicationBody', () => {
   it('grants no permission when none is given, and leaves rules and expiry out', () => {
-    expect(createApplicationBody({ name: 'backend', type: 'private' })).toEqual({ name: 'backend', type: 'private', permissions: [] });
+    const body = createApplicationBody({ name: 'backend', type: 'private' });
+    expect(body).toEqual({ name: 'backend', type: 'private', permissions: [] });
   });
 
   it('carries every field given, the expiry as expires_at', () => {
@@ -18,17 +19,25 @@ describe('createApplicationBody', () => {
       rules: [rule],
       expiresAt: '2031-01-01T00:00:00Z',
     });
-    expect(body).toEqual({ name: 'reader', type: 'private', permissions: ['token:read'], rules: [rule], expires_at: '2031-01-01T00:00:00Z' });
+    expect(body).toEqual({
+      name: 'reader',
+      type: 'private',
+      permissions: ['token:read'],
+      rules: [rule],
+      expires_at: '2031-01-01T00:00:00Z',
+    });
   });
 });
 
 describe('updateApplicationBody', () => {
   it('keeps the current name (the API requires one) and leaves out what is not given', () => {
-    expect(updateApplicationBody({ name: 'old' }, { permissions: ['token:create'] })).toEqual({ name: 'old', permissions: ['token:create'] });
+    const body = updateApplicationBody({ name: 'old' }, { permissions: ['token:create'] });
+    expect(body).toEqual({ name: 'old', permissions: ['token:create'] });
   });
 
   it('replaces the name, permissions and rules given', () => {
-    expect(updateApplicationBody({ name: 'old' }, { name: 'new', permissions: [], rules: [rule] })).toEqual({ name: 'new', permissions: [], rules: [rule] });
+    const body = updateApplicationBody({ name: 'old' }, { name: 'new', permissions: [], rules: [rule] });
+    expect(body).toEqual({ name: 'new', permissions: [], rules: [rule] });
   });
 });
 
@@ -44,6 +53,7 @@ describe('parseRules', () => {
   });
 
   it.each(['42', '"x"', 'null'])('refuses %s, which is JSON but no rule', (text) => {
-    expect(() => parseRules([text], 'rules')).toThrow(new InvalidInputError('rules must be a JSON object (one rule) or an array of rules.'));
+    const expected = new InvalidInputError('rules must be a JSON object (one rule) or an array of rules.');
+    expect(() => parseRules([text], 'rules')).toThrow(expected);
   });
 });

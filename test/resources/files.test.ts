@@ -40,6 +40,7 @@ describe('readConfiguration', () => {
 
   it('names a missing .env file as a configuration file', async () => {
     const dir = await tempDir();
-    await expect(readEnvFile('missing.env', dir)).rejects.toThrow(`Cannot read the configuration file ${path.join(dir, 'missing.env')}: no such file.`);
+    const expected = `Cannot read the configuration file ${path.join(dir, 'missing.env')}: no such file.`;
+    await expect(readEnvFile('missing.env', dir)).rejects.toThrow(expected);
   });
 });

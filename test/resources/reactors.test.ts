@@ -69,6 +69,7 @@ describe('patchReactorBody', () => {
       configuration: { A: null, B: '2' },
       application: null,
     });
-    expect(patchReactorBody({ name: 'refund', applicationId: 'app-2' })).toEqual({ name: 'refund', application: { id: 'app-2' } });
+    const renamed = patchReactorBody({ name: 'refund', applicationId: 'app-2' });
+    expect(renamed).toEqual({ name: 'refund', application: { id: 'app-2' } });
   });
 });

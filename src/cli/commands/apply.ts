@@ -19,8 +19,9 @@ import { UsageError, UserError } from '../errors.js';
 import type { IO } from '../io.js';
 import { defineCommand } from '../registry.js';
 
+/** The flags as the handler gets them (typed from the specs below). */
 interface ApplyFlags {
-  file?: string;
+  file: string;
   dryRun?: boolean;
   prune?: boolean;
   watch?: boolean;
@@ -48,15 +49,15 @@ export const apply = defineCommand({
   ],
   examples: ['svc apply --dry-run', 'svc apply --prune --yes', 'svc apply --out plan.json && svc apply plan.json', 'svc apply --watch'],
   async handler({ args, options }, ctx) {
-    const flags = options as ApplyFlags;
-    const planFile = (args as { plan?: string }).plan;
+    const flags: ApplyFlags = options;
+    const planFile = args.plan;
     checkFlags(flags, planFile, ctx.output.json);
     const client = await ctx.client();
     const io = ctx.io;
     const prepared = await engine(async () => {
       if (planFile === undefined) {
         const targets = flags.target?.map(checkAddress);
-        return prepareApply({ client, file: flags.file ?? 'svc.yaml', cwd: io.cwd, env: io.env, prune: flags.prune ?? false, ...(targets && { targets }) });
+        return prepareApply({ client, file: flags.file, cwd: io.cwd, env: io.env, prune: flags.prune ?? false, ...(targets && { targets }) });
       }
       return prepareFromPlanFile(planFile, { client, cwd: io.cwd, env: io.env });
     });
@@ -165,7 +166,7 @@ async function watch(prepared: PreparedApply, result: ApplyResult, flags: ApplyF
   };
   const watcher = watchConfig({
     client: await ctx.client(),
-    file: flags.file ?? 'svc.yaml',
+    file: flags.file,
     cwd: io.cwd,
     env: io.env,
     prune: flags.prune ?? false,

@@ -2,7 +2,7 @@ import { SHELLS, completionScript, type Shell } from '../completion.js';
 import { UsageError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 
-export const completion = defineCommand<Record<string, never>>({
+export const completion = defineCommand({
   name: 'completion',
   description: 'print the shell completion script for bash, zsh or fish',
   args: [{ name: 'shell', description: SHELLS.join(' | ') }],

@@ -2,11 +2,6 @@ import { ApplyError, importTarget } from '../../apply/index.js';
 import { UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 
-interface ImportFlags {
-  out?: string;
-  force?: boolean;
-}
-
 export const importCommand = defineCommand({
   name: 'import',
   description: 'write svc.yaml and the code files from what the target holds, so that `svc apply` plans no change',
@@ -16,11 +11,10 @@ export const importCommand = defineCommand({
   ],
   examples: ['svc import', 'svc import --out infra/svc.yaml --base-url https://api.example.com'],
   async handler({ options }, ctx) {
-    const flags = options as ImportFlags;
     const client = await ctx.client();
     let result;
     try {
-      result = await importTarget({ client, out: flags.out ?? 'svc.yaml', cwd: ctx.io.cwd, force: flags.force ?? false });
+      result = await importTarget({ client, out: options.out, cwd: ctx.io.cwd, force: options.force ?? false });
     } catch (error) {
       if (error instanceof ApplyError) throw new UserError(error.message, { cause: error });
       throw error;

@@ -1,10 +1,11 @@
 import { packageVersion } from '../../lib/package-version.js';
+import type { Context } from '../context.js';
 import { defineCommand } from '../registry.js';
 
 /** How long `svc version` waits for the server before it reports it unreachable. */
 const HEALTH_TIMEOUT_MS = 2000;
 
-export const version = defineCommand<Record<string, never>>({
+export const version = defineCommand({
   name: 'version',
   description: "print the versions of svc, Node.js and the server (from its /health, when it answers)",
   examples: ['svc version', 'svc version --json', 'svc version --base-url https://api.example.com'],
@@ -22,7 +23,7 @@ export const version = defineCommand<Record<string, never>>({
 
 type ServerVersion = { url: string; reachable: true; version?: string } | { url: string; reachable: false; error: string };
 
-async function serverVersion(ctx: Parameters<typeof version.handler>[1]): Promise<ServerVersion> {
+async function serverVersion(ctx: Context): Promise<ServerVersion> {
   const client = await ctx.client();
   try {
     const health = await client.health(AbortSignal.timeout(HEALTH_TIMEOUT_MS));

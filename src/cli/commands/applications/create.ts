@@ -1,17 +1,9 @@
-import { APPLICATION_TYPES, type ApplicationType } from '../../../api/permissions.js';
+import { APPLICATION_TYPES } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
 import { createApplicationBody, parseRules } from '../../../resources/applications.js';
 import { showApplication } from './shared.js';
 
-interface CreateOptions {
-  name: string;
-  type: ApplicationType;
-  permission?: string[];
-  rule?: string[];
-  expiresAt?: string;
-}
-
-export const create = defineCommand<CreateOptions>({
+export const create = defineCommand({
   name: 'create',
   description: 'create an Application (its key is shown once)',
   options: [
@@ -29,7 +21,13 @@ export const create = defineCommand<CreateOptions>({
     const client = await ctx.client();
     const rules = options.rule && parseRules(options.rule, '--rule');
     const app = await client.applications.create(
-      createApplicationBody({ name: options.name, type: options.type, permissions: options.permission, rules, expiresAt: options.expiresAt }),
+      createApplicationBody({
+        name: options.name,
+        type: options.type,
+        permissions: options.permission,
+        rules,
+        expiresAt: options.expiresAt,
+      }),
     );
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },

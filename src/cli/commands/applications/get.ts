@@ -8,7 +8,7 @@ export const get = defineCommand({
   args: [applicationArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const app = await client.applications.get(await resolveApplicationId(client, args.application!));
+    const app = await client.applications.get(await resolveApplicationId(client, args.application));
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

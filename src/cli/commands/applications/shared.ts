@@ -4,10 +4,13 @@ import type { ApiClient } from '../../../client/index.js';
 import { resolveApplicationId } from '../../../resources/lookup.js';
 import type { Output } from '../../output.js';
 
-export const applicationArg = { name: 'application', description: 'Application id or exact name' };
+export const applicationArg = { name: 'application', description: 'Application id or exact name' } as const;
 
 /** `--application X` as its id, `--no-application` as null (unbind), neither as undefined (no change). */
-export async function applicationFlag(client: ApiClient, value: string | false | undefined): Promise<string | null | undefined> {
+export async function applicationFlag(
+  client: ApiClient,
+  value: string | false | undefined,
+): Promise<string | null | undefined> {
   if (value === undefined) return undefined;
   return value === false ? null : resolveApplicationId(client, value);
 }

@@ -4,13 +4,7 @@ import { parseRules, updateApplicationBody } from '../../../resources/applicatio
 import { resolveApplicationId } from '../../../resources/lookup.js';
 import { applicationArg, showApplication } from './shared.js';
 
-interface UpdateOptions {
-  name?: string;
-  permission?: string[];
-  rule?: string[];
-}
-
-export const update = defineCommand<UpdateOptions>({
+export const update = defineCommand({
   name: 'update',
   description: 'update an Application; permissions and rules given replace the current ones',
   args: [applicationArg],
@@ -24,11 +18,12 @@ export const update = defineCommand<UpdateOptions>({
       throw new UsageError('Nothing to update: pass --name, --permission or --rule.');
     }
     const client = await ctx.client();
-    const id = await resolveApplicationId(client, args.application!);
+    const id = await resolveApplicationId(client, args.application);
     const rules = options.rule && parseRules(options.rule, '--rule');
     // Only the name must be sent again (the API keeps what is left out): read it only when not given.
     const current = options.name === undefined ? await client.applications.get(id) : { name: options.name };
-    const app = await client.applications.update(id, updateApplicationBody(current, { name: options.name, permissions: options.permission, rules }));
+    const body = updateApplicationBody(current, { name: options.name, permissions: options.permission, rules });
+    const app = await client.applications.update(id, body);
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

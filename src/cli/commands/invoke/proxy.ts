@@ -5,15 +5,6 @@ import { readInput } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 
-interface InvokeProxyOptions {
-  request?: string;
-  path?: string;
-  header?: string[];
-  data?: string;
-  auth: boolean;
-  include?: boolean;
-}
-
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** What a proxy key looks like (`proxy_<env>_<26 base58>`); anything else is an id or a name. */
@@ -26,7 +17,7 @@ function parseHeader(line: string): [string, string] {
   return [line.slice(0, at).trim(), line.slice(at + 1).trim()];
 }
 
-export const proxy = defineCommand<InvokeProxyOptions>({
+export const proxy = defineCommand({
   name: 'proxy',
   description: "call a proxy like curl: prints the destination's body (and status and headers with -i)",
   args: [{ name: 'proxy', description: 'proxy key, id or exact name' }],
@@ -55,7 +46,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     }
 
     const client = await ctx.client();
-    const key = PROXY_KEY.test(args.proxy!) ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
+    const key = PROXY_KEY.test(args.proxy) ? args.proxy : (await client.proxies.get(await resolveProxyId(client, args.proxy))).key;
     headers['SVC-PROXY-KEY'] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 
