@@ -29,7 +29,8 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
     const allowed = PERMISSIONS_BY_TYPE[app.type];
     const checkPermission = (path: YamlPath, permission: string) => {
       if (!allowed.includes(permission)) {
-        issues.push({ path, message: `"${permission}" is not allowed for a ${app.type} Application (allowed: ${allowed.join(', ')})` });
+        const message = `"${permission}" is not allowed for a ${app.type} Application (allowed: ${allowed.join(', ')})`;
+        issues.push({ path, message });
       }
     };
     (app.permissions ?? []).forEach((permission, i) => checkPermission([...at, 'permissions', i], permission));
@@ -38,14 +39,18 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
       issues.push({ path: at, atKey: true, message: 'give it permissions or rules (at least one of them non-empty)' });
     }
     if (rules.length > 0 && !RULE_TYPES.includes(app.type)) {
-      issues.push({ path: [...at, 'rules'], message: `access rules are only for private and public Applications, not ${app.type}` });
+      const message = `access rules are only for private and public Applications, not ${app.type}`;
+      issues.push({ path: [...at, 'rules'], message });
       continue;
     }
     const priorities = new Map<number, number>();
     rules.forEach((rule, i) => {
       rule.permissions.forEach((permission, j) => checkPermission([...at, 'rules', i, 'permissions', j], permission));
       const other = priorities.get(rule.priority);
-      if (other !== undefined) issues.push({ path: [...at, 'rules', i, 'priority'], message: `${rule.priority} is already the priority of rules[${other}]` });
+      if (other !== undefined) {
+        const message = `${rule.priority} is already the priority of rules[${other}]`;
+        issues.push({ path: [...at, 'rules', i, 'priority'], message });
+      }
       priorities.set(rule.priority, i);
     });
   }
@@ -62,7 +67,8 @@ function checkReferences(config: RawConfig, issues: CheckIssue[]): void {
       const target = applications[ref];
       if (!target) {
         const suggestion = closest(ref, Object.keys(applications));
-        const hint = suggestion ? ` (did you mean ${suggestion}?)` : Object.keys(applications).length === 0 ? ' (this file has no applications)' : '';
+        const none = Object.keys(applications).length === 0;
+        const hint = suggestion ? ` (did you mean ${suggestion}?)` : none ? ' (this file has no applications)' : '';
         issues.push({ path, message: `no Application "${ref}"${hint}` });
       } else if (!RULE_TYPES.includes(target.type)) {
         issues.push({ path, message: `"${ref}" is a ${target.type} Application; ${kind} take a private or public one` });
@@ -81,7 +87,9 @@ function checkRenames(config: RawConfig, issues: CheckIssue[]): void {
       if (from === undefined) continue;
       const path = [kind, name, 'renamed_from'];
       if (from === name) issues.push({ path, message: 'is the same as the name; remove it' });
-      else if (from in resources) issues.push({ path, message: `"${from}" is still in ${kind}; a rename takes the old name out of the file` });
+      else if (from in resources) {
+        issues.push({ path, message: `"${from}" is still in ${kind}; a rename takes the old name out of the file` });
+      }
       else if (claimed.has(from)) issues.push({ path, message: `"${from}" is already renamed to ${claimed.get(from)}` });
       claimed.set(from, name);
     }

@@ -63,7 +63,9 @@ export function contentHash(kind: Kind, spec: Spec): string {
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -91,7 +93,12 @@ export function configurationDiffs(before: Record<string, string> | undefined, a
 const MAX_DIFF_LINES = 40;
 
 /** A code field: added, removed, or changed with a short unified diff (3 lines of context). */
-export function codeDiff(field: string, path: string | undefined, before: string | null | undefined, after: string | null): FieldDiff | undefined {
+export function codeDiff(
+  field: string,
+  path: string | undefined,
+  before: string | null | undefined,
+  after: string | null,
+): FieldDiff | undefined {
   const old = before ?? null;
   if (old === after) return undefined;
   const where = path === undefined ? {} : { path };
@@ -103,7 +110,8 @@ export function codeDiff(field: string, path: string | undefined, before: string
     lines.push(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`);
     lines.push(...hunk.lines.filter((line) => !line.startsWith('\\')));
   }
-  const shown = lines.length > MAX_DIFF_LINES ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more diff lines`] : lines;
+  const more = lines.length - MAX_DIFF_LINES;
+  const shown = more > 0 ? [...lines.slice(0, MAX_DIFF_LINES), `… ${more} more diff lines`] : lines;
   return { field, type: 'code', change: 'changed', ...where, diff: shown.join('\n') };
 }
 
@@ -112,7 +120,12 @@ function lineCount(code: string): number {
 }
 
 /** Non-secret fields that differ, as value diffs (`before` absent for a create). */
-export function valueDiffs<T extends object>(before: T | undefined, after: T, fields: (keyof T & string)[], show: (field: keyof T & string, value: unknown) => unknown = (_, value) => value): FieldDiff[] {
+export function valueDiffs<T extends object>(
+  before: T | undefined,
+  after: T,
+  fields: (keyof T & string)[],
+  show: (field: keyof T & string, value: unknown) => unknown = (_, value) => value,
+): FieldDiff[] {
   const diffs: FieldDiff[] = [];
   for (const field of fields) {
     const next = after[field];

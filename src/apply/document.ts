@@ -43,7 +43,13 @@ export function applyDocument(prepared: PreparedApply, result: ApplyResult | und
       warnings: plan.warnings,
     },
     result: result
-      ? { status: result.status, changes: result.outcomes, new_keys: result.keys.length, keys_file: result.keysFile, state_file: result.stateFile }
+      ? {
+          status: result.status,
+          changes: result.outcomes,
+          new_keys: result.keys.length,
+          keys_file: result.keysFile,
+          state_file: result.stateFile,
+        }
       : null,
   };
 }

@@ -21,7 +21,8 @@ export class ApplyError extends Error {
   /** One error for many problems: the first one, and how many more there are. */
   static of(issues: string[], options: { files?: string[] } = {}): ApplyError {
     const more = issues.length - 1;
-    const message = more > 0 ? `${issues[0]} (and ${more} more problem${more === 1 ? '' : 's'})` : (issues[0] ?? 'unknown problem');
+    const first = issues[0] ?? 'unknown problem';
+    const message = more > 0 ? `${first} (and ${more} more problem${more === 1 ? '' : 's'})` : first;
     return new ApplyError(message, { issues, ...options });
   }
 }

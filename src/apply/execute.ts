@@ -70,11 +70,16 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
     const known = running.get(change.address);
     if (known) return known;
     const promise = (async () => {
-      const needed = await Promise.all(change.dependsOn.map((address) => (byAddress.has(address) ? run(byAddress.get(address)!) : true)));
+      const needed = await Promise.all(
+        change.dependsOn.map((address) => (byAddress.has(address) ? run(byAddress.get(address)!) : true)),
+      );
+      const { address, action } = change;
       const failed = change.dependsOn.find((_, i) => !needed[i]);
-      if (failed !== undefined) return settle({ address: change.address, action: change.action, status: 'skipped', ms: 0, error: `${failed} did not apply` });
+      if (failed !== undefined) {
+        return settle({ address, action, status: 'skipped', ms: 0, error: `${failed} did not apply` });
+      }
       return limit(async () => {
-        if (options.signal?.aborted) return settle({ address: change.address, action: change.action, status: 'skipped', ms: 0, error: 'interrupted' });
+        if (options.signal?.aborted) return settle({ address, action, status: 'skipped', ms: 0, error: 'interrupted' });
         const started = performance.now();
         try {
           const id = await applyChange(change, desired, options.client, appRef, keys);
@@ -82,9 +87,10 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
             ids[change.address] = id;
             hashes[change.address] = hashOf(change, desired, appRef);
           }
-          return settle({ address: change.address, action: change.action, status: 'applied', id, ms: elapsed(started) });
+          return settle({ address, action, status: 'applied', id, ms: elapsed(started) });
         } catch (error) {
-          return settle({ address: change.address, action: change.action, status: 'failed', ...(change.id && { id: change.id }), ms: elapsed(started), error: describeFailure(error) });
+          const id = change.id && { id: change.id };
+          return settle({ address, action, status: 'failed', ...id, ms: elapsed(started), error: describeFailure(error) });
         }
       });
     })();
@@ -96,7 +102,13 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
 }
 
 /** One change's requests; resolves to the resource's id. */
-async function applyChange(change: Change, desired: Desired, client: ApiClient, appRef: AppRef, keys: CreatedKey[]): Promise<string> {
+async function applyChange(
+  change: Change,
+  desired: Desired,
+  client: ApiClient,
+  appRef: AppRef,
+  keys: CreatedKey[],
+): Promise<string> {
   const { kind, action, id } = change;
   if (action === 'delete') {
     await client[kind].delete(id!);
@@ -119,7 +131,9 @@ async function applyChange(change: Change, desired: Desired, client: ApiClient, 
     const reactor = desired.reactors.find((item) => item.name === change.name)!;
     const applicationId = appRef(reactor.application);
     if (action === 'create') {
-      return (await client.reactors.create(createReactorBody({ name: reactor.name, code: reactor.code.code, configuration: reactor.configuration, applicationId }))).id;
+      const { name, configuration } = reactor;
+      const body = createReactorBody({ name, code: reactor.code.code, configuration, applicationId });
+      return (await client.reactors.create(body)).id;
     }
     // Only what changed is sent (a merge patch): a saved code file is one PATCH of the code.
     await client.reactors.patch(id!, patchReactorBody({
@@ -157,9 +171,14 @@ async function applyChange(change: Change, desired: Desired, client: ApiClient, 
 }
 
 /** The configuration part of a merge patch: the keys the plan says were added or changed, null for removed ones. */
-function configurationChanges(diffs: FieldDiff[], wanted: Record<string, string>): { configuration?: Record<string, string | null> } {
+function configurationChanges(
+  diffs: FieldDiff[],
+  wanted: Record<string, string>,
+): { configuration?: Record<string, string | null> } {
   const keys = diffs.filter((diff) => diff.type === 'secret');
-  const set = Object.fromEntries(keys.filter((diff) => diff.change !== 'removed').map((diff) => configKey(diff)).map((key) => [key, wanted[key]!]));
+  const set = Object.fromEntries(
+    keys.filter((diff) => diff.change !== 'removed').map(configKey).map((key) => [key, wanted[key]!]),
+  );
   const patch = configurationPatch(set, keys.filter((diff) => diff.change === 'removed').map(configKey));
   return patch ? { configuration: patch } : {};
 }
@@ -169,19 +188,24 @@ function configKey(diff: FieldDiff): string {
 }
 
 function hashOf(change: Change, desired: Desired, appRef: AppRef): string {
-  if (change.kind === 'applications') return contentHash('applications', wantedApplication(desired.applications.find((item) => item.name === change.name)!));
-  if (change.kind === 'reactors') return contentHash('reactors', wantedReactor(desired.reactors.find((item) => item.name === change.name)!, appRef));
-  return contentHash('proxies', wantedProxy(desired.proxies.find((item) => item.name === change.name)!, appRef));
+  const named = <T extends { name: string }>(list: T[]): T => list.find((item) => item.name === change.name)!;
+  if (change.kind === 'applications') return contentHash('applications', wantedApplication(named(desired.applications)));
+  if (change.kind === 'reactors') return contentHash('reactors', wantedReactor(named(desired.reactors), appRef));
+  return contentHash('proxies', wantedProxy(named(desired.proxies), appRef));
 }
 
 /** An API failure in one line: the problem's title, status and detail (field by field for a validation). */
 export function describeFailure(error: unknown): string {
   if (error instanceof ApiError) {
-    const fields = Object.entries(error.problem.errors ?? {}).flatMap(([field, messages]) => messages.map((message) => `${field}: ${message}`));
-    const detail = (error.problem.detail ?? '').split('\n')[0] ?? '';
-    return `${error.problem.title} (${error.status})${fields.length > 0 ? `: ${fields.join('; ')}` : detail ? `: ${detail}` : ''}`;
+    const fields = Object.entries(error.problem.errors ?? {}).flatMap(([field, messages]) =>
+      messages.map((message) => `${field}: ${message}`),
+    );
+    const detail = fields.length > 0 ? fields.join('; ') : ((error.problem.detail ?? '').split('\n')[0] ?? '');
+    return `${error.problem.title} (${error.status})${detail ? `: ${detail}` : ''}`;
   }
-  if (error instanceof ConnectionError) return `cannot reach ${error.url}: ${error.code === 'ECONNREFUSED' ? 'connection refused' : error.message}`;
+  if (error instanceof ConnectionError) {
+    return `cannot reach ${error.url}: ${error.code === 'ECONNREFUSED' ? 'connection refused' : error.message}`;
+  }
   return error instanceof Error ? error.message : String(error);
 }
 

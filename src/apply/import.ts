@@ -17,7 +17,7 @@ import { identifyTarget, observe } from './session.js';
 import { displayPath } from './sources.js';
 import { applicationSpec, proxySpec, reactorSpec } from './specs.js';
 import { StateFile } from './state.js';
-import type { Kind } from './types.js';
+import type { Kind, StateEntry } from './types.js';
 
 export interface ImportOptions {
   client: ApiClient;
@@ -50,13 +50,15 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   const warnings: string[] = [];
   const files: PendingFile[] = [];
   const taken = new Set<string>();
-  const entries: Record<Kind, Record<string, { id: string; hash: string }>> = { applications: {}, reactors: {}, proxies: {} };
+  const entries: Record<Kind, Record<string, StateEntry>> = { applications: {}, reactors: {}, proxies: {} };
 
   /** Names are map keys: of several resources with one name, the first is imported. */
   const unique = <T extends { id: string; name: string }>(kind: Kind, items: T[]): T[] =>
     items.filter((item, i) => {
       const first = items.findIndex((other) => other.name === item.name);
-      if (first !== i) warnings.push(`${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`);
+      if (first !== i) {
+        warnings.push(`${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`);
+      }
       return first === i;
     });
   const fileFor = (folder: string, name: string, suffix: string): string => {
@@ -66,13 +68,15 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     taken.add(relative.toLowerCase());
     return relative;
   };
-  const addFile = (relative: string, text: string, mode = 0o644) => files.push({ absolute: path.resolve(dir, relative), text, mode });
+  const addFile = (relative: string, text: string, mode = 0o644) =>
+    files.push({ absolute: path.resolve(dir, relative), text, mode });
   /** A .env file when the values survive the round trip through the parser, else inline (with a warning). */
   const configurationOf = (address: string, folder: string, name: string, configuration: Record<string, string>) => {
     if (Object.keys(configuration).length === 0) return undefined;
     const text = dotenvText(configuration);
     if (text === undefined) {
-      warnings.push(`${address}: a configuration value cannot be written to a .env file; it is in svc.yaml (move it out of version control).`);
+      const where = 'it is in svc.yaml (move it out of version control)';
+      warnings.push(`${address}: a configuration value cannot be written to a .env file; ${where}.`);
       return escapeAll(configuration);
     }
     const relative = fileFor(folder, name, '.env');
@@ -87,13 +91,19 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   const appRef = (address: string, id: string | null): { application?: string } => {
     if (id === null) return {};
     const name = appNames.get(id);
-    if (name === undefined) warnings.push(`${address}: its Application ${id} is not imported, so the reference is left out.`);
+    if (name === undefined) {
+      warnings.push(`${address}: its Application ${id} is not imported, so the reference is left out.`);
+    }
     return name === undefined ? {} : { application: name };
   };
 
   const config: Record<string, Record<string, unknown>> = {};
-  if (applications.length > 0) config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
-  for (const app of applications) entries.applications[app.name] = { id: app.id, hash: contentHash('applications', applicationSpec(app)) };
+  if (applications.length > 0) {
+    config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
+  }
+  for (const app of applications) {
+    entries.applications[app.name] = { id: app.id, hash: contentHash('applications', applicationSpec(app)) };
+  }
 
   const reactors = unique('reactors', actual.reactors);
   if (reactors.length > 0) {
@@ -102,10 +112,13 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
       const code = fileFor('reactors', reactor.name, '.js');
       addFile(code, reactor.code);
       const configuration = configurationOf(address, 'reactors', reactor.name, reactor.configuration);
-      return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...appRef(address, reactor.application?.id ?? null) }];
+      const application = appRef(address, reactor.application?.id ?? null);
+      return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
     }));
   }
-  for (const reactor of reactors) entries.reactors[reactor.name] = { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) };
+  for (const reactor of reactors) {
+    entries.reactors[reactor.name] = { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) };
+  }
 
   const proxies = unique('proxies', actual.proxies);
   if (proxies.length > 0) {
@@ -126,16 +139,23 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
       })];
     }));
   }
-  for (const proxy of proxies) entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
+  for (const proxy of proxies) {
+    entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
+  }
 
   const doc = new Document(config);
-  doc.commentBefore = ` yaml-language-server: $schema=${schemaReference(dir)}\n Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`;
+  doc.commentBefore = [
+    ` yaml-language-server: $schema=${schemaReference(dir)}`,
+    ` Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`,
+  ].join('\n');
   files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
 
   if (!options.force) {
-    const existing = (await Promise.all(files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)))).filter((file) => file !== undefined);
+    const found = await Promise.all(files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)));
+    const existing = found.filter((file) => file !== undefined).map((file) => displayPath(file, options.cwd));
     if (existing.length > 0) {
-      throw new ApplyError(`${existing.map((file) => displayPath(file, options.cwd)).join(', ')} already exist${existing.length === 1 ? 's' : ''}; pass --force to overwrite, or --out another file.`);
+      const verb = existing.length === 1 ? 'exists' : 'exist';
+      throw new ApplyError(`${existing.join(', ')} already ${verb}; pass --force to overwrite, or --out another file.`);
     }
   }
   for (const file of files) await writeFileAtomic(file.absolute, file.text, file.mode);
@@ -187,7 +207,9 @@ function escapeAll(configuration: Record<string, string>): Record<string, string
 export function dotenvText(configuration: Record<string, string>): string | undefined {
   const lines: string[] = [];
   for (const [key, value] of Object.entries(configuration)) {
-    const line = ["'", '`', '"'].map((quote) => `${key}=${quote}${value}${quote}`).find((candidate) => sameValue(parseEnvText(candidate), { [key]: value }));
+    const line = ["'", '`', '"']
+      .map((quote) => `${key}=${quote}${value}${quote}`)
+      .find((candidate) => sameValue(parseEnvText(candidate), { [key]: value }));
     if (line === undefined) return undefined;
     lines.push(line);
   }

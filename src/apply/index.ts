@@ -36,13 +36,19 @@ export { watchConfig, type ApplyWatcher, type WatchEvent, type WatchOptions } fr
  * 0 when all went well; with `detailed`, 2 when the plan had changes (pending with a dry run,
  * applied otherwise); 1 when a change failed.
  */
-export function exitCodeOf(prepared: Pick<PreparedApply, 'plan'>, result: Pick<ApplyResult, 'status'> | undefined, detailed: boolean): number {
+export function exitCodeOf(
+  prepared: Pick<PreparedApply, 'plan'>,
+  result: Pick<ApplyResult, 'status'> | undefined,
+  detailed: boolean,
+): number {
   if (result?.status === 'failed') return 1;
   return detailed && prepared.plan.changes.length > 0 ? 2 : 0;
 }
 
 /** Load, plan and (unless `dryRun`) apply in one call: what `svc serve --config` does at start. */
-export async function runApply(options: ApplyOptions & { dryRun?: boolean; detailedExitCode?: boolean }): Promise<{ prepared: PreparedApply; result: ApplyResult | undefined; exitCode: number }> {
+export async function runApply(
+  options: ApplyOptions & { dryRun?: boolean; detailedExitCode?: boolean },
+): Promise<{ prepared: PreparedApply; result: ApplyResult | undefined; exitCode: number }> {
   const prepared = await prepareApply(options);
   const result = options.dryRun ? undefined : await prepared.apply();
   return { prepared, result, exitCode: exitCodeOf(prepared, result, options.detailedExitCode ?? false) };

@@ -3,6 +3,8 @@ import type { YamlPath } from './locate.js';
 /** `${env:NAME}`, `$${` (a literal `${`), or any other `${` (a mistake worth naming). */
 const PATTERN = /\$\$\{|\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\$\{[^}]*\}?/g;
 
+type Env = Record<string, string | undefined>;
+
 export interface InterpolationIssue {
   path: YamlPath;
   message: string;
@@ -13,16 +15,17 @@ export interface InterpolationIssue {
  * that is not set, and a `${...}` that is not `${env:NAME}`, are issues at their path; `$${`
  * stands for a literal `${`. Keys are left as they are: they are names.
  */
-export function interpolate(value: unknown, env: Record<string, string | undefined>, issues: InterpolationIssue[], path: YamlPath = []): unknown {
+export function interpolate(value: unknown, env: Env, issues: InterpolationIssue[], path: YamlPath = []): unknown {
   if (typeof value === 'string') return interpolateString(value, env, issues, path);
   if (Array.isArray(value)) return value.map((item, i) => interpolate(item, env, issues, [...path, i]));
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolate(item, env, issues, [...path, key])]));
+    const entries = Object.entries(value).map(([key, item]) => [key, interpolate(item, env, issues, [...path, key])]);
+    return Object.fromEntries(entries);
   }
   return value;
 }
 
-function interpolateString(text: string, env: Record<string, string | undefined>, issues: InterpolationIssue[], path: YamlPath): string {
+function interpolateString(text: string, env: Env, issues: InterpolationIssue[], path: YamlPath): string {
   if (!text.includes('${')) return text;
   return text.replace(PATTERN, (match, name: string | undefined) => {
     if (match === '$${') return '${';

@@ -11,6 +11,12 @@ export interface CreatedKey {
   key: string;
 }
 
+export interface KeyChanges {
+  created: CreatedKey[];
+  renamed: [from: string, to: string][];
+  deleted: string[];
+}
+
 interface KeysDocument {
   version: 1;
   targets: Record<string, Record<string, Record<string, Omit<CreatedKey, 'name'>>>>;
@@ -30,7 +36,7 @@ export class KeysFile {
   }
 
   /** Records new keys, moves renamed Applications' keys, drops deleted ones. */
-  update(target: TargetKey, changes: { created: CreatedKey[]; renamed: [from: string, to: string][]; deleted: string[] }): Promise<void> {
+  update(target: TargetKey, changes: KeyChanges): Promise<void> {
     const next = this.queue.then(async () => {
       if (changes.created.length + changes.renamed.length + changes.deleted.length === 0) return;
       const document = await this.document();
@@ -56,7 +62,10 @@ export class KeysFile {
   }
 
   private async document(): Promise<KeysDocument> {
-    const damaged = (reason: string) => new ApplyError(`The keys file ${this.file} is damaged (${reason}); move it aside (it may hold the only copy of some keys).`);
+    const damaged = (reason: string) =>
+      new ApplyError(
+        `The keys file ${this.file} is damaged (${reason}); move it aside (it may hold the only copy of some keys).`,
+      );
     const value = await readJsonFile(this.file, damaged);
     if (value === undefined) return { version: 1, targets: {} };
     if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets)) throw damaged('not a version 1 keys document');

@@ -30,7 +30,8 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   const shown = displayPath(absolute, options.cwd);
   const read = await readSource(absolute);
   if ('error' in read) {
-    const hint = read.error.endsWith('no such file') ? ' (-f names another file; `svc import` writes one from what the target holds)' : '';
+    const missing = read.error.endsWith('no such file');
+    const hint = missing ? ' (-f names another file; `svc import` writes one from what the target holds)' : '';
     throw new ApplyError(`Cannot read ${shown}: ${read.error.slice(read.error.lastIndexOf(': ') + 2)}${hint}.`);
   }
 
@@ -64,10 +65,12 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   if (issues.length > 0) throw fail();
 
   const dir = path.dirname(absolute);
-  const files = new Map<string, SourceFile>([[absolute, { path: path.basename(absolute), absolute, digest: sha256(read.text) }]]);
+  const files = new Map<string, SourceFile>();
+  files.set(absolute, { path: path.basename(absolute), absolute, digest: sha256(read.text) });
   const unreadable = (at: YamlPath, error: unknown) => {
     if (!(error instanceof UnreadableFileError)) throw error;
-    const reason = error.message.slice(error.message.indexOf(error.file) + error.file.length).replace(/^: /, '').replace(/\.$/, '');
+    const after = error.message.slice(error.message.indexOf(error.file) + error.file.length);
+    const reason = after.replace(/^: /, '').replace(/\.$/, '');
     report(at, `cannot read ${displayPath(error.file, options.cwd)}: ${reason}`);
     return undefined;
   };
@@ -84,7 +87,8 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     const problem = syntaxError(code);
     if (problem) {
       const where = displayPath(absolute, options.cwd);
-      issues.push({ line: locator.line(at), text: `${where}:${problem.line}:${problem.column} ${problem.message} (${formatPath(at)})` });
+      const text = `${where}:${problem.line}:${problem.column} ${problem.message} (${formatPath(at)})`;
+      issues.push({ line: locator.line(at), text });
       return undefined;
     }
     return { path: relative, code };
@@ -96,7 +100,8 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     if (configuration === undefined) return undefined;
     // What svc takes from a .env file is its pairs: a comment edited there changes nothing.
     const absolute = path.resolve(dir, value);
-    files.set(absolute, { path: value, absolute, digest: sha256(JSON.stringify(Object.entries(configuration).sort(([a], [b]) => (a < b ? -1 : 1)))) });
+    const pairs = Object.entries(configuration).sort(([a], [b]) => (a < b ? -1 : 1));
+    files.set(absolute, { path: value, absolute, digest: sha256(JSON.stringify(pairs)) });
     return configuration;
   };
 
@@ -129,8 +134,12 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   const proxies: DesiredProxy[] = [];
   for (const [name, proxy] of Object.entries(raw.proxies ?? {})) {
     const at = ['proxies', name];
-    const request = proxy.request_transform === undefined ? null : await readCode([...at, 'request_transform'], proxy.request_transform);
-    const response = proxy.response_transform === undefined ? null : await readCode([...at, 'response_transform'], proxy.response_transform);
+    const transform = (field: 'request_transform' | 'response_transform') => {
+      const file = proxy[field];
+      return file === undefined ? null : readCode([...at, field], file);
+    };
+    const request = await transform('request_transform');
+    const response = await transform('response_transform');
     const configuration = await readConfiguration([...at, 'configuration'], proxy.configuration);
     if (request === undefined || response === undefined) continue;
     proxies.push({

@@ -30,12 +30,13 @@ interface PlanFileDocument {
 
 export async function writePlanFile(file: string, prepared: PreparedApply, now: Date): Promise<void> {
   const salt = randomBytes(16).toString('hex');
+  const { targets } = prepared.options;
   const document: PlanFileDocument = {
     svc_plan: 1,
     created_at: now.toISOString(),
     config: path.relative(path.dirname(path.resolve(file)), prepared.desired.files[0]!.absolute),
     target: { url: prepared.target.url, tenant_id: prepared.target.tenantId },
-    options: { prune: prepared.options.prune ?? false, ...(prepared.options.targets && { targets: prepared.options.targets }) },
+    options: { prune: prepared.options.prune ?? false, ...(targets && { targets }) },
     salt,
     files: digests(prepared.desired, salt),
     plan: prepared.plan,
@@ -48,7 +49,10 @@ export async function writePlanFile(file: string, prepared: PreparedApply, now: 
  * it names changed, when the client points at another target, or when planning again now gives
  * another plan (the target changed meanwhile). What it returns applies exactly the saved plan.
  */
-export async function prepareFromPlanFile(file: string, options: { client: ApiClient; cwd: string; env: Record<string, string | undefined> }): Promise<PreparedApply> {
+export async function prepareFromPlanFile(
+  file: string,
+  options: { client: ApiClient; cwd: string; env: Record<string, string | undefined> },
+): Promise<PreparedApply> {
   const absolute = path.resolve(options.cwd, file);
   const shown = displayPath(absolute, options.cwd);
   const document = await readPlanFile(absolute, shown);
@@ -61,30 +65,39 @@ export async function prepareFromPlanFile(file: string, options: { client: ApiCl
     throw error;
   }
   const now = digests(desired, document.salt);
-  const changed = [...new Set([...Object.keys(now), ...Object.keys(document.files)])].filter((name) => now[name] !== document.files[name]);
-  if (changed.length > 0) {
-    throw new ApplyError(`${changed.join(', ')} changed since the plan ${shown} was made; make a new plan (svc apply --out ${shown}).`);
-  }
-  const prepared = await prepareFor(desired, { client: options.client, prune: document.options.prune, ...(document.options.targets && { targets: document.options.targets }) });
-  if (prepared.target.url !== document.target.url || prepared.target.tenantId !== document.target.tenant_id) {
-    throw new ApplyError(`The plan ${shown} was made for ${document.target.url} (tenant ${document.target.tenant_id}), not ${prepared.target.url} (tenant ${prepared.target.tenantId}).`);
+  const names = new Set([...Object.keys(now), ...Object.keys(document.files)]);
+  const changed = [...names].filter((name) => now[name] !== document.files[name]);
+  const remake = `make a new plan (svc apply --out ${shown})`;
+  if (changed.length > 0) throw new ApplyError(`${changed.join(', ')} changed since the plan ${shown} was made; ${remake}.`);
+  const { prune, targets } = document.options;
+  const prepared = await prepareFor(desired, { client: options.client, prune, ...(targets && { targets }) });
+  const { url, tenantId } = prepared.target;
+  if (url !== document.target.url || tenantId !== document.target.tenant_id) {
+    const planned = `${document.target.url} (tenant ${document.target.tenant_id})`;
+    throw new ApplyError(`The plan ${shown} was made for ${planned}, not ${url} (tenant ${tenantId}).`);
   }
   if (!sameValue(prepared.plan.changes, document.plan.changes)) {
-    throw new ApplyError(`The target changed since the plan ${shown} was made; make a new plan (svc apply --out ${shown}).`);
+    throw new ApplyError(`The target changed since the plan ${shown} was made; ${remake}.`);
   }
   return prepared;
 }
 
 async function readPlanFile(absolute: string, shown: string): Promise<PlanFileDocument> {
-  const invalid = (reason: string) => new ApplyError(`${shown} is not a plan made by \`svc apply --out\` (${reason}); to apply a config, give it with -f.`);
+  const invalid = (reason: string) =>
+    new ApplyError(`${shown} is not a plan made by \`svc apply --out\` (${reason}); to apply a config, give it with -f.`);
   const value = await readJsonFile(absolute, invalid);
   if (value === undefined) throw new ApplyError(`Cannot read the plan ${shown}: no such file.`);
   if (!isRecord(value) || value.svc_plan !== 1) throw invalid('no "svc_plan": 1');
   const target = value.target;
-  if (typeof value.config !== 'string' || typeof value.salt !== 'string' || !isRecord(value.files) || !isRecord(value.plan) || !Array.isArray(value.plan.changes)) {
-    throw invalid('it lacks config, salt, files or plan');
+  const plan = value.plan;
+  if (typeof value.config !== 'string' || typeof value.salt !== 'string' || !isRecord(value.files)) {
+    throw invalid('it lacks config, salt or files');
   }
-  if (!isRecord(target) || typeof target.url !== 'string' || typeof target.tenant_id !== 'string' || !isRecord(value.options)) {
+  if (!isRecord(plan) || !Array.isArray(plan.changes)) {
+    throw invalid('it lacks its plan');
+  }
+  const targetOk = isRecord(target) && typeof target.url === 'string' && typeof target.tenant_id === 'string';
+  if (!targetOk || !isRecord(value.options)) {
     throw invalid('it lacks its target or options');
   }
   return value as unknown as PlanFileDocument;

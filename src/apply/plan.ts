@@ -33,7 +33,11 @@ export interface PlanInput {
 }
 
 type ActualOf<K extends Kind> = K extends 'applications' ? Application : K extends 'reactors' ? Reactor : Proxy;
-type DesiredOf<K extends Kind> = K extends 'applications' ? DesiredApplication : K extends 'reactors' ? DesiredReactor : DesiredProxy;
+type DesiredOf<K extends Kind> = K extends 'applications'
+  ? DesiredApplication
+  : K extends 'reactors'
+    ? DesiredReactor
+    : DesiredProxy;
 
 interface Match<K extends Kind> {
   actual: ActualOf<K>;
@@ -66,7 +70,11 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     const byName = (name: string, resource: { name: string; line: number }): Match<Kind> | undefined => {
       const found = list.filter((item) => item.name === name && !claimed.has(item.id));
       if (found.length > 1) {
-        issues.push(`${where(kind, resource)}: ${found.length} ${kind} are named "${name}" on the target (${found.map((item) => item.id).join(', ')}) and none is in .svc/state.json; delete or rename all but one`);
+        const ids = found.map((item) => item.id).join(', ');
+        issues.push(
+          `${where(kind, resource)}: ${found.length} ${kind} are named "${name}" on the target (${ids}) ` +
+            'and none is in .svc/state.json; delete or rename all but one',
+        );
       }
       if (found.length !== 1) return undefined;
       claimed.add(found[0]!.id);
@@ -79,7 +87,9 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
       let match: Match<Kind> | undefined;
       if (own && byId.has(own.id)) match = { actual: byId.get(own.id)!, via: 'state', entry: own };
       else if (old && byId.has(old.id)) match = { actual: byId.get(old.id)!, via: 'state', entry: old };
-      else if (resource.renamedFrom !== undefined) match = byName(resource.renamedFrom, resource) ?? byName(resource.name, resource);
+      else if (resource.renamedFrom !== undefined) {
+        match = byName(resource.renamedFrom, resource) ?? byName(resource.name, resource);
+      }
       else match = byName(resource.name, resource);
       used.add(resource.name);
       if (match?.entry === old && old) used.add(resource.renamedFrom!);
@@ -94,12 +104,16 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     if (id === null) return null;
     if (id.startsWith(PENDING)) return id.slice(PENDING.length);
     const desiredName = Object.entries(ids).find(([address, value]) => value === id && address.startsWith('applications.'));
-    return desiredName ? desiredName[0].slice('applications.'.length) : (actual.applications.find((app) => app.id === id)?.name ?? id);
+    if (desiredName) return desiredName[0].slice('applications.'.length);
+    return actual.applications.find((app) => app.id === id)?.name ?? id;
   };
-  const appRef = (name: string | null): string | null => (name === null ? null : (ids[addressOf('applications', name)] ?? `${PENDING}${name}`));
-  const showApp = (field: string, value: unknown) => (field === 'application' ? (appName(value as string | null) ?? '(none)') : value);
+  const appRef = (name: string | null): string | null =>
+    name === null ? null : (ids[addressOf('applications', name)] ?? `${PENDING}${name}`);
+  const showApp = (field: string, value: unknown) =>
+    field === 'application' ? (appName(value as string | null) ?? '(none)') : value;
 
-  const changeOf = <K extends Kind>(kind: K, resource: DesiredOf<K>, diffs: FieldDiff[], spec: (item: ActualOf<K>) => Spec): void => {
+  type SpecOf<K extends Kind> = (item: ActualOf<K>) => Spec;
+  const changeOf = <K extends Kind>(kind: K, resource: DesiredOf<K>, diffs: FieldDiff[], spec: SpecOf<K>): void => {
     const address = addressOf(kind, resource.name);
     const match = matches.get(address) as Match<K> | undefined;
     if (!match) {
@@ -128,11 +142,17 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     const wanted = wantedApplication(app);
     const before = current ? applicationSpec(current) : undefined;
     if (before && before.type !== wanted.type) {
-      issues.push(`${where('applications', app, 'type')}: the Application on the target is ${before.type}; a type cannot change in place (give it a new name to make a new Application)`);
+      issues.push(
+        `${where('applications', app, 'type')}: the Application on the target is ${before.type}; ` +
+          'a type cannot change in place (give it a new name to make a new Application)',
+      );
       continue;
     }
     if (before && wanted.permissions.length === 0 && before.permissions.length > 0) {
-      issues.push(`${where('applications', app, 'permissions')}: the API cannot take every permission away from an Application (it has ${before.permissions.join(', ')}); keep one, or give it a new name`);
+      issues.push(
+        `${where('applications', app, 'permissions')}: the API cannot take every permission away from an ` +
+          `Application (it has ${before.permissions.join(', ')}); keep one, or give it a new name`,
+      );
       continue;
     }
     const diffs = valueDiffs(before, wanted, before ? ['permissions', 'rules'] : ['type', 'permissions', 'rules']);
@@ -211,17 +231,26 @@ function linkDependencies(changes: Change[], desired: Desired, actual: Actual): 
     if (ref && change.action !== 'delete' && byAddress.get(addressOf('applications', ref))?.action === 'create') {
       change.dependsOn.push(addressOf('applications', ref));
     }
-    if (change.kind === 'applications' && change.action === 'delete' && change.id !== undefined) change.dependsOn.push(...usersOf(change.id));
+    if (change.kind === 'applications' && change.action === 'delete' && change.id !== undefined) {
+      change.dependsOn.push(...usersOf(change.id));
+    }
   }
 }
 
 /** `--target`: the changes named, and the creations they depend on. */
 function selectTargets(changes: Change[], targets: Address[], desired: Desired, state: TargetState): Change[] {
-  const known = new Set([...KINDS.flatMap((kind) => desired[kind].map((item) => addressOf(kind, item.name))), ...KINDS.flatMap((kind) => Object.keys(state[kind]).map((name) => addressOf(kind, name)))]);
+  const known = new Set(
+    KINDS.flatMap((kind) =>
+      [...desired[kind].map((item) => item.name), ...Object.keys(state[kind])].map((name) => addressOf(kind, name)),
+    ),
+  );
   for (const target of targets) {
     if (known.has(target)) continue;
     const suggestion = closest(target, known);
-    throw new ApplyError(`--target ${target}: no such resource in ${desired.file}${suggestion ? ` (did you mean ${suggestion}?)` : ''}; address one as kind.name, e.g. reactors.charge`, { exitCode: 2 });
+    const hint = suggestion ? ` (did you mean ${suggestion}?)` : '';
+    const message = `--target ${target}: no such resource in ${desired.file}${hint}; ` +
+      'address one as kind.name, e.g. reactors.charge';
+    throw new ApplyError(message, { exitCode: 2 });
   }
   const byAddress = new Map(changes.map((change) => [change.address, change]));
   const wanted = new Set<Address>();
@@ -232,7 +261,9 @@ function selectTargets(changes: Change[], targets: Address[], desired: Desired, 
     change.dependsOn.forEach(add);
   };
   targets.forEach(add);
-  return changes.filter((change) => wanted.has(change.address)).map((change) => ({ ...change, dependsOn: change.dependsOn.filter((address) => wanted.has(address)) }));
+  return changes
+    .filter((change) => wanted.has(change.address))
+    .map((change) => ({ ...change, dependsOn: change.dependsOn.filter((address) => wanted.has(address)) }));
 }
 
 function isEmptyList(diff: FieldDiff): boolean {

@@ -64,20 +64,23 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaIssue | 
     case 'type': {
       // A configuration value is a string; `PORT: 8080` is a number to YAML.
       const quote = path[path.length - 2] === 'configuration' && params.type === 'string' ? ' (put it in quotes)' : '';
-      return { path, atKey: false, message: `must be ${typeWords(String(params.type))}${section ? ` (a ${singular(section)})` : ''}${quote}` };
+      const what = section ? ` (a ${singular(section)})` : '';
+      return { path, atKey: false, message: `must be ${typeWords(String(params.type))}${what}${quote}` };
     }
     case 'enum':
       return { path, atKey: false, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'pattern':
       return { path, atKey: false, message: patternWords(path) };
     case 'minLength':
-      return { path, atKey: path.length === 2, message: params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} characters` };
+      const message = params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} characters`;
+      return { path, atKey: path.length === 2, message };
     case 'maxLength':
       return { path, atKey: path.length === 2, message: `must have at most ${String(params.limit)} characters` };
     case 'minimum':
       return { path, atKey: false, message: `must be ${String(params.limit)} or more` };
     case 'minItems':
-      return { path, atKey: false, message: `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` };
+      const items = `item${params.limit === 1 ? '' : 's'}`;
+      return { path, atKey: false, message: `must have at least ${String(params.limit)} ${items}` };
     case 'maxItems':
     case 'maxProperties':
       return { path, atKey: false, message: `must have at most ${String(params.limit)} entries` };
@@ -94,7 +97,13 @@ function known(error: ErrorObject): string {
 }
 
 function typeWords(type: string): string {
-  const words: Record<string, string> = { string: 'a string', boolean: 'true or false', integer: 'a whole number', array: 'a list', object: 'a map of keys' };
+  const words: Record<string, string> = {
+    string: 'a string',
+    boolean: 'true or false',
+    integer: 'a whole number',
+    array: 'a list',
+    object: 'a map of keys',
+  };
   return type
     .split(',')
     .map((part) => words[part] ?? part)
@@ -105,7 +114,9 @@ function typeWords(type: string): string {
 function patternWords(path: (string | number)[]): string {
   const field = path[path.length - 1];
   if (field === 'destination_url') return 'must be an http:// or https:// URL';
-  if (field === 'container') return 'must start and end with "/" with letters, digits, "-" and "_" between slashes (e.g. /pci/high/)';
+  if (field === 'container') {
+    return 'must start and end with "/" with letters, digits, "-" and "_" between slashes (e.g. /pci/high/)';
+  }
   return 'is not in the expected form';
 }
 

@@ -9,7 +9,8 @@ import { KeysFile, type CreatedKey } from './keys.js';
 import { loadConfig } from './load.js';
 import { plan as makePlan } from './plan.js';
 import { StateFile, type TargetKey } from './state.js';
-import { parseAddress, type Actual, type Address, type Desired, type Plan, type PlanOptions, type TargetState } from './types.js';
+import { parseAddress } from './types.js';
+import type { Actual, Address, Desired, Plan, PlanOptions, TargetState } from './types.js';
 
 export interface ApplyOptions {
   client: ApiClient;
@@ -52,7 +53,10 @@ export async function prepareApply(options: ApplyOptions): Promise<PreparedApply
 }
 
 /** prepareApply for svc.yaml already loaded (watch reloads it itself). */
-export async function prepareFor(desired: Desired, options: Omit<ApplyOptions, 'file' | 'cwd' | 'env'>): Promise<PreparedApply> {
+export async function prepareFor(
+  desired: Desired,
+  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env'>,
+): Promise<PreparedApply> {
   const { client } = options;
   const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
   const stateFile = StateFile.beside(desired.dir);
@@ -67,7 +71,10 @@ export async function prepareFor(desired: Desired, options: Omit<ApplyOptions, '
     desired,
     target,
     plan,
-    options: { ...(options.prune !== undefined && { prune: options.prune }), ...(options.targets !== undefined && { targets: options.targets }) },
+    options: {
+      ...(options.prune !== undefined && { prune: options.prune }),
+      ...(options.targets !== undefined && { targets: options.targets }),
+    },
     apply: (run = {}) => applyPlan(plan, desired, target, client, stateFile, run),
   };
 }
@@ -86,10 +93,11 @@ async function applyPlan(
   if (applied.length > 0 || plan.forgotten.length > 0) {
     await stateFile.update(target, (state) => recordOutcomes(state, plan, applied, execution.ids, execution.hashes));
   }
+  const apps = applied.filter((change) => change.kind === 'applications');
   await keysFile.update(target, {
     created: execution.keys,
-    renamed: applied.filter((change) => change.kind === 'applications' && change.action === 'rename').map((change) => [change.from!, change.name]),
-    deleted: applied.filter((change) => change.kind === 'applications' && change.action === 'delete').map((change) => change.name),
+    renamed: apps.filter((change) => change.action === 'rename').map((change) => [change.from!, change.name]),
+    deleted: apps.filter((change) => change.action === 'delete').map((change) => change.name),
   });
   const failed = execution.outcomes.some((outcome) => outcome.status !== 'applied');
   return {
@@ -102,7 +110,13 @@ async function applyPlan(
 }
 
 /** The state after a plan: forgotten entries dropped, then each applied change recorded. */
-function recordOutcomes(state: TargetState, plan: Plan, applied: Plan['changes'], ids: Record<Address, string>, hashes: Record<Address, string>): void {
+function recordOutcomes(
+  state: TargetState,
+  plan: Plan,
+  applied: Plan['changes'],
+  ids: Record<Address, string>,
+  hashes: Record<Address, string>,
+): void {
   for (const address of plan.forgotten) {
     const parsed = parseAddress(address);
     if (parsed) delete state[parsed.kind][parsed.name];
@@ -128,6 +142,10 @@ export async function identifyTarget(client: ApiClient): Promise<Target> {
 
 /** Everything the target holds of the three kinds. */
 export async function observe(client: ApiClient): Promise<Actual> {
-  const [applications, reactors, proxies] = await Promise.all([client.applications.all(), client.reactors.all(), client.proxies.all()]);
+  const [applications, reactors, proxies] = await Promise.all([
+    client.applications.all(),
+    client.reactors.all(),
+    client.proxies.all(),
+  ]);
   return { applications, reactors, proxies };
 }

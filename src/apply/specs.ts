@@ -14,7 +14,8 @@ export function applicationSpec(app: Application): ApplicationSpec {
 }
 
 export function reactorSpec(reactor: Reactor): ReactorSpec {
-  return { name: reactor.name, code: reactor.code, configuration: reactor.configuration, application: reactor.application?.id ?? null };
+  const { name, code, configuration } = reactor;
+  return { name, code, configuration, application: reactor.application?.id ?? null };
 }
 
 export function proxySpec(proxy: Proxy): ProxySpec {
@@ -35,7 +36,8 @@ export function wantedApplication(app: DesiredApplication): ApplicationSpec {
 }
 
 export function wantedReactor(reactor: DesiredReactor, appRef: AppRef): ReactorSpec {
-  return { name: reactor.name, code: reactor.code.code, configuration: reactor.configuration, application: appRef(reactor.application) };
+  const { name, configuration } = reactor;
+  return { name, code: reactor.code.code, configuration, application: appRef(reactor.application) };
 }
 
 export function wantedProxy(proxy: DesiredProxy, appRef: AppRef): ProxySpec {

@@ -49,7 +49,10 @@ export class StateFile {
 
   private async document(): Promise<StateDocument> {
     const damaged = (reason: string) =>
-      new ApplyError(`svc's state file ${this.file} is damaged (${reason}); move it aside and apply again: svc then finds its resources by name.`);
+      new ApplyError(
+        `svc's state file ${this.file} is damaged (${reason}); ` +
+          'move it aside and apply again: svc then finds its resources by name.',
+      );
     const value = await readJsonFile(this.file, damaged);
     if (value === undefined) return { version: 1, targets: {} };
     if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets)) throw damaged('not a version 1 state document');
@@ -61,7 +64,9 @@ export class StateFile {
           const entries = state[kind] ?? {};
           if (!isRecord(entries)) throw damaged(`${kind} of ${url} is not an object`);
           for (const [name, entry] of Object.entries(entries)) {
-            if (!isRecord(entry) || typeof entry.id !== 'string' || typeof entry.hash !== 'string') throw damaged(`${kind}.${name} of ${url} has no id and hash`);
+            if (!isRecord(entry) || typeof entry.id !== 'string' || typeof entry.hash !== 'string') {
+              throw damaged(`${kind}.${name} of ${url} has no id and hash`);
+            }
           }
         }
       }

@@ -151,7 +151,9 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
     const attempt = { signature, mtimes: await mtimesOf(desired) };
     if (failed && failed.signature === attempt.signature && failed.mtimes === attempt.mtimes) return false;
     try {
-      const prepared = await prepareFor(desired, { client: options.client, ...(options.prune !== undefined && { prune: options.prune }), ...(options.targets && { targets: options.targets }) });
+      const { client, prune, targets } = options;
+      const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
+      const prepared = await prepareFor(desired, planOptions);
       if (closed) return false;
       if (prepared.plan.changes.length === 0) {
         applied = signature;
@@ -163,14 +165,16 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       const result = await prepared.apply({
         onOutcome: (outcome) => {
           const change = byAddress.get(outcome.address)!;
-          emit({ type: 'change', change, outcome, fields: fieldsOf(change), latencyMs: Math.round(performance.now() - started) });
+          const latencyMs = Math.round(performance.now() - started);
+          emit({ type: 'change', change, outcome, fields: fieldsOf(change), latencyMs });
         },
       });
       if (result.status === 'failed') failed = attempt;
       else [applied, failed] = [signature, undefined];
     } catch (error) {
       failed = attempt;
-      emit(error instanceof ApplyError ? { type: 'invalid', message: error.message } : { type: 'error', message: describeFailure(error) });
+      if (error instanceof ApplyError) emit({ type: 'invalid', message: error.message });
+      else emit({ type: 'error', message: describeFailure(error) });
     }
     return true;
   };

@@ -42,6 +42,12 @@ function painter(color: boolean): (style: Style, text: string) => string {
   return (style, text) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
 }
 
+const CHANGE_SIGNS: Record<'added' | 'removed' | 'changed', [sign: string, style: Style]> = {
+  added: ['+', 'green'],
+  removed: ['-', 'red'],
+  changed: ['~', 'yellow'],
+};
+
 const SIGNS: Record<PlanAction, [sign: string, style: Style]> = {
   create: ['+', 'green'],
   update: ['~', 'yellow'],
@@ -61,12 +67,14 @@ export function formatPlan(plan: PlanView, options: { color: boolean; file?: str
       change.adopted && 'found on the target by its name; svc manages it from now on',
       change.drift && 'changed outside svc since the last apply',
     ].filter(Boolean);
-    lines.push(`  ${paint(style, `${sign} ${change.action}`)} ${paint('bold', change.address)}${notes.length > 0 ? paint('dim', ` (${notes.join('; ')})`) : ''}`);
+    const noted = notes.length > 0 ? paint('dim', ` (${notes.join('; ')})`) : '';
+    lines.push(`  ${paint(style, `${sign} ${change.action}`)} ${paint('bold', change.address)}${noted}`);
     for (const diff of change.diffs) lines.push(...formatDiff(diff, change.action === 'create', paint));
   }
   if (plan.changes.length > 0) lines.push('');
   for (const orphan of plan.orphans) {
-    lines.push(paint('dim', `${orphan} is no longer in ${options.file ?? 'svc.yaml'}; svc leaves it be (--prune deletes it).`));
+    const file = options.file ?? 'svc.yaml';
+    lines.push(paint('dim', `${orphan} is no longer in ${file}; svc leaves it be (--prune deletes it).`));
   }
   for (const warning of plan.warnings) lines.push(paint('yellow', `Warning: ${warning}`));
   lines.push(summaryLine(plan.changes));
@@ -76,7 +84,7 @@ export function formatPlan(plan: PlanView, options: { color: boolean; file?: str
 function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style, text: string) => string): string[] {
   const indent = '      ';
   if (diff.type === 'secret') {
-    const [sign, style]: [string, Style] = diff.change === 'added' ? ['+', 'green'] : diff.change === 'removed' ? ['-', 'red'] : ['~', 'yellow'];
+    const [sign, style] = CHANGE_SIGNS[diff.change];
     return [`${indent}${paint(style, sign)} ${diff.field} ${paint('dim', `(${creating ? 'set' : diff.change})`)}`];
   }
   if (diff.type === 'code') {
@@ -85,7 +93,10 @@ function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style
       const size = diff.lines === undefined ? '' : ` (${diff.lines} line${diff.lines === 1 ? '' : 's'})`;
       return [`${indent}${paint('green', '+')} ${diff.field}: ${diff.path ?? ''}${paint('dim', size)}`];
     }
-    const body = (diff.diff ?? '').split('\n').filter((line) => line !== '').map((line) => `${indent}    ${paintDiffLine(line, paint)}`);
+    const body = (diff.diff ?? '')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => `${indent}    ${paintDiffLine(line, paint)}`);
     return [`${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${diff.path})`) : ''}`, ...body];
   }
   if (!('before' in diff)) return [`${indent}${paint('green', '+')} ${diff.field}: ${show(diff.after)}`];
@@ -117,22 +128,36 @@ export function summaryLine(changes: { action: PlanAction }[]): string {
   return `Plan: ${parts.join(', ')}.`;
 }
 
-const DONE: Record<PlanAction, string> = { create: 'created', update: 'updated', rename: 'renamed', adopt: 'adopted', delete: 'deleted' };
+const DONE: Record<PlanAction, string> = {
+  create: 'created',
+  update: 'updated',
+  rename: 'renamed',
+  adopt: 'adopted',
+  delete: 'deleted',
+};
 
 /** `reactors.charge: updated (23 ms)`, or why it failed or was skipped. */
 export function formatOutcome(outcome: OutcomeView, options: { color: boolean; changed?: string[] }): string {
   const paint = painter(options.color);
   const what = options.changed && options.changed.length > 0 ? ` ${options.changed.join(', ')}` : '';
-  if (outcome.status === 'applied') return `${paint('bold', outcome.address)}${what} ${paint('green', DONE[outcome.action])} ${paint('dim', `(${outcome.ms} ms)`)}`;
-  if (outcome.status === 'skipped') return `${paint('bold', outcome.address)} ${paint('yellow', 'skipped')}: ${outcome.error ?? ''}`;
-  return `${paint('bold', outcome.address)} ${paint('red', `${outcome.action} failed`)}: ${outcome.error ?? ''}`;
+  const address = paint('bold', outcome.address);
+  if (outcome.status === 'applied') {
+    return `${address}${what} ${paint('green', DONE[outcome.action])} ${paint('dim', `(${outcome.ms} ms)`)}`;
+  }
+  if (outcome.status === 'skipped') return `${address} ${paint('yellow', 'skipped')}: ${outcome.error ?? ''}`;
+  return `${address} ${paint('red', `${outcome.action} failed`)}: ${outcome.error ?? ''}`;
 }
 
 /** The last line of an apply. */
 export function formatApplied(outcomes: OutcomeView[]): string {
   const failed = outcomes.filter((outcome) => outcome.status !== 'applied').length;
-  if (failed > 0) return `Apply failed: ${failed} of ${outcomes.length} change${outcomes.length === 1 ? '' : 's'} did not apply; the others did.`;
+  if (failed > 0) {
+    const changes = `change${outcomes.length === 1 ? '' : 's'}`;
+    return `Apply failed: ${failed} of ${outcomes.length} ${changes} did not apply; the others did.`;
+  }
   const count = (action: PlanAction) => outcomes.filter((outcome) => outcome.action === action).length;
-  const parts = (['create', 'update', 'rename', 'adopt', 'delete'] as const).filter((action) => count(action) > 0).map((action) => `${count(action)} ${DONE[action]}`);
+  const parts = (['create', 'update', 'rename', 'adopt', 'delete'] as const)
+    .filter((action) => count(action) > 0)
+    .map((action) => `${count(action)} ${DONE[action]}`);
   return `Apply complete: ${parts.join(', ') || 'nothing to do'}.`;
 }

@@ -22,9 +22,15 @@ export const importCommand = defineCommand({
     for (const warning of result.warnings) ctx.output.note(`Warning: ${warning}`);
     await ctx.output.result(result, () => {
       const { applications, reactors, proxies } = result.counts;
-      ctx.output.line(`Imported ${applications} Application${applications === 1 ? '' : 's'}, ${reactors} reactor${reactors === 1 ? '' : 's'} and ${proxies} prox${proxies === 1 ? 'y' : 'ies'} into ${result.file}.`);
+      const counted = [
+        `${applications} Application${applications === 1 ? '' : 's'}`,
+        `${reactors} reactor${reactors === 1 ? '' : 's'}`,
+        `${proxies} prox${proxies === 1 ? 'y' : 'ies'}`,
+      ];
+      ctx.output.line(`Imported ${counted[0]}, ${counted[1]} and ${counted[2]} into ${result.file}.`);
       for (const file of result.written) ctx.output.line(`  ${file}`);
-      ctx.output.line('`svc apply` now plans no change. Keep the .env files (configuration values) and .svc/ out of version control.');
+      ctx.output.line('`svc apply` now plans no change.');
+      ctx.output.line('Keep the .env files (configuration values) and .svc/ out of version control.');
     });
   },
 });
