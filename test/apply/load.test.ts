@@ -65,10 +65,22 @@ describe('loadConfig: a valid file', () => {
     const desired = await loadConfig('svc.yaml', { cwd, env: { STRIPE_KEY: 'sk_test', API_VERSION: 'v1' } });
     expect(desired.file).toBe('svc.yaml');
     expect(desired.applications).toEqual([
-      { name: 'backend', type: 'private', permissions: ['token:use'], rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }], line: 3 },
+      {
+        name: 'backend',
+        type: 'private',
+        permissions: ['token:use'],
+        rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }],
+        line: 3,
+      },
     ]);
     expect(desired.reactors).toEqual([
-      { name: 'charge', code: { path: 'reactors/charge.js', code: CODE }, configuration: { STRIPE_KEY: 'sk_test', LITERAL: 'cost: ${not-env}' }, application: 'backend', line: 12 },
+      {
+        name: 'charge',
+        code: { path: 'reactors/charge.js', code: CODE },
+        configuration: { STRIPE_KEY: 'sk_test', LITERAL: 'cost: ${not-env}' },
+        application: 'backend',
+        line: 12,
+      },
     ]);
     expect(desired.proxies[0]).toMatchObject({
       name: 'stripe',
@@ -80,14 +92,29 @@ describe('loadConfig: a valid file', () => {
       require_auth: false,
       renamedFrom: 'old-stripe',
     });
-    expect(desired.files.map((file) => file.path)).toEqual(['svc.yaml', 'reactors/charge.js', 'transforms/sign.js', 'stripe.env']);
+    expect(desired.files.map((file) => file.path)).toEqual([
+      'svc.yaml',
+      'reactors/charge.js',
+      'transforms/sign.js',
+      'stripe.env',
+    ]);
     expect(desired.files.every((file) => /^[0-9a-f]{64}$/.test(file.digest))).toBe(true);
   });
 
   test('JSON is a valid svc.yaml too (YAML reads it), and an empty file is an empty config', async () => {
-    const cwd = await project({ 'svc.json': JSON.stringify({ reactors: { charge: { code: 'c.js' } } }), 'c.js': CODE, 'svc.yaml': '' });
-    expect((await loadConfig('svc.json', { cwd, env: {} })).reactors.map((reactor) => reactor.name)).toEqual(['charge']);
-    expect(await loadConfig('svc.yaml', { cwd, env: {} })).toMatchObject({ applications: [], reactors: [], proxies: [] });
+    const cwd = await project({
+      'svc.json': JSON.stringify({ reactors: { charge: { code: 'c.js' } } }),
+      'c.js': CODE,
+      'svc.yaml': '',
+    });
+    expect((await loadConfig(
+      'svc.json',
+      { cwd, env: {} },
+    )).reactors.map((reactor) => reactor.name)).toEqual(['charge']);
+    expect(await loadConfig(
+      'svc.yaml',
+      { cwd, env: {} },
+    )).toMatchObject({ applications: [], reactors: [], proxies: [] });
   });
 });
 
@@ -101,7 +128,10 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
   });
 
   test('an unknown key is an error at its own line, naming the known ones', async () => {
-    const error = await loadError({ 'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n    timeout: 30\n', 'c.js': CODE });
+    const error = await loadError({
+      'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n    timeout: 30\n',
+      'c.js': CODE,
+    });
     expect(error.message).toBe('svc.yaml:4 reactors.charge.timeout: unknown key "timeout" (known: code, configuration, application, renamed_from)');
   });
 
@@ -126,7 +156,10 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
   });
 
   test('a code file that does not parse: its own path:line:column, and where svc.yaml names it', async () => {
-    const error = await loadError({ 'svc.yaml': 'reactors:\n  charge:\n    code: src/charge.js\n', 'src/charge.js': 'module.exports = async (req) => {\n  return { raw: ( };\n};\n' });
+    const error = await loadError({
+      'svc.yaml': 'reactors:\n  charge:\n    code: src/charge.js\n',
+      'src/charge.js': 'module.exports = async (req) => {\n  return { raw: ( };\n};\n',
+    });
     expect(error.message).toBe('src/charge.js:2:19 Unexpected token (reactors.charge.code)');
   });
 
@@ -141,7 +174,10 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
   });
 
   test('a configuration value that YAML reads as a number says to quote it, without echoing it', async () => {
-    const error = await loadError({ 'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n    configuration:\n      PORT: 8443\n', 'c.js': CODE });
+    const error = await loadError({
+      'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n    configuration:\n      PORT: 8443\n',
+      'c.js': CODE,
+    });
     expect(error.message).toBe('svc.yaml:5 reactors.charge.configuration.PORT: must be a string (put it in quotes)');
   });
 
@@ -155,12 +191,18 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
   });
 
   test('a reactor may not use a management Application', async () => {
-    const error = await loadError({ 'svc.yaml': 'applications:\n  admin:\n    type: management\n    permissions: [reactor:read]\nreactors:\n  r:\n    code: c.js\n    application: admin\n', 'c.js': CODE });
+    const error = await loadError({
+      'svc.yaml': 'applications:\n  admin:\n    type: management\n    permissions: [reactor:read]\nreactors:\n  r:\n    code: c.js\n    application: admin\n',
+      'c.js': CODE,
+    });
     expect(error.message).toBe('svc.yaml:8 reactors.r.application: "admin" is a management Application; reactors take a private or public one');
   });
 
   test('renamed_from cannot name a resource still in the file', async () => {
-    const error = await loadError({ 'svc.yaml': 'reactors:\n  a:\n    code: c.js\n  b:\n    code: c.js\n    renamed_from: a\n', 'c.js': CODE });
+    const error = await loadError({
+      'svc.yaml': 'reactors:\n  a:\n    code: c.js\n  b:\n    code: c.js\n    renamed_from: a\n',
+      'c.js': CODE,
+    });
     expect(error.message).toBe('svc.yaml:6 reactors.b.renamed_from: "a" is still in reactors; a rename takes the old name out of the file');
   });
 
@@ -176,6 +218,9 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
 
   test('svc.yaml that is not there', async () => {
     const cwd = await project({});
-    await expect(loadConfig('svc.yaml', { cwd, env: {} })).rejects.toThrow('Cannot read svc.yaml: no such file (-f names another file; `svc import` writes one from what the target holds).');
+    await expect(loadConfig(
+      'svc.yaml',
+      { cwd, env: {} },
+    )).rejects.toThrow('Cannot read svc.yaml: no such file (-f names another file; `svc import` writes one from what the target holds).');
   });
 });

@@ -19,11 +19,17 @@ import {
 const CODE = 'module.exports = async () => ({ raw: 1 });\n';
 const SECRET = 'sk_live_do_not_print_me';
 
-function desired(parts: { applications?: DesiredApplication[]; reactors?: DesiredReactor[]; proxies?: DesiredProxy[] } = {}): Desired {
+type Parts = { applications?: DesiredApplication[]; reactors?: DesiredReactor[]; proxies?: DesiredProxy[] };
+type Entry = { id: string; hash?: string };
+
+function desired(parts: Parts = {}): Desired {
   return { file: 'svc.yaml', dir: '/project', applications: [], reactors: [], proxies: [], files: [], ...parts };
 }
 
-const app = (name: string, extra: Partial<DesiredApplication> = {}): DesiredApplication => ({ name, type: 'private', permissions: ['token:use'], rules: [], line: 2, ...extra });
+const app = (
+  name: string,
+  extra: Partial<DesiredApplication> = {},
+): DesiredApplication => ({ name, type: 'private', permissions: ['token:use'], rules: [], line: 2, ...extra });
 const reactor = (name: string, extra: Partial<DesiredReactor> = {}): DesiredReactor => ({
   name,
   code: { path: `reactors/${name}.js`, code: CODE },
@@ -48,7 +54,10 @@ let ids = 0;
 const nextId = () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`;
 const target = { tenant_id: 't' };
 
-const remoteApp = (name: string, extra: Partial<Application> = {}): Application => ({ id: nextId(), ...target, name, type: 'private', permissions: ['token:use'], rules: [], ...extra });
+const remoteApp = (
+  name: string,
+  extra: Partial<Application> = {},
+): Application => ({ id: nextId(), ...target, name, type: 'private', permissions: ['token:use'], rules: [], ...extra });
 const remoteReactor = (name: string, extra: Partial<Reactor> = {}): Reactor => ({
   id: nextId(),
   ...target,
@@ -80,9 +89,9 @@ function actual(parts: Partial<Actual> = {}): Actual {
   return { applications: [], reactors: [], proxies: [], ...parts };
 }
 
-function stateOf(entries: Partial<Record<keyof TargetState, Record<string, { id: string; hash?: string }>>>): TargetState {
+function stateOf(entries: Partial<Record<keyof TargetState, Record<string, Entry>>>): TargetState {
   const state = emptyTargetState();
-  for (const [kind, byName] of Object.entries(entries) as [keyof TargetState, Record<string, { id: string; hash?: string }>][]) {
+  for (const [kind, byName] of Object.entries(entries) as [keyof TargetState, Record<string, Entry>][]) {
     for (const [name, entry] of Object.entries(byName)) state[kind][name] = { id: entry.id, hash: entry.hash ?? 'recorded' };
   }
   return state;
@@ -90,7 +99,15 @@ function stateOf(entries: Partial<Record<keyof TargetState, Record<string, { id:
 
 describe('plan: what a desired resource needs', () => {
   test('nothing on the target: every resource is created, Applications first', () => {
-    const result = plan({ desired: desired({ applications: [app('backend')], reactors: [reactor('charge', { application: 'backend' })], proxies: [proxy('stripe')] }), state: emptyTargetState(), actual: actual() });
+    const result = plan({
+      desired: desired({
+        applications: [app('backend')],
+        reactors: [reactor('charge', { application: 'backend' })],
+        proxies: [proxy('stripe')],
+      }),
+      state: emptyTargetState(),
+      actual: actual(),
+    });
     expect(result.changes.map((change) => [change.action, change.address])).toEqual([
       ['create', 'applications.backend'],
       ['create', 'reactors.charge'],
@@ -112,16 +129,41 @@ describe('plan: what a desired resource needs', () => {
   });
 
   test('what the server normalises (container case, permission order and repeats) is no change', () => {
-    const remote = remoteApp('backend', { permissions: ['token:use', 'token:read'], rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }] });
-    const wanted = app('backend', { permissions: ['token:read', 'token:use', 'token:read'], rules: [{ priority: 1, container: '/PCI/', transform: 'mask', permissions: ['token:read'] }] });
-    const result = plan({ desired: desired({ applications: [wanted] }), state: stateOf({ applications: { backend: { id: remote.id } } }), actual: actual({ applications: [remote] }) });
+    const remote = remoteApp(
+      'backend',
+      {
+        permissions: ['token:use', 'token:read'],
+        rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
+      },
+    );
+    const wanted = app(
+      'backend',
+      {
+        permissions: ['token:read', 'token:use', 'token:read'],
+        rules: [{ priority: 1, container: '/PCI/', transform: 'mask', permissions: ['token:read'] }],
+      },
+    );
+    const result = plan({
+      desired: desired({ applications: [wanted] }),
+      state: stateOf({ applications: { backend: { id: remote.id } } }),
+      actual: actual({ applications: [remote] }),
+    });
     expect(result.changes).toEqual([]);
   });
 
   test('an update lists each field that differs: code as a unified diff, configuration by key with no value', () => {
-    const remote = remoteReactor('charge', { code: 'module.exports = async () => ({ raw: 0 });\n', configuration: { STRIPE_KEY: 'old', GONE: 'x', SAME: 's' } });
+    const remote = remoteReactor(
+      'charge',
+      {
+        code: 'module.exports = async () => ({ raw: 0 });\n',
+        configuration: { STRIPE_KEY: 'old', GONE: 'x', SAME: 's' },
+      },
+    );
     const result = plan({
-      desired: desired({ reactors: [reactor('charge', { configuration: { STRIPE_KEY: SECRET, NEW: SECRET, SAME: 's' } })] }),
+      desired: desired({ reactors: [reactor(
+        'charge',
+        { configuration: { STRIPE_KEY: SECRET, NEW: SECRET, SAME: 's' } },
+      )] }),
       state: stateOf({ reactors: { charge: { id: remote.id } } }),
       actual: actual({ reactors: [remote] }),
     });
@@ -129,7 +171,13 @@ describe('plan: what a desired resource needs', () => {
     const change = result.changes[0]!;
     expect(change).toMatchObject({ action: 'update', id: remote.id, address: 'reactors.charge' });
     expect(change.diffs).toEqual([
-      { field: 'code', type: 'code', change: 'changed', path: 'reactors/charge.js', diff: '@@ -1,1 +1,1 @@\n-module.exports = async () => ({ raw: 0 });\n+module.exports = async () => ({ raw: 1 });' },
+      {
+        field: 'code',
+        type: 'code',
+        change: 'changed',
+        path: 'reactors/charge.js',
+        diff: '@@ -1,1 +1,1 @@\n-module.exports = async () => ({ raw: 0 });\n+module.exports = async () => ({ raw: 1 });',
+      },
       { field: 'configuration.NEW', type: 'secret', change: 'added' },
       { field: 'configuration.STRIPE_KEY', type: 'secret', change: 'changed' },
       { field: 'configuration.GONE', type: 'secret', change: 'removed' },
@@ -139,7 +187,10 @@ describe('plan: what a desired resource needs', () => {
   test('no configuration value, old or new, appears anywhere in a plan', () => {
     const remote = remoteProxy('stripe', { configuration: { TOKEN: 'old-secret-value' } });
     const result = plan({
-      desired: desired({ reactors: [reactor('charge', { configuration: { KEY: SECRET } })], proxies: [proxy('stripe', { configuration: { TOKEN: SECRET } })] }),
+      desired: desired({
+        reactors: [reactor('charge', { configuration: { KEY: SECRET } })],
+        proxies: [proxy('stripe', { configuration: { TOKEN: SECRET } })],
+      }),
       state: stateOf({ proxies: { stripe: { id: remote.id } } }),
       actual: actual({ proxies: [remote] }),
     });
@@ -152,7 +203,11 @@ describe('plan: what a desired resource needs', () => {
 
   test('a proxy with no configuration matches one with an empty map (the API keeps null)', () => {
     const remote = remoteProxy('stripe', { configuration: null });
-    const result = plan({ desired: desired({ proxies: [proxy('stripe', { configuration: {} })] }), state: stateOf({ proxies: { stripe: { id: remote.id } } }), actual: actual({ proxies: [remote] }) });
+    const result = plan({
+      desired: desired({ proxies: [proxy('stripe', { configuration: {} })] }),
+      state: stateOf({ proxies: { stripe: { id: remote.id } } }),
+      actual: actual({ proxies: [remote] }),
+    });
     expect(result.changes).toEqual([]);
   });
 
@@ -161,12 +216,23 @@ describe('plan: what a desired resource needs', () => {
     const fresh = remoteApp('fresh');
     const remote = remoteReactor('charge', { application: old });
     const result = plan({
-      desired: desired({ applications: [app('old'), app('fresh')], reactors: [reactor('charge', { application: 'fresh' })] }),
-      state: stateOf({ applications: { old: { id: old.id }, fresh: { id: fresh.id } }, reactors: { charge: { id: remote.id } } }),
+      desired: desired({
+        applications: [app('old'), app('fresh')],
+        reactors: [reactor('charge', { application: 'fresh' })],
+      }),
+      state: stateOf({
+        applications: { old: { id: old.id }, fresh: { id: fresh.id } },
+        reactors: { charge: { id: remote.id } },
+      }),
       actual: actual({ applications: [old, fresh], reactors: [remote] }),
     });
     expect(result.changes).toEqual([
-      expect.objectContaining({ address: 'reactors.charge', action: 'update', diffs: [{ field: 'application', type: 'value', before: 'old', after: 'fresh' }], dependsOn: [] }),
+      expect.objectContaining({
+        address: 'reactors.charge',
+        action: 'update',
+        diffs: [{ field: 'application', type: 'value', before: 'old', after: 'fresh' }],
+        dependsOn: [],
+      }),
     ]);
   });
 });
@@ -179,39 +245,79 @@ describe('plan: identity, renames and adoption', () => {
       state: stateOf({ reactors: { charge: { id: remote.id } } }),
       actual: actual({ reactors: [remote] }),
     });
-    expect(result.changes).toEqual([expect.objectContaining({ action: 'rename', address: 'reactors.pay', from: 'charge', id: remote.id, diffs: [] })]);
+    expect(result.changes).toEqual([expect.objectContaining({
+      action: 'rename',
+      address: 'reactors.pay',
+      from: 'charge',
+      id: remote.id,
+      diffs: [],
+    })]);
     expect(result.orphans).toEqual([]);
   });
 
   test('renamed_from finds a resource svc never recorded by its old exact name (adopted and renamed)', () => {
     const remote = remoteProxy('legacy');
-    const result = plan({ desired: desired({ proxies: [proxy('stripe', { renamedFrom: 'legacy' })] }), state: emptyTargetState(), actual: actual({ proxies: [remote] }) });
-    expect(result.changes).toEqual([expect.objectContaining({ action: 'rename', from: 'legacy', adopted: true, id: remote.id })]);
+    const result = plan({
+      desired: desired({ proxies: [proxy('stripe', { renamedFrom: 'legacy' })] }),
+      state: emptyTargetState(),
+      actual: actual({ proxies: [remote] }),
+    });
+    expect(result.changes).toEqual([expect.objectContaining({
+      action: 'rename',
+      from: 'legacy',
+      adopted: true,
+      id: remote.id,
+    })]);
   });
 
   test('a resource svc did not create is adopted by its exact name: recorded, not created again', () => {
     const remote = remoteReactor('charge');
-    const result = plan({ desired: desired({ reactors: [reactor('charge')] }), state: emptyTargetState(), actual: actual({ reactors: [remote, remoteReactor('Charge')] }) });
-    expect(result.changes).toEqual([expect.objectContaining({ action: 'adopt', adopted: true, id: remote.id, diffs: [] })]);
+    const result = plan({
+      desired: desired({ reactors: [reactor('charge')] }),
+      state: emptyTargetState(),
+      actual: actual({ reactors: [remote, remoteReactor('Charge')] }),
+    });
+    expect(result.changes).toEqual([expect.objectContaining({
+      action: 'adopt',
+      adopted: true,
+      id: remote.id,
+      diffs: [],
+    })]);
   });
 
   test('an adopted resource that differs is an update', () => {
     const remote = remoteApp('backend', { permissions: ['token:read'] });
-    const result = plan({ desired: desired({ applications: [app('backend')] }), state: emptyTargetState(), actual: actual({ applications: [remote] }) });
+    const result = plan({
+      desired: desired({ applications: [app('backend')] }),
+      state: emptyTargetState(),
+      actual: actual({ applications: [remote] }),
+    });
     expect(result.changes).toEqual([
-      expect.objectContaining({ action: 'update', adopted: true, diffs: [{ field: 'permissions', type: 'value', before: ['token:read'], after: ['token:use'] }] }),
+      expect.objectContaining({
+        action: 'update',
+        adopted: true,
+        diffs: [{ field: 'permissions', type: 'value', before: ['token:read'], after: ['token:use'] }],
+      }),
     ]);
   });
 
   test('two resources with the name and none in the state: an error naming both ids, with svc.yaml:line', () => {
     const [a, b] = [remoteReactor('charge'), remoteReactor('charge')];
-    const attempt = () => plan({ desired: desired({ reactors: [reactor('charge')] }), state: emptyTargetState(), actual: actual({ reactors: [a, b] }) });
+    const attempt = () => plan({
+      desired: desired({ reactors: [reactor('charge')] }),
+      state: emptyTargetState(),
+      actual: actual({ reactors: [a, b] }),
+    });
     expect(attempt).toThrow(ApplyError);
     expect(attempt).toThrow(`svc.yaml:8 reactors.charge: 2 reactors are named "charge" on the target (${a.id}, ${b.id})`);
   });
 
   test('a state entry whose resource was deleted outside svc is forgotten, and the resource made again', () => {
-    const result = plan({ desired: desired({ reactors: [reactor('charge')] }), state: stateOf({ reactors: { charge: { id: nextId() } } }), actual: actual() });
+    const result = plan({
+      desired: desired({ reactors: [reactor('charge')] }),
+      state: stateOf({ reactors: { charge: { id: nextId() } } }),
+      actual: actual(),
+    });
     expect(result.forgotten).toEqual(['reactors.charge']);
     expect(result.changes.map((change) => change.action)).toEqual(['create']);
   });
@@ -219,13 +325,21 @@ describe('plan: identity, renames and adoption', () => {
   test('a resource changed outside svc since the last apply is marked as drift', () => {
     const remote = remoteReactor('charge', { code: 'changed by hand' });
     const recorded = contentHash('reactors', reactorSpec(remoteReactor('charge')));
-    const result = plan({ desired: desired({ reactors: [reactor('charge')] }), state: stateOf({ reactors: { charge: { id: remote.id, hash: recorded } } }), actual: actual({ reactors: [remote] }) });
+    const result = plan({
+      desired: desired({ reactors: [reactor('charge')] }),
+      state: stateOf({ reactors: { charge: { id: remote.id, hash: recorded } } }),
+      actual: actual({ reactors: [remote] }),
+    });
     expect(result.changes[0]).toMatchObject({ action: 'update', drift: true });
   });
 
   test("an Application's type cannot change in place: an error at its line", () => {
     const remote = remoteApp('backend', { type: 'public', permissions: ['token:create'] });
-    expect(() => plan({ desired: desired({ applications: [app('backend')] }), state: stateOf({ applications: { backend: { id: remote.id } } }), actual: actual({ applications: [remote] }) })).toThrow(
+    expect(() => plan({
+      desired: desired({ applications: [app('backend')] }),
+      state: stateOf({ applications: { backend: { id: remote.id } } }),
+      actual: actual({ applications: [remote] }),
+    })).toThrow(
       /^svc\.yaml:2 applications\.backend\.type: the Application on the target is public/,
     );
   });
@@ -252,7 +366,10 @@ describe('plan: deletions and --prune', () => {
       oldReactor,
       input: {
         desired: desired({ applications: [app('kept')] }),
-        state: stateOf({ applications: { kept: { id: kept.id }, 'old-app': { id: oldApp.id } }, reactors: { old: { id: oldReactor.id } } }),
+        state: stateOf({
+          applications: { kept: { id: kept.id }, 'old-app': { id: oldApp.id } },
+          reactors: { old: { id: oldReactor.id } },
+        }),
         actual: actual({ applications: [kept, oldApp], reactors: [oldReactor, theirs] }),
       },
     };
@@ -270,7 +387,12 @@ describe('plan: deletions and --prune', () => {
     const result = plan({ ...input, options: { prune: true } });
     expect(result.changes).toEqual([
       expect.objectContaining({ action: 'delete', address: 'reactors.old', id: oldReactor.id, dependsOn: [] }),
-      expect.objectContaining({ action: 'delete', address: 'applications.old-app', id: oldApp.id, dependsOn: ['reactors.old'] }),
+      expect.objectContaining({
+        action: 'delete',
+        address: 'applications.old-app',
+        id: oldApp.id,
+        dependsOn: ['reactors.old'],
+      }),
     ]);
   });
 
@@ -285,7 +407,10 @@ describe('plan: deletions and --prune', () => {
 describe('plan: --target', () => {
   test('only the named resource, and the Application it needs created', () => {
     const result = plan({
-      desired: desired({ applications: [app('backend'), app('other')], reactors: [reactor('charge', { application: 'backend' }), reactor('refund')] }),
+      desired: desired({
+        applications: [app('backend'), app('other')],
+        reactors: [reactor('charge', { application: 'backend' }), reactor('refund')],
+      }),
       state: emptyTargetState(),
       actual: actual(),
       options: { targets: ['reactors.charge'] },
@@ -294,7 +419,12 @@ describe('plan: --target', () => {
   });
 
   test('an address that is not in svc.yaml is a usage error with a suggestion', () => {
-    const attempt = () => plan({ desired: desired({ reactors: [reactor('charge')] }), state: emptyTargetState(), actual: actual(), options: { targets: ['reactors.charg'] } });
+    const attempt = () => plan({
+      desired: desired({ reactors: [reactor('charge')] }),
+      state: emptyTargetState(),
+      actual: actual(),
+      options: { targets: ['reactors.charg'] },
+    });
     expect(attempt).toThrow(/^--target reactors\.charg: no such resource in svc\.yaml \(did you mean reactors\.charge\?\)/);
     try {
       attempt();

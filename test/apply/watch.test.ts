@@ -41,7 +41,14 @@ describe('watchConfig', () => {
     const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
     await prepared.apply();
     const events: WatchEvent[] = [];
-    const watcher = watchConfig({ client, file: 'svc.yaml', cwd, env: {}, applied: prepared.desired, onEvent: (event) => events.push(event) });
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
     onTestFinished(() => watcher.close());
     await watcher.ready;
     expect(events).toEqual([{ type: 'watching', files: [path.join(cwd, 'svc.yaml'), path.join(cwd, 'charge.js')] }]);
@@ -54,7 +61,12 @@ describe('watchConfig', () => {
       return found;
     });
     expect(events.filter((event) => event.type !== 'watching')).toEqual([change]);
-    expect(change).toMatchObject({ type: 'change', fields: ['code'], change: { action: 'update', address: 'reactors.charge' }, outcome: { status: 'applied' } });
+    expect(change).toMatchObject({
+      type: 'change',
+      fields: ['code'],
+      change: { action: 'update', address: 'reactors.charge' },
+      outcome: { status: 'applied' },
+    });
     expect(await serverCode(emu)).toBe(V2);
     const patches = emu.events.filter((event) => event.type === 'request' && event.method === 'PATCH');
     expect(patches).toHaveLength(1);
@@ -69,7 +81,10 @@ describe('watchConfig', () => {
     expect(writes(emu) - before).toBe(1);
 
     await write('charge.js', BROKEN);
-    await eventually(() => expect(events).toContainEqual({ type: 'invalid', message: 'charge.js:2:19 Unexpected token (reactors.charge.code)' }));
+    await eventually(() => expect(events).toContainEqual({
+      type: 'invalid',
+      message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
+    }));
     expect(await serverCode(emu)).toBe(V2);
     expect(writes(emu) - before).toBe(1);
   });
@@ -79,7 +94,14 @@ describe('watchConfig', () => {
     const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
     await prepared.apply();
     const events: WatchEvent[] = [];
-    const watcher = watchConfig({ client, file: 'svc.yaml', cwd, env: {}, applied: prepared.desired, onEvent: (event) => events.push(event) });
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
     onTestFinished(() => watcher.close());
     await watcher.ready;
 
@@ -95,7 +117,14 @@ describe('watchConfig', () => {
     const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
     await prepared.apply();
     const events: WatchEvent[] = [];
-    const watcher = watchConfig({ client, file: 'svc.yaml', cwd, env: {}, applied: prepared.desired, onEvent: (event) => events.push(event) });
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
     onTestFinished(() => watcher.close());
     await watcher.ready;
 
@@ -103,7 +132,8 @@ describe('watchConfig', () => {
     await eventually(() => expect(events.some((event) => event.type === 'invalid' && event.message.includes('cannot read refund.js'))).toBe(true));
     await sleep(100);
     await write('refund.js', V1);
-    await eventually(async () => expect((await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name).sort()).toEqual(['charge', 'refund']));
+    const names = async () => (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name);
+    await eventually(async () => expect((await names()).sort()).toEqual(['charge', 'refund']));
   });
 });
 
@@ -111,7 +141,10 @@ describe('svc apply --watch', () => {
   test('applies, then a line per saved change, until the signal stops it (exit 0)', async () => {
     const { emu, cwd, write } = await setup();
     const controller = new AbortController();
-    const running = runSvc(['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey], { cwd, signal: controller.signal });
+    const running = runSvc(
+      ['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { cwd, signal: controller.signal },
+    );
     await eventually(async () => expect((await emu.call('GET', '/reactors')).body.data).toHaveLength(1));
     await sleep(200);
     await write('charge.js', V2);

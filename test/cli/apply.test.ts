@@ -43,7 +43,10 @@ async function setup(emu?: TestEmulator, options: { empty?: boolean } = {}) {
     await write('svc.yaml', SVC_YAML);
     await write('reactors/charge.js', CHARGE);
   }
-  const svc = (line: string, run: { env?: Record<string, string>; server?: TestEmulator; signal?: AbortSignal } = {}): Promise<CliResult> => {
+  const svc = (
+    line: string,
+    run: { env?: Record<string, string>; server?: TestEmulator; signal?: AbortSignal } = {},
+  ): Promise<CliResult> => {
     const target = run.server ?? server;
     return runSvc([...splitArgs(line), '--base-url', target.url, '--management-key', target.managementKey], {
       cwd,
@@ -69,10 +72,19 @@ describe('svc apply', () => {
 
     const [reactor] = await list('reactors');
     const backend = (await list('applications')).find((app) => app.name === 'backend');
-    expect(reactor).toMatchObject({ name: 'charge', code: CHARGE, configuration: { STRIPE_KEY: SECRET, MODE: 'test' }, application: { id: backend.id } });
+    expect(reactor).toMatchObject({
+      name: 'charge',
+      code: CHARGE,
+      configuration: { STRIPE_KEY: SECRET, MODE: 'test' },
+      application: { id: backend.id },
+    });
     const [proxy] = await list('proxies');
     expect(proxy).toMatchObject({ name: 'stripe', application_id: backend.id, require_auth: true });
-    const invoked = await emu.call('POST', `/reactors/${reactor.id}/react`, { key: emu.privateKey, body: { args: { amount: 5 } } });
+    const invoked = await emu.call(
+      'POST',
+      `/reactors/${reactor.id}/react`,
+      { key: emu.privateKey, body: { args: { amount: 5 } } },
+    );
     expect(invoked.body).toEqual({ raw: { charged: 5, mode: 'test' } });
 
     const second = await svc('apply --detailed-exitcode');
@@ -90,7 +102,11 @@ describe('svc apply', () => {
     expect((await svc('apply --detailed-exitcode')).code).toBe(0);
     expect((await svc('apply --dry-run --detailed-exitcode')).code).toBe(0);
     await write('svc.yaml', `${SVC_YAML}    bogus: 1\n`);
-    expectOneLineError(await svc('apply --detailed-exitcode'), 1, /^Error: svc\.yaml:16 proxies\.stripe\.bogus: unknown key "bogus"/);
+    expectOneLineError(
+      await svc('apply --detailed-exitcode'),
+      1,
+      /^Error: svc\.yaml:16 proxies\.stripe\.bogus: unknown key "bogus"/,
+    );
   });
 
   test('an update is a field-level plan and a PATCH; a rename keeps the id', async () => {
@@ -98,7 +114,10 @@ describe('svc apply', () => {
     await svc('apply');
     const before = (await list('reactors'))[0];
     await write('reactors/charge.js', CHARGE_V2);
-    await write('svc.yaml', SVC_YAML.replace('  charge:\n', '  pay:\n    renamed_from: charge\n').replace('MODE: test', 'MODE: live'));
+    await write(
+      'svc.yaml',
+      SVC_YAML.replace('  charge:\n', '  pay:\n    renamed_from: charge\n').replace('MODE: test', 'MODE: live'),
+    );
     const result = await svc('apply', { env: { STRIPE_KEY: 'sk_rotated' } });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('  -> rename reactors.pay (from charge)');
@@ -108,7 +127,12 @@ describe('svc apply', () => {
     expect(result.stdout).toContain('      ~ configuration.STRIPE_KEY (changed)');
     expect(result.stdout).not.toMatch(/sk_rotated|live/);
     const after = await list('reactors');
-    expect(after).toEqual([expect.objectContaining({ id: before.id, name: 'pay', code: CHARGE_V2, configuration: { STRIPE_KEY: 'sk_rotated', MODE: 'live' } })]);
+    expect(after).toEqual([expect.objectContaining({
+      id: before.id,
+      name: 'pay',
+      code: CHARGE_V2,
+      configuration: { STRIPE_KEY: 'sk_rotated', MODE: 'live' },
+    })]);
     expect((await svc('apply --detailed-exitcode', { env: { STRIPE_KEY: 'sk_rotated' } })).code).toBe(0);
   });
 
@@ -120,8 +144,16 @@ describe('svc apply', () => {
     expect(Object.keys(document)).toEqual(['schema_version', 'plan', 'result']);
     expect(document.schema_version).toBe(1);
     expect(document.plan.summary).toEqual({ create: 3, update: 0, rename: 0, adopt: 0, delete: 0 });
-    expect(document.plan.changes.map((change: any) => change.address)).toEqual(['applications.backend', 'reactors.charge', 'proxies.stripe']);
-    expect(document.result).toMatchObject({ status: 'applied', new_keys: 1, keys_file: path.join(cwd, '.svc', 'keys.json') });
+    expect(document.plan.changes.map((change: any) => change.address)).toEqual([
+      'applications.backend',
+      'reactors.charge',
+      'proxies.stripe',
+    ]);
+    expect(document.result).toMatchObject({
+      status: 'applied',
+      new_keys: 1,
+      keys_file: path.join(cwd, '.svc', 'keys.json'),
+    });
     expect(document.result.changes.every((outcome: any) => outcome.status === 'applied')).toBe(true);
 
     const keys = JSON.parse(await read('.svc/keys.json'));
@@ -129,7 +161,11 @@ describe('svc apply', () => {
     expect(entry.key).toMatch(/^key_local_pvt_/);
     expect(result.stdout).not.toContain(entry.key);
     expect(result.stdout).not.toContain(SECRET);
-    expect(result.stderr).toBe('--show-secrets prints nothing with --json; the keys are in ' + path.join(cwd, '.svc', 'keys.json') + '.\n');
+    expect(result.stderr).toBe('--show-secrets prints nothing with --json; the keys are in ' + path.join(
+      cwd,
+      '.svc',
+      'keys.json',
+    ) + '.\n');
     expect(await read('.svc/state.json')).not.toContain(SECRET);
     expect((await stat(path.join(cwd, '.svc', 'keys.json'))).mode & 0o777).toBe(0o600);
     expect((await stat(path.join(cwd, '.svc', 'state.json'))).mode & 0o777).toBe(0o600);
@@ -182,12 +218,20 @@ describe('svc apply', () => {
     expect(result.stdout).toContain('Plan: 2 to create, 0 to update, 0 to delete.');
     expect((await list('reactors')).map((reactor) => reactor.name)).toEqual(['charge']);
     expect(await list('proxies')).toEqual([]);
-    expectOneLineError(await svc('apply --target nonsense'), 2, 'Error: --target takes kind.name (applications, reactors or proxies), e.g. reactors.charge, not "nonsense".');
+    expectOneLineError(
+      await svc('apply --target nonsense'),
+      2,
+      'Error: --target takes kind.name (applications, reactors or proxies), e.g. reactors.charge, not "nonsense".',
+    );
   });
 
   test('a resource svc did not create is adopted by its exact name, not made twice', async () => {
     const { svc, list, emu } = await setup();
-    const made = await emu.call('POST', '/reactors', { body: { name: 'charge', code: CHARGE, configuration: { STRIPE_KEY: SECRET, MODE: 'test' } } });
+    const made = await emu.call(
+      'POST',
+      '/reactors',
+      { body: { name: 'charge', code: CHARGE, configuration: { STRIPE_KEY: SECRET, MODE: 'test' } } },
+    );
     const result = await svc('apply --target reactors.charge');
     expect(result.stdout).toContain('  ~ update reactors.charge (found on the target by its name; svc manages it from now on)');
     expect(result.stdout).toContain('      ~ application: (none) -> backend');
@@ -226,20 +270,36 @@ describe('svc apply with a saved plan', () => {
     expect(applied.stdout).toContain('Apply complete: 3 created.');
     expect(await list('reactors')).toHaveLength(1);
     // The target has changed since: the same plan is refused.
-    expectOneLineError(await svc('apply plan.json'), 1, 'Error: The target changed since the plan plan.json was made; make a new plan (svc apply --out plan.json).');
+    expectOneLineError(
+      await svc('apply plan.json'),
+      1,
+      'Error: The target changed since the plan plan.json was made; make a new plan (svc apply --out plan.json).',
+    );
   });
 
   test('a plan is refused when svc.yaml or a code file changed since it was made', async () => {
     const { svc, list, write } = await setup();
     await svc('apply --out plan.json');
     await write('reactors/charge.js', CHARGE_V2);
-    expectOneLineError(await svc('apply plan.json'), 1, 'Error: reactors/charge.js changed since the plan plan.json was made; make a new plan (svc apply --out plan.json).');
+    expectOneLineError(
+      await svc('apply plan.json'),
+      1,
+      'Error: reactors/charge.js changed since the plan plan.json was made; make a new plan (svc apply --out plan.json).',
+    );
     await write('reactors/charge.js', CHARGE);
     await write('svc.yaml', SVC_YAML.replace('MODE: test', 'MODE: live'));
     expectOneLineError(await svc('apply plan.json'), 1, /^Error: svc\.yaml changed since the plan plan\.json was made/);
     expect(await list('reactors')).toEqual([]);
-    expectOneLineError(await svc('apply svc.yaml'), 1, /^Error: svc\.yaml is not a plan made by `svc apply --out` .*; to apply a config, give it with -f\.$/);
-    expectOneLineError(await svc('apply plan.json --prune'), 2, 'Error: A saved plan is applied as it was made; --prune cannot change it.');
+    expectOneLineError(
+      await svc('apply svc.yaml'),
+      1,
+      /^Error: svc\.yaml is not a plan made by `svc apply --out` .*; to apply a config, give it with -f\.$/,
+    );
+    expectOneLineError(
+      await svc('apply plan.json --prune'),
+      2,
+      'Error: A saved plan is applied as it was made; --prune cannot change it.',
+    );
   });
 });
 
@@ -252,7 +312,10 @@ describe('svc apply against several targets', () => {
     expect(second.stdout).toContain('Plan: 3 to create, 0 to update, 0 to delete.');
     expect((await svc('apply --detailed-exitcode', { server: other })).code).toBe(0);
     expect((await svc('apply --detailed-exitcode')).code).toBe(0);
-    expect(Object.keys(JSON.parse(await read('.svc/state.json')).targets).sort()).toEqual([other.url, (await setupUrl(cwd, read))].sort());
+    expect(Object.keys(JSON.parse(await read('.svc/state.json')).targets).sort()).toEqual([
+      other.url,
+      (await setupUrl(cwd, read)),
+    ].sort());
   });
 });
 
@@ -267,11 +330,27 @@ describe('svc import', () => {
     const source = await setup();
     await source.svc('apply');
     const hooks = await source.emu.call('POST', '/proxies', {
-      body: { name: 'hooks', destination_url: 'https://hooks.example.com/in', request_transform: { code: CHARGE }, configuration: { 'my-key': "it's \"quoted\"\nand multi-line" }, require_auth: false },
+      body: {
+        name: 'hooks',
+        destination_url: 'https://hooks.example.com/in',
+        request_transform: { code: CHARGE },
+        configuration: { 'my-key': "it's \"quoted\"\nand multi-line" },
+        require_auth: false,
+      },
     });
     expect(hooks.status, hooks.text).toBe(201);
     const reader = await source.emu.call('POST', '/applications', {
-      body: { name: 'reader', type: 'public', rules: [{ description: 'cost: ${not env}', priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:create'] }] },
+      body: {
+        name: 'reader',
+        type: 'public',
+        rules: [{
+          description: 'cost: ${not env}',
+          priority: 1,
+          container: '/pci/',
+          transform: 'mask',
+          permissions: ['token:create'],
+        }],
+      },
     });
     expect(reader.status, reader.text).toBe(201);
 
@@ -282,7 +361,8 @@ describe('svc import', () => {
     expect(imported.stderr).toMatch(/^Warning: applications\..+ is not imported: it is the Application whose key svc is using\.\n/);
     const yaml = await read('svc.yaml');
     expect(yaml).toContain('description: "cost: $${not env}"');
-    expect(await read('proxies/hooks.env')).toBe("my-key='it's \"quoted\"\nand multi-line'\n".replace("'it's", '`it\'s').replace("line'", 'line`'));
+    // Neither quote fits this value, so the writer took backticks (and the parser reads it back exactly).
+    expect(await read('proxies/hooks.env')).toBe('my-key=`it\'s "quoted"\nand multi-line`\n');
     expect(yaml).toContain('# yaml-language-server: $schema=');
     expect(yaml).toContain('configuration: reactors/charge.env');
     expect(yaml).not.toContain(SECRET);
@@ -292,14 +372,24 @@ describe('svc import', () => {
     const planned = await svc('apply --detailed-exitcode');
     expect(planned.stdout).toContain('No changes');
     expect(planned.code).toBe(0);
-    expectOneLineError(await svc('import'), 1, /^Error: .*svc\.yaml.* already exist; pass --force to overwrite, or --out another file\.$/);
+    expectOneLineError(
+      await svc('import'),
+      1,
+      /^Error: .*svc\.yaml.* already exist; pass --force to overwrite, or --out another file\.$/,
+    );
     expect((await svc('import --force')).code).toBe(0);
   });
 });
 
 describe('svc apply at a terminal', () => {
   /** The CLI with stdin and stdout as terminals, and `answer` typed at the prompt. */
-  async function atTerminal(emu: TestEmulator, cwd: string, argv: string[], answer: string, env: Record<string, string> = {}) {
+  async function atTerminal(
+    emu: TestEmulator,
+    cwd: string,
+    argv: string[],
+    answer: string,
+    env: Record<string, string> = {},
+  ) {
     let stdout = '';
     let stderr = '';
     const stdin = Object.assign(Readable.from([answer]), { isTTY: true });

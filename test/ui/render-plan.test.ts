@@ -3,18 +3,37 @@ import { formatApplied, formatOutcome, formatPlan, summaryLine, type PlanView } 
 
 const PLAN: PlanView = {
   changes: [
-    { address: 'applications.backend', action: 'create', diffs: [{ field: 'type', type: 'value', after: 'private' }, { field: 'permissions', type: 'value', after: ['token:use'] }] },
+    {
+      address: 'applications.backend',
+      action: 'create',
+      diffs: [
+        { field: 'type', type: 'value', after: 'private' },
+        { field: 'permissions', type: 'value', after: ['token:use'] },
+      ],
+    },
     {
       address: 'reactors.charge',
       action: 'update',
       drift: true,
       diffs: [
-        { field: 'code', type: 'code', change: 'changed', path: 'reactors/charge.js', diff: '@@ -1,1 +1,1 @@\n-old\n+new' },
+        {
+          field: 'code',
+          type: 'code',
+          change: 'changed',
+          path: 'reactors/charge.js',
+          diff: '@@ -1,1 +1,1 @@\n-old\n+new',
+        },
         { field: 'configuration.STRIPE_KEY', type: 'secret', change: 'changed' },
         { field: 'application', type: 'value', before: null, after: 'backend' },
       ],
     },
-    { address: 'proxies.stripe', action: 'rename', from: 'old-stripe', adopted: true, diffs: [{ field: 'response_transform', type: 'code', change: 'removed' }] },
+    {
+      address: 'proxies.stripe',
+      action: 'rename',
+      from: 'old-stripe',
+      adopted: true,
+      diffs: [{ field: 'response_transform', type: 'code', change: 'removed' }],
+    },
     { address: 'reactors.legacy', action: 'delete', diffs: [] },
   ],
   orphans: ['proxies.gone'],
@@ -53,7 +72,10 @@ describe('formatPlan', () => {
   });
 
   test('no changes', () => {
-    expect(formatPlan({ changes: [], orphans: [], warnings: [] }, { color: false })).toBe('No changes: the target matches the configuration.\n');
+    expect(formatPlan(
+      { changes: [], orphans: [], warnings: [] },
+      { color: false },
+    )).toBe('No changes: the target matches the configuration.\n');
     expect(summaryLine([{ action: 'adopt' }])).toBe('Plan: 0 to create, 0 to update, 1 to adopt, 0 to delete.');
   });
 });
@@ -62,15 +84,30 @@ describe('outcome lines', () => {
   test('applied, failed, skipped, and the last line', () => {
     const outcomes = [
       { address: 'reactors.charge', action: 'update' as const, status: 'applied' as const, ms: 23 },
-      { address: 'proxies.stripe', action: 'create' as const, status: 'failed' as const, ms: 5, error: 'Validation failed (400): name: too long' },
-      { address: 'reactors.x', action: 'create' as const, status: 'skipped' as const, ms: 0, error: 'applications.a did not apply' },
+      {
+        address: 'proxies.stripe',
+        action: 'create' as const,
+        status: 'failed' as const,
+        ms: 5,
+        error: 'Validation failed (400): name: too long',
+      },
+      {
+        address: 'reactors.x',
+        action: 'create' as const,
+        status: 'skipped' as const,
+        ms: 0,
+        error: 'applications.a did not apply',
+      },
     ];
     expect(outcomes.map((outcome) => formatOutcome(outcome, { color: false }))).toEqual([
       'reactors.charge updated (23 ms)',
       'proxies.stripe create failed: Validation failed (400): name: too long',
       'reactors.x skipped: applications.a did not apply',
     ]);
-    expect(formatOutcome(outcomes[0]!, { color: false, changed: ['code'] })).toBe('reactors.charge code updated (23 ms)');
+    expect(formatOutcome(
+      outcomes[0]!,
+      { color: false, changed: ['code'] },
+    )).toBe('reactors.charge code updated (23 ms)');
     expect(formatApplied(outcomes)).toBe('Apply failed: 2 of 3 changes did not apply; the others did.');
     expect(formatApplied([outcomes[0]!])).toBe('Apply complete: 1 updated.');
   });
