@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { CREDENTIALS_FILE, DEFAULT_BASE_URL, STATE_DIR } from '../api/defaults.js';
 import { DurableJsonFile } from '../emulator/store/durable-file.js';
 import { UserError } from './errors.js';
-
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8790';
 
 export interface Profile {
   base_url?: string;
@@ -78,7 +77,7 @@ export async function writeConfig(file: string, config: ConfigFile): Promise<voi
 /** The nearest `.svc/credentials.json` from `cwd` upwards: the emulator started there. */
 export function findCredentials(cwd: string): string | undefined {
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, '.svc', 'credentials.json');
+    const file = path.join(dir, STATE_DIR, CREDENTIALS_FILE);
     if (existsSync(file)) return file;
     if (path.dirname(dir) === dir) return undefined;
   }

@@ -1,10 +1,5 @@
+import { isUuid } from '../api/patterns.js';
 import { UserError } from './errors.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 /**
  * An id is used as it is; a name is looked up in `all()` (with the management key) and must

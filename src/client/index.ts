@@ -1,3 +1,5 @@
+import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRANSACTION_HEADER } from '../api/headers.js';
+import { MAX_PAGE_SIZE } from '../api/limits.js';
 import { isProblem, problemDefaults } from '../api/problem.js';
 import type {
   Application,
@@ -78,13 +80,13 @@ export class ApiClient {
       if (value === undefined) continue;
       for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    const headers: Record<string, string> = { accept: JSON_CONTENT_TYPE, ...options.headers };
     const kind = options.key ?? 'management';
-    if (kind !== 'none') headers['svc-api-key'] = this.key(kind);
+    if (kind !== 'none') headers[API_KEY_HEADER] = this.key(kind);
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
+      headers['content-type'] = options.contentType ?? JSON_CONTENT_TYPE;
     }
 
     const response = await this.send(url, { method, headers, body });
@@ -105,7 +107,7 @@ export class ApiClient {
    */
   async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<RawResponse> {
     const headers = { ...options.headers };
-    if (options.key !== undefined && options.key !== 'none') headers['svc-api-key'] = this.key(options.key);
+    if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
     const response = await this.send(new URL(this.options.baseUrl + path), { method, headers, body: options.body });
     const received: Record<string, string> = {};
     response.headers.forEach((value, name) => (received[name] = value));
@@ -179,7 +181,7 @@ export class ApplicationsApi {
 
   /** Every page of the list, for resolving names. */
   all(): Promise<Application[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 }
 
@@ -202,7 +204,7 @@ export class ReactorsApi {
   }
 
   all(): Promise<Reactor[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 
   get(id: string): Promise<Reactor> {
@@ -219,7 +221,7 @@ export class ReactorsApi {
 
   /** An RFC 7386 merge patch; the API answers 204. */
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
   }
 
   delete(id: string): Promise<void> {
@@ -231,7 +233,7 @@ export class ReactorsApi {
     return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
       key: 'api',
       body,
-      ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }),
+      ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }),
     });
   }
 
@@ -245,7 +247,7 @@ export class TokensApi {
   constructor(private readonly client: ApiClient) {}
 
   private options(transaction: string | undefined, rest: RequestOptions = {}): RequestOptions {
-    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }) };
+    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }) };
   }
 
   create(body: CreateTokenBody, transaction?: string): Promise<Token> {
@@ -304,7 +306,7 @@ export class ProxiesApi {
   }
 
   all(): Promise<Proxy[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 
   get(id: string): Promise<Proxy> {
@@ -320,7 +322,7 @@ export class ProxiesApi {
   }
 
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
   }
 
   delete(id: string): Promise<void> {

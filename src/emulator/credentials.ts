@@ -1,5 +1,6 @@
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { CREDENTIALS_FILE } from '../api/defaults.js';
 import { DurableJsonFile } from './store/durable-file.js';
 import { cannotWrite } from './store/errors.js';
 
@@ -10,8 +11,6 @@ export interface Credentials {
   management_key?: string;
   private_key?: string;
 }
-
-export const CREDENTIALS_FILE = 'credentials.json';
 
 export function credentialsPath(dir: string): string {
   return path.join(dir, CREDENTIALS_FILE);

@@ -3,6 +3,7 @@
  * before anything reaches Node's HTTP writer, which would otherwise throw mid-answer and leave the
  * caller with fastify's default body (or, for a 1xx status, with no answer at all).
  */
+import { TRACE_HEADER } from '../api/headers.js';
 import { HttpError, type CustomResponse } from './errors.js';
 
 /** RFC 9110 `token`: the characters a header name may have. */
@@ -17,7 +18,7 @@ const NOT_LATIN1 = /[^\x00-\xff]/;
  * trace id, and the framing (a wrong Content-Length or Transfer-Encoding breaks the connection).
  */
 export const OWNED_ANSWER_HEADERS: ReadonlySet<string> = new Set([
-  'svc-trace-id',
+  TRACE_HEADER,
   'content-length',
   'transfer-encoding',
   'connection',

@@ -1,6 +1,9 @@
 import { unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { DEFAULT_HOST, DEFAULT_PORT, MASTER_KEY_FILE } from '../api/defaults.js';
+import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
+import { DEFAULT_TIER, TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError } from './errors.js';
 import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './credentials.js';
@@ -8,23 +11,19 @@ import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { buildServer } from './http/server.js';
 import type { Clock } from './services/applications.js';
 import { createServices } from './services/index.js';
-import { GIVEN_KEY_PATTERN } from './services/keys.js';
 import type { BootstrapResult } from './services/tenants.js';
-import { Cipher, MASTER_KEY_FILE, loadMasterKey } from './services/cipher.js';
+import { Cipher, loadMasterKey } from './services/cipher.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
-import { DEFAULT_TRANSACTION_TTL_MS, type Tier } from './services/transactions.js';
+import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import { DEFAULT_RESULT_RETENTION_MS, type ResultOptions } from './services/reactor-results.js';
 import { Runtime, type RuntimeOptions } from './runtime/index.js';
 import type { StoreFileSystem } from './store/io.js';
 import { Store } from './store/store.js';
 
-export type { Tier } from './services/transactions.js';
-export const TIERS: readonly Tier[] = ['enterprise', 'standard'];
+export type { Tier } from '../api/tiers.js';
 /** How often expired Applications, tokens and transactions are swept out of the store. */
 const SWEEP_INTERVAL_MS = 30_000;
-export const DEFAULT_PORT = 8790;
-export const DEFAULT_HOST = '127.0.0.1';
 
 export interface EmulatorOptions {
   /** Default 8790; 0 picks a free port. */
@@ -83,7 +82,7 @@ export type { EmulatorEvent, EmitEvent } from './events.js';
 /** Starts the emulator: opens the store, bootstraps the first tenant, listens. */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const emit = options.onEvent ?? (() => {});
-  const tier = options.tier ?? 'enterprise';
+  const tier = options.tier ?? DEFAULT_TIER;
   let url: string | undefined;
   let bootstrap: BootstrapResult | undefined;
   let credentialsFile: string | undefined;

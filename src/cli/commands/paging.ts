@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../api/limits.js';
 import type { Pagination } from '../../api/types.js';
 import type { Output } from '../output.js';
 import type { OptionSpec } from '../registry.js';
@@ -5,7 +6,7 @@ import type { OptionSpec } from '../registry.js';
 /** `--page` and `--size`, as every list command takes them. */
 export const pagingOptions: OptionSpec[] = [
   { flags: '--page <n>', description: 'page number (from 1)' },
-  { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+  { flags: '--size <n>', description: `page size (1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE})` },
 ];
 
 /** Says on stderr that there is more than this page, and how to get it. */

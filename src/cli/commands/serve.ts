@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/defaults.js';
+import { DEFAULT_TIER, TIERS, type Tier } from '../../api/tiers.js';
 import { UsageError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 import type { LogFormat } from '../serve-log.js';
@@ -9,7 +11,7 @@ interface ServeOptions {
   data?: string;
   inMemory?: boolean;
   privateKey?: string;
-  tier: 'enterprise' | 'standard';
+  tier: Tier;
   transactionTtl?: string;
   logFormat?: LogFormat;
 }
@@ -29,12 +31,12 @@ export const serve = defineCommand<ServeOptions>({
   name: 'serve',
   description: 'run the local emulator of the platform API',
   options: [
-    { flags: '--port <port>', description: 'port to listen on; 0 picks a free one', default: '8790' },
-    { flags: '--host <host>', description: 'address to listen on', default: '127.0.0.1' },
-    { flags: '--data <path>', description: 'data file (default .svc/data.json)' },
+    { flags: '--port <port>', description: 'port to listen on; 0 picks a free one', default: String(DEFAULT_PORT) },
+    { flags: '--host <host>', description: 'address to listen on', default: DEFAULT_HOST },
+    { flags: '--data <path>', description: `data file (default ${DEFAULT_DATA_PATH})` },
     { flags: '--in-memory', description: 'keep everything in memory; write no files' },
     { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
-    { flags: '--tier <tier>', description: 'platform tier to emulate', choices: ['enterprise', 'standard'], default: 'enterprise' },
+    { flags: '--tier <tier>', description: 'platform tier to emulate', choices: [...TIERS], default: DEFAULT_TIER },
     { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
@@ -46,7 +48,7 @@ export const serve = defineCommand<ServeOptions>({
     const [{ createEmulator }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
-    const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? path.join('.svc', 'data.json'));
+    const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
     const managementKey = globals.managementKey ?? io.env.SVC_MANAGEMENT_KEY;
     const privateKey = options.privateKey ?? io.env.SVC_PRIVATE_KEY;
 

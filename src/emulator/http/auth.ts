@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { API_KEY_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
 
@@ -19,8 +20,6 @@ declare module 'fastify' {
   }
 }
 
-export const API_KEY_HEADER = 'svc-api-key';
-
 /** Resolves `SVC-API-KEY` to an Application (401 when missing or unknown) and checks the route's permission (403). */
 export function authHook(applications: ApplicationService) {
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
@@ -38,10 +37,10 @@ function authenticate(applications: ApplicationService, request: FastifyRequest)
   if (request.is404 || config.public) return;
   const key = request.headers[API_KEY_HEADER];
   if (typeof key !== 'string' || key === '') {
-    throw new HttpError(401, 'Send the API key of an Application in the SVC-API-KEY header.');
+    throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
-  if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+  if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
   request.caller = { tenantId: application.tenant_id, application };
   const needed = config.permission;
   if (needed && !application.permissions.includes(needed)) {

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
+import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
-import { MERGE_PATCH_CONTENT_TYPE } from '../services/merge-patch.js';
-
-export const JSON_CONTENT_TYPE = 'application/json';
 
 /** Fatal: a byte sequence that is not UTF-8 is refused rather than turned into U+FFFD (data changed silently). */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { TRACE_HEADER } from '../../api/headers.js';
+import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
 import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
-import { BODY_LIMIT_BYTES, MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
+import { MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
@@ -16,7 +18,6 @@ import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { schemaCompiler } from '../validation.js';
 
-export const TRACE_HEADER = 'svc-trace-id';
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ServerOptions {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import type { Pool } from 'undici';
+import { PROXY_HOP_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 
 export interface ForwardRequest {
@@ -30,12 +31,6 @@ export interface ForwarderOptions {
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
 }
-
-/**
- * Set on every call a proxy forwards. The emulator refuses it on its own admin routes and on
- * `/proxy` itself: a proxy pointed at the emulator can neither borrow its loopback trust nor loop.
- */
-export const PROXY_HOP_HEADER = 'svc-proxy-hop';
 
 /**
  * Sends proxied requests to their destinations over keep-alive undici Pools, one per origin.

@@ -1,4 +1,4 @@
-import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
 import { open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { MASTER_KEY_FILE } from '../../api/defaults.js';
 import { EmulatorError } from '../errors.js';
 import { cannotWrite } from '../store/errors.js';
 import { FILE_MODE, describeCause } from '../store/io.js';
@@ -11,8 +12,6 @@ export interface Sealed {
   tag: string;
   ct: string;
 }
-
-export const MASTER_KEY_FILE = 'master.key';
 
 const IV_BYTES = 12;
 /** IVs are cut from a pool of random bytes, refilled when spent: one call to the CSPRNG per 256 seals. */

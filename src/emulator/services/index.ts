@@ -1,3 +1,4 @@
+import { DEFAULT_TIER, type Tier } from '../../api/tiers.js';
 import type { EmitEvent } from '../events.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
@@ -10,7 +11,7 @@ import { ReactorResults, type ResultOptions } from './reactor-results.js';
 import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
-import { DEFAULT_TRANSACTION_TTL_MS, TransactionService, type Tier } from './transactions.js';
+import { DEFAULT_TRANSACTION_TTL_MS, TransactionService } from './transactions.js';
 
 export interface ServiceOptions {
   cipher: Cipher;
@@ -47,7 +48,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const clock = options.clock ?? (() => new Date());
   const applications = new ApplicationService(store, clock);
   const tenants = new TenantService(store, applications, clock);
-  const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
+  const transactions = new TransactionService(store, options.tier ?? DEFAULT_TIER, options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
   const tokens = new TokenService(store, options.cipher, transactions, clock, (message) => options.emit({ type: 'error', message }));
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
   const results = new ReactorResults({ store, cipher: options.cipher, webhooks, emit: options.emit, clock }, options.results);
@@ -57,13 +58,13 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     runtime: options.runtime,
     tokens,
     results,
-    tier: options.tier ?? 'enterprise',
+    tier: options.tier ?? DEFAULT_TIER,
     emit: options.emit,
     clock,
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
   const proxies = new ProxyService(store, options.runtime, options.cipher, clock);
-  const proxyPipeline = new ProxyPipeline({ proxies, applications, tokens, tier: options.tier ?? 'enterprise', emit: options.emit });
+  const proxyPipeline = new ProxyPipeline({ proxies, applications, tokens, tier: options.tier ?? DEFAULT_TIER, emit: options.emit });
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),

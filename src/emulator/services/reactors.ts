@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
 import type { Problem } from '../../api/problem.js';
-import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
+import type { Tier } from '../../api/tiers.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../headers.js';
@@ -19,12 +21,11 @@ import { applyMergePatch } from './merge-patch.js';
 import type { Outcome, ReactorResults } from './reactor-results.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
-import { DETOKENIZE_LIMIT, type TokenContext, type TokenService } from './tokens.js';
-import { enterpriseOnly, type Tier } from './transactions.js';
+import type { TokenContext, TokenService } from './tokens.js';
+import { enterpriseOnly } from './transactions.js';
 
 export const SYNC_TIMEOUT_MS = 30_000;
 export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
-const MAX_ARGS_BYTES = 5 * 1024 * 1024;
 
 const checkReactor = bodyValidator<ReactorBody>(reactorSchema);
 
@@ -154,8 +155,8 @@ export class ReactorService {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       throw new HttpError(400, 'args must be a JSON object once detokenized.', { args: ['must be an object'] });
     }
-    if (Buffer.byteLength(JSON.stringify(args)) > MAX_ARGS_BYTES) {
-      throw new HttpError(413, 'The detokenized args are over the 5 MB limit.');
+    if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
+      throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
     }
     const instance = await this.instanceOf(reactor);
     if (!asynchronous) {

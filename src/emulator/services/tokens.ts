@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { DETOKENIZE_LIMIT } from '../../api/limits.js';
+import { TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../../api/patterns.js';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
-import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import { findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
@@ -20,9 +23,6 @@ export interface TokenContext {
   transactionId?: string | undefined;
 }
 
-/** The detokenization limit of a reactor invocation (spec section 8), also used by POST /detokenize. */
-export const DETOKENIZE_LIMIT = 100;
-
 interface Secret {
   data: unknown;
   mask?: unknown;
@@ -36,7 +36,7 @@ interface Prepared {
 }
 
 const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
-const CUSTOM_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+const CUSTOM_ID = new RegExp(TOKEN_ID_PATTERN);
 
 /**
  * Tokens: create, read, list, delete, tokenize and detokenize, each governed by the caller's
@@ -246,7 +246,7 @@ export class TokenService {
     const id = body.id ?? randomUUID();
     const idField = body.id === undefined ? undefined : field('id');
     if (body.id !== undefined) {
-      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit');
+      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), TOKEN_ID_RULE);
       else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id)) errors.add(field('id'), `a token with id ${id} already exists`);
     }
     ids.add(id);

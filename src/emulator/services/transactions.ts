@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { TRANSACTION_HEADER } from '../../api/headers.js';
+import { isUuid } from '../../api/patterns.js';
+import type { Tier } from '../../api/tiers.js';
 import type { Transaction } from '../../api/types.js';
 import { HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
@@ -6,11 +9,7 @@ import type { Store } from '../store/store.js';
 import type { StagedOp, TransactionRecord } from '../store/records.js';
 import type { Caller, Clock } from './applications.js';
 
-export type Tier = 'enterprise' | 'standard';
-
 export const DEFAULT_TRANSACTION_TTL_MS = 60 * 60 * 1000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The 403 of an Enterprise-tier feature asked of an emulator running the standard tier. */
 export function enterpriseOnly(feature: string): HttpError {
@@ -153,7 +152,7 @@ export class TransactionService {
   }
 
   private find(caller: Caller, id: string): TransactionRecord {
-    if (!UUID.test(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { 'SVC-TRANSACTION-ID': ['must be a UUID'] });
+    if (!isUuid(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] });
     const record = this.store.transactions.get(caller.tenantId, id.toLowerCase());
     if (!record) throw new HttpError(404, `No transaction with id ${id}.`);
     if (record.status === 'open' && this.isPast(record)) {

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_DATA_PATH } from '../../api/defaults.js';
 import type { WriteBatch } from './batch.js';
 import { ChangeSet } from './batch.js';
 import { recordCheck } from './checks.js';
@@ -93,7 +94,7 @@ export class Store {
     const report = options.report ?? (() => {});
     const fs = options.fileSystem ?? nodeFileSystem;
     if (options.inMemory) return new Store(undefined, undefined, async () => {}, fs, report);
-    const dataFile = path.resolve(options.path ?? path.join('.svc', 'data.json'));
+    const dataFile = path.resolve(options.path ?? DEFAULT_DATA_PATH);
     const dir = path.dirname(dataFile);
     await ensureDir(dir).catch((error: unknown) => {
       throw cannotWrite(dir, error);

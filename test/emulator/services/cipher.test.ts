@@ -3,7 +3,8 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EmulatorError } from '../../../src/emulator/errors.js';
-import { Cipher, loadMasterKey, MASTER_KEY_FILE, type Sealed } from '../../../src/emulator/services/cipher.js';
+import { MASTER_KEY_FILE } from '../../../src/api/defaults.js';
+import { Cipher, loadMasterKey, type Sealed } from '../../../src/emulator/services/cipher.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const CONTEXT = 'tenant-1/token-1';

@@ -1,3 +1,4 @@
+import { JSON_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER, PROXY_KEY_HEADER } from '../../../api/headers.js';
 import { isProblem, problemDefaults } from '../../../api/problem.js';
 import { ApiError } from '../../../client/errors.js';
 import { UsageError } from '../../errors.js';
@@ -51,15 +52,15 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     }
     const body = options.data === undefined ? undefined : await readInput(options.data, ctx.io, '--data');
     if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
-      headers['Content-Type'] = parseMaybeJson(body) !== body ? 'application/json' : 'text/plain';
+      headers['Content-Type'] = parseMaybeJson(body) !== body ? JSON_CONTENT_TYPE : 'text/plain';
     }
 
     const client = await ctx.client();
     const key = PROXY_KEY.test(args.proxy!) ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
-    headers['SVC-PROXY-KEY'] = key;
+    headers[PROXY_KEY_HEADER] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 
-    const destinationStatus = response.headers['svc-proxy-destination-status'];
+    const destinationStatus = response.headers[PROXY_DESTINATION_STATUS_HEADER];
     if (destinationStatus === undefined) {
       // No destination status: the proxy itself refused or failed (spec 4.3).
       const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;

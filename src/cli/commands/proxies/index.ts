@@ -1,3 +1,4 @@
+import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Proxy, ProxyBody } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
 import { UsageError } from '../../errors.js';
@@ -25,7 +26,7 @@ interface ProxyFlags {
 }
 
 const proxyOptions = [
-  { flags: '--name <name>', description: 'name (up to 200 characters)' },
+  { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)` },
   { flags: '--destination-url <url>', description: 'where requests are forwarded (absolute http/https URL)' },
   { flags: '--request-transform <file>', description: 'code run on each request before it is forwarded' },
   { flags: '--response-transform <file>', description: "code run on the destination's response" },

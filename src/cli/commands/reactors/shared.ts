@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Reactor } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
 import { UsageError, UserError } from '../../errors.js';
@@ -56,7 +57,7 @@ export async function applicationRef(client: ApiClient, value: string | undefine
 }
 
 export const reactorOptions = [
-  { flags: '--name <name>', description: 'name (up to 200 characters)' },
+  { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)` },
   { flags: '--code <file>', description: 'file with the reactor code (CommonJS: module.exports = async function (req) {...})' },
   { flags: '--configuration <pair>', description: 'KEY=VALUE, or @file.env (repeatable)', repeatable: true },
   { flags: '--application <application>', description: 'Application (id or name) whose permissions req.svc gets' },

@@ -1,31 +1,18 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PROXY_HOP_HEADER } from '../../../api/headers.js';
+import { createTenantSchema } from '../../../api/schemas.js';
 import type { CreatedTenant } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
-import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import { callerOf } from '../auth.js';
-import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
 
 interface CreateTenantBody {
   name?: string;
   management_key?: string;
   private_key?: string;
 }
-
-const givenKey = { type: 'string', pattern: GIVEN_KEY_PATTERN.source } as const;
-
-export const createTenantSchema = {
-  anyOf: [
-    { type: 'null' },
-    {
-      type: 'object',
-      additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, management_key: givenKey, private_key: givenKey },
-    },
-  ],
-} as const;
 
 /** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopback(address: string | undefined): boolean {

@@ -1,19 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema } from '../../../api/schemas.js';
+import { MERGE_PATCH_CONTENT_TYPE } from '../../../api/headers.js';
+import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema, resultParamsSchema } from '../../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, ReactorBody } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
-import { MERGE_PATCH_CONTENT_TYPE } from '../../services/merge-patch.js';
 import type { ReactorService } from '../../services/reactors.js';
 import { callerOf } from '../auth.js';
 import { sendJson, tokenContext } from './tokens.js';
 
 type IdParams = { Params: { id: string } };
-
-export const resultParamsSchema = {
-  type: 'object',
-  required: ['id', 'request_id'],
-  properties: { id: idParamsSchema.properties.id, request_id: idParamsSchema.properties.id },
-} as const;
 
 /** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
 export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): void {

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JSON_CONTENT_TYPE, JSON_UTF8_CONTENT_TYPE, TRANSACTION_HEADER } from '../../../api/headers.js';
 import { createTokenSchema, tokenIdParamsSchema, tokenListQuerySchema } from '../../../api/schemas.js';
 import type { CreateTokenBody, TokenListQuery } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
 import type { TokenContext, TokenService } from '../../services/tokens.js';
 import { callerOf } from '../auth.js';
-
-export const TRANSACTION_HEADER = 'svc-transaction-id';
 
 type IdParams = { Params: { id: string } };
 
@@ -17,11 +16,11 @@ export function tokenContext(request: FastifyRequest): TokenContext {
 
 /** Any JSON value as the body (fastify would send a bare string as text/plain). */
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
-  return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
+  return reply.status(status).type(JSON_UTF8_CONTENT_TYPE).send(JSON.stringify(value ?? null));
 }
 
 function requireBody(request: FastifyRequest): unknown {
-  if (request.body === undefined) throw new HttpError(400, 'Send a JSON body (Content-Type: application/json).');
+  if (request.body === undefined) throw new HttpError(400, `Send a JSON body (Content-Type: ${JSON_CONTENT_TYPE}).`);
   return request.body;
 }
 
