@@ -1,5 +1,4 @@
 import { ApiError, ConnectionError } from '../client/errors.js';
-import { EmulatorError } from '../emulator/errors.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -39,7 +38,6 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
   }
   if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
-  if (error instanceof EmulatorError) return { message: error.message, exitCode: 1 };
   const message = error instanceof Error ? error.message : String(error);
   return { message: `Unexpected error: ${message}`, exitCode: 1, bug: true };
 }

@@ -110,7 +110,9 @@ export class ApiClient {
     if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
     const response = await this.send(new URL(this.options.baseUrl + path), { method, headers, body: options.body });
     const received: Record<string, string> = {};
-    response.headers.forEach((value, name) => (received[name] = value));
+    response.headers.forEach((value, name) => {
+      received[name] = value;
+    });
     return { status: response.status, headers: received, text: await response.text() };
   }
 

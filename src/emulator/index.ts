@@ -6,13 +6,15 @@ import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { DEFAULT_TIER, TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError } from './errors.js';
 import type { EmitEvent } from './events.js';
-import { credentialsPath, writeCredentials } from './credentials.js';
+import { credentialsPath, writeCredentials } from './store/credentials.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { buildServer } from './http/server.js';
+import { ProxyPipeline } from './proxy/pipeline.js';
 import type { Clock } from './services/applications.js';
 import { createServices } from './services/index.js';
 import type { BootstrapResult } from './services/tenants.js';
-import { Cipher, loadMasterKey } from './services/cipher.js';
+import { Cipher } from './crypto/cipher.js';
+import { loadMasterKey } from './store/master-key.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
 import type { WebhookOptions } from './services/webhooks.js';
@@ -146,8 +148,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (options.runtime?.prewarm) runtime.prewarm();
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
+    const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
     const server = buildServer({
       services,
+      pipeline,
       emit,
       debug: options.debug ?? false,
       timeouts: {
@@ -175,6 +179,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       // Then asynchronous invocations under way get what is left of the grace to store their
       // results (webhooks stop retrying: a delivery left pending resumes on the next start).
       await services.dispose();
+      await pipeline.close();
       await within(services.reactors.settle(), deadline - Date.now());
       await runtime.dispose();
       await services.reactors.settle();

@@ -174,7 +174,7 @@ describe('substitute', () => {
     const input = JSON.parse('{"__proto__": {"polluted": "{{ a }}"}, "safe": "{{a}}"}') as unknown;
     const result = substitute(input, dataOf({ a: 'yes' })) as Record<string, unknown>;
 
-    expect(Object.prototype.hasOwnProperty.call(result, '__proto__')).toBe(true);
+    expect(Object.hasOwn(result, '__proto__')).toBe(true);
     expect(Object.getOwnPropertyDescriptor(result, '__proto__')?.value).toEqual({ polluted: 'yes' });
     expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
     expect((result as { polluted?: unknown }).polluted).toBeUndefined();

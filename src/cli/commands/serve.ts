@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/defaults.js';
 import { DEFAULT_TIER, TIERS, type Tier } from '../../api/tiers.js';
-import { UsageError } from '../errors.js';
+import { UsageError, UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 import type { LogFormat } from '../serve-log.js';
 
@@ -45,7 +45,7 @@ export const serve = defineCommand<ServeOptions>({
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
     const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
-    const [{ createEmulator }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    const [{ createEmulator, EmulatorError }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
     const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
@@ -73,7 +73,8 @@ export const serve = defineCommand<ServeOptions>({
       await emulator.ready;
     } catch (error) {
       await emulator.dispose();
-      throw error;
+      // An expected failure to start (a port in use, a damaged store): its message is for the user as it is.
+      throw error instanceof EmulatorError ? new UserError(error.message) : error;
     }
     log.started(emulator, dataFile && path.relative(io.cwd, dataFile));
     log.stopping(await stop);

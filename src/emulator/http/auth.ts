@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { API_KEY_HEADER } from '../../api/headers.js';
+import { API_KEY_HEADER, TRANSACTION_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
+import type { TokenContext } from '../services/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,4 +53,10 @@ function authenticate(applications: ApplicationService, request: FastifyRequest)
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error(`route ${request.routeOptions.url} has no auth`);
   return request.caller;
+}
+
+/** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
+export function tokenContext(request: FastifyRequest): TokenContext {
+  const header = request.headers[TRANSACTION_HEADER];
+  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
 }

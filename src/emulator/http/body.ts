@@ -72,3 +72,11 @@ export function registerBodyParsers(app: FastifyInstance): void {
     json(request, raw as Buffer, done);
   });
 }
+
+/** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
+export function requireMergePatch(contentType: string | undefined): void {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (type !== MERGE_PATCH_CONTENT_TYPE) {
+    throw new HttpError(415, `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`);
+  }
+}

@@ -7,6 +7,7 @@ import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
+import { sendText } from './send.js';
 
 /**
  * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
@@ -64,15 +65,6 @@ function problemOf(error: HttpError, traceId: string): Problem {
     ...(error.errors && { errors: error.errors }),
     trace_id: traceId,
   };
-}
-
-/**
- * A text body sent as bytes. Given a string, Node writes the header block in the body's encoding
- * (UTF-8), which would turn a Latin-1 header value into other bytes than the ones set.
- */
-export function sendText(reply: FastifyReply, body: string, type = 'text/plain; charset=utf-8'): FastifyReply {
-  if (!reply.hasHeader('content-type')) reply.type(type);
-  return reply.send(Buffer.from(body));
 }
 
 export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {

@@ -5,6 +5,7 @@ import { TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import type { ProxyPipeline } from '../proxy/pipeline.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
@@ -22,6 +23,8 @@ const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ServerOptions {
   services: Services;
+  /** What answers `/proxy...`. */
+  pipeline: ProxyPipeline;
   emit: EmitEvent;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
@@ -36,7 +39,7 @@ declare module 'fastify' {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -113,7 +116,7 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
   transactionRoutes(app, services.transactions);
   reactorRoutes(app, services.reactors);
   proxyRoutes(app, services.proxies);
-  proxyInvokeRoutes(app, services.proxyPipeline);
+  proxyInvokeRoutes(app, pipeline);
   app.decorate('closeGracefully', () => closeGracefully(app, inFlight, timeouts.shutdownGraceMs));
   return app;
 }

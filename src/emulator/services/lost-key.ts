@@ -1,6 +1,6 @@
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { resetLostConfigurations, sealPlaintextConfigurations } from './configuration.js';
 import type { Services } from './index.js';
 

@@ -9,7 +9,7 @@ import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
 import type { Caller, Clock } from './applications.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch } from './merge-patch.js';

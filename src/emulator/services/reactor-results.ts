@@ -6,7 +6,7 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
 import type { Clock } from './applications.js';
-import type { Cipher, Sealed } from './cipher.js';
+import type { Cipher, Sealed } from '../crypto/cipher.js';
 import type { DeliveryAttempt, Verdict, WebhookService } from './webhooks.js';
 
 /** How long a result stays after its run and its delivery have both ended. */

@@ -12,7 +12,7 @@ import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
 import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { filterItems, paginate } from './pagination.js';
 import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
 import type { TransactionService } from './transactions.js';

@@ -144,7 +144,7 @@ export class TransactionService {
   /** The transaction as it is when a write is saved; 409 unless it is still open. */
   private stillOpen(batch: WriteBatch, transaction: TransactionRecord): TransactionRecord {
     const current = batch.get(this.store.transactions, transaction.tenant_id, transaction.id);
-    if (!current || current.status !== 'open' || this.isPast(current)) {
+    if (current?.status !== 'open' || this.isPast(current)) {
       const status = !current ? 'gone' : current.status === 'open' ? 'expired' : current.status.replace('_', ' ');
       throw new HttpError(409, `Transaction ${transaction.id} is ${status}, not open.`);
     }

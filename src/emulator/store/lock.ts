@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { StoreError, cannotWrite } from './errors.js';
-import { FILE_MODE } from './io.js';
+import { FILE_MODE } from '../../lib/durable-file.js';
 
 /**
  * Locks this process holds. A lock file names a process, so two emulators in one process (tests,

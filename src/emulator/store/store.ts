@@ -5,10 +5,11 @@ import type { WriteBatch } from './batch.js';
 import { ChangeSet } from './batch.js';
 import { recordCheck } from './checks.js';
 import { Collection, compositeKey, type CollectionOptions, type TenantRecord } from './collection.js';
-import { DurableJsonFile, ensureDir, isTempFile, readJsonSync } from './durable-file.js';
+import { DurableJsonFile, ensureDir, isTempFile, nodeFileSystem } from '../../lib/durable-file.js';
 import { StoreError, cannotWrite, corruptFile } from './errors.js';
-import { nodeFileSystem, type StoreFileSystem } from './io.js';
+import type { StoreFileSystem } from './io.js';
 import { Journal, type JournalEntry } from './journal.js';
+import { readJsonSync } from './read-json.js';
 import { acquireLock } from './lock.js';
 import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
@@ -277,7 +278,7 @@ function collectionsFolder(dataFile: string): string {
 
 /** Reads the manifest (null: none yet); refuses a file that is not an svc store, or of a newer svc. */
 async function readManifest(dataFile: string): Promise<Manifest | null> {
-  const manifest = await new DurableJsonFile<Manifest>(dataFile).read();
+  const manifest = readJsonSync(dataFile) as Manifest | null;
   if (manifest === null) return null;
   if (typeof manifest !== 'object' || manifest.format !== STORE_FORMAT) {
     throw corruptFile(dataFile, `it has no "format": "${STORE_FORMAT}"`);

@@ -301,7 +301,7 @@ describe('reactor validation', () => {
   });
 
   it('takes a name of up to 200 characters', async () => {
-    const longest = 'n'.repeat(199) + 'x';
+    const longest = `${'n'.repeat(199)}x`;
     const ok = await emu().call<Reactor>('POST', '/reactors', { body: { name: longest, code: ECHO, configuration: {} } });
     expect(ok.status, ok.text).toBe(201);
     expect(ok.body.name).toBe(longest);

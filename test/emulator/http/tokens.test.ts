@@ -832,7 +832,7 @@ describe('encryption at rest', () => {
     // Re-seal the stored record under a different key, as a store copied from elsewhere would be.
     await emu.dispose();
     const file = (await readdir(path.join(emu.dir, '.svc', 'data', 'tokens'))).map((name) => path.join(emu.dir, '.svc', 'data', 'tokens', name));
-    const { Cipher } = await import('../../../src/emulator/services/cipher.js');
+    const { Cipher } = await import('../../../src/emulator/crypto/cipher.js');
     const other = new Cipher(randomBytes(32));
     for (const shard of file) {
       const content = JSON.parse(await readFile(shard, 'utf8'));

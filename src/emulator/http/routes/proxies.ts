@@ -13,8 +13,8 @@ import type { ProxyPipeline } from '../../proxy/pipeline.js';
 import { forwardedQuery, pathSuffix } from '../../proxy/parts.js';
 import type { ProxyService } from '../../services/proxies.js';
 import { callerOf } from '../auth.js';
-import { sendText } from '../problems.js';
-import { requireMergePatch } from './reactors.js';
+import { requireMergePatch } from '../body.js';
+import { sendText } from '../send.js';
 
 type IdParams = { Params: { id: string } };
 

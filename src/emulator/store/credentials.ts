@@ -1,8 +1,8 @@
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { CREDENTIALS_FILE } from '../api/defaults.js';
-import { DurableJsonFile } from './store/durable-file.js';
-import { cannotWrite } from './store/errors.js';
+import { CREDENTIALS_FILE } from '../../api/defaults.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
+import { cannotWrite } from './errors.js';
 
 /** What `svc serve` leaves beside its data file for the CLI: where it listens and its two keys. */
 export interface Credentials {
