@@ -71,12 +71,16 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
       event(event) {
         // The line of every request is written as text: the hot path, with fields of known types.
         if (event.type === 'request') {
-          const { method, path, status, ms, traceId } = event;
-          return out(`{"event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}}`);
+          const { time, method, path, status, ms, traceId, tenantId } = event;
+          const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
+          return out(
+            `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
+          );
         }
-        // One flat object per line, snake_case like the API: {"event":"invocation","request_id":...}
-        const line: Record<string, unknown> = { event: event.type };
-        for (const [key, value] of Object.entries(event)) if (key !== 'type') line[snakeCase(key)] = value ?? null;
+        // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
+        const line: Record<string, unknown> = { time: event.time, event: event.type };
+        for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
+        if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
         json(line);
       },
       stopping: (signal) => json({ event: 'stopping', signal }),
@@ -105,15 +109,15 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
       out(paint('dim', '  Try: npx svc applications list        Stop: Ctrl-C'));
     },
     event(event) {
-      const time = paint('dim', new Date().toISOString().slice(11, 19));
+      const time = paint('dim', event.time.slice(11, 19));
       const status = (code: number) => paint(code >= 500 ? 'red' : code >= 400 ? 'yellow' : 'green', String(code));
       switch (event.type) {
         case 'request':
           return out(`${time} ${event.method} ${event.path} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}`);
         case 'error':
-          return out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? event.message}`);
+          return out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? inFlags(event.message)}`);
         case 'warning':
-          return out(`${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.message}`);
+          return out(`${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${inFlags(event.message)}`);
         case 'expired':
           return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
         case 'invocation': {

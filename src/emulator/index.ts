@@ -5,12 +5,12 @@ import { DEFAULT_HOST, DEFAULT_PORT, MASTER_KEY_FILE } from '../api/defaults.js'
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { DEFAULT_TIER, TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError, HttpError } from './errors.js';
-import type { EmitEvent } from './events.js';
+import { EventHub, type EmulatorEvents, type EventListener } from './events.js';
 import { credentialsPath, writeCredentials } from './store/credentials.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { buildServer } from './http/server.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
-import type { Clock } from './services/applications.js';
+import type { Clock, CodeOwner } from './services/applications.js';
 import { createServices } from './services/index.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { Cipher } from './crypto/cipher.js';
@@ -57,7 +57,8 @@ export interface EmulatorOptions {
   /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
   shutdownGraceMs?: number;
   debug?: boolean;
-  onEvent?: EmitEvent;
+  /** Subscribes to the emulator's events from the start (see Emulator.events). */
+  onEvent?: EventListener;
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
   fileSystem?: StoreFileSystem;
   clock?: Clock;
@@ -74,16 +75,20 @@ export interface Emulator {
   readonly tier: Tier;
   /** The bootstrap tenant's webhook signing secret (SVC-SIGNATURE), known once ready. */
   readonly webhookSecret: string;
+  /** The emulator's events (requests, runs of user code, console lines, webhooks, warnings), from the start. */
+  readonly events: EmulatorEvents;
   /** Stops listening, flushes the store and releases it; safe to call more than once. */
   dispose(): Promise<void>;
 }
 
 export { EmulatorError } from './errors.js';
-export type { EmulatorEvent, EmitEvent } from './events.js';
+export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
 
 /** Starts the emulator: opens the store, bootstraps the first tenant, listens. */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
-  const emit = options.onEvent ?? (() => {});
+  const events = new EventHub();
+  if (options.onEvent) events.subscribe(options.onEvent);
+  const emit = events.publish;
   const tier = options.tier ?? DEFAULT_TIER;
   let url: string | undefined;
   let bootstrap: BootstrapResult | undefined;
@@ -112,11 +117,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       );
     }
     const cipher = new Cipher(key);
-    // User code's console lines are reported under the name of what they belong to.
-    let nameOf = (id: string): string | undefined => id;
+    // User code's console lines are reported under the name and tenant of what they belong to.
+    let ownerOf = (_id: string): CodeOwner | undefined => undefined;
     const runtime = new Runtime({
       ...options.runtime,
-      onLog: (entry) => emit({ type: 'console', source: nameOf(entry.instance) ?? entry.instance, level: entry.level, text: entry.text, requestId: entry.requestId }),
+      onLog: (entry) => {
+        const owner = ownerOf(entry.instance);
+        emit({ type: 'console', source: owner?.name ?? entry.instance, tenantId: owner?.tenantId, level: entry.level, text: entry.text, requestId: entry.requestId });
+      },
     });
     stop = async () => {
       await runtime.dispose();
@@ -133,7 +141,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.results && { results: options.results }),
       ...(options.clock && { clock: options.clock }),
     });
-    nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
+    ownerOf = (id) => services.reactors.ownerOf(id) ?? services.proxies.ownerOf(id);
     let resealed: string[];
     try {
       // Before anything is served: plaintext configuration sealed, and what a lost key sealed made anew.
@@ -207,7 +215,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
   // A failed start releases what it opened (the store's lock above all) and is reported through
   // `ready`; disposing after it is still safe.
-  const ready = start().catch(async (error: unknown) => {
+  // Started on the next microtask: whoever subscribes right after createEmulator() sees every event.
+  const ready = Promise.resolve().then(start).catch(async (error: unknown) => {
     await stop?.().catch(() => {});
     stop = undefined;
     throw startFailure(error);
@@ -232,6 +241,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       return webhookSecret;
     },
     tier,
+    events,
     async dispose() {
       if (disposed) return;
       disposed = true;

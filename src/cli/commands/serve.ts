@@ -65,8 +65,8 @@ export const serve = defineCommand<ServeOptions>({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
-      onEvent: (event) => log.event(event),
     });
+    emulator.events.subscribe(log.event);
     const stop = new Promise<string>((resolve) => {
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });

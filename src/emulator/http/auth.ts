@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every route that is not public. */
     caller: Caller | undefined;
+    /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
+    tenantId: string | undefined;
   }
   interface FastifyContextConfig {
     /** The permission the calling Application needs (spec section 4). */
@@ -43,6 +45,7 @@ function authenticate(applications: ApplicationService, request: FastifyRequest)
   const application = applications.authenticate(key);
   if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
   request.caller = { tenantId: application.tenant_id, application };
+  request.tenantId = application.tenant_id;
   const needed = config.permission;
   if (needed && !application.permissions.includes(needed)) {
     throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);

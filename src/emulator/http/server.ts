@@ -72,6 +72,7 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
   app.setErrorHandler(problemHandler(emit, debug));
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('tenantId', undefined);
 
   // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
   // waits for it), echo the trace id, guard the admin routes (before any key is looked at), then
@@ -106,6 +107,7 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       traceId: request.id,
+      tenantId: request.tenantId,
     });
     done();
   });

@@ -909,11 +909,14 @@ describe('errors thrown by reactor code', () => {
     expect(logged.status).toBe(200);
     const loggedId = traceId(logged);
     await eventually(() => expect(invocationEvents(emu(), loggedId)).toHaveLength(1));
+    const time = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(invocationEvents(emu(), loggedId)[0]).toEqual({
+      time,
       type: 'invocation',
       kind: 'reactor',
       name: reactor.name,
       id: reactor.id,
+      tenantId: emu().tenantId,
       status: 200,
       ms: expect.any(Number),
       requestId: loggedId,
@@ -921,9 +924,9 @@ describe('errors thrown by reactor code', () => {
     expect(invocationEvents(emu(), loggedId)[0]!.ms).toBeGreaterThanOrEqual(0);
     const consoleEvents = emu().events.filter((event) => event.type === 'console' && event.requestId === loggedId);
     expect(consoleEvents).toEqual([
-      { type: 'console', source: reactor.name, level: 'log', text: 'hello 7', requestId: loggedId },
-      { type: 'console', source: reactor.name, level: 'error', text: 'bad { a: 1 }', requestId: loggedId },
-      { type: 'console', source: reactor.name, level: 'warn', text: 'careful', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'log', text: 'hello 7', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'error', text: 'bad { a: 1 }', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'warn', text: 'careful', requestId: loggedId },
     ]);
 
     const failed = await invoke(emu(), reactor.id, { args: { kind: 'plain' } });

@@ -82,6 +82,9 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
         connection: header(PROXY_CONNECTION_HEADER),
         hop: request.headers[PROXY_HOP_HEADER] !== undefined,
         traceId: request.id,
+        onTenant: (tenantId) => {
+          request.tenantId = tenantId;
+        },
       });
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
