@@ -1,4 +1,4 @@
-import type { Emulator, EmulatorEvent } from '../emulator/index.js';
+import type { EmulatorEvent, EmulatorReady } from '../emulator/index.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
@@ -22,7 +22,7 @@ function snakeCase(name: string): string {
 }
 
 export interface ServeLog {
-  started(emulator: Emulator, dataFile: string | undefined): void;
+  started(ready: EmulatorReady, dataFile: string | undefined): void;
   event(event: EmulatorEvent): void;
   stopping(signal: string): void;
   stopped(): void;
@@ -52,20 +52,20 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
   if (format === 'json') {
     const json = (value: Record<string, unknown>) => out(JSON.stringify(value));
     return {
-      started(emulator, dataFile) {
-        json({ event: 'listening', url: emulator.url });
-        const { tenantId, created, generated } = emulator.bootstrap;
+      started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
+        json({ event: 'listening', url });
+        const { tenantId, created, generated } = bootstrap;
         json({
           event: 'ready',
-          tier: emulator.tier,
+          tier,
           data: dataFile ?? null,
-          credentials_file: emulator.credentialsFile ?? null,
+          credentials_file: credentialsFile ?? null,
           tenant_id: tenantId,
           created,
           ...(generated.managementKey && { management_key: generated.managementKey }),
           ...(generated.privateKey && { private_key: generated.privateKey }),
           // Like the keys, shown in the machine log on the first start only; `svc webhooks secret` prints it any time.
-          ...(created && { webhook_secret: emulator.webhookSecret }),
+          ...(created && { webhook_secret: webhookSecret }),
         });
       },
       event(event) {
@@ -94,18 +94,18 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
 
   const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
   return {
-    started(emulator, dataFile) {
+    started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
       const where = dataFile ? `data ${dataFile}` : 'in memory';
-      out(`${paint('green', '●')} svc emulator listening on ${paint('bold', emulator.url)}  ${paint('dim', `(${emulator.tier} tier, ${where})`)}`);
-      const { created, generated, tenantId } = emulator.bootstrap;
+      out(`${paint('green', '●')} svc emulator listening on ${paint('bold', url)}  ${paint('dim', `(${tier} tier, ${where})`)}`);
+      const { created, generated, tenantId } = bootstrap;
       if (created) out(`  Created tenant ${tenantId} with a management and a private Application.`);
       if (generated.managementKey || generated.privateKey) {
-        const saved = emulator.credentialsFile ? ` (saved to ${emulator.credentialsFile})` : '';
+        const saved = credentialsFile ? ` (saved to ${credentialsFile})` : '';
         out(`  Their keys, shown this once${saved}:`);
         if (generated.managementKey) out(`    management  ${generated.managementKey}`);
         if (generated.privateKey) out(`    private     ${generated.privateKey}`);
       }
-      out(`  Webhook signing secret (SVC-SIGNATURE): ${emulator.webhookSecret}`);
+      out(`  Webhook signing secret (SVC-SIGNATURE): ${webhookSecret}`);
       out(paint('dim', '  Try: npx svc applications list        Stop: Ctrl-C'));
     },
     event(event) {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, test, vi } from 'vitest';
 import type { IO } from '../../src/cli/io.js';
 import { createServeLog, type LogFormat } from '../../src/cli/serve-log.js';
-import type { Emulator, EmulatorEvent } from '../../src/emulator/index.js';
+import type { EmulatorEvent, EmulatorReady } from '../../src/emulator/index.js';
 
 const URL = 'http://127.0.0.1:43210';
 const TENANT = '6e156901-0b0e-4da5-bf04-f2d552c4e3da';
@@ -54,13 +54,12 @@ function fakeIo() {
   return { io, stdout: () => stdout, stderr: () => stderr, lines: () => stdout.split('\n').slice(0, -1) };
 }
 
-type Bootstrap = Emulator['bootstrap'];
+type Bootstrap = EmulatorReady['bootstrap'];
 
-/** The fields of an emulator that serve reports; `created` and `generated` vary per start. */
-function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emulator, 'credentialsFile' | 'tier'>> = {}): Emulator {
+/** What a start brought up, as serve reports it; `created` and `generated` vary per start. */
+function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<EmulatorReady, 'credentialsFile' | 'tier'>> = {}): EmulatorReady {
   return {
     url: URL,
-    ready: Promise.resolve(),
     tier: rest.tier ?? 'enterprise',
     credentialsFile: 'credentialsFile' in rest ? rest.credentialsFile : CREDENTIALS,
     webhookSecret: SECRET,
@@ -71,8 +70,6 @@ function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emu
       keys: { managementKey: MANAGEMENT_KEY, privateKey: PRIVATE_KEY },
       ...bootstrap,
     },
-    events: { subscribe: () => () => {} },
-    dispose: async () => {},
   };
 }
 

@@ -81,8 +81,8 @@ describe('the emulator’s events', () => {
     const viaSubscribe: EmulatorEvent[] = [];
     emulator.events.subscribe((event) => viaSubscribe.push(event));
     try {
-      await emulator.ready;
-      const url = emulator.url;
+      const { url } = await emulator.ready;
+      expect(emulator.url).toBe(url);
       await fetch(`${url}/health`);
       await eventually(() => expect(viaSubscribe.some((event) => event.type === 'request' && event.path === '/health')).toBe(true));
       expect(viaOption.filter((event) => event.type === 'request')).toEqual(viaSubscribe.filter((event) => event.type === 'request'));
@@ -98,8 +98,7 @@ describe('the emulator’s events', () => {
       throw new Error('a broken dashboard');
     });
     try {
-      await emulator.ready;
-      const url = emulator.url;
+      const { url } = await emulator.ready;
       expect((await fetch(`${url}/health`)).status).toBe(200);
       expect((await fetch(`${url}/health`)).status).toBe(200);
     } finally {

@@ -1048,7 +1048,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const secretResult = await emu().call('GET', '/_emulator/webhook-secret');
     expect(secretResult.status).toBe(200);
     const secret = secretResult.body.secret as string;
-    expect(secret).toBe(emu().emulator.webhookSecret);
+    expect(secret).toBe(emu().started.webhookSecret);
     expect(secret.length).toBeGreaterThanOrEqual(16);
     const header = delivery!.headers['svc-signature'];
     expect(typeof header).toBe('string');
@@ -1086,7 +1086,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });
-    expect(verifySignature(emu().emulator.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
+    expect(verifySignature(emu().started.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
     await eventually(async () => expect((await result(accepted.body.id)).body).toEqual({ ...payload, delivery: expect.objectContaining({ status: 'delivered' }) }));
   });
 
@@ -1102,7 +1102,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     // The same payload each time, each signed.
     expect(new Set(deliveries.map((delivery) => delivery.body)).size).toBe(1);
     for (const delivery of deliveries) {
-      expect(verifySignature(emu().emulator.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
+      expect(verifySignature(emu().started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
     }
     const events = webhookEvents(emu(), requestId);
     expect(events.map(({ attempt, status, ok }) => ({ attempt, status, ok }))).toEqual([
@@ -1171,7 +1171,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const dir = await tempDir();
     const managementKey = 'restart-test-management-key-0001';
     const first = await startEmulator({ dir, managementKey });
-    const secret = first.emulator.webhookSecret;
+    const secret = first.started.webhookSecret;
     expect((await first.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
     const other = await createTenant(first);
     const otherSecret = (await first.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret as string;
@@ -1181,11 +1181,11 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
     const second = await startEmulator({ dir, managementKey });
     expect(second.tenantId).toBe(first.tenantId);
-    expect(second.emulator.webhookSecret).toBe(secret);
+    expect(second.started.webhookSecret).toBe(secret);
     expect((await second.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
     expect((await second.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret).toBe(otherSecret);
     // Another emulator (another store) has another secret.
-    expect(emu().emulator.webhookSecret).not.toBe(secret);
+    expect(emu().started.webhookSecret).not.toBe(secret);
   });
 });
 
