@@ -26,9 +26,16 @@ export interface ServeLog {
   event(event: EmulatorEvent): void;
   stopping(signal: string): void;
   stopped(): void;
+  /**
+   * Writes the events held back for the first lines, and every later one as it comes: for a start
+   * that failed (it has no first lines). `started` does it after its lines.
+   */
+  release(): void;
   /** Writes what is gathered now (lines are otherwise written once per turn of the event loop). */
   flush(): void;
 }
+
+type Lines = Omit<ServeLog, 'release'>;
 
 /**
  * How `svc serve` reports: one JSON object per line (for machines, and whenever stdout is not a
@@ -49,49 +56,75 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     if (buffered === '') setImmediate(flush);
     buffered += `${line}\n`;
   };
-  if (format === 'json') {
-    const json = (value: Record<string, unknown>) => out(JSON.stringify(value));
-    return {
-      started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
-        json({ event: 'listening', url });
-        const { tenantId, created, generated } = bootstrap;
-        json({
-          event: 'ready',
-          tier,
-          data: dataFile ?? null,
-          credentials_file: credentialsFile ?? null,
-          tenant_id: tenantId,
-          created,
-          ...(generated.managementKey && { management_key: generated.managementKey }),
-          ...(generated.privateKey && { private_key: generated.privateKey }),
-          // Like the keys, shown in the machine log on the first start only; `svc webhooks secret` prints it any time.
-          ...(created && { webhook_secret: webhookSecret }),
-        });
-      },
-      event(event) {
-        // The line of every request is written as text: the hot path, with fields of known types.
-        if (event.type === 'request') {
-          const { time, method, path, status, ms, traceId, tenantId } = event;
-          const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
-          return out(
-            `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
-          );
-        }
-        // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
-        const line: Record<string, unknown> = { time: event.time, event: event.type };
-        for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
-        if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
-        json(line);
-      },
-      stopping: (signal) => json({ event: 'stopping', signal }),
-      stopped: () => {
-        json({ event: 'stopped' });
-        flush();
-      },
-      flush,
-    };
-  }
+  const log = format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color);
+  // Events of the start (warnings about the store or its keys) are held until the first lines are
+  // out: the first line is always the one that says where the emulator listens.
+  let held: EmulatorEvent[] | undefined = [];
+  const release = () => {
+    const events = held ?? [];
+    held = undefined;
+    for (const event of events) log.event(event);
+  };
+  return {
+    ...log,
+    started(ready, dataFile) {
+      log.started(ready, dataFile);
+      release();
+    },
+    event(event) {
+      if (held) held.push(event);
+      else log.event(event);
+    },
+    release,
+  };
+}
 
+/** One JSON object per line. */
+function jsonLines(out: (line: string) => void, flush: () => void): Lines {
+  const json = (value: Record<string, unknown>) => out(JSON.stringify(value));
+  return {
+    started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
+      json({ event: 'listening', url });
+      const { tenantId, created, generated } = bootstrap;
+      json({
+        event: 'ready',
+        tier,
+        data: dataFile ?? null,
+        credentials_file: credentialsFile ?? null,
+        tenant_id: tenantId,
+        created,
+        ...(generated.managementKey && { management_key: generated.managementKey }),
+        ...(generated.privateKey && { private_key: generated.privateKey }),
+        // Like the keys, shown in the machine log on the first start only; `svc webhooks secret` prints it any time.
+        ...(created && { webhook_secret: webhookSecret }),
+      });
+    },
+    event(event) {
+      // The line of every request is written as text: the hot path, with fields of known types.
+      if (event.type === 'request') {
+        const { time, method, path, status, ms, traceId, tenantId } = event;
+        const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
+        return out(
+          `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
+        );
+      }
+      // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
+      const line: Record<string, unknown> = { time: event.time, event: event.type };
+      for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
+      if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
+      json(line);
+    },
+    stopping: (signal) => json({ event: 'stopping', signal }),
+    stopped: () => {
+      json({ event: 'stopped' });
+      flush();
+    },
+    flush,
+  };
+}
+
+/** Short human lines, a time first, painted when `color`. */
+function prettyLines(out: (line: string) => void, flush: () => void, color: boolean): Lines {
   const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {

@@ -73,9 +73,11 @@ function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emu
   };
 }
 
-function logWith(format: LogFormat, color = false) {
+function logWith(format: LogFormat, color = false, { held = false } = {}) {
   const capture = fakeIo();
   const log = createServeLog(format, capture.io, color);
+  // Events published before the first lines are held for after them; most tests look at events alone.
+  if (!held) log.release();
   // The log writes once per turn of the event loop; reading flushes what is gathered so far.
   return { ...capture, log, stdout: () => (log.flush(), capture.stdout()), lines: () => (log.flush(), capture.lines()) };
 }
@@ -188,6 +190,24 @@ describe('the JSON log', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+});
+
+describe('events of the start', () => {
+  test.each(['json', 'pretty'] as const)('are held until the first lines are out (%s): where it listens comes first', (format) => {
+    const { log, lines } = logWith(format, false, { held: true });
+    log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
+    expect(lines()).toEqual([]);
+    log.started(fakeEmulator(), '.svc/data.json');
+    expect(lines()[0]).toContain(URL);
+    expect(lines().at(-1)).toContain('the store had a damaged record');
+  });
+
+  test('a start that fails writes them all the same', () => {
+    const { log, lines } = logWith('json', false, { held: true });
+    log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
+    log.release();
+    expect(lines().map((line) => JSON.parse(line))).toEqual([{ time: TIME, event: 'warning', message: 'the store had a damaged record' }]);
   });
 });
 

@@ -28,6 +28,11 @@ export interface ServerOptions {
   emit: EmitEvent;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
+  /**
+   * Whether requests are served yet: the emulator listens before it bootstraps (so that a port in
+   * use fails before anything is written), and answers 503 until then. Default: always.
+   */
+  serving?: () => boolean;
   timeouts?: Partial<HttpTimeouts>;
 }
 
@@ -39,7 +44,7 @@ declare module 'fastify' {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, pipeline, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, debug = false, serving = () => true, timeouts: given }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -75,8 +80,8 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
   app.decorateRequest('tenantId', undefined);
 
   // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
-  // waits for it), echo the trace id, guard the admin routes (before any key is looked at), then
-  // authenticate.
+  // waits for it), echo the trace id, answer 503 while starting, guard the admin routes (before any key is
+  // looked at), then authenticate.
   const inFlight = new Set<ServerResponse>();
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
@@ -84,6 +89,11 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
     reply.header(TRACE_HEADER, request.id);
+    if (!serving()) {
+      reply.header('retry-after', '1');
+      done(new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' }));
+      return;
+    }
     if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
       done(new HttpError(400, 'An HTTP/1.1 request needs a Host header.'));
       return;
