@@ -4,10 +4,13 @@
  * anything that wants to check what it got. Structural rules live here; rules that
  * span fields (permissions allowed for a type, rule containers) live in the services.
  */
+import { DEFAULT_PAGE_SIZE, MAX_NAME_LENGTH, MAX_PAGE, MAX_PAGE_SIZE } from './limits.js';
+import { GIVEN_KEY_PATTERN, HTTP_URL_PATTERN, TOKEN_ID_PATTERN } from './patterns.js';
 import { APPLICATION_TYPES, RULE_TRANSFORMS } from './permissions.js';
 
+
 export const uuid = { type: 'string', format: 'uuid' } as const;
-const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH } as const;
 const permissions = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100 } as const;
 
 export const accessRuleSchema = {
@@ -64,21 +67,22 @@ export const idParamsSchema = {
   properties: { id: uuid },
 } as const;
 
-/** Pages past any real list (100 per page) are refused rather than computed with unsafe numbers. */
-export const MAX_PAGE = 1_000_000;
+/** GET /reactors/{id}/results/{request_id}. */
+export const resultParamsSchema = {
+  type: 'object',
+  required: ['id', 'request_id'],
+  properties: { id: uuid, request_id: uuid },
+} as const;
 
 export const listQuerySchema = {
   type: 'object',
   properties: {
     page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
-    size: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    size: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
     id: { type: 'array', items: uuid, maxItems: 100 },
-    name: { type: 'string', maxLength: 200 },
+    name: { type: 'string', maxLength: MAX_NAME_LENGTH },
   },
 } as const;
-
-/** Custom token ids: a letter or digit, then letters, digits and `_ . : -`. */
-export const TOKEN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$';
 
 export const createTokenSchema = {
   type: 'object',
@@ -145,7 +149,7 @@ export const invokeReactorSchema = {
       additionalProperties: false,
       properties: {
         args: { type: ['object', 'null'] },
-        callback_url: { type: ['string', 'null'], format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' },
+        callback_url: { type: ['string', 'null'], format: 'uri', pattern: HTTP_URL_PATTERN },
         timeout_ms: { type: ['integer', 'null'], minimum: 10_000, maximum: 210_000 },
       },
     },
@@ -201,11 +205,25 @@ export const proxySchema = {
   required: ['name', 'destination_url'],
   properties: {
     name,
-    destination_url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2000 },
+    destination_url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN, maxLength: 2000 },
     request_transform: transform,
     response_transform: transform,
     application: applicationRef,
     configuration: { anyOf: [{ type: 'null' }, configuration] },
     require_auth: { type: 'boolean' },
   },
+} as const;
+
+const givenKey = { type: 'string', pattern: GIVEN_KEY_PATTERN.source } as const;
+
+/** POST /_emulator/tenants (the emulator's admin route): an optional name and keys. */
+export const createTenantSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: { name, management_key: givenKey, private_key: givenKey },
+    },
+  ],
 } as const;

@@ -33,7 +33,7 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
         issues.push({ path, message });
       }
     };
-    (app.permissions ?? []).forEach((permission, i) => checkPermission([...at, 'permissions', i], permission));
+    for (const [i, permission] of (app.permissions ?? []).entries()) checkPermission([...at, 'permissions', i], permission);
     const rules = app.rules ?? [];
     if ((app.permissions ?? []).length === 0 && rules.length === 0) {
       issues.push({ path: at, atKey: true, message: 'give it permissions or rules (at least one of them non-empty)' });
@@ -45,7 +45,7 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
     }
     const priorities = new Map<number, number>();
     rules.forEach((rule, i) => {
-      rule.permissions.forEach((permission, j) => checkPermission([...at, 'rules', i, 'permissions', j], permission));
+      for (const [j, permission] of rule.permissions.entries()) checkPermission([...at, 'rules', i, 'permissions', j], permission);
       const other = priorities.get(rule.priority);
       if (other !== undefined) {
         const message = `${rule.priority} is already the priority of rules[${other}]`;

@@ -71,16 +71,18 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaIssue | 
       return { path, atKey: false, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'pattern':
       return { path, atKey: false, message: patternWords(path) };
-    case 'minLength':
+    case 'minLength': {
       const message = params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} characters`;
       return { path, atKey: path.length === 2, message };
+    }
     case 'maxLength':
       return { path, atKey: path.length === 2, message: `must have at most ${String(params.limit)} characters` };
     case 'minimum':
       return { path, atKey: false, message: `must be ${String(params.limit)} or more` };
-    case 'minItems':
+    case 'minItems': {
       const items = `item${params.limit === 1 ? '' : 's'}`;
       return { path, atKey: false, message: `must have at least ${String(params.limit)} ${items}` };
+    }
     case 'maxItems':
     case 'maxProperties':
       return { path, atKey: false, message: `must have at most ${String(params.limit)} entries` };

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
 import type { ApiClient, KeyKind } from '../client/index.js';
 import { resolveTarget, type GlobalFlags, type Target } from './target.js';
 import { UserError } from './errors.js';
@@ -45,6 +47,6 @@ export function createContext(io: IO, output: Output, globals: GlobalOptions): C
 
 function missingKey(kind: KeyKind, target: Target): UserError {
   const [flag, env] = kind === 'management' ? ['--management-key', 'SVC_MANAGEMENT_KEY'] : ['--api-key', 'SVC_API_KEY'];
-  const local = target.source === 'local' ? ', or start the emulator here (`svc serve`) so that .svc/credentials.json exists' : '';
+  const local = target.source === 'local' ? `, or start the emulator here (\`svc serve\`) so that ${path.join(STATE_DIR, CREDENTIALS_FILE)} exists` : '';
   return new UserError(`No ${kind === 'management' ? 'management' : 'API'} key for ${target.baseUrl}: pass ${flag}, set ${env}, use a profile (\`svc profiles add\`)${local}.`);
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
 import { UserError } from './errors.js';
 
 /** What `svc serve` writes to `.svc/credentials.json` for the CLI run beside it: its URL and both keys. */
@@ -13,7 +14,7 @@ export interface EmulatorCredentials {
 /** The nearest `.svc/credentials.json` from `cwd` upwards: the emulator started there. */
 export function findCredentials(cwd: string): string | undefined {
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, '.svc', 'credentials.json');
+    const file = path.join(dir, STATE_DIR, CREDENTIALS_FILE);
     if (existsSync(file)) return file;
     if (path.dirname(dir) === dir) return undefined;
   }

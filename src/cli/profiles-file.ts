@@ -2,7 +2,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DurableJsonFile } from '../emulator/store/durable-file.js';
+import { DurableJsonFile } from '../lib/durable-file.js';
 import { UserError } from './errors.js';
 
 export interface Profile {

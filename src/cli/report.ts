@@ -1,5 +1,5 @@
+import { PROBLEM_TYPES } from '../api/problem.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from '../client/errors.js';
-import { EmulatorError } from '../emulator/errors.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -29,8 +29,10 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     // A validation failure is best said field by field; anything else by its detail's first line
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
-    const detail = fields.length > 0 && (problem.title === 'Validation failed' || !firstLine) ? fields.join('; ') : firstLine;
-    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
+    const detail = fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
+    // The emulator names no flag of its own: the way to another tier is the CLI's to say.
+    const hint = error.type === PROBLEM_TYPES.tierRequired ? ' Restart it with `svc serve --tier enterprise`.' : '';
+    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${hint}`, exitCode: 1, problem };
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
@@ -42,7 +44,6 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     return { message: `${error.message} Check --base-url (or SVC_BASE_URL, or the profile's base URL): it should be the API's root.`, exitCode: 1 };
   }
   if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
-  if (error instanceof EmulatorError) return { message: error.message, exitCode: 1 };
   const message = error instanceof Error ? error.message : String(error);
   return { message: `Unexpected error: ${message}`, exitCode: 1, bug: true };
 }

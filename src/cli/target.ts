@@ -1,9 +1,9 @@
 /** Where a command sends its requests, and with which keys: from flags, env, a profile or the local emulator. */
+import { DEFAULT_BASE_URL } from '../api/defaults.js';
 import { findCredentials, readCredentials } from './credentials-file.js';
 import { UserError } from './errors.js';
 import { profilesFilePath, readProfilesFile, type Profile } from './profiles-file.js';
 
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8790';
 
 /** The global flags, as given on the command line only (env is read here, not by commander). */
 export interface GlobalFlags {

@@ -1,4 +1,6 @@
-import { isProblem, problemDefaults } from '../api/problem.js';
+import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRANSACTION_HEADER } from '../api/headers.js';
+import { MAX_PAGE_SIZE } from '../api/limits.js';
+import { isProblem, problemFromAnswer } from '../api/problem.js';
 import type {
   Application,
   InvokeReactorBody,
@@ -74,7 +76,9 @@ export class ApiClient {
   async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
     const response = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
     const parsed = parseJson(await response.text()) as { status?: unknown; version?: unknown } | undefined;
-    if (response.status !== 200 || typeof parsed?.status !== 'string') throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: 'the server did not answer /health like the svc API' });
+    if (response.status !== 200 || typeof parsed?.status !== 'string') {
+      throw new UnexpectedResponseError(this.options.baseUrl, response.status, response.headers.get('content-type') ?? '');
+    }
     return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
   }
 
@@ -88,13 +92,13 @@ export class ApiClient {
       if (value === undefined) continue;
       for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    const headers: Record<string, string> = { accept: JSON_CONTENT_TYPE, ...options.headers };
     const kind = options.key ?? 'management';
-    if (kind !== 'none') headers['svc-api-key'] = this.key(kind);
+    if (kind !== 'none') headers[API_KEY_HEADER] = this.key(kind);
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
+      headers['content-type'] = options.contentType ?? JSON_CONTENT_TYPE;
     }
 
     const response = await this.send(url, { method, headers, body });
@@ -103,10 +107,9 @@ export class ApiClient {
     const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
     const parsed = json ? parseJson(text) : undefined;
     if (response.status >= 400) {
-      if (isProblem(parsed)) throw new ApiError(response.status, parsed);
       // An error page of some other server (HTML, a proxy's text) says nothing the svc API would say.
-      if (!json) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
-      throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined });
+      if (!json && !isProblem(parsed)) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
+      throw new ApiError(response.status, problemFromAnswer(response.status, parsed, text));
     }
     if (text === '') return undefined as T;
     if (!json || parsed === undefined || (options.shape !== undefined && !hasShape(parsed, options.shape))) {
@@ -121,10 +124,12 @@ export class ApiClient {
    */
   async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<RawResponse> {
     const headers = { ...options.headers };
-    if (options.key !== undefined && options.key !== 'none') headers['svc-api-key'] = this.key(options.key);
+    if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
     const response = await this.send(new URL(this.options.baseUrl + path), { method, headers, body: options.body });
     const received: Record<string, string> = {};
-    response.headers.forEach((value, name) => (received[name] = value));
+    response.headers.forEach((value, name) => {
+      received[name] = value;
+    });
     return { status: response.status, headers: received, text: await response.text() };
   }
 
@@ -208,7 +213,7 @@ export class ApplicationsApi {
 
   /** Every page of the list, for resolving names. */
   all(): Promise<Application[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 }
 
@@ -231,7 +236,7 @@ export class ReactorsApi {
   }
 
   all(): Promise<Reactor[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 
   get(id: string): Promise<Reactor> {
@@ -248,7 +253,7 @@ export class ReactorsApi {
 
   /** An RFC 7386 merge patch; the API answers 204. */
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
   }
 
   delete(id: string): Promise<void> {
@@ -260,7 +265,7 @@ export class ReactorsApi {
     return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
       key: 'api',
       body,
-      ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }),
+      ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }),
     });
   }
 
@@ -274,7 +279,7 @@ export class TokensApi {
   constructor(private readonly client: ApiClient) {}
 
   private options(transaction: string | undefined, rest: RequestOptions = {}): RequestOptions {
-    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { 'svc-transaction-id': transaction } }) };
+    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }) };
   }
 
   create(body: CreateTokenBody, transaction?: string): Promise<Token> {
@@ -333,7 +338,7 @@ export class ProxiesApi {
   }
 
   all(): Promise<Proxy[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
   }
 
   get(id: string): Promise<Proxy> {
@@ -349,7 +354,7 @@ export class ProxiesApi {
   }
 
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: 'application/merge-patch+json' });
+    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
   }
 
   delete(id: string): Promise<void> {

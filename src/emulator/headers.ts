@@ -3,6 +3,8 @@
  * before anything reaches Node's HTTP writer, which would otherwise throw mid-answer and leave the
  * caller with fastify's default body (or, for a 1xx status, with no answer at all).
  */
+import { TRACE_HEADER } from '../api/headers.js';
+import { PROBLEM_TYPES } from '../api/problem.js';
 import { HttpError, type CustomResponse } from './errors.js';
 
 /** RFC 9110 `token`: the characters a header name may have. */
@@ -17,7 +19,7 @@ const NOT_LATIN1 = /[^\x00-\xff]/;
  * trace id, and the framing (a wrong Content-Length or Transfer-Encoding breaks the connection).
  */
 export const OWNED_ANSWER_HEADERS: ReadonlySet<string> = new Set([
-  'svc-trace-id',
+  TRACE_HEADER,
   'content-length',
   'transfer-encoding',
   'connection',
@@ -51,7 +53,7 @@ export function checkedHeaders(headers: unknown, owner: string): Record<string, 
     if (raw === undefined || raw === null) continue;
     const value = Array.isArray(raw) ? raw.join(', ') : String(raw);
     const problem = headerProblem(name, value);
-    if (problem) throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, undefined, 'Invalid header');
+    if (problem) throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, { title: 'Invalid header', type: PROBLEM_TYPES.userCode });
     result[name] = value;
   }
   return result;
@@ -75,7 +77,10 @@ export function checkedCustomResponse(error: unknown, owner: string): unknown {
   if (!response) return error;
   const { status } = response;
   if (!Number.isInteger(status) || status < 200 || status > 599) {
-    return new HttpError(500, `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`, undefined, 'Invalid custom response');
+    return new HttpError(500, `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`, {
+      title: 'Invalid custom response',
+      type: PROBLEM_TYPES.userCode,
+    });
   }
   try {
     checkedHeaders(response.headers, `${owner} (CustomHttpResponseError)`);

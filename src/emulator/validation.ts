@@ -1,9 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { TOKEN_ID_PATTERN } from '../api/schemas.js';
+import { GIVEN_KEY_PATTERN, HTTP_URL_PATTERN, TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../api/patterns.js';
 import { validationError } from './errors.js';
-import { GIVEN_KEY_PATTERN } from './services/keys.js';
 
 type DataValidationCxt = Parameters<ValidateFunction>[1];
 
@@ -141,8 +140,8 @@ function describe(error: ErrorObject): [field: string, message: string] {
 }
 
 const PATTERN_MESSAGES: Record<string, string> = {
-  '^[Hh][Tt][Tt][Pp][Ss]?://': 'must be an http or https URL',
-  [TOKEN_ID_PATTERN]: 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit',
+  [HTTP_URL_PATTERN]: 'must be an http or https URL',
+  [TOKEN_ID_PATTERN]: TOKEN_ID_RULE,
   [GIVEN_KEY_PATTERN.source]: 'must be 16 to 256 letters, digits, "_", "-" or "."',
 };
 

@@ -4,10 +4,11 @@
  * stays an object); an expression inside a larger string is replaced by the data as text (complex
  * data as its JSON). Only values are searched, never object keys.
  */
+import { TOKEN_ID_SOURCE } from '../api/patterns.js';
 import { MAX_DEPTH } from '../lib/json-depth.js';
 
-const EXPRESSION = /\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}/g;
-const WHOLE = /^\{\{\s*([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\s*\}\}$/;
+const EXPRESSION = new RegExp(`\\{\\{\\s*(${TOKEN_ID_SOURCE})\\s*\\}\\}`, 'g');
+const WHOLE = new RegExp(`^\\{\\{\\s*(${TOKEN_ID_SOURCE})\\s*\\}\\}$`);
 
 /** The distinct token ids referenced anywhere in `value`, in order of first appearance. */
 export function findTokenIds(value: unknown): string[] {
@@ -93,5 +94,3 @@ export function substituteInJsonText(text: string, data: ReadonlyMap<string, unk
   }
   return result + text.slice(at);
 }
-
-export { MAX_DEPTH, exceedsDepth } from '../lib/json-depth.js';

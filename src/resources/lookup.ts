@@ -1,11 +1,6 @@
+import { isUuid } from '../api/patterns.js';
 import type { ApiClient } from '../client/index.js';
 import { NameLookupError, type ResourceNoun } from './errors.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 /**
  * An id is used as it is; a name is looked up in `all()` (with the management key) and must match

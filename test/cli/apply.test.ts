@@ -161,11 +161,8 @@ describe('svc apply', () => {
     expect(entry.key).toMatch(/^key_local_pvt_/);
     expect(result.stdout).not.toContain(entry.key);
     expect(result.stdout).not.toContain(SECRET);
-    expect(result.stderr).toBe('--show-secrets prints nothing with --json; the keys are in ' + path.join(
-      cwd,
-      '.svc',
-      'keys.json',
-    ) + '.\n');
+    const file = path.join(cwd, '.svc', 'keys.json');
+    expect(result.stderr).toBe(`--show-secrets prints nothing with --json; the keys are in ${file}.\n`);
     expect(await read('.svc/state.json')).not.toContain(SECRET);
     expect((await stat(path.join(cwd, '.svc', 'keys.json'))).mode & 0o777).toBe(0o600);
     expect((await stat(path.join(cwd, '.svc', 'state.json'))).mode & 0o777).toBe(0o600);

@@ -1,10 +1,10 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { ApplicationType } from '../../src/api/permissions.js';
 import type { ArgsOf, OptionsOf } from '../../src/cli/option-types.js';
-import { pagingOptions } from '../../src/cli/commands/paging.js';
-import { noTransforms, proxyOptions } from '../../src/cli/commands/proxies/shared.js';
-import { reactorOptions } from '../../src/cli/commands/reactors/shared.js';
-import { APPLICATION_TYPES } from '../../src/api/permissions.js';
+import type { pagingOptions } from '../../src/cli/commands/paging.js';
+import type { noTransforms, proxyOptions } from '../../src/cli/commands/proxies/shared.js';
+import type { reactorOptions } from '../../src/cli/commands/reactors/shared.js';
+import type { APPLICATION_TYPES } from '../../src/api/permissions.js';
 
 // These are checked by `npm run typecheck` (vitest runs them as empty tests): a handler's option types
 // come from its specs, so a spec and the code that reads it cannot disagree.
@@ -63,7 +63,7 @@ describe('OptionsOf', () => {
   });
 
   it('gives no options for no specs', () => {
-    expectTypeOf<OptionsOf<readonly []>>().toEqualTypeOf<{}>();
+    expectTypeOf<OptionsOf<readonly []>>().toEqualTypeOf<Record<never, never>>();
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
+import { findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
+import { MAX_DEPTH, exceedsDepth } from '../../src/lib/json-depth.js';
 
 const UUID = '3f2b1c9e-8a47-4d2b-9c1e-5f6a7b8c9d0e';
 const OTHER_UUID = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
@@ -173,7 +174,7 @@ describe('substitute', () => {
     const input = JSON.parse('{"__proto__": {"polluted": "{{ a }}"}, "safe": "{{a}}"}') as unknown;
     const result = substitute(input, dataOf({ a: 'yes' })) as Record<string, unknown>;
 
-    expect(Object.prototype.hasOwnProperty.call(result, '__proto__')).toBe(true);
+    expect(Object.hasOwn(result, '__proto__')).toBe(true);
     expect(Object.getOwnPropertyDescriptor(result, '__proto__')?.value).toEqual({ polluted: 'yes' });
     expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
     expect((result as { polluted?: unknown }).polluted).toBeUndefined();

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { nodeFileSystem, type StoreFileSystem } from '../../src/emulator/store/io.js';
+import type { StoreFileSystem } from '../../src/emulator/store/io.js';
+import { nodeFileSystem } from '../../src/lib/durable-file.js';
 
 export type FileOp = keyof StoreFileSystem;
 

@@ -60,6 +60,5 @@ export function svcInPty(args: string[], options: { cwd: string; env?: Record<st
 
 /** The terminal's text without colour and cursor escapes. */
 export function plain(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: escapes are what this removes
   return text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
 }

@@ -8,7 +8,7 @@ export const completion = defineCommand({
   args: [{ name: 'shell', description: SHELLS.join(' | ') }],
   examples: [
     'svc completion bash > ~/.local/share/bash-completion/completions/svc',
-    'svc completion zsh > "${fpath[1]}/_svc"    # or: source <(svc completion zsh)',
+    'source <(svc completion zsh)    # in ~/.zshrc',
     'svc completion fish > ~/.config/fish/completions/svc.fish',
   ],
   async handler({ args }, ctx) {

@@ -12,7 +12,7 @@ export const importCommand = defineCommand({
   examples: ['svc import', 'svc import --out infra/svc.yaml --base-url https://api.example.com'],
   async handler({ options }, ctx) {
     const client = await ctx.client();
-    let result;
+    let result: Awaited<ReturnType<typeof importTarget>>;
     try {
       result = await importTarget({ client, out: options.out, cwd: ctx.io.cwd, force: options.force ?? false });
     } catch (error) {

@@ -1,10 +1,11 @@
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../api/limits.js';
 import type { Pagination } from '../../api/types.js';
 import type { Output } from '../output.js';
 
 /** `--page` and `--size`, as every list command takes them. */
 export const pagingOptions = [
   { flags: '--page <n>', description: 'page number (from 1)' },
-  { flags: '--size <n>', description: 'page size (1-100, default 20)' },
+  { flags: '--size <n>', description: `page size (1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE})` },
 ] as const;
 
 /** Says on stderr that there is more than this page, and how to get it. */

@@ -1,6 +1,9 @@
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/defaults.js';
+import { DEFAULT_TIER, TIERS } from '../../api/tiers.js';
+import { UsageError, UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
+import type { EmulatorReady } from '../../emulator/index.js';
 import type { LogFormat } from '../serve-log.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -18,12 +21,12 @@ export const serve = defineCommand({
   name: 'serve',
   description: 'run the local emulator of the platform API',
   options: [
-    { flags: '--port <port>', description: 'port to listen on; 0 picks a free one', default: '8790' },
-    { flags: '--host <host>', description: 'address to listen on', default: '127.0.0.1' },
-    { flags: '--data <path>', description: 'data file (default .svc/data.json)' },
+    { flags: '--port <port>', description: 'port to listen on; 0 picks a free one', default: String(DEFAULT_PORT) },
+    { flags: '--host <host>', description: 'address to listen on', default: DEFAULT_HOST },
+    { flags: '--data <path>', description: `data file (default ${DEFAULT_DATA_PATH})` },
     { flags: '--in-memory', description: 'keep everything in memory; write no files' },
     { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
-    { flags: '--tier <tier>', description: 'platform tier to emulate', choices: ['enterprise', 'standard'], default: 'enterprise' },
+    { flags: '--tier <tier>', description: 'platform tier to emulate', choices: [...TIERS], default: DEFAULT_TIER },
     { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
@@ -32,10 +35,12 @@ export const serve = defineCommand({
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
     const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
-    const [{ createEmulator }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
+    const userError = (error: unknown) => (error instanceof EmulatorError ? new UserError(inFlags(error.message), { cause: error }) : error);
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
-    const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? path.join('.svc', 'data.json'));
+    const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
     const managementKey = globals.managementKey ?? io.env.SVC_MANAGEMENT_KEY;
     const privateKey = options.privateKey ?? io.env.SVC_PRIVATE_KEY;
 
@@ -50,21 +55,27 @@ export const serve = defineCommand({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
-      onEvent: (event) => log.event(event),
     });
+    emulator.events.subscribe(log.event);
     const stop = new Promise<string>((resolve) => {
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
     });
+    let started: EmulatorReady;
     try {
-      await emulator.ready;
+      started = await emulator.ready;
     } catch (error) {
       await emulator.dispose();
-      throw error;
+      // What the start said before it failed (a damaged store, say) is written before the error.
+      log.release();
+      log.flush();
+      throw userError(error);
     }
-    log.started(emulator, dataFile && path.relative(io.cwd, dataFile));
+    log.started(started, dataFile && path.relative(io.cwd, dataFile));
     log.stopping(await stop);
-    await emulator.dispose();
+    await emulator.dispose().catch((error: unknown) => {
+      throw userError(error);
+    });
     log.stopped();
   },
 });

@@ -1,11 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { API_KEY_HEADER, TRANSACTION_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
+import type { TokenContext } from '../services/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every route that is not public. */
     caller: Caller | undefined;
+    /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
+    tenantId: string | undefined;
   }
   interface FastifyContextConfig {
     /** The permission the calling Application needs (spec section 4). */
@@ -18,8 +22,6 @@ declare module 'fastify' {
     admin?: boolean;
   }
 }
-
-export const API_KEY_HEADER = 'svc-api-key';
 
 /** Resolves `SVC-API-KEY` to an Application (401 when missing or unknown) and checks the route's permission (403). */
 export function authHook(applications: ApplicationService) {
@@ -38,11 +40,12 @@ function authenticate(applications: ApplicationService, request: FastifyRequest)
   if (request.is404 || config.public) return;
   const key = request.headers[API_KEY_HEADER];
   if (typeof key !== 'string' || key === '') {
-    throw new HttpError(401, 'Send the API key of an Application in the SVC-API-KEY header.');
+    throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
-  if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+  if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
   request.caller = { tenantId: application.tenant_id, application };
+  request.tenantId = application.tenant_id;
   const needed = config.permission;
   if (needed && !application.permissions.includes(needed)) {
     throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
@@ -53,4 +56,10 @@ function authenticate(applications: ApplicationService, request: FastifyRequest)
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error(`route ${request.routeOptions.url} has no auth`);
   return request.caller;
+}
+
+/** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
+export function tokenContext(request: FastifyRequest): TokenContext {
+  const header = request.headers[TRANSACTION_HEADER];
+  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
 }

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
+import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
-import { MERGE_PATCH_CONTENT_TYPE } from '../services/merge-patch.js';
-
-export const JSON_CONTENT_TYPE = 'application/json';
 
 /** Fatal: a byte sequence that is not UTF-8 is refused rather than turned into U+FFFD (data changed silently). */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -45,7 +43,7 @@ function jsonBody(parse: JsonParser) {
     try {
       text = utf8.decode(raw);
     } catch {
-      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', undefined, 'Malformed JSON'));
+      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }));
       return;
     }
     parse(request, text, (error, value) => {
@@ -73,4 +71,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
     }
     json(request, raw as Buffer, done);
   });
+}
+
+/** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
+export function requireMergePatch(contentType: string | undefined): void {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (type !== MERGE_PATCH_CONTENT_TYPE) {
+    throw new HttpError(415, `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`);
+  }
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
+import { PROBLEM_CONTENT_TYPE, TRACE_HEADER } from '../../api/headers.js';
+import { problemDefaults, type Problem } from '../../api/problem.js';
 import type { EmitEvent } from '../events.js';
 
 /** How long a client may take to send a request, and how long a stop waits for answers. */
@@ -53,7 +54,7 @@ function rawProblem(status: number, detail: string): string {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
     `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `svc-trace-id: ${traceId}`,
+    `${TRACE_HEADER}: ${traceId}`,
     'Connection: close',
     '',
     body,

@@ -1,12 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PROBLEM_CONTENT_TYPE, problemDefaults, type Problem } from '../../api/problem.js';
-import { HttpError, validationError } from '../errors.js';
+import { JSON_CONTENT_TYPE, JSON_UTF8_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER } from '../../api/headers.js';
+import { BODY_LIMIT_LABEL } from '../../api/limits.js';
+import { HttpError, problemOf, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
+import { sendText } from './send.js';
 
-export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 /**
  * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
  * a longer one still reaches its route and gets the schema's 400, and past this a 414.
@@ -15,15 +16,15 @@ export const MAX_PARAM_LENGTH = 1024;
 
 /** What fastify's own errors mean to a caller, by code. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, 'The request body is over the 5 MB limit.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit.`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
     new HttpError(
       415,
-      `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send ${request.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'}.`,
+      `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send ${request.method === 'PATCH' ? MERGE_PATCH_CONTENT_TYPE : JSON_CONTENT_TYPE}.`,
     ),
-  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, undefined, 'Malformed JSON'),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, { title: 'Malformed JSON', cause: error }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-    new HttpError(400, 'The body is empty but Content-Type is application/json; send a JSON body or no Content-Type.'),
+    new HttpError(400, `The body is empty but Content-Type is ${JSON_CONTENT_TYPE}; send a JSON body or no Content-Type.`),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
   FST_ERR_BAD_URL: (_error, request) =>
     new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
@@ -38,7 +39,7 @@ function pathOf(url: string): string {
 export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
   if (error instanceof HttpError) return error;
   // The disk refused a write (full, read-only): nothing was kept, and the caller may retry.
-  if (error instanceof StoreWriteError) return new HttpError(503, error.message, undefined, 'Not saved');
+  if (error instanceof StoreWriteError) return new HttpError(503, error.message, { title: 'Not saved', cause: error });
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const errors = fieldErrors(fastifyError.validation as never, fastifyError.validationContext);
@@ -47,31 +48,11 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return known(fastifyError, request);
   if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, undefined, 'Malformed JSON');
+    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, { title: 'Malformed JSON', cause: error });
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, fastifyError.message);
-  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
-}
-
-function problemOf(error: HttpError, traceId: string): Problem {
-  return {
-    type: error.type,
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-    ...(error.errors && { errors: error.errors }),
-    trace_id: traceId,
-  };
-}
-
-/**
- * A text body sent as bytes. Given a string, Node writes the header block in the body's encoding
- * (UTF-8), which would turn a Latin-1 header value into other bytes than the ones set.
- */
-export function sendText(reply: FastifyReply, body: string, type = 'text/plain; charset=utf-8'): FastifyReply {
-  if (!reply.hasHeader('content-type')) reply.type(type);
-  return reply.send(Buffer.from(body));
+  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, { cause: error });
 }
 
 export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
@@ -84,7 +65,7 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
     for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) reply.header(name, value);
     reply.status(status);
     if (typeof body === 'string') return sendText(reply, body);
-    return sendText(reply.type('application/json; charset=utf-8'), JSON.stringify(body ?? null));
+    return sendText(reply.type(JSON_UTF8_CONTENT_TYPE), JSON.stringify(body ?? null));
   }
   return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemOf(error, traceId));
 }
@@ -122,13 +103,13 @@ function answerError(emit: EmitEvent, debug: boolean) {
     if (request.routeOptions.config?.proxy && !httpError.response) {
       // Spec 4.3: an error inside the proxy is an object with `proxy_error`, and never carries
       // SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
-      reply.removeHeader('svc-proxy-destination-status');
-      return reply.status(httpError.status).type('application/json; charset=utf-8').send({ proxy_error: problemOf(httpError, request.id) });
+      reply.removeHeader(PROXY_DESTINATION_STATUS_HEADER);
+      return reply.status(httpError.status).type(JSON_UTF8_CONTENT_TYPE).send({ proxy_error: problemOf(httpError, request.id) });
     }
     return sendProblem(reply, httpError, request.id);
   };
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`, undefined, problemDefaults(404).title), request.id);
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`), request.id);
 }

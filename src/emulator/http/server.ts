@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { TRACE_HEADER } from '../../api/headers.js';
+import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import type { ProxyPipeline } from '../proxy/pipeline.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
 import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
-import { BODY_LIMIT_BYTES, MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
+import { MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
@@ -16,14 +19,20 @@ import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { schemaCompiler } from '../validation.js';
 
-export const TRACE_HEADER = 'svc-trace-id';
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ServerOptions {
   services: Services;
+  /** What answers `/proxy...`. */
+  pipeline: ProxyPipeline;
   emit: EmitEvent;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
+  /**
+   * Whether requests are served yet: the emulator listens before it bootstraps (so that a port in
+   * use fails before anything is written), and answers 503 until then. Default: always.
+   */
+  serving?: () => boolean;
   timeouts?: Partial<HttpTimeouts>;
 }
 
@@ -35,7 +44,7 @@ declare module 'fastify' {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, emit, debug = false, timeouts: given }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, debug = false, serving = () => true, timeouts: given }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -68,10 +77,11 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
   app.setErrorHandler(problemHandler(emit, debug));
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('tenantId', undefined);
 
   // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
-  // waits for it), echo the trace id, guard the admin routes (before any key is looked at), then
-  // authenticate.
+  // waits for it), echo the trace id, answer 503 while starting, guard the admin routes (before any key is
+  // looked at), then authenticate.
   const inFlight = new Set<ServerResponse>();
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
@@ -79,6 +89,11 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
     reply.header(TRACE_HEADER, request.id);
+    if (!serving()) {
+      reply.header('retry-after', '1');
+      done(new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' }));
+      return;
+    }
     if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
       done(new HttpError(400, 'An HTTP/1.1 request needs a Host header.'));
       return;
@@ -102,6 +117,7 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       traceId: request.id,
+      tenantId: request.tenantId,
     });
     done();
   });
@@ -112,7 +128,7 @@ export function buildServer({ services, emit, debug = false, timeouts: given }: 
   transactionRoutes(app, services.transactions);
   reactorRoutes(app, services.reactors);
   proxyRoutes(app, services.proxies);
-  proxyInvokeRoutes(app, services.proxyPipeline);
+  proxyInvokeRoutes(app, pipeline);
   app.decorate('closeGracefully', () => closeGracefully(app, inFlight, timeouts.shutdownGraceMs));
   return app;
 }

@@ -1,4 +1,15 @@
 /** How a proxy invocation is taken apart and put together again (pure). */
+import {
+  API_KEY_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  PROXY_CONNECTION_HEADER,
+  PROXY_HOP_HEADER,
+  PROXY_KEEP_ALIVE_HEADER,
+  PROXY_KEY_HEADER,
+  PROXY_KEY_QUERY,
+  TRACE_HEADER,
+  TRANSACTION_HEADER,
+} from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 import { checkedHeaders } from '../headers.js';
 
@@ -7,13 +18,13 @@ const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** Never forwarded: svc's own credentials and controls, and hop-by-hop headers of this connection. */
 const NOT_FORWARDED = new Set([
-  'svc-api-key',
-  'svc-proxy-key',
-  'svc-proxy-keep-alive',
-  'svc-proxy-connection',
-  'svc-transaction-id',
-  'svc-idempotency-key',
-  'svc-proxy-hop',
+  API_KEY_HEADER,
+  PROXY_KEY_HEADER,
+  PROXY_KEEP_ALIVE_HEADER,
+  PROXY_CONNECTION_HEADER,
+  TRANSACTION_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  PROXY_HOP_HEADER,
   'host',
   'connection',
   'keep-alive',
@@ -57,7 +68,7 @@ export function forwardableHeaders(rawHeaders: readonly string[]): Record<string
 export function transformHeaders(headers: unknown, owner: string): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(checkedHeaders(headers, owner))) {
-    if (NOT_FORWARDED.has(name.toLowerCase()) && name.toLowerCase() !== 'svc-transaction-id') continue;
+    if (NOT_FORWARDED.has(name.toLowerCase()) && name.toLowerCase() !== TRANSACTION_HEADER) continue;
     result[name] = value;
   }
   return result;
@@ -70,13 +81,13 @@ export function transformHeaders(headers: unknown, owner: string): Record<string
 export function responseHeaders(headers: Record<string, string | string[] | undefined>, keepLength: boolean): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === 'svc-trace-id' || (!keepLength && name === 'content-length')) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || name === TRACE_HEADER || (!keepLength && name === 'content-length')) continue;
     result[name] = value;
   }
   return result;
 }
 
-/** The raw query without `svc-proxy-key` (the rest kept exactly as sent), with its `?`, or ''. */
+/** The raw query without the proxy key (the rest kept exactly as sent), with its `?`, or ''. */
 export function forwardedQuery(rawUrl: string): { query: string; proxyKey: string | undefined } {
   const at = rawUrl.indexOf('?');
   if (at < 0) return { query: '', proxyKey: undefined };
@@ -86,7 +97,7 @@ export function forwardedQuery(rawUrl: string): { query: string; proxyKey: strin
     .split('&')
     .filter((part) => {
       const [name = '', value = ''] = part.split('=');
-      if (safeDecode(name) !== 'svc-proxy-key') return true;
+      if (safeDecode(name) !== PROXY_KEY_QUERY) return true;
       proxyKey ??= safeDecode(value);
       return false;
     })
@@ -111,9 +122,9 @@ export function destinationUrl(destination: string, suffix: string, query: strin
   const base = url.pathname.replace(/\/+$/, '');
   if (suffix) {
     const reason = unsafePath(suffix);
-    if (reason) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} is refused: ${reason}. A proxy call stays under its destination's path.`, undefined, 'Unsafe proxy path');
+    if (reason) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} is refused: ${reason}. A proxy call stays under its destination's path.`, { title: 'Unsafe proxy path' });
     url.pathname = `${base}${suffix}`;
-    if (!url.pathname.startsWith(`${base}/`)) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} would leave the destination's path.`, undefined, 'Unsafe proxy path');
+    if (!url.pathname.startsWith(`${base}/`)) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} would leave the destination's path.`, { title: 'Unsafe proxy path' });
   }
   if (query) url.search = url.search ? `${url.search}&${query.slice(1)}` : query;
   return url;

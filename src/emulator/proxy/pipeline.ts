@@ -1,6 +1,19 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { MAX_DEPTH, exceedsDepth, findTokenIds } from '../../expressions/index.js';
+import {
+  JSON_CONTENT_TYPE,
+  PROXY_CONNECTION_HEADER,
+  PROXY_DESTINATION_STATUS_HEADER,
+  PROXY_KEEP_ALIVE_HEADER,
+  PROXY_KEY_HEADER,
+  PROXY_KEY_QUERY,
+  API_KEY_HEADER,
+} from '../../api/headers.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL } from '../../api/limits.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import type { Tier } from '../../api/tiers.js';
+import { findTokenIds } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Instance } from '../runtime/index.js';
@@ -9,15 +22,13 @@ import type { ApplicationService, Caller } from '../services/applications.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
 import { svcHandler } from '../services/svc-client.js';
 import type { TokenService } from '../services/tokens.js';
-import type { Tier } from '../services/transactions.js';
 import type { ProxyRecord } from '../store/records.js';
 import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import { destinationUrl, forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
 
-export const DESTINATION_STATUS_HEADER = 'svc-proxy-destination-status';
 /** The payload limit of a proxy with a transform (spec section 8). */
-export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
+const TRANSFORM_PAYLOAD_LIMIT = BODY_LIMIT_BYTES;
 const TRANSFORM_TIMEOUT_MS = 30_000;
 const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -26,7 +37,7 @@ export interface ProxyCall {
   method: string;
   /** The path after /proxy. */
   suffix: string;
-  /** The caller's query without svc-proxy-key, with its `?` (or ''). */
+  /** The caller's query without the proxy key, with its `?` (or ''). */
   query: string;
   rawHeaders: readonly string[];
   body: Buffer | undefined;
@@ -37,6 +48,8 @@ export interface ProxyCall {
   /** Whether it carries the hop header of a call this emulator forwarded. */
   hop: boolean;
   traceId: string;
+  /** Told the proxy's tenant once the proxy is found (the request's log line belongs to it). */
+  onTenant?: (tenantId: string) => void;
 }
 
 export interface ProxyAnswer {
@@ -71,8 +84,9 @@ export class ProxyPipeline {
   }
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
-    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', undefined, 'Proxy loop');
+    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', { title: 'Proxy loop' });
     const proxy = this.findProxy(call.proxyKey);
+    call.onTenant?.(proxy.tenant_id);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
     const url = destinationUrl(proxy.destination_url, call.suffix, call.query);
@@ -83,7 +97,7 @@ export class ProxyPipeline {
       response: proxy.response_transform ? await this.deps.proxies.transform(proxy, 'response') : undefined,
     };
     if ((transforms.request || transforms.response) && (call.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT) {
-      throw new HttpError(413, 'The request body is over the 5 MB limit of a proxy with a transform.');
+      throw new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit of a proxy with a transform.`);
     }
 
     let headers = forwardableHeaders(call.rawHeaders);
@@ -112,7 +126,7 @@ export class ProxyPipeline {
       keepAlive,
       connection,
     });
-    const destinationStatus = { [DESTINATION_STATUS_HEADER]: String(response.status) };
+    const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
 
     if (!transforms.response) {
       const headers = { ...responseHeaders(response.headers, true), ...destinationStatus };
@@ -124,7 +138,7 @@ export class ProxyPipeline {
       }
       return { status: response.status, headers, body: response.body };
     }
-    const tooLarge = 'more than 5 MB, over the limit of a proxy with a response transform';
+    const tooLarge = `more than ${BODY_LIMIT_LABEL}, over the limit of a proxy with a response transform`;
     if (Number(response.headers['content-length']) > TRANSFORM_PAYLOAD_LIMIT) {
       // Announced too large: refused without reading any of it.
       response.body.destroy();
@@ -147,7 +161,7 @@ export class ProxyPipeline {
   }
 
   private findProxy(key: string | undefined): ProxyRecord {
-    if (!key) throw new HttpError(400, 'Name the proxy with its key: the SVC-PROXY-KEY header or ?svc-proxy-key=.');
+    if (!key) throw new HttpError(400, `Name the proxy with its key: the ${PROXY_KEY_HEADER.toUpperCase()} header or ?${PROXY_KEY_QUERY}=.`);
     const proxy = this.deps.proxies.byKey(key);
     if (!proxy) throw new HttpError(404, 'No proxy has this key.');
     return proxy;
@@ -162,9 +176,9 @@ export class ProxyPipeline {
       const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
       return application ? { tenantId: proxy.tenant_id, application } : undefined;
     }
-    if (!apiKey) throw new HttpError(401, 'This proxy requires authentication: send an API key with token:use in SVC-API-KEY.');
+    if (!apiKey) throw new HttpError(401, `This proxy requires authentication: send an API key with token:use in ${API_KEY_HEADER.toUpperCase()}.`);
     const application = this.deps.applications.authenticate(apiKey);
-    if (!application) throw new HttpError(401, 'The API key in SVC-API-KEY is not valid (unknown, regenerated or expired).');
+    if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
     // A key of another tenant learns nothing of this proxy: the same answer as an unknown key.
     if (application.tenant_id !== proxy.tenant_id) throw new HttpError(404, 'No proxy has this key.');
     if (!holdsAnywhere(application, 'token:use')) {
@@ -202,13 +216,14 @@ export class ProxyPipeline {
     if (call.keepAlive === undefined && call.connection === undefined) return {};
     if (this.deps.tier === 'enterprise' && call.connection?.split(',').some((option) => option.trim().toLowerCase() === 'upgrade')) {
       // An upgraded connection is no longer HTTP: nothing the proxy could detokenize, transform or bound.
-      throw new HttpError(400, 'SVC-PROXY-CONNECTION: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).', { 'SVC-PROXY-CONNECTION': ['must not hold upgrade'] });
+      const header = PROXY_CONNECTION_HEADER.toUpperCase();
+      throw new HttpError(400, `${header}: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).`, { errors: { [header]: ['must not hold upgrade'] } });
     }
     if (this.deps.tier !== 'enterprise') {
       this.deps.emit({
         type: 'warning',
         traceId: call.traceId,
-        message: 'SVC-PROXY-KEEP-ALIVE / SVC-PROXY-CONNECTION are Enterprise-tier headers; dropped on the standard tier.',
+        message: `${PROXY_KEEP_ALIVE_HEADER.toUpperCase()} / ${PROXY_CONNECTION_HEADER.toUpperCase()} are Enterprise-tier headers; dropped on the standard tier.`,
       });
       return {};
     }
@@ -228,6 +243,7 @@ export class ProxyPipeline {
         kind: 'transform',
         name: `${proxy.name} (${kind})`,
         id: proxy.id,
+        tenantId: proxy.tenant_id,
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
@@ -236,7 +252,7 @@ export class ProxyPipeline {
     try {
       const { value } = await instance.invoke({ args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, undefined, 'Invalid transform result');
+        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, { title: 'Invalid transform result', type: PROBLEM_TYPES.userCode });
       }
       report(200);
       return value as { body?: unknown; headers?: unknown };
@@ -277,9 +293,12 @@ function serializeBody(body: unknown, headers: Record<string, string>, proxy: Pr
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
   if (exceedsDepth(body, MAX_DEPTH)) {
-    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid transform result');
+    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, {
+      title: 'Invalid transform result',
+      type: PROBLEM_TYPES.userCode,
+    });
   }
-  if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = 'application/json';
+  if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = JSON_CONTENT_TYPE;
   return JSON.stringify(body);
 }
 
@@ -306,11 +325,11 @@ async function readBounded(stream: Readable, limit: number, url: URL, tooLarge: 
     stream.destroy();
     if (error instanceof HttpError) throw error;
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, undefined, 'Destination unreachable');
+    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, { title: 'Destination unreachable', cause: error });
   }
   return Buffer.concat(chunks, size);
 }
 
 function answerTooLarge(url: URL, what: string): HttpError {
-  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, undefined, 'Destination answer too large');
+  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, { title: 'Destination answer too large' });
 }

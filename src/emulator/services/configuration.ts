@@ -1,7 +1,7 @@
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ProxyRecord, ReactorRecord } from '../store/records.js';
-import type { Cipher, Sealed } from './cipher.js';
+import type { Cipher, Sealed } from '../crypto/cipher.js';
 
 /**
  * Reactor and proxy `configuration` maps hold third-party API keys, so they are sealed at rest like

@@ -24,7 +24,7 @@ export function checkGrants(type: ApplicationType, grants: Grants): Grants {
     }
   };
 
-  grants.permissions.forEach((permission, i) => checkPermission(`permissions[${i}]`, permission));
+  for (const [i, permission] of grants.permissions.entries()) checkPermission(`permissions[${i}]`, permission);
   if (grants.permissions.length === 0 && grants.rules.length === 0) {
     errors.add('permissions', 'at least one of permissions or rules must be non-empty');
   }
@@ -45,7 +45,7 @@ export function checkGrants(type: ApplicationType, grants: Grants): Grants {
     } else if (!CONTAINER_PATTERN.test(normalizeContainer(rule.container))) {
       errors.add(`${at}.container`, 'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)');
     }
-    rule.permissions.forEach((permission, j) => checkPermission(`${at}.permissions[${j}]`, permission));
+    for (const [j, permission] of rule.permissions.entries()) checkPermission(`${at}.permissions[${j}]`, permission);
     const seen = priorities.get(rule.priority);
     if (seen !== undefined) errors.add(`${at}.priority`, `${rule.priority} is already used by rules[${seen}]`);
     priorities.set(rule.priority, i);

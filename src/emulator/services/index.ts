@@ -1,16 +1,16 @@
+import { DEFAULT_TIER, type Tier } from '../../api/tiers.js';
 import type { EmitEvent } from '../events.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import { ApplicationService, type Clock } from './applications.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { TenantService } from './tenants.js';
-import { ProxyPipeline } from '../proxy/pipeline.js';
 import { ProxyService } from './proxies.js';
 import { ReactorResults, type ResultOptions } from './reactor-results.js';
 import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
-import { DEFAULT_TRANSACTION_TTL_MS, TransactionService, type Tier } from './transactions.js';
+import { DEFAULT_TRANSACTION_TTL_MS, TransactionService } from './transactions.js';
 
 export interface ServiceOptions {
   cipher: Cipher;
@@ -26,7 +26,10 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-/** Every domain service of the emulator, wired over one store. */
+/**
+ * Every domain service of the emulator, wired over one store. What sits above them (the proxy
+ * pipeline, the HTTP server) is composed where the emulator is assembled (emulator/index.ts).
+ */
 export interface Services {
   applications: ApplicationService;
   tenants: TenantService;
@@ -34,12 +37,11 @@ export interface Services {
   transactions: TransactionService;
   reactors: ReactorService;
   proxies: ProxyService;
-  proxyPipeline: ProxyPipeline;
   webhooks: WebhookService;
   results: ReactorResults;
   /** Deletes expired Applications, tokens and reactor results, expires transactions; returns what it removed. */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number; results: number }>;
-  /** Stops timers and closes connections to proxy destinations. */
+  /** Stops timers and webhook deliveries. */
   dispose(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const clock = options.clock ?? (() => new Date());
   const applications = new ApplicationService(store, clock);
   const tenants = new TenantService(store, applications, clock);
-  const transactions = new TransactionService(store, options.tier ?? 'enterprise', options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
+  const transactions = new TransactionService(store, options.tier ?? DEFAULT_TIER, options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
   const tokens = new TokenService(store, options.cipher, transactions, clock, (message) => options.emit({ type: 'error', message }));
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
   const results = new ReactorResults({ store, cipher: options.cipher, webhooks, emit: options.emit, clock }, options.results);
@@ -57,13 +59,12 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     runtime: options.runtime,
     tokens,
     results,
-    tier: options.tier ?? 'enterprise',
+    tier: options.tier ?? DEFAULT_TIER,
     emit: options.emit,
     clock,
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
   const proxies = new ProxyService(store, options.runtime, options.cipher, clock);
-  const proxyPipeline = new ProxyPipeline({ proxies, applications, tokens, tier: options.tier ?? 'enterprise', emit: options.emit });
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),
@@ -77,14 +78,12 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     transactions,
     reactors,
     proxies,
-    proxyPipeline,
     webhooks,
     results,
     sweep,
     dispose: async () => {
       applications.dispose();
       await webhooks.dispose();
-      await proxyPipeline.close();
     },
   };
 }

@@ -27,6 +27,3 @@ export function randomBase58(length: number): string {
 export function hashKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
-
-/** What a key given on the command line or in env must look like to be accepted as a bootstrap key. */
-export const GIVEN_KEY_PATTERN = /^[A-Za-z0-9_.-]{16,256}$/;

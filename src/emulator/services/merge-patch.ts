@@ -20,5 +20,3 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function define(object: Record<string, unknown>, name: string, value: unknown): void {
   Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
 }
-
-export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';

@@ -1,9 +1,7 @@
 /** Filtering and pagination shared by every list endpoint (pure). */
+import { DEFAULT_PAGE_SIZE } from '../../api/limits.js';
+import { isUuid } from '../../api/patterns.js';
 import type { ListQuery, Page } from '../../api/types.js';
-
-export const DEFAULT_PAGE_SIZE = 20;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `*` matches any run of characters; everything else literally, case-insensitively. Matched in
@@ -33,7 +31,7 @@ export function filterItems<T extends { id: string; name?: string }>(items: T[],
   let result = items;
   if (query.id && query.id.length > 0) {
     // UUIDs match whatever their case; other ids (custom token ids) are case-sensitive.
-    const ids = new Set(query.id.map((id) => (UUID.test(id) ? id.toLowerCase() : id)));
+    const ids = new Set(query.id.map((id) => (isUuid(id) ? id.toLowerCase() : id)));
     result = result.filter((item) => ids.has(item.id));
   }
   if (query.name !== undefined && query.name !== '') {

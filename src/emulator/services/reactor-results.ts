@@ -6,7 +6,7 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
 import type { Clock } from './applications.js';
-import type { Cipher, Sealed } from './cipher.js';
+import type { Cipher, Sealed } from '../crypto/cipher.js';
 import type { DeliveryAttempt, Verdict, WebhookService } from './webhooks.js';
 
 /** How long a result stays after its run and its delivery have both ended. */
@@ -184,7 +184,7 @@ export class ReactorResults {
         return after;
       });
       // Reported once stored: an attempt in the log is one a restart knows of.
-      this.deps.emit({ type: 'webhook', reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
+      this.deps.emit({ type: 'webhook', tenantId: record.tenant_id, reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
     });
   }
 

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
-import type { Problem } from '../../api/problem.js';
-import { MAX_DEPTH, exceedsDepth } from '../../expressions/index.js';
-import { HttpError, notFound } from '../errors.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import type { Tier } from '../../api/tiers.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { HttpError, notFound, problemOf } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../headers.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
@@ -12,19 +14,18 @@ import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../s
 import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
-import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
-import type { Cipher } from './cipher.js';
+import { toWire as applicationToWire, type Caller, type Clock, type CodeOwner } from './applications.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch } from './merge-patch.js';
 import type { Outcome, ReactorResults } from './reactor-results.js';
 import { filterItems, paginate } from './pagination.js';
 import { svcHandler } from './svc-client.js';
-import { DETOKENIZE_LIMIT, type TokenContext, type TokenService } from './tokens.js';
-import { enterpriseOnly, type Tier } from './transactions.js';
+import type { TokenContext, TokenService } from './tokens.js';
+import { enterpriseOnly } from './transactions.js';
 
 export const SYNC_TIMEOUT_MS = 30_000;
 export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
-const MAX_ARGS_BYTES = 5 * 1024 * 1024;
 
 const checkReactor = bodyValidator<ReactorBody>(reactorSchema);
 
@@ -48,13 +49,13 @@ export interface ReactorServiceOptions {
  * saving new code hot-swaps the running version.
  */
 export class ReactorService {
-  private readonly names = new Map<string, string>();
+  private readonly owners = new Map<string, CodeOwner>();
 
   constructor(private readonly options: ReactorServiceOptions) {}
 
-  /** A reactor's name for the log, by id (the runtime knows code by id only). */
-  nameOf(id: string): string | undefined {
-    return this.names.get(id);
+  /** A reactor's name and tenant for the log, by id (the runtime knows code by id only). */
+  ownerOf(id: string): CodeOwner | undefined {
+    return this.owners.get(id);
   }
 
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
@@ -126,7 +127,7 @@ export class ReactorService {
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
     if (!(await this.options.store.reactors.delete(caller.tenantId, record.id))) throw notFound('reactor', id);
-    this.names.delete(record.id);
+    this.owners.delete(record.id);
     await this.options.runtime.unload(record.id);
   }
 
@@ -147,15 +148,15 @@ export class ReactorService {
       throw enterpriseOnly('Asynchronous invocation (callback_url, timeout_ms)');
     }
     if (body.timeout_ms != null && !asynchronous) {
-      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { timeout_ms: ['needs callback_url'] });
+      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { errors: { timeout_ms: ['needs callback_url'] } });
     }
     const args = this.options.tokens.detokenize(ctx, body.args ?? {}, DETOKENIZE_LIMIT);
     // Checked after detokenization: the code gets an object, within the payload limit.
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      throw new HttpError(400, 'args must be a JSON object once detokenized.', { args: ['must be an object'] });
+      throw new HttpError(400, 'args must be a JSON object once detokenized.', { errors: { args: ['must be an object'] } });
     }
-    if (Buffer.byteLength(JSON.stringify(args)) > MAX_ARGS_BYTES) {
-      throw new HttpError(413, 'The detokenized args are over the 5 MB limit.');
+    if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
+      throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
     }
     const instance = await this.instanceOf(reactor);
     if (!asynchronous) {
@@ -193,6 +194,7 @@ export class ReactorService {
         kind: 'reactor',
         name: reactor.name,
         id: reactor.id,
+        tenantId: reactor.tenant_id,
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
@@ -216,12 +218,15 @@ export class ReactorService {
   private async shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): Promise<ReactorResponse> {
     if (value === null) return {};
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, undefined, 'Invalid reactor result');
+      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, {
+        title: 'Invalid reactor result',
+        type: PROBLEM_TYPES.userCode,
+      });
     }
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
     // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
     if (exceedsDepth(raw, MAX_DEPTH)) {
-      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid reactor result');
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, { title: 'Invalid reactor result', type: PROBLEM_TYPES.userCode });
     }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
@@ -264,7 +269,7 @@ export class ReactorService {
       label: `reactor ${reactor.name}`,
     });
     // Named only once loaded: a refused update must not relabel the version still serving.
-    this.names.set(reactor.id, reactor.name);
+    this.owners.set(reactor.id, { name: reactor.name, tenantId: reactor.tenant_id });
     return instance;
   }
 
@@ -303,9 +308,4 @@ function formatDuration(ms: number): string {
   if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${ms / 1000} s`;
-}
-
-function problemOf(error: unknown): Problem {
-  if (error instanceof HttpError) return { type: error.type, title: error.title, status: error.status, detail: error.detail };
-  return { type: 'urn:svc:problem:internal', title: 'Internal server error', status: 500, detail: (error as Error).message };
 }

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { DETOKENIZE_LIMIT } from '../../api/limits.js';
+import { TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../../api/patterns.js';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
-import { MAX_DEPTH, exceedsDepth, findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import { findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
 import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { filterItems, paginate } from './pagination.js';
 import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
 import type { TransactionService } from './transactions.js';
@@ -19,9 +22,6 @@ export interface TokenContext {
   caller: Caller;
   transactionId?: string | undefined;
 }
-
-/** The detokenization limit of a reactor invocation (spec section 8), also used by POST /detokenize. */
-export const DETOKENIZE_LIMIT = 100;
 
 interface Secret {
   data: unknown;
@@ -36,7 +36,7 @@ interface Prepared {
 }
 
 const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
-const CUSTOM_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+const CUSTOM_ID = new RegExp(TOKEN_ID_PATTERN);
 
 /**
  * Tokens: create, read, list, delete, tokenize and detokenize, each governed by the caller's
@@ -181,7 +181,7 @@ export class TokenService {
     }
     for (const id of ids) {
       const record = this.visible(ctx, id);
-      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { [id]: ['no such token'] }, 'Unknown token');
+      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { errors: { [id]: ['no such token'] }, title: 'Unknown token' });
       const decision = evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers);
       if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
       // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.
@@ -246,7 +246,7 @@ export class TokenService {
     const id = body.id ?? randomUUID();
     const idField = body.id === undefined ? undefined : field('id');
     if (body.id !== undefined) {
-      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), 'must be 1-200 letters, digits or "_ . : -", starting with a letter or digit');
+      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), TOKEN_ID_RULE);
       else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id)) errors.add(field('id'), `a token with id ${id} already exists`);
     }
     ids.add(id);

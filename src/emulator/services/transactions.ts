@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { TRANSACTION_HEADER } from '../../api/headers.js';
+import { isUuid } from '../../api/patterns.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import type { Tier } from '../../api/tiers.js';
 import type { Transaction } from '../../api/types.js';
 import { HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
@@ -6,15 +10,14 @@ import type { Store } from '../store/store.js';
 import type { StagedOp, TransactionRecord } from '../store/records.js';
 import type { Caller, Clock } from './applications.js';
 
-export type Tier = 'enterprise' | 'standard';
-
 export const DEFAULT_TRANSACTION_TTL_MS = 60 * 60 * 1000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The 403 of an Enterprise-tier feature asked of an emulator running the standard tier. */
 export function enterpriseOnly(feature: string): HttpError {
-  return new HttpError(403, `${feature} is an Enterprise-tier feature; this emulator runs the standard tier (start it with --tier enterprise).`, undefined, 'Enterprise tier required');
+  return new HttpError(403, `${feature} is an Enterprise-tier feature; this emulator runs the standard tier.`, {
+    title: 'Enterprise tier required',
+    type: PROBLEM_TYPES.tierRequired,
+  });
 }
 
 /**
@@ -145,7 +148,7 @@ export class TransactionService {
   /** The transaction as it is when a write is saved; 409 unless it is still open. */
   private stillOpen(batch: WriteBatch, transaction: TransactionRecord): TransactionRecord {
     const current = batch.get(this.store.transactions, transaction.tenant_id, transaction.id);
-    if (!current || current.status !== 'open' || this.isPast(current)) {
+    if (current?.status !== 'open' || this.isPast(current)) {
       const status = !current ? 'gone' : current.status === 'open' ? 'expired' : current.status.replace('_', ' ');
       throw new HttpError(409, `Transaction ${transaction.id} is ${status}, not open.`);
     }
@@ -153,7 +156,7 @@ export class TransactionService {
   }
 
   private find(caller: Caller, id: string): TransactionRecord {
-    if (!UUID.test(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { 'SVC-TRANSACTION-ID': ['must be a UUID'] });
+    if (!isUuid(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { errors: { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] } });
     const record = this.store.transactions.get(caller.tenantId, id.toLowerCase());
     if (!record) throw new HttpError(404, `No transaction with id ${id}.`);
     if (record.status === 'open' && this.isPast(record)) {

@@ -1,16 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
+import { JSON_CONTENT_TYPE, SIGNATURE_HEADER, WEBHOOK_ID_HEADER } from '../../api/headers.js';
 import { EmulatorError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
-import type { Cipher } from './cipher.js';
+import type { Cipher } from '../crypto/cipher.js';
 import { randomBase58 } from './keys.js';
 
-export const SIGNATURE_HEADER = 'svc-signature';
-/** The same on every attempt of one event, so that a receiver can drop the repeats. */
-export const WEBHOOK_ID_HEADER = 'svc-webhook-id';
 /**
  * How much of a receiver's answer is read: its status decides, the rest is dropped with the
  * connection (a receiver answering 1 GiB once took the emulator to 4.6 GB).
@@ -200,7 +198,7 @@ export class WebhookService {
         dispatcher: agent,
         method: 'POST',
         headers: {
-          'content-type': 'application/json',
+          'content-type': JSON_CONTENT_TYPE,
           [SIGNATURE_HEADER]: signPayload(secret, event.body, Math.floor(Date.now() / 1000)),
           [WEBHOOK_ID_HEADER]: event.id,
           'user-agent': 'svc-emulator-webhooks',

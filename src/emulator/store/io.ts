@@ -1,44 +1,10 @@
-import { open, rename, unlink } from 'node:fs/promises';
-
-/** Files and folders of the store hold secrets (key hashes, sealed token data): owner only. */
-export const FILE_MODE = 0o600;
-export const DIR_MODE = 0o700;
+import type { DurableFileSystem } from '../../lib/durable-file.js';
 
 /**
- * The file operations through which every store write reaches the disk. The default is node:fs;
- * a test passes a wrapper that makes chosen operations fail (a full or read-only disk) to check
- * that a failed write leaves no trace. Reads do not go through it: a failed read stops the open.
+ * The file operations through which every store write reaches the disk (node:fs by default); tests
+ * inject disk failures here.
  */
-export interface StoreFileSystem {
-  /** Creates `file` (it must not exist) with `text`, mode 0600, and flushes it to the disk. */
-  writeNew(file: string, text: string): Promise<void>;
-  rename(from: string, to: string): Promise<void>;
-  unlink(file: string): Promise<void>;
-  /** Makes the renames and removals in `dir` durable: the folder entry itself must reach the disk. */
-  syncDir(dir: string): Promise<void>;
-}
-
-export const nodeFileSystem: StoreFileSystem = {
-  async writeNew(file, text) {
-    const handle = await open(file, 'wx', FILE_MODE);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
-  rename,
-  unlink,
-  async syncDir(dir) {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
-};
+export type StoreFileSystem = DurableFileSystem;
 
 /** What an errno means to someone who has to fix it. */
 const CAUSES: Record<string, string> = {
@@ -69,7 +35,7 @@ export function remedyFor(error: unknown): string {
     case 'EDQUOT':
       return 'free some disk space';
     case 'EROFS':
-      return 'make the data folder writable (or pass another --data path, or --in-memory)';
+      return 'make the data folder writable (or give another options.data, or options.inMemory)';
     case 'EACCES':
     case 'EPERM':
       return 'give the user running svc write access to the data folder';

@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DurableJsonFile } from './durable-file.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
 import { corruptFile } from './errors.js';
+import { readJsonSync } from './read-json.js';
 import type { StoreFileSystem } from './io.js';
 
 /** One record's new state in a journal entry: `record` absent deletes it. */
@@ -45,8 +46,8 @@ export class Journal {
       .map((match) => path.join(this.dir, match[0]));
     const entries: { file: string; entry: JournalEntry }[] = [];
     for (const file of files) {
-      const entry = await new DurableJsonFile<JournalEntry>(file).read();
-      if (!entry || entry.version !== 1 || !Array.isArray(entry.changes)) {
+      const entry = readJsonSync(file) as JournalEntry | null;
+      if (entry?.version !== 1 || !Array.isArray(entry.changes)) {
         throw corruptFile(file, 'expected a journal entry with a "changes" array');
       }
       entries.push({ file, entry });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { StoreError, cannotWrite } from './errors.js';
-import { FILE_MODE } from './io.js';
+import { FILE_MODE } from '../../lib/durable-file.js';
 
 /**
  * Locks this process holds. A lock file names a process, so two emulators in one process (tests,
@@ -52,7 +52,7 @@ export async function acquireLock(lockFile: string, dataFile: string): Promise<(
 
 function inUse(dataFile: string, lockFile: string, pid: number): StoreError {
   return new StoreError(
-    `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or pass another --data path ` +
+    `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or give another options.data ` +
       `(if pid ${pid} is no svc, remove ${lockFile}).`,
     lockFile,
   );

@@ -2,7 +2,8 @@ import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { shardIndex, shardRecords, type Collection, type ShardFile, type TenantRecord, type WriteFn, unservedLine } from './collection.js';
 import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
-import { DurableJsonFile, ensureDir, syncDir } from './durable-file.js';
+import { DurableJsonFile, ensureDir, syncDir } from '../../lib/durable-file.js';
+import { readJsonSync } from './read-json.js';
 
 /**
  * Moves a sharded collection's records from the shard files `from` (any count, missing files are
@@ -36,7 +37,7 @@ export async function reshard(from: string[], to: string[]): Promise<void> {
  */
 export async function adoptShards<T extends TenantRecord>(collection: Collection<T>, from: string[], write: WriteFn): Promise<string[]> {
   if (from.length === 0) return [];
-  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<unknown>(await new DurableJsonFile(file).read(), file));
+  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<unknown>(readJsonSync(file), file));
   const problems: string[] = [];
   const usable: T[] = [];
   const kept = contents.map((records, i) =>
@@ -63,7 +64,7 @@ export async function adoptShards<T extends TenantRecord>(collection: Collection
 
 async function recordsByShard(files: string[], count: number): Promise<TenantRecord[][]> {
   const contents = await mapBounded(files, FILES_IN_FLIGHT, async (file) =>
-    shardRecords<TenantRecord>(await new DurableJsonFile(file).read(), file),
+    shardRecords<TenantRecord>(readJsonSync(file), file),
   );
   const byShard = Array.from({ length: count }, (): TenantRecord[] => []);
   for (const records of contents) {

@@ -1,6 +1,6 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
 import type { Application, ReactorResult, TokenType, TransactionStatus, WebhookDelivery } from '../../api/types.js';
-import type { Sealed } from '../services/cipher.js';
+import type { Sealed } from '../crypto/cipher.js';
 
 export interface TenantRow {
   id: string;

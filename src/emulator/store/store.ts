@@ -1,13 +1,15 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_DATA_PATH } from '../../api/defaults.js';
 import type { WriteBatch } from './batch.js';
 import { ChangeSet } from './batch.js';
 import { recordCheck } from './checks.js';
 import { Collection, compositeKey, type CollectionOptions, type TenantRecord } from './collection.js';
-import { DurableJsonFile, ensureDir, isTempFile, readJsonSync } from './durable-file.js';
+import { DurableJsonFile, ensureDir, isTempFile, nodeFileSystem } from '../../lib/durable-file.js';
 import { StoreError, cannotWrite, corruptFile } from './errors.js';
-import { nodeFileSystem, type StoreFileSystem } from './io.js';
+import type { StoreFileSystem } from './io.js';
 import { Journal, type JournalEntry } from './journal.js';
+import { readJsonSync } from './read-json.js';
 import { acquireLock } from './lock.js';
 import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
@@ -93,7 +95,7 @@ export class Store {
     const report = options.report ?? (() => {});
     const fs = options.fileSystem ?? nodeFileSystem;
     if (options.inMemory) return new Store(undefined, undefined, async () => {}, fs, report);
-    const dataFile = path.resolve(options.path ?? path.join('.svc', 'data.json'));
+    const dataFile = path.resolve(options.path ?? DEFAULT_DATA_PATH);
     const dir = path.dirname(dataFile);
     await ensureDir(dir).catch((error: unknown) => {
       throw cannotWrite(dir, error);
@@ -276,7 +278,7 @@ function collectionsFolder(dataFile: string): string {
 
 /** Reads the manifest (null: none yet); refuses a file that is not an svc store, or of a newer svc. */
 async function readManifest(dataFile: string): Promise<Manifest | null> {
-  const manifest = await new DurableJsonFile<Manifest>(dataFile).read();
+  const manifest = readJsonSync(dataFile) as Manifest | null;
   if (manifest === null) return null;
   if (typeof manifest !== 'object' || manifest.format !== STORE_FORMAT) {
     throw corruptFile(dataFile, `it has no "format": "${STORE_FORMAT}"`);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ChangeSet, WriteBatch } from './batch.js';
 import type { Collection, TenantRecord } from './collection.js';
 import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
-import { DurableJsonFile } from './durable-file.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
 import { StoreError, StoreWriteError } from './errors.js';
 import { describeCause, remedyFor, type StoreFileSystem } from './io.js';
 import type { Journal, JournalChange } from './journal.js';

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../../src/lib/package-version.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -38,7 +39,7 @@ describe('errors the router and node:http meet', () => {
       expect((answer as RawResponse).headers.connection, label).not.toBe('close');
     }
     connection.send(rawRequest(url, 'GET /health HTTP/1.1'));
-    expect(await connection.next()).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    expect(await connection.next()).toMatchObject({ status: 200, body: JSON.stringify({ status: 'ok', version: packageVersion() }) });
     expect(connection.reset).toBe(false);
   });
 
@@ -95,7 +96,7 @@ describe('errors the router and node:http meet', () => {
       connection.send(Buffer.concat([Buffer.from(head), body, Buffer.from(rawRequest(url, 'GET /health HTTP/1.1'))]));
       expectProblem(await connection.next(), status, label);
       const next = await connection.next();
-      if (next !== 'closed') expect(next, label).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+      if (next !== 'closed') expect(next, label).toMatchObject({ status: 200, body: JSON.stringify({ status: 'ok', version: packageVersion() }) });
       expect(connection.reset, label).toBe(false);
     }
   });

@@ -1,3 +1,4 @@
+import { packageVersion } from '../../../src/lib/package-version.js';
 import { describe, expect, it } from 'vitest';
 import { http, startEmulator } from '../../helpers/emulator.js';
 
@@ -6,7 +7,7 @@ describe('problem+json, limits and tracing', () => {
     const emu = await startEmulator({ inMemory: true });
     const result = await http(`${emu.url}/health`, 'GET');
     expect(result.status).toBe(200);
-    expect(result.body).toEqual({ status: 'ok' });
+    expect(result.body).toEqual({ status: 'ok', version: packageVersion() });
   });
 
   it('echoes a given SVC-TRACE-ID and generates one otherwise, on success and error', async () => {

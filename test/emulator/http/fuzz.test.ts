@@ -250,7 +250,7 @@ describe('fuzzing every route', () => {
         const where = `seed ${SEED}, raw connection ${index}: ${JSON.stringify(bytes.toString('latin1'))}`;
         const connection = await rawConnection(emu.url);
         connection.send(bytes);
-        for (let answers = 0; ; answers++) {
+        for (;;) {
           const answer: RawResponse | 'closed' = await connection.next(5000).catch((error: Error) => {
             throw new Error(`${where}\n-> ${error.message}`);
           });

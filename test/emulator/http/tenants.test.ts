@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/emulator/http/server.js';
 import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
 import { randomBytes } from 'node:crypto';
-import { Cipher } from '../../../src/emulator/services/cipher.js';
+import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { Runtime } from '../../../src/emulator/runtime/index.js';
+import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { createTenant, http, startEmulator } from '../../helpers/emulator.js';
@@ -68,7 +69,8 @@ describe('tenants', () => {
     const store = await Store.open({ inMemory: true });
     const runtime = new Runtime();
     const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: () => {} });
-    const app = buildServer({ services, emit: () => {} });
+    const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: () => {} });
+    const app = buildServer({ services, pipeline, emit: () => {} });
     try {
       const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
       expect(remote.statusCode).toBe(403);
@@ -77,7 +79,8 @@ describe('tenants', () => {
       expect(local.statusCode).toBe(201);
     } finally {
       await app.close();
-      services.dispose();
+      await services.dispose();
+      await pipeline.close();
       await runtime.dispose();
     }
   });

@@ -208,7 +208,7 @@ describe('POST /tokens validation', () => {
     const result = await emu.call('POST', '/tokens', { key: emu.privateKey, body });
     expect(result.status).toBe(400);
     expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:bad-request' });
+    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:validation' });
     expect(Object.keys(result.body.errors)).toEqual([field]);
     expect(result.body.detail).toContain(field);
     expect(await listIds(emu, emu.privateKey)).toEqual([]);
@@ -832,7 +832,7 @@ describe('encryption at rest', () => {
     // Re-seal the stored record under a different key, as a store copied from elsewhere would be.
     await emu.dispose();
     const file = (await readdir(path.join(emu.dir, '.svc', 'data', 'tokens'))).map((name) => path.join(emu.dir, '.svc', 'data', 'tokens', name));
-    const { Cipher } = await import('../../../src/emulator/services/cipher.js');
+    const { Cipher } = await import('../../../src/emulator/crypto/cipher.js');
     const other = new Cipher(randomBytes(32));
     for (const shard of file) {
       const content = JSON.parse(await readFile(shard, 'utf8'));

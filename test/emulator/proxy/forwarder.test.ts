@@ -59,7 +59,7 @@ describe('Forwarder time bounds', () => {
 
   it.each(PATHS)('%s: headers trickled in a byte at a time do not keep the call open', async (_path, extra) => {
     const target = await destination((socket) => {
-      const bytes = Buffer.from('HTTP/1.1 200 OK\r\nX-Slow: ' + 'a'.repeat(10_000));
+      const bytes = Buffer.from(`HTTP/1.1 200 OK\r\nX-Slow: ${'a'.repeat(10_000)}`);
       let sent = 0;
       const timer = setInterval(() => {
         if (socket.destroyed) return clearInterval(timer);

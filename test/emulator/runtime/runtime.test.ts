@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, type Runtime, type LogEntry, type SvcHandler, type SvcMethod } from '../../../src/emulator/runtime/index.js';
-import { Cipher } from '../../../src/emulator/services/cipher.js';
+import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { svcHandler } from '../../../src/emulator/services/svc-client.js';
 import { Store } from '../../../src/emulator/store/store.js';

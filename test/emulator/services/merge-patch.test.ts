@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyMergePatch, MERGE_PATCH_CONTENT_TYPE } from '../../../src/emulator/services/merge-patch.js';
+import { MERGE_PATCH_CONTENT_TYPE } from '../../../src/api/headers.js';
+import { applyMergePatch } from '../../../src/emulator/services/merge-patch.js';
 
 /** RFC 7386 Appendix A, every example: [target, patch, result]. */
 const RFC_7386_APPENDIX_A: [target: unknown, patch: unknown, result: unknown][] = [

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAGE_SIZE, filterItems, paginate, wildcardMatcher } from '../../../src/emulator/services/pagination.js';
+import { DEFAULT_PAGE_SIZE } from '../../../src/api/limits.js';
+import { filterItems, paginate, wildcardMatcher } from '../../../src/emulator/services/pagination.js';
 
 const numbers = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
 

@@ -1,3 +1,4 @@
+import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import { APPLICATION_TYPES } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
 import { createApplicationBody, parseRules } from '../../../resources/applications.js';
@@ -7,7 +8,7 @@ export const create = defineCommand({
   name: 'create',
   description: 'create an Application (its key is shown once)',
   options: [
-    { flags: '--name <name>', description: 'name (up to 200 characters)', required: true },
+    { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)`, required: true },
     { flags: '--type <type>', description: 'Application type', choices: APPLICATION_TYPES, required: true },
     { flags: '--permission <permission>', description: 'permission to grant (repeatable)', repeatable: true },
     { flags: '--rule <json>', description: 'access rule as JSON (repeatable)', repeatable: true },

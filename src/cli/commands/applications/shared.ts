@@ -49,7 +49,7 @@ export function summarizePermissions(permissions: string[]): string {
   return [...byNoun.entries()]
     .flatMap(([noun, verbs]) => {
       const all = VERBS_OF.get(noun);
-      return all && all.every((verb) => verbs.includes(verb)) ? [`${noun}:*`] : verbs.map((verb) => `${noun}:${verb}`);
+      return all?.every((verb) => verbs.includes(verb)) ? [`${noun}:*`] : verbs.map((verb) => `${noun}:${verb}`);
     })
     .join(',');
 }

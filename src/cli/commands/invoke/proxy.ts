@@ -1,4 +1,5 @@
-import { isProblem, problemDefaults } from '../../../api/problem.js';
+import { JSON_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER, PROXY_KEY_HEADER } from '../../../api/headers.js';
+import { problemFromAnswer } from '../../../api/problem.js';
 import { ApiError } from '../../../client/errors.js';
 import { UsageError } from '../../errors.js';
 import { readInput } from '../../input.js';
@@ -42,19 +43,19 @@ export const proxy = defineCommand({
     }
     const body = options.data === undefined ? undefined : await readInput(options.data, ctx.io, '--data');
     if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
-      headers['Content-Type'] = parseMaybeJson(body) !== body ? 'application/json' : 'text/plain';
+      headers['Content-Type'] = parseMaybeJson(body) !== body ? JSON_CONTENT_TYPE : 'text/plain';
     }
 
     const client = await ctx.client();
     const key = PROXY_KEY.test(args.proxy) ? args.proxy : (await client.proxies.get(await resolveProxyId(client, args.proxy))).key;
-    headers['SVC-PROXY-KEY'] = key;
+    headers[PROXY_KEY_HEADER] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 
-    const destinationStatus = response.headers['svc-proxy-destination-status'];
+    const destinationStatus = response.headers[PROXY_DESTINATION_STATUS_HEADER];
     if (destinationStatus === undefined) {
       // No destination status: the proxy itself refused or failed (spec 4.3).
       const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;
-      throw new ApiError(response.status, isProblem(problem) ? problem : { ...problemDefaults(response.status), status: response.status, detail: response.text.slice(0, 200) });
+      throw new ApiError(response.status, problemFromAnswer(response.status, problem, response.text));
     }
     const result = { status: response.status, headers: response.headers, body: parseMaybeJson(response.text) };
     await ctx.output.result(result, () => {

@@ -1,3 +1,4 @@
+import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Proxy } from '../../../api/types.js';
 import { readCodeFile } from '../../../resources/files.js';
 import type { IO } from '../../io.js';
@@ -7,7 +8,7 @@ export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' }
 
 /** The flags create, update and patch share. */
 export const proxyOptions = [
-  { flags: '--name <name>', description: 'name (up to 200 characters)' },
+  { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)` },
   { flags: '--destination-url <url>', description: 'where requests are forwarded (absolute http/https URL)' },
   { flags: '--request-transform <file>', description: 'code run on each request before it is forwarded' },
   { flags: '--response-transform <file>', description: "code run on the destination's response" },

@@ -1,10 +1,11 @@
+import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Reactor } from '../../../api/types.js';
 import type { Output } from '../../output.js';
 
 export const reactorArg = { name: 'reactor', description: 'reactor id or exact name' } as const;
 
 export const reactorOptions = [
-  { flags: '--name <name>', description: 'name (up to 200 characters)' },
+  { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)` },
   { flags: '--code <file>', description: 'file with the reactor code (CommonJS: module.exports = async function (req) {...})' },
   { flags: '--configuration <pair>', description: 'KEY=VALUE, or @file.env (repeatable)', repeatable: true },
   { flags: '--application <application>', description: 'Application (id or name) whose permissions req.svc gets' },

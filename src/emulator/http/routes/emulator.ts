@@ -1,12 +1,12 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PROXY_HOP_HEADER } from '../../../api/headers.js';
+import { createTenantSchema } from '../../../api/schemas.js';
 import type { CreatedTenant } from '../../../api/types.js';
-import { HttpError } from '../../errors.js';
+import { HttpError, fieldError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
-import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import { callerOf } from '../auth.js';
-import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
 import { packageVersion } from '../../../lib/package-version.js';
 
 interface CreateTenantBody {
@@ -14,19 +14,6 @@ interface CreateTenantBody {
   management_key?: string;
   private_key?: string;
 }
-
-const givenKey = { type: 'string', pattern: GIVEN_KEY_PATTERN.source } as const;
-
-export const createTenantSchema = {
-  anyOf: [
-    { type: 'null' },
-    {
-      type: 'object',
-      additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, management_key: givenKey, private_key: givenKey },
-    },
-  ],
-} as const;
 
 /** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopback(address: string | undefined): boolean {
@@ -95,7 +82,7 @@ export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, web
     async (request, reply): Promise<CreatedTenant> => {
       const body = request.body ?? {};
       if (body.management_key !== undefined && body.management_key === body.private_key) {
-        throw new HttpError(400, 'management_key and private_key must differ.', { private_key: ['must differ from management_key'] }, 'Validation failed');
+        throw fieldError('management_key and private_key must differ.', { private_key: ['must differ from management_key'] });
       }
       const tenant = await tenants.create(body.name ?? 'tenant', {
         ...(body.management_key !== undefined && { managementKey: body.management_key }),

@@ -1,18 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  API_KEY_HEADER,
+  PROXY_CONNECTION_HEADER,
+  PROXY_HOP_HEADER,
+  PROXY_KEEP_ALIVE_HEADER,
+  PROXY_KEY_HEADER,
+} from '../../../api/headers.js';
+import { BODY_LIMIT_BYTES } from '../../../api/limits.js';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
-import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import type { ProxyPipeline } from '../../proxy/pipeline.js';
 import { forwardedQuery, pathSuffix } from '../../proxy/parts.js';
 import type { ProxyService } from '../../services/proxies.js';
 import { callerOf } from '../auth.js';
-import { sendText } from '../problems.js';
-import { requireMergePatch } from './reactors.js';
+import { requireMergePatch } from '../body.js';
+import { sendText } from '../send.js';
 
 type IdParams = { Params: { id: string } };
 
-/** Bodies of proxy calls are taken as bytes, whatever their type, up to this (5 MB with a transform). */
-const PROXY_BODY_LIMIT = 50 * 1024 * 1024;
+/** Bodies of proxy calls are taken as bytes, whatever their type, up to this (BODY_LIMIT_BYTES with a transform). */
+const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
 
 /** Spec section 4.3: the proxies resource. */
 export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
@@ -69,12 +76,15 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
         query,
         rawHeaders: request.raw.rawHeaders,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
-        proxyKey: header('svc-proxy-key') ?? proxyKey,
-        apiKey: header('svc-api-key'),
-        keepAlive: header('svc-proxy-keep-alive'),
-        connection: header('svc-proxy-connection'),
+        proxyKey: header(PROXY_KEY_HEADER) ?? proxyKey,
+        apiKey: header(API_KEY_HEADER),
+        keepAlive: header(PROXY_KEEP_ALIVE_HEADER),
+        connection: header(PROXY_CONNECTION_HEADER),
         hop: request.headers[PROXY_HOP_HEADER] !== undefined,
         traceId: request.id,
+        onTenant: (tenantId) => {
+          request.tenantId = tenantId;
+        },
       });
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);

@@ -1,19 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema } from '../../../api/schemas.js';
+import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema, resultParamsSchema } from '../../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, ReactorBody } from '../../../api/types.js';
-import { HttpError } from '../../errors.js';
-import { MERGE_PATCH_CONTENT_TYPE } from '../../services/merge-patch.js';
 import type { ReactorService } from '../../services/reactors.js';
-import { callerOf } from '../auth.js';
-import { sendJson, tokenContext } from './tokens.js';
+import { callerOf, tokenContext } from '../auth.js';
+import { requireMergePatch } from '../body.js';
+import { sendJson } from '../send.js';
 
 type IdParams = { Params: { id: string } };
-
-export const resultParamsSchema = {
-  type: 'object',
-  required: ['id', 'request_id'],
-  properties: { id: idParamsSchema.properties.id, request_id: idParamsSchema.properties.id },
-} as const;
 
 /** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
 export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): void {
@@ -64,12 +57,4 @@ export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): v
     { schema: { params: resultParamsSchema } },
     async (request) => reactors.result(callerOf(request), request.params.id, request.params.request_id),
   );
-}
-
-/** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
-export function requireMergePatch(contentType: string | undefined): void {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase();
-  if (type !== MERGE_PATCH_CONTENT_TYPE) {
-    throw new HttpError(415, `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`);
-  }
 }

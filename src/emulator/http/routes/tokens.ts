@@ -1,27 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { JSON_CONTENT_TYPE } from '../../../api/headers.js';
 import { createTokenSchema, tokenIdParamsSchema, tokenListQuerySchema } from '../../../api/schemas.js';
 import type { CreateTokenBody, TokenListQuery } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
-import type { TokenContext, TokenService } from '../../services/tokens.js';
-import { callerOf } from '../auth.js';
-
-export const TRANSACTION_HEADER = 'svc-transaction-id';
+import type { TokenService } from '../../services/tokens.js';
+import { tokenContext } from '../auth.js';
+import { sendJson } from '../send.js';
 
 type IdParams = { Params: { id: string } };
 
-/** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
-export function tokenContext(request: FastifyRequest): TokenContext {
-  const header = request.headers[TRANSACTION_HEADER];
-  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
-}
-
-/** Any JSON value as the body (fastify would send a bare string as text/plain). */
-export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
-  return reply.status(status).type('application/json; charset=utf-8').send(JSON.stringify(value ?? null));
-}
-
 function requireBody(request: FastifyRequest): unknown {
-  if (request.body === undefined) throw new HttpError(400, 'Send a JSON body (Content-Type: application/json).');
+  if (request.body === undefined) throw new HttpError(400, `Send a JSON body (Content-Type: ${JSON_CONTENT_TYPE}).`);
   return request.body;
 }
 

@@ -1,7 +1,8 @@
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { DurableJsonFile } from './store/durable-file.js';
-import { cannotWrite } from './store/errors.js';
+import { CREDENTIALS_FILE } from '../../api/defaults.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
+import { cannotWrite } from './errors.js';
 
 /** What `svc serve` leaves beside its data file for the CLI: where it listens and its two keys. */
 export interface Credentials {
@@ -11,10 +12,18 @@ export interface Credentials {
   private_key?: string;
 }
 
-export const CREDENTIALS_FILE = 'credentials.json';
-
 export function credentialsPath(dir: string): string {
   return path.join(dir, CREDENTIALS_FILE);
+}
+
+/** The credentials file as it is: empty when missing or unreadable (writeCredentials then moves it aside). */
+export async function readCredentials(file: string): Promise<Credentials> {
+  try {
+    const current = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    return typeof current === 'object' && current !== null && !Array.isArray(current) ? (current as Credentials) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**

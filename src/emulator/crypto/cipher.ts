@@ -1,9 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
-import { open, readFile, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import { EmulatorError } from '../errors.js';
-import { cannotWrite } from '../store/errors.js';
-import { FILE_MODE, describeCause } from '../store/io.js';
 
 /** AES-256-GCM ciphertext as stored: base64 fields, never plaintext. */
 export interface Sealed {
@@ -11,8 +7,6 @@ export interface Sealed {
   tag: string;
   ct: string;
 }
-
-export const MASTER_KEY_FILE = 'master.key';
 
 const IV_BYTES = 12;
 /** IVs are cut from a pool of random bytes, refilled when spent: one call to the CSPRNG per 256 seals. */
@@ -67,42 +61,4 @@ export class Cipher {
     this.ivOffset += IV_BYTES;
     return iv;
   }
-}
-
-/**
- * The master key: `SVC_MASTER_KEY` (base64, 32 bytes) when given; else `master.key` (0600) beside
- * the data file, created on first start; in memory, a fresh random key.
- */
-export async function loadMasterKey(dir: string | undefined, fromEnv: string | undefined): Promise<{ key: Buffer; created: boolean }> {
-  if (fromEnv !== undefined) {
-    const key = Buffer.from(fromEnv, 'base64');
-    if (key.length !== 32) throw new EmulatorError('SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).');
-    return { key, created: false };
-  }
-  if (dir === undefined) return { key: randomBytes(32), created: true };
-  const file = path.join(dir, MASTER_KEY_FILE);
-  try {
-    const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
-    if (key.length !== 32) throw new EmulatorError(`${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`);
-    return { key, created: false };
-  } catch (error) {
-    if (error instanceof EmulatorError) throw error;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new EmulatorError(`Cannot read ${file}: ${describeCause(error)}.`);
-  }
-  const key = randomBytes(32);
-  try {
-    // 'wx': never overwrite a key that appeared meanwhile; losing it would lose every token.
-    const handle = await open(file, 'wx', FILE_MODE);
-    try {
-      await handle.writeFile(key.toString('base64'));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    // A key file cut short (a full disk) must not be taken for the key at the next start.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await unlink(file).catch(() => {});
-    throw cannotWrite(file, error);
-  }
-  return { key, created: true };
 }

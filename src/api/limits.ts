@@ -1,0 +1,18 @@
+/** Limits of the API (DESIGN.md section 2), shared by the emulator that enforces them and the clients that check first. */
+
+/** A request body, a reactor's detokenized args, a transform's payload and a reactor's result: 5 MB. */
+export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/** How many tokens one reactor invocation may detokenize. */
+export const DETOKENIZE_LIMIT = 100;
+/** Names of Applications, reactors, proxies and tenants. */
+export const MAX_NAME_LENGTH = 200;
+/** Custom token ids. */
+export const MAX_TOKEN_ID_LENGTH = 200;
+/** List pages: `size` from 1 to this, 20 when not given. */
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+/** Pages past any real list are refused rather than computed with unsafe numbers. */
+export const MAX_PAGE = 1_000_000;
+
+/** The body limit as messages say it. */
+export const BODY_LIMIT_LABEL = `${BODY_LIMIT_BYTES / (1024 * 1024)} MB`;

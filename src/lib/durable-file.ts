@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Files and folders written here hold secrets (keys, key hashes, sealed token data): owner only. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+/**
+ * The file operations through which every durable write reaches the disk. The default is node:fs;
+ * a test passes a wrapper that makes chosen operations fail (a full or read-only disk) to check
+ * that a failed write leaves no trace. Reads do not go through it.
+ */
+export interface DurableFileSystem {
+  /** Creates `file` (it must not exist) with `text`, mode 0600, and flushes it to the disk. */
+  writeNew(file: string, text: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(file: string): Promise<void>;
+  /** Makes the renames and removals in `dir` durable: the folder entry itself must reach the disk. */
+  syncDir(dir: string): Promise<void>;
+}
+
+export const nodeFileSystem: DurableFileSystem = {
+  async writeNew(file, text) {
+    const handle = await open(file, 'wx', FILE_MODE);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+  rename,
+  unlink,
+  async syncDir(dir) {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+/** The name of a write's temp file: hidden, beside its target, ending in `.tmp` (see isTempFile). */
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * A JSON file whose write is atomic and durable: the JSON goes to a fresh temp file (0600), is
+ * fsynced, renamed over the target, and the folder is fsynced, so `write()` resolves only once the
+ * new content is on disk, and a crash leaves either the old file or the new one, never half. A
+ * write that fails leaves the target as it was and removes its temp file. (lowdb's own JSONFile
+ * renames but does not fsync, and creates files with the umask's mode.) Used by the emulator's
+ * store and by the CLI's config file.
+ */
+export class DurableJsonFile<T> {
+  constructor(
+    readonly file: string,
+    private readonly fs: DurableFileSystem = nodeFileSystem,
+  ) {}
+
+  async write(data: T): Promise<void> {
+    await this.replace(data);
+    await this.fs.syncDir(path.dirname(this.file));
+  }
+
+  /**
+   * The write without its folder's fsync: the rename is atomic but not yet durable. For writes of
+   * many files in one folder, which then make the folder durable once (see syncDir).
+   */
+  async replace(data: T): Promise<void> {
+    // Stringify before the first await: the snapshot is the data as it was when write() was called.
+    const text = JSON.stringify(data);
+    const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      await this.fs.writeNew(temp, text);
+      await this.fs.rename(temp, this.file);
+    } catch (error) {
+      // Whatever step failed, the temp file is of no use; left behind it would pile up beside the target.
+      await this.fs.unlink(temp).catch(() => {});
+      throw error;
+    }
+  }
+}
+
+/** Whether a file name is that of a write's temp file (left behind only by a crash mid-write). */
+export function isTempFile(name: string): boolean {
+  return TEMP_NAME.test(name);
+}
+
+/** Makes a rename or a removal durable: the folder entry itself must reach the disk. */
+export async function syncDir(dir: string, fs: DurableFileSystem = nodeFileSystem): Promise<void> {
+  await fs.syncDir(dir);
+}
+
+/** Creates `dir` and its parents, owner only. */
+export async function ensureDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { areaOf, importsOf, sourceFiles } from './import-graph.mjs';
+
+/**
+ * The dependency rule (DESIGN.md section 1, ARCHITECTURE.md): which areas of src/ each area may
+ * import, besides its own files. `cli -> (apply | resources | client | emulator | ui) -> api`, `apply ->
+ * resources -> client`, `api` depends on
+ * nothing; in the emulator `http -> proxy -> services -> (store | runtime) -> crypto`, everything
+ * over the kernel (errors, events, header and body checks) and `lib`.
+ */
+const EMULATOR_BASE = ['api', 'lib', 'expressions', 'emulator/kernel'];
+const ALLOWED: Record<string, readonly string[]> = {
+  api: [],
+  lib: [],
+  expressions: ['api', 'lib'],
+  client: ['api', 'lib'],
+  ui: ['api', 'lib'],
+  // What the CLI and svc apply both build from plain input (request bodies, files, name lookups).
+  resources: ['api', 'lib', 'client'],
+  apply: ['api', 'lib', 'expressions', 'client', 'resources'],
+  // The CLI reaches the emulator through its entry only (createEmulator and its types).
+  cli: ['api', 'lib', 'client', 'ui', 'apply', 'resources', 'emulator'],
+  // The library entry (src/index.ts).
+  index: ['api', 'client', 'emulator'],
+  // createEmulator: where the emulator is assembled, it may use every part of it.
+  emulator: [...EMULATOR_BASE, 'emulator/http', 'emulator/proxy', 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/kernel': ['api', 'lib'],
+  'emulator/http': [...EMULATOR_BASE, 'emulator/proxy', 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/proxy': [...EMULATOR_BASE, 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
+  'emulator/crypto': ['emulator/kernel', 'lib'],
+  // The code watcher reports through events and knows nothing else of the emulator.
+  'emulator/watch': ['api', 'lib', 'emulator/kernel'],
+  // The sandbox imports lib and its own files (and see EXCEPTIONS, and the host's own check below).
+  'emulator/runtime': ['lib'],
+};
+
+/** Single files a file may import beyond its area's, each with its reason. */
+const EXCEPTIONS: Record<string, readonly string[]> = {
+  // UserCodeError is an HttpError (answered by the HTTP layer like any other) of a problem type.
+  'emulator/runtime/errors.ts': ['emulator/errors.ts', 'api/problem.ts'],
+};
+
+/** Packages `api` and `lib` may import: none (node: builtins only), so that every side can use them. */
+const LEAVES = new Set(['api', 'lib']);
+
+/** An area as a reader finds it in the tree. */
+function label(area: string): string {
+  if (area === 'emulator') return 'emulator/index.ts (and options.ts)';
+  if (area === 'emulator/kernel') return 'emulator/*.ts';
+  return area.includes('.') ? area : `${area}/`;
+}
+
+interface Violation {
+  file: string;
+  imports: string;
+  why: string;
+}
+
+function violations(): Violation[] {
+  const found: Violation[] = [];
+  for (const file of sourceFiles()) {
+    const area = areaOf(file);
+    const allowed = ALLOWED[area];
+    for (const { specifier, target, missing } of importsOf(file)) {
+      if (missing) {
+        found.push({ file, imports: specifier, why: 'it names no file' });
+        continue;
+      }
+      if (target === undefined) {
+        if (LEAVES.has(area) && !specifier.startsWith('node:')) found.push({ file, imports: specifier, why: `${label(area)} imports node: builtins only` });
+        continue;
+      }
+      const targetArea = areaOf(target);
+      if (allowed === undefined) {
+        found.push({ file, imports: `src/${target}`, why: `the area ${area} has no place in the dependency rule (test/architecture.test.ts)` });
+      } else if (targetArea !== area && !allowed.includes(targetArea) && !EXCEPTIONS[file]?.includes(target)) {
+        const may = [...allowed, ...(EXCEPTIONS[file] ?? [])].map(label).join(', ');
+        found.push({ file, imports: `src/${target}`, why: `${label(area)} may import only ${may || 'its own files'}` });
+      }
+      // Routes stand side by side: what two of them share lives in http/, not in one of them.
+      if (file.startsWith('emulator/http/routes/') && target.startsWith('emulator/http/routes/')) {
+        found.push({ file, imports: `src/${target}`, why: 'a route file does not import a sibling route file' });
+      }
+    }
+  }
+  return found;
+}
+
+/** Every file the sandbox host process loads, from its entry: it may read runtime/ and lib/ only. */
+function hostClosure(entry: string): string[] {
+  const seen = new Set<string>([entry]);
+  const queue = [entry];
+  while (queue.length > 0) {
+    for (const { target } of importsOf(queue.pop()!)) {
+      if (target !== undefined && !seen.has(target)) {
+        seen.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  return [...seen].sort();
+}
+
+const readable = (list: Violation[]) => list.map(({ file, imports, why }) => `src/${file} imports ${imports}: ${why}`).join('\n');
+
+describe('the dependency rule', () => {
+  it('sees the whole tree (the checks below are not vacuous)', () => {
+    const files = sourceFiles();
+    expect(files).toEqual(expect.arrayContaining(['cli/main.ts', 'emulator/index.ts', 'emulator/http/server.ts', 'api/headers.ts']));
+    expect(files.flatMap((file) => importsOf(file)).filter(({ target }) => target !== undefined).length).toBeGreaterThan(300);
+  });
+
+  it('holds for every import in src/', () => {
+    const found = violations();
+    expect(found, `\n${readable(found)}\n`).toEqual([]);
+  });
+
+  it('keeps the sandbox host process to runtime/ and lib/ (the only folders it may read)', () => {
+    const outside = hostClosure('emulator/runtime/host.ts').filter((file) => !file.startsWith('emulator/runtime/') && !file.startsWith('lib/'));
+    expect(outside).toEqual([]);
+  });
+});

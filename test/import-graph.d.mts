@@ -1,0 +1,12 @@
+export declare const SRC: string;
+export interface Import {
+  specifier: string;
+  /** The file imported, relative to src/; undefined for packages and node: builtins. */
+  target: string | undefined;
+  /** A relative specifier that names no file. */
+  missing?: boolean;
+}
+export declare function sourceFiles(dir?: string): string[];
+export declare function importsOf(file: string): Import[];
+export declare function areaOf(file: string): string;
+export declare function areaGraph(): Map<string, Set<string>>;
