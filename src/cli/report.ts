@@ -30,7 +30,10 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
     const detail = fields.length > 0 && (problem.title === 'Validation failed' || !firstLine) ? fields.join('; ') : firstLine;
-    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
+    // What the CLI adds (where a refused key came from) follows the server's words, and is in the JSON too.
+    const note = error.note ? ` ${error.note}` : '';
+    const message = `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${note}`;
+    return { message, exitCode: 1, problem: error.note ? { ...problem, note: error.note } : problem };
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);

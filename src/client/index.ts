@@ -103,10 +103,12 @@ export class ApiClient {
     const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
     const parsed = json ? parseJson(text) : undefined;
     if (response.status >= 400) {
-      if (isProblem(parsed)) throw new ApiError(response.status, parsed);
+      const context = kind === 'none' ? {} : { key: kind };
+      if (isProblem(parsed)) throw new ApiError(response.status, parsed, context);
       // An error page of some other server (HTML, a proxy's text) says nothing the svc API would say.
       if (!json) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
-      throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined });
+      const problem = { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined };
+      throw new ApiError(response.status, problem, context);
     }
     if (text === '') return undefined as T;
     if (!json || parsed === undefined || (options.shape !== undefined && !hasShape(parsed, options.shape))) {
@@ -177,17 +179,19 @@ function parseJson(text: string): unknown {
 export class ApplicationsApi {
   constructor(private readonly client: ApiClient) {}
 
+  /** `name` is a wildcard filter the emulator applies (the spec documents it for proxies and reactors). */
   list(query: ListQuery = {}): Promise<Page<Application>> {
-    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id }, shape: 'page' });
+    const { page, size, id, name } = query;
+    return this.client.request('GET', '/applications', { query: { page, size, id, name }, shape: 'page' });
   }
 
   get(id: string): Promise<Application> {
     return this.client.request('GET', `/applications/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
-  /** The Application that owns the management key in use. */
-  self(): Promise<Application> {
-    return this.client.request('GET', '/applications/key', { shape: 'object' });
+  /** The Application that owns the key in use (the management key unless told). */
+  self(key: KeyKind = 'management'): Promise<Application> {
+    return this.client.request('GET', '/applications/key', { key, shape: 'object' });
   }
 
   create(body: CreateApplicationBody): Promise<Application> {
@@ -206,9 +210,9 @@ export class ApplicationsApi {
     return this.client.request('DELETE', `/applications/${encodeURIComponent(id)}`);
   }
 
-  /** Every page of the list, for resolving names. */
-  all(): Promise<Application[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+  /** Every page of the list, for resolving names (`name` narrows it where the server filters). */
+  all(name?: string): Promise<Application[]> {
+    return everyPage((page) => this.list({ page, size: 100, name }));
   }
 }
 
@@ -230,8 +234,8 @@ export class ReactorsApi {
     return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
-  all(): Promise<Reactor[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+  all(name?: string): Promise<Reactor[]> {
+    return everyPage((page) => this.list({ page, size: 100, name }));
   }
 
   get(id: string): Promise<Reactor> {
@@ -332,8 +336,8 @@ export class ProxiesApi {
     return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
-  all(): Promise<Proxy[]> {
-    return everyPage((page) => this.list({ page, size: 100 }));
+  all(name?: string): Promise<Proxy[]> {
+    return everyPage((page) => this.list({ page, size: 100, name }));
   }
 
   get(id: string): Promise<Proxy> {
