@@ -24,28 +24,28 @@ export function canPrompt(io: IO): boolean {
 
 /** Asks a yes/no question; only `y` or `yes` is yes (Enter alone, or end of input, is no). */
 export async function askYesNo(io: IO, question: string): Promise<boolean> {
-  io.stderr.write(`${question} [y/N] `);
-  const answer = await readLine(io, false);
+  const answer = await readLine(io, `${question} [y/N] `, false);
   return /^y(es)?$/i.test(answer.trim());
 }
 
 /** Asks for a secret; what is typed is not echoed. Resolves to the trimmed answer ('' for Enter alone). */
 export async function askHidden(io: IO, question: string): Promise<string> {
-  io.stderr.write(question);
-  const answer = await readLine(io, true);
+  const answer = await readLine(io, question, true);
   io.stderr.write('\n');
   return answer.trim();
 }
 
 /**
- * One line from stdin. Hidden input puts the terminal in raw mode (no echo) and handles what the line
+ * Asks `question`, then reads one line from stdin. Hidden input puts the terminal in raw mode (no echo)
+ * before the question shows, so that nothing typed after it is echoed, and handles what the line
  * discipline would have: Enter, Backspace, Ctrl-C (stops the command, exit 130) and Ctrl-D.
  */
-function readLine(io: IO, hidden: boolean): Promise<string> {
+function readLine(io: IO, question: string, hidden: boolean): Promise<string> {
   const stdin = io.stdin;
   const raw = hidden && 'setRawMode' in stdin ? (stdin as unknown as RawStdin) : undefined;
   const wasRaw = raw?.isRaw === true;
   raw?.setRawMode(true);
+  io.stderr.write(question);
   return new Promise<string>((resolve, reject) => {
     let line = '';
     const finish = (error?: Error) => {
