@@ -3,6 +3,7 @@ import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
 import type { ApiClient, KeyKind } from '../client/index.js';
 import { resolveTarget, type GlobalFlags, type Target } from './target.js';
 import { UserError } from './errors.js';
+import { readKeyFlags } from './key-flags.js';
 import type { IO } from './io.js';
 import type { Output } from './output.js';
 
@@ -17,6 +18,8 @@ export interface Context {
   io: IO;
   output: Output;
   globals: GlobalOptions;
+  /** The global flags, with a key given as `-` read from stdin (or a hidden prompt); read once. */
+  flags(): Promise<GlobalOptions>;
   /** The resolved base URL and keys (read lazily: `serve` and `profiles` never need them). */
   target(): Promise<Target>;
   /** The API client for the target; undici is loaded on first use. */
@@ -24,13 +27,15 @@ export interface Context {
 }
 
 export function createContext(io: IO, output: Output, globals: GlobalOptions): Context {
+  let flags: Promise<GlobalOptions> | undefined;
   let target: Promise<Target> | undefined;
   let client: Promise<ApiClient> | undefined;
   const context: Context = {
     io,
     output,
     globals,
-    target: () => (target ??= resolveTarget(globals, io.env, io.cwd)),
+    flags: () => (flags ??= readKeyFlags(globals, io)),
+    target: () => (target ??= context.flags().then((given) => resolveTarget(given, io.env, io.cwd))),
     client: () =>
       (client ??= (async () => {
         const [resolved, { ApiClient }] = await Promise.all([context.target(), import('../client/index.js')]);

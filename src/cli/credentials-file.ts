@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
+import { DurableJsonFile } from '../lib/durable-file.js';
 import { UserError } from './errors.js';
 
 /** What `svc serve` writes to `.svc/credentials.json` for the CLI run beside it: its URL and both keys. */
@@ -29,5 +30,23 @@ export async function readCredentials(file: string): Promise<EmulatorCredentials
     return credentials;
   } catch (error) {
     throw new UserError(`Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`);
+  }
+}
+
+/**
+ * Replaces keys in the credentials file (after `svc applications regenerate` of a key it holds), keeping
+ * the rest: written whole to a temp file (0600) and renamed over it, so a crash leaves the old file or the
+ * new one, never half of each.
+ */
+export async function updateCredentials(
+  file: string,
+  keys: Pick<EmulatorCredentials, 'management_key' | 'private_key'>,
+): Promise<void> {
+  const current = await readCredentials(file);
+  try {
+    await new DurableJsonFile<EmulatorCredentials>(file).write({ ...current, ...keys });
+  } catch (error) {
+    const reason = (error as Error).message;
+    throw new UserError(`Cannot update ${file} with the new key (${reason}); the new key is shown above: save it yourself.`);
   }
 }

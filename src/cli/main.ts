@@ -1,6 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { commands } from './commands/index.js';
-import { createContext, type GlobalOptions } from './context.js';
+import { createContext, type Context, type GlobalOptions } from './context.js';
+import { explainKeyError } from './key-errors.js';
+import { withFlagNames } from './field-flags.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
 import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand, type RunHandler } from './registry.js';
@@ -60,6 +62,8 @@ export function createProgram(io: IO, argv: string[], run: RunHandler, entries: 
 export async function runSvc(argv: string[], io: IO, entries: Entries = commands): Promise<number> {
   let globals: GlobalOptions = { json: false, color: true, debug: false };
   let exitCode = 0;
+  let context: Context | undefined;
+  let ran: RegisteredCommand | undefined;
   const program: Command = createProgram(
     io,
     argv,
@@ -67,7 +71,9 @@ export async function runSvc(argv: string[], io: IO, entries: Entries = commands
       const raw = program.opts<GlobalOptions>();
       globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
       const output = new Output(io, { json: globals.json, color: globals.color });
-      exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
+      context = createContext(io, output, globals);
+      ran = definition;
+      exitCode = (await definition.handler(input, context)) ?? 0;
     },
     entries,
   );
@@ -82,7 +88,11 @@ export async function runSvc(argv: string[], io: IO, entries: Entries = commands
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
-    return reportError(asCliError(error), io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    const target = async () => context?.target().catch(() => undefined);
+    const explained = asCliError(await explainKeyError(error, target));
+    // --json keeps the server's problem as it came; people read the flags they typed.
+    const worded = globals.json ? explained : withFlagNames(explained, ran?.options);
+    return reportError(worded, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }
 }
 

@@ -2,6 +2,7 @@
 import { DEFAULT_BASE_URL } from '../api/defaults.js';
 import { findCredentials, readCredentials } from './credentials-file.js';
 import { UserError } from './errors.js';
+import type { KeySource, ResolvedKey } from './key-source.js';
 import { profilesFilePath, readProfilesFile, type Profile } from './profiles-file.js';
 
 
@@ -11,6 +12,8 @@ export interface GlobalFlags {
   managementKey?: string;
   apiKey?: string;
   profile?: string;
+  /** The keys given as `-`, read from stdin (see readKeysFromStdin): their source says so. */
+  stdinKeys?: readonly ('managementKey' | 'apiKey')[];
 }
 
 /** Where commands send their requests, and with which keys. */
@@ -23,6 +26,10 @@ export interface Target {
   profile?: string;
   /** The emulator credentials file that supplied the keys, when local. */
   credentialsFile?: string;
+  /** Each key with where it came from (for messages); one key alone fills both. */
+  keys: { management?: ResolvedKey; api?: ResolvedKey };
+  /** The keys saved for this base URL (a profile's, the emulator credentials'), in use or not: see key rotation. */
+  heldKeys: ResolvedKey[];
 }
 
 /**
@@ -59,21 +66,56 @@ export async function resolveTarget(
   // local emulator when it has none), the emulator's credentials to the emulator. Otherwise
   // `--base-url elsewhere` would send a production key to wherever it points.
   const profileUrl = profile.base_url === undefined ? localUrl : checkBaseUrl(profile.base_url);
-  const saved = [
-    ...(profileUrl === baseUrl ? [{ management: profile.management_key, api: profile.api_key }] : []),
-    ...(localUrl === baseUrl ? [{ management: credentials.management_key, api: credentials.private_key }] : []),
-  ];
-  let managementKey = flags.managementKey ?? env.SVC_MANAGEMENT_KEY ?? saved.find((keys) => keys.management)?.management;
-  let apiKey = flags.apiKey ?? env.SVC_API_KEY ?? saved.find((keys) => keys.api)?.api;
-  managementKey ??= apiKey;
-  apiKey ??= managementKey;
+  const saved: { management?: ResolvedKey; api?: ResolvedKey }[] = [];
+  if (profileUrl === baseUrl && profileName !== undefined) {
+    const from = (field: 'management_key' | 'api_key'): KeySource => ({ from: 'profile', profile: profileName, field });
+    saved.push(keysOf(profile.management_key, from('management_key'), profile.api_key, from('api_key')));
+  }
+  if (localUrl === baseUrl && credentialsFile !== undefined) {
+    const file = credentialsFile;
+    const from = (field: 'management_key' | 'private_key'): KeySource => ({ from: 'credentials', file, field });
+    saved.push(keysOf(credentials.management_key, from('management_key'), credentials.private_key, from('private_key')));
+  }
+  const stdin = new Set(flags.stdinKeys);
+  const fromFlags = keysOf(
+    flags.managementKey,
+    { from: 'flag', flag: '--management-key', stdin: stdin.has('managementKey') },
+    flags.apiKey,
+    { from: 'flag', flag: '--api-key', stdin: stdin.has('apiKey') },
+  );
+  const fromEnv = keysOf(
+    env.SVC_MANAGEMENT_KEY,
+    { from: 'env', variable: 'SVC_MANAGEMENT_KEY' },
+    env.SVC_API_KEY,
+    { from: 'env', variable: 'SVC_API_KEY' },
+  );
+  const candidates = [fromFlags, fromEnv, ...saved];
+  let management = candidates.find((keys) => keys.management)?.management;
+  let api = candidates.find((keys) => keys.api)?.api;
+  management ??= api;
+  api ??= management;
+  const heldKeys = saved.flatMap((keys) => [keys.management, keys.api]).filter((key) => key !== undefined);
   return {
     baseUrl,
     source,
-    ...(managementKey !== undefined && { managementKey }),
-    ...(apiKey !== undefined && { apiKey }),
+    ...(management !== undefined && { managementKey: management.value }),
+    ...(api !== undefined && { apiKey: api.value }),
     ...(profileName !== undefined && { profile: profileName }),
     ...(credentialsFile !== undefined && localUrl === baseUrl && { credentialsFile }),
+    keys: { ...(management && { management }), ...(api && { api }) },
+    heldKeys,
+  };
+}
+
+function keysOf(
+  management: string | undefined,
+  managementSource: KeySource,
+  api: string | undefined,
+  apiSource: KeySource,
+): { management?: ResolvedKey; api?: ResolvedKey } {
+  return {
+    ...(management && { management: { value: management, source: managementSource, givenAs: 'management' as const } }),
+    ...(api && { api: { value: api, source: apiSource, givenAs: 'api' as const } }),
   };
 }
 

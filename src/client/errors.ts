@@ -1,16 +1,28 @@
 import type { Problem } from '../api/problem.js';
 
+export interface ApiErrorContext {
+  /** Which of the client's keys the refused request carried (none: a call without a key). */
+  key?: 'management' | 'api';
+  /** What the caller adds to the server's words (the CLI: where the refused key came from). */
+  note?: string;
+}
+
 /**
  * The server answered with an error: `problem` is its problem+json body (or one made from the
  * status). Switch on `type` (PROBLEM_TYPES), never on the title, which is prose.
  */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
+  readonly key: 'management' | 'api' | undefined;
+  readonly note: string | undefined;
   constructor(
     readonly status: number,
     readonly problem: Problem,
+    context: ApiErrorContext = {},
   ) {
     super(problem.detail ?? problem.title);
+    this.key = context.key;
+    this.note = context.note;
   }
 
   /** What went wrong, as a stable URN (`urn:svc:problem:validation`, ...). */

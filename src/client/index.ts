@@ -107,9 +107,10 @@ export class ApiClient {
     const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
     const parsed = json ? parseJson(text) : undefined;
     if (response.status >= 400) {
+      const context = kind === 'none' ? {} : { key: kind };
       // An error page of some other server (HTML, a proxy's text) says nothing the svc API would say.
       if (!json && !isProblem(parsed)) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
-      throw new ApiError(response.status, problemFromAnswer(response.status, parsed, text));
+      throw new ApiError(response.status, problemFromAnswer(response.status, parsed, text), context);
     }
     if (text === '') return undefined as T;
     if (!json || parsed === undefined || (options.shape !== undefined && !hasShape(parsed, options.shape))) {
@@ -182,17 +183,19 @@ function parseJson(text: string): unknown {
 export class ApplicationsApi {
   constructor(private readonly client: ApiClient) {}
 
+  /** `name` is a wildcard filter the emulator applies (the spec documents it for proxies and reactors). */
   list(query: ListQuery = {}): Promise<Page<Application>> {
-    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id }, shape: 'page' });
+    const { page, size, id, name } = query;
+    return this.client.request('GET', '/applications', { query: { page, size, id, name }, shape: 'page' });
   }
 
   get(id: string): Promise<Application> {
     return this.client.request('GET', `/applications/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
-  /** The Application that owns the management key in use. */
-  self(): Promise<Application> {
-    return this.client.request('GET', '/applications/key', { shape: 'object' });
+  /** The Application that owns the key in use (the management key unless told). */
+  self(key: KeyKind = 'management'): Promise<Application> {
+    return this.client.request('GET', '/applications/key', { key, shape: 'object' });
   }
 
   create(body: CreateApplicationBody): Promise<Application> {
@@ -211,9 +214,9 @@ export class ApplicationsApi {
     return this.client.request('DELETE', `/applications/${encodeURIComponent(id)}`);
   }
 
-  /** Every page of the list, for resolving names. */
-  all(): Promise<Application[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
+  /** Every page of the list, for resolving names (`name` narrows it where the server filters). */
+  all(name?: string): Promise<Application[]> {
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
   }
 }
 
@@ -235,8 +238,8 @@ export class ReactorsApi {
     return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
-  all(): Promise<Reactor[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
+  all(name?: string): Promise<Reactor[]> {
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
   }
 
   get(id: string): Promise<Reactor> {
@@ -337,8 +340,8 @@ export class ProxiesApi {
     return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
-  all(): Promise<Proxy[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE }));
+  all(name?: string): Promise<Proxy[]> {
+    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
   }
 
   get(id: string): Promise<Proxy> {

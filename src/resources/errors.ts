@@ -4,6 +4,7 @@
  * to a NameLookupError; `svc apply` points at the line of svc.yaml. No message here names a CLI flag
  * unless the caller passed it in as the input's label.
  */
+import type { ApiError } from '../client/errors.js';
 
 /** The input is malformed: a pair without `=`, rules that are not JSON. */
 export class InvalidInputError extends Error {
@@ -45,6 +46,18 @@ export class NameLookupError extends Error {
         ? `No ${noun} named "${lookedUp}".`
         : `${ids.length} ${PLURAL[noun]} are named "${lookedUp}"; use an id: ${ids.join(', ')}.`,
     );
+  }
+}
+
+/** The key in use may not list the resources a name is looked up in (403): `cause` is the server's refusal. */
+export class NameLookupDeniedError extends Error {
+  override readonly name = 'NameLookupDeniedError';
+  constructor(
+    readonly noun: ResourceNoun,
+    readonly lookedUp: string,
+    override readonly cause: ApiError,
+  ) {
+    super(`Looking up the ${noun} named "${lookedUp}" was refused: ${cause.message}`, { cause });
   }
 }
 

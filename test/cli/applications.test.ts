@@ -1,5 +1,5 @@
 import { resolveTarget } from '../../src/cli/target.js';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { type CliResult, expectOneLineError, runSvc, splitArgs } from '../helpers/cli.js';
@@ -69,6 +69,18 @@ describe('applications list', () => {
     expect(result.json().pagination.total_items).toBe(2);
   });
 
+  test('--name filters by name, * a wildcard (issue 14.20)', async () => {
+    const { emu, svc } = await setup();
+    await createApp(emu, 'backend-eu');
+    await createApp(emu, 'backend-us');
+    await createApp(emu, 'reporting');
+    const result = await svc('applications list --name backend-* --json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json().data.map((app: { name: string }) => app.name).sort()).toEqual(['backend-eu', 'backend-us']);
+    const exact = await svc(['applications', 'list', '--name', 'svc management']);
+    expect(exact.stdout.trimEnd().split('\n')).toHaveLength(2);
+  });
+
   test('a bad --size is a usage error', async () => {
     const { svc } = await setup();
     expectOneLineError(await svc('applications list --size ten'), 2, /^Error: --size must be a whole number, not "ten"\.$/m);
@@ -126,6 +138,20 @@ describe('applications create', () => {
     expect(stored.body.rules).toEqual([RULE, second, third]);
   });
 
+  test('--rule @file reads the rule (or an array of rules) from a file, relative to cwd (issue 14.20)', async () => {
+    const { emu, cwd, svc } = await setup();
+    const second = { ...RULE, priority: 2, container: '/ssn/', transform: 'redact' };
+    await writeFile(path.join(cwd, 'rule.json'), JSON.stringify(RULE));
+    await writeFile(path.join(cwd, 'rules.json'), JSON.stringify([second]));
+    const result = await svc('applications create --name filed --type private --rule @rule.json --rule @rules.json --json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json().rules).toEqual([RULE, second]);
+    const updated = await svc(`applications update ${result.json().id} --rule @rules.json --json`);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect((await emu.call('GET', `/applications/${result.json().id}`)).body.rules).toEqual([second]);
+    expectOneLineError(await svc('applications create --name x --type private --rule @missing.json'), 1, /^Error: Cannot read --rule file .*missing\.json: no such file\.$/);
+  });
+
   test('the human form lists the rules', async () => {
     const { svc } = await setup();
     const result = await svc(['applications', 'create', '--name', 'r', '--type', 'private', '--rule', JSON.stringify(RULE)]);
@@ -144,7 +170,7 @@ describe('applications create', () => {
   test('an API validation error is one line on stderr and nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc('applications create --name x --type private --permission bogus');
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): permissions\[0\]: "bogus" is not a known permission/);
+    expectOneLineError(result, 1, /^Error: Validation failed \(400\): --permission \(permissions\[0\]\): "bogus" is not a known permission/);
     expect(result.stderr).not.toMatch(/bug in svc/);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
   });
@@ -226,7 +252,7 @@ describe('applications get, update, regenerate, delete', () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'rotating');
     expect((await emu.call('GET', '/applications/key', { key: app.key })).status).toBe(403);
-    const result = await svc(`applications regenerate rotating --json`);
+    const result = await svc(`applications regenerate rotating --yes --json`);
     expect(result.code).toBe(0);
     const fresh = result.json();
     expect(fresh.id).toBe(app.id);
@@ -239,7 +265,7 @@ describe('applications get, update, regenerate, delete', () => {
   test('regenerate in human form shows the new key and the note', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'rotating');
-    const result = await svc(`applications regenerate ${app.id}`);
+    const result = await svc(`applications regenerate ${app.id} --yes`);
     expect(result.code).toBe(0);
     const key = /^key\s+(\S+)$/m.exec(result.stdout)?.[1];
     expect(key).toBeDefined();
@@ -250,7 +276,7 @@ describe('applications get, update, regenerate, delete', () => {
   test('delete, then get is a 404', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'doomed');
-    const deleted = await svc('applications delete doomed');
+    const deleted = await svc('applications delete doomed --yes');
     expect(deleted.code).toBe(0);
     expect(deleted.stdout).toBe(`Deleted Application ${app.id}.\n`);
     expect((await emu.call('GET', `/applications/${app.id}`)).status).toBe(404);
@@ -263,7 +289,7 @@ describe('applications get, update, regenerate, delete', () => {
   test('delete --json prints the id', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'doomed');
-    const deleted = await svc(`applications rm ${app.id} --json`);
+    const deleted = await svc(`applications rm ${app.id} --json --yes`);
     expect(deleted.code).toBe(0);
     expect(deleted.json()).toEqual({ id: app.id, deleted: true });
   });
@@ -272,7 +298,7 @@ describe('applications get, update, regenerate, delete', () => {
     const { svc, emu } = await setup();
     const one = await createApp(emu, 'twin');
     const two = await createApp(emu, 'twin');
-    for (const line of ['applications get twin', 'applications delete twin', 'applications update twin --name solo']) {
+    for (const line of ['applications get twin', 'applications delete twin --yes', 'applications update twin --name solo']) {
       const result = await svc(line);
       expectOneLineError(result, 1, /^Error: 2 Applications are named "twin"; use an id/);
       expect(result.stderr).toContain(one.id);
@@ -288,7 +314,8 @@ describe('applications whoami', () => {
     const { svc, emu } = await setup();
     const result = await svc('applications whoami --json');
     expect(result.code).toBe(0);
-    expect(result.json()).toEqual((await emu.call('GET', '/applications/key')).body);
+    const keyUsed = { kind: 'management', key: `key_local_mgt_…${emu.managementKey.slice(-4)}`, source: 'flag', from: '--management-key' };
+    expect(result.json()).toEqual({ ...(await emu.call('GET', '/applications/key')).body, key_used: keyUsed });
     expect(result.json()).toMatchObject({ name: 'svc management', type: 'management' });
     const human = await svc('applications whoami');
     expect(human.stdout).toMatch(/^name\s+svc management$/m);
@@ -299,7 +326,7 @@ describe('applications whoami', () => {
     const { emu } = await setup();
     const cwd = await tempDir();
     const result = await runSvc(['applications', 'whoami', '--base-url', emu.url, '--api-key', emu.privateKey], { cwd });
-    expectOneLineError(result, 1, /^Error: Forbidden \(403\): This private Application lacks the application:read permission\.$/m);
+    expectOneLineError(result, 1, /^Error: Forbidden \(403\): This private Application lacks the application:read permission\. The key sent, the API key from --api-key \(key_local_pvt_….{4}\), is valid/m);
   });
 });
 

@@ -111,7 +111,7 @@ describe('profiles add, list, use, remove', () => {
     expect(use.stdout).toBe('Now using profile b.\n');
     expect((await readJson(file)).current).toBe('b');
 
-    const removed = await svc('profiles remove b');
+    const removed = await svc('profiles remove b --yes');
     expect(removed.code).toBe(0);
     expect(removed.stdout).toBe('Removed profile b.\n');
     const config = await readJson(file);
@@ -125,7 +125,7 @@ describe('profiles add, list, use, remove', () => {
     await svc('profiles add a --base-url http://127.0.0.1:1');
     const before = await readFile(file, 'utf8');
     expectOneLineError(await svc('profiles use nope'), 1, /^Error: No profile named "nope" \(known: a\)\.$/m);
-    expectOneLineError(await svc('profiles rm nope'), 1, /^Error: No profile named "nope" \(known: a\)\.$/m);
+    expectOneLineError(await svc('profiles rm nope -y'), 1, /^Error: No profile named "nope" \(known: a\)\.$/m);
     expect(await readFile(file, 'utf8')).toBe(before);
   });
 
@@ -276,15 +276,17 @@ describe('resolveTarget', () => {
     const cwd = await tempDir();
     const env = { XDG_CONFIG_HOME: path.join(cwd, '.config') };
     const onlyManagement = await resolveTarget({ baseUrl: 'http://h:1/', managementKey: 'K' }, env, cwd);
-    expect(onlyManagement).toEqual({ baseUrl: 'http://h:1', source: 'flag', managementKey: 'K', apiKey: 'K' });
+    const flag = { value: 'K', source: { from: 'flag', flag: '--management-key', stdin: false }, givenAs: 'management' };
+    expect(onlyManagement).toEqual({ baseUrl: 'http://h:1', source: 'flag', managementKey: 'K', apiKey: 'K', keys: { management: flag, api: flag }, heldKeys: [] });
     const onlyApi = await resolveTarget({}, { ...env, SVC_BASE_URL: 'https://e', SVC_API_KEY: 'A' }, cwd);
-    expect(onlyApi).toEqual({ baseUrl: 'https://e', source: 'env', managementKey: 'A', apiKey: 'A' });
+    const fromEnv = { value: 'A', source: { from: 'env', variable: 'SVC_API_KEY' }, givenAs: 'api' };
+    expect(onlyApi).toEqual({ baseUrl: 'https://e', source: 'env', managementKey: 'A', apiKey: 'A', keys: { management: fromEnv, api: fromEnv }, heldKeys: [] });
   });
 
   test('with nothing at all: the default local URL and no keys', async () => {
     const cwd = await tempDir();
     const target = await resolveTarget({}, { XDG_CONFIG_HOME: path.join(cwd, '.config') }, cwd);
-    expect(target).toEqual({ baseUrl: 'http://127.0.0.1:8790', source: 'local' });
+    expect(target).toEqual({ baseUrl: 'http://127.0.0.1:8790', source: 'local', keys: {}, heldKeys: [] });
   });
 
   test('local: the emulator credentials supply the URL and both keys', async () => {
@@ -292,12 +294,17 @@ describe('resolveTarget', () => {
     const nested = path.join(emu.dir, 'deep');
     await mkdir(nested);
     const target = await resolveTarget({}, { XDG_CONFIG_HOME: path.join(emu.dir, '.config') }, nested);
+    const file = path.join(emu.dir, '.svc', 'credentials.json');
+    const management = { value: emu.managementKey, source: { from: 'credentials', file, field: 'management_key' }, givenAs: 'management' };
+    const api = { value: emu.privateKey, source: { from: 'credentials', file, field: 'private_key' }, givenAs: 'api' };
     expect(target).toEqual({
       baseUrl: emu.url,
       source: 'local',
       managementKey: emu.managementKey,
       apiKey: emu.privateKey,
-      credentialsFile: path.join(emu.dir, '.svc', 'credentials.json'),
+      credentialsFile: file,
+      keys: { management, api },
+      heldKeys: [management, api],
     });
   });
 
@@ -305,6 +312,7 @@ describe('resolveTarget', () => {
     const { cwd, svc } = await home();
     await svc('profiles add p --base-url https://p.example --api-key A');
     const target = await resolveTarget({ profile: 'p' }, { XDG_CONFIG_HOME: path.join(cwd, '.config') }, cwd);
-    expect(target).toEqual({ baseUrl: 'https://p.example', source: 'profile', profile: 'p', managementKey: 'A', apiKey: 'A' });
+    const api = { value: 'A', source: { from: 'profile', profile: 'p', field: 'api_key' }, givenAs: 'api' };
+    expect(target).toEqual({ baseUrl: 'https://p.example', source: 'profile', profile: 'p', managementKey: 'A', apiKey: 'A', keys: { management: api, api }, heldKeys: [api] });
   });
 });

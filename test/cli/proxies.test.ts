@@ -165,7 +165,7 @@ describe('proxies create', () => {
   it("reports the API's refusals in one line (exit 1): a bad URL, a transform that does not load, a missing file", async () => {
     const { svc, write } = await setup();
     const name = unique('refused');
-    expectOneLineError(await svc(`proxies create --name ${name} --destination-url ftp://example.com`), 1, /^Error: .*\(400\).*destination_url/);
+    expectOneLineError(await svc(`proxies create --name ${name} --destination-url ftp://example.com`), 2, /^Error: --destination-url must be an absolute http or https URL/);
     await write('broken.js', 'module.exports = async (req) => {');
     expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform broken.js`), 1, /^Error: .*\(422\)/);
     expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --response-transform missing.js`), 1, /^Error: Cannot read the code file .*missing\.js: no such file\.$/);
@@ -266,23 +266,23 @@ describe('proxies update, patch, delete', () => {
     expect((await getProxy(proxy.id)).request_transform).toBeNull();
 
     expectOneLineError(await svc(`proxies patch ${proxy.id}`), 2, /Nothing to change/);
-    expectOneLineError(await svc(`proxies patch ${proxy.id} --destination-url not-a-url`), 1, /^Error: .*\(400\)/);
+    expectOneLineError(await svc(`proxies patch ${proxy.id} --destination-url not-a-url`), 2, /^Error: --destination-url must be an absolute http or https URL/);
     expect((await getProxy(proxy.id)).destination_url).toBe(proxy.destination_url);
   });
 
   it('delete removes the proxy; its key stops working', async () => {
     const { svc } = await setup();
     const proxy = await createProxy({});
-    const result = await svc(`proxies delete ${proxy.name}`);
+    const result = await svc(`proxies delete ${proxy.name} --yes`);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`Deleted proxy ${proxy.id}.\n`);
     expect((await api('GET', `/proxies/${proxy.id}`)).status).toBe(404);
     expectOneLineError(await svc(`invoke proxy ${proxy.key}`), 1, 'Error: Not found (404): No proxy has this key.');
 
     const other = await createProxy({});
-    const json = await svc(`proxies rm ${other.id} --json`);
+    const json = await svc(`proxies rm ${other.id} --json --yes`);
     expect(json.json()).toEqual({ id: other.id, deleted: true });
-    expectOneLineError(await svc(`proxies delete ${other.id}`), 1, /^Error: Not found \(404\)/);
+    expectOneLineError(await svc(`proxies delete ${other.id} --yes`), 1, /^Error: Not found \(404\)/);
   });
 });
 

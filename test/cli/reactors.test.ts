@@ -220,7 +220,7 @@ describe('reactors create', () => {
 
   test('binding a management Application is refused by the API with the field named', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']), 1, /^Error: Validation failed \(400\): application\.id: must be a public or private Application$/);
+    expectOneLineError(await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']), 1, /^Error: Validation failed \(400\): --application \(application\.id\): must be a public or private Application$/);
     expect(await reactorCount(emu)).toBe(0);
   });
 });
@@ -321,7 +321,7 @@ describe('reactors list, get, update, patch, delete', () => {
     const { emu, svc } = await setup();
     const one = await createReactor(emu, 'twin', V2);
     const two = await createReactor(emu, 'twin', V2);
-    const result = await svc('reactors delete twin');
+    const result = await svc('reactors delete twin --yes');
     expectOneLineError(result, 1, /^Error: 2 reactors are named "twin"; use an id/);
     expect(result.stderr).toContain(one.id);
     expect(result.stderr).toContain(two.id);
@@ -417,7 +417,7 @@ describe('reactors list, get, update, patch, delete', () => {
   test('delete by name, then get is an error; delete --json prints the id', async () => {
     const { emu, svc } = await setup();
     const reactor = await createReactor(emu, 'hello', HELLO);
-    const deleted = await svc('reactors delete hello');
+    const deleted = await svc('reactors delete hello --yes');
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toBe(`Deleted reactor ${reactor.id}.\n`);
     expect((await emu.call('GET', `/reactors/${reactor.id}`)).status).toBe(404);
@@ -426,7 +426,7 @@ describe('reactors list, get, update, patch, delete', () => {
     expectOneLineError(await svc(['invoke', 'reactor', reactor.id]), 1, /^Error: Not found \(404\)/);
 
     const other = await createReactor(emu, 'other', V2);
-    const json = await svc(`reactors rm ${other.id} --json`);
+    const json = await svc(`reactors rm ${other.id} --json --yes`);
     expect(json.json()).toEqual({ id: other.id, deleted: true });
     expect(await reactorCount(emu)).toBe(0);
   });
@@ -572,29 +572,31 @@ describe('invoke reactor', () => {
     expect(result.stderr).toContain(id);
   });
 
-  test('--timeout-ms below the minimum is a 400 from the API on one line', async () => {
+  test('--timeout-ms out of range, or without --callback-url, is a usage error before any request (issue 14.15)', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
     const receiver = await startReceiver();
     expectOneLineError(
       await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--callback-url', receiver.url, '--timeout-ms', '5']),
-      1,
-      /^Error: Validation failed \(400\): .*timeout_ms: must be at least 10000/,
+      2,
+      'Error: --timeout-ms must be from 10000 to 210000, not "5".',
     );
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--timeout-ms', '5']), 1, /^Error: Validation failed \(400\): .*timeout_ms: must be at least 10000/);
-    // Without a callback a valid timeout is still refused: it applies to asynchronous invocations only.
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 1, /^Error: .*\(400\): timeout_ms applies to asynchronous invocations only; add a callback_url\.$/);
+    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 2, 'Error: --timeout-ms applies to asynchronous invocations only: add --callback-url.');
     expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', 'soon']), 2, /^Error: --timeout-ms must be a whole number, not "soon"\.$/);
     expect(receiver.received).toHaveLength(0);
   });
 
   // For a body schema `anyOf: [{type:'null'}, {...}]` (invokeReactorSchema), the null branch's type
   // error is not reported with the field's own ("body must be a null").
-  test('the 400 for a bad --timeout-ms names only timeout_ms', async () => {
-    const { emu, svc } = await setup();
-    await createReactor(emu, 'v2', V2);
-    const result = await svc(['invoke', 'reactor', 'v2', '--callback-url', 'http://127.0.0.1:9/hook', '--timeout-ms', '5']);
-    expect(result.stderr.trimEnd()).toBe('Error: Validation failed (400): timeout_ms: must be at least 10000');
+  test("the API's 400 for a bad timeout_ms names only timeout_ms", async () => {
+    const { emu } = await setup();
+    const reactor = await createReactor(emu, 'v2', V2);
+    const result = await emu.call('POST', `/reactors/${reactor.id}/react`, {
+      key: emu.privateKey,
+      body: { callback_url: 'http://127.0.0.1:9/hook', timeout_ms: 5 },
+    });
+    expect(result.status).toBe(400);
+    expect(result.body.errors).toEqual({ timeout_ms: ['must be at least 10000'] });
   });
 });
 
@@ -616,6 +618,6 @@ describe('webhooks secret', () => {
   test('with only a private key: a 403 line', async () => {
     const { emu, cwd } = await setup();
     const result = await runSvc(['webhooks', 'secret', '--base-url', emu.url, '--api-key', emu.privateKey], { cwd });
-    expectOneLineError(result, 1, /^Error: Forbidden \(403\): The webhook signing secret is shown to management Applications only\.$/);
+    expectOneLineError(result, 1, /^Error: Forbidden \(403\): The webhook signing secret is shown to management Applications only\. The key sent was the API key from --api-key \(key_local_pvt_….{4}\), standing in for the management key/);
   });
 });

@@ -73,9 +73,9 @@ describe('svc serve: the emulator refuses an option', () => {
     return { ...result, cwd };
   }
 
-  // The emulator names its options (options.port); svc serve says them as its own flags.
+  // The emulator names its options (options.managementKey); svc serve says them as its own flags. (A bad
+  // --port never reaches it: the CLI refuses it as a usage error, see usage-checks.test.ts.)
   test.each([
-    [['--port', '99999'], {}, 'Error: --port must be a whole number from 0 to 65535, not 99999.\n'],
     [['--port', '0', '--management-key', 'short'], {}, 'Error: --management-key must be 16 to 256 characters of letters, digits, "_", "-" or ".".\n'],
     [['--port', '0', '--management-key', 'same-key-for-both-1', '--private-key', 'same-key-for-both-1'], {}, 'Error: --private-key must differ from --management-key.\n'],
     [['--port', '0'], { SVC_MASTER_KEY: 'c2hvcnQ=' }, 'Error: SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).\n'],

@@ -161,7 +161,7 @@ describe('tokens create errors', () => {
   test('a 400 from the API names the field on one line, nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify({ ...CARD, number: '4242424242424241' })]);
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): data\.number: is not a valid card number \(Luhn check failed\)$/);
+    expectOneLineError(result, 1, /^Error: Validation failed \(400\): --data \(data\.number\): is not a valid card number \(Luhn check failed\)$/);
     expect(await listedIds(emu)).toEqual([]);
   });
 
@@ -184,7 +184,7 @@ describe('tokens create errors', () => {
   test('a custom id that exists is a 400 naming the id', async () => {
     const { svc } = await setup();
     expect((await svc('tokens create --data x --id dup')).code).toBe(0);
-    expectOneLineError(await svc('tokens create --data y --id dup'), 1, /^Error: Validation failed \(400\): id: a token with id dup already exists$/);
+    expectOneLineError(await svc('tokens create --data y --id dup'), 1, /^Error: Validation failed \(400\): --id: a token with id dup already exists$/);
   });
 });
 
@@ -254,14 +254,14 @@ describe('tokens get, list, delete', () => {
   test('delete removes the token; again is a 404', async () => {
     const { svc, api } = await setup();
     const id = (await svc('tokens create --data x --json')).json().id as string;
-    const result = await svc(['tokens', 'delete', id]);
+    const result = await svc(['tokens', 'delete', id, '--yes']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`Deleted token ${id}.\n`);
     expect((await api('GET', `/tokens/${id}`)).status).toBe(404);
-    expectOneLineError(await svc(['tokens', 'delete', id]), 1, /^Error: Not found \(404\)/);
+    expectOneLineError(await svc(['tokens', 'delete', id, '--yes']), 1, /^Error: Not found \(404\)/);
 
     const other = (await svc('tokens create --data y --json')).json().id as string;
-    const json = await svc(['tokens', 'rm', other, '--json']);
+    const json = await svc(['tokens', 'rm', other, '--json', '--yes']);
     expect(json.json()).toEqual({ id: other, deleted: true });
     expect((await api('GET', `/tokens/${other}`)).status).toBe(404);
   });
@@ -371,7 +371,7 @@ describe('transactions', () => {
 
     // Not open any more: a second commit, a rollback and a staged write are refused.
     expectOneLineError(await svc(['transactions', 'commit', tx]), 1, new RegExp(`^Error: Conflict \\(409\\): Transaction ${tx} is committed, not open\\.$`));
-    expectOneLineError(await svc(['transactions', 'rollback', tx]), 1, /^Error: Conflict \(409\)/);
+    expectOneLineError(await svc(['transactions', 'rollback', tx, '--yes']), 1, /^Error: Conflict \(409\)/);
     expectOneLineError(await svc(['tokens', 'create', '--data', 'late', '--transaction', tx]), 1, /^Error: Conflict \(409\)/);
   });
 
@@ -381,18 +381,18 @@ describe('transactions', () => {
     const tx = (await svc('transactions create --json')).json().id as string;
     const staged = (await svc(['tokens', 'create', '--data', 'gone', '--transaction', tx, '--json'])).json().id as string;
     const tokenized = (await svc(['tokenize', '--data', '["t"]', '--transaction', tx])).json() as string[];
-    const deleted = await svc(['tokens', 'delete', kept, '--transaction', tx]);
+    const deleted = await svc(['tokens', 'delete', kept, '--transaction', tx, '--yes']);
     expect(deleted.stdout).toBe(`Deleted token ${kept} (staged in transaction ${tx}).\n`);
     expect(await listedIds(emu)).toEqual([kept]);
 
-    const rollback = await svc(['transactions', 'rollback', tx, '--json']);
+    const rollback = await svc(['transactions', 'rollback', tx, '--json', '--yes']);
     expect(rollback.code).toBe(0);
     expect(rollback.json()).toEqual({ id: tx, status: 'rolled_back' });
     expect(await listedIds(emu)).toEqual([kept]);
     for (const id of [staged, ...tokenized]) expect((await svc(['tokens', 'get', id])).code).toBe(1);
     expect((await svc(['transactions', 'get', tx, '--json'])).json().status).toBe('rolled_back');
 
-    const human = await svc(['transactions', 'rollback', (await svc('transactions create --json')).json().id]);
+    const human = await svc(['transactions', 'rollback', (await svc('transactions create --json')).json().id, '--yes']);
     expect(human.stdout).toMatch(/^Rolled back transaction [0-9a-f-]{36}\.\n$/);
   });
 

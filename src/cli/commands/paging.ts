@@ -1,12 +1,26 @@
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../api/limits.js';
+import { listQuerySchema } from '../../api/schemas.js';
 import type { Pagination } from '../../api/types.js';
+import { intOption } from '../input.js';
 import type { Output } from '../output.js';
+
+const { page: PAGE, size: SIZE } = listQuerySchema.properties;
 
 /** `--page` and `--size`, as every list command takes them. */
 export const pagingOptions = [
   { flags: '--page <n>', description: 'page number (from 1)' },
   { flags: '--size <n>', description: `page size (1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE})` },
 ] as const;
+
+/** `--page` and `--size` as the list query, checked against the API's bounds before any request. */
+export function pageQuery(options: { page?: string | undefined; size?: string | undefined }): {
+  page?: number;
+  size?: number;
+} {
+  const page = intOption(options.page, '--page', { min: PAGE.minimum, max: PAGE.maximum });
+  const size = intOption(options.size, '--size', { min: SIZE.minimum, max: SIZE.maximum });
+  return { ...(page !== undefined && { page }), ...(size !== undefined && { size }) };
+}
 
 /** Says on stderr that there is more than this page, and how to get it. */
 export function notePages(output: Output, pagination: Pagination, plural: string): void {

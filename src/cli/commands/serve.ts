@@ -31,9 +31,11 @@ export const serve = defineCommand({
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
   examples: ['svc serve', 'svc serve --port 0 --in-memory --log-format json', 'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json'],
-  async handler({ options }, { io, globals }) {
+  async handler({ options }, { io, globals, flags }) {
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
-    if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
+    if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
+      throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
+    }
     const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
     const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
     // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
@@ -41,7 +43,7 @@ export const serve = defineCommand({
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
     const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
-    const managementKey = globals.managementKey ?? io.env.SVC_MANAGEMENT_KEY;
+    const managementKey = (await flags()).managementKey ?? io.env.SVC_MANAGEMENT_KEY;
     const privateKey = options.privateKey ?? io.env.SVC_PRIVATE_KEY;
 
     const emulator = createEmulator({

@@ -1,23 +1,25 @@
-import { intOption } from '../../input.js';
+import { isUuid } from '../../../api/patterns.js';
+import { UsageError } from '../../errors.js';
 import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
-import { notePages, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list Applications',
   options: [
+    { flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' },
     ...pagingOptions,
     { flags: '--id <id>', description: 'only these ids (repeatable)', repeatable: true },
   ],
   async handler({ options }, ctx) {
+    for (const id of options.id ?? []) {
+      if (!isUuid(id)) throw new UsageError(`--id must be an Application id (a UUID), not "${id}".`);
+    }
+    const query = { name: options.name, id: options.id, ...pageQuery(options) };
     const client = await ctx.client();
-    const page = await client.applications.list({
-      page: intOption(options.page, '--page'),
-      size: intOption(options.size, '--size'),
-      id: options.id,
-    });
+    const page = await client.applications.list(query);
     await ctx.output.result(page, async () => {
       await ctx.output.table(
         page.data,

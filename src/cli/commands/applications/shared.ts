@@ -1,7 +1,10 @@
 import { ALL_PERMISSIONS } from '../../../api/permissions.js';
-import type { Application } from '../../../api/types.js';
+import type { AccessRule, Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
 import { resolveApplicationId } from '../../../resources/lookup.js';
+import { parseRules } from '../../../resources/applications.js';
+import { readInput } from '../../input.js';
+import type { IO } from '../../io.js';
 import type { Output } from '../../output.js';
 
 export const applicationArg = { name: 'application', description: 'Application id or exact name' } as const;
@@ -15,8 +18,16 @@ export async function applicationFlag(
   return value === false ? null : resolveApplicationId(client, value);
 }
 
-/** One Application for people; the key, when present, with the warning that it is shown once. */
-export async function showApplication(output: Output, app: Application): Promise<void> {
+/** `--rule` values (JSON, @file or - for stdin, each one rule or an array) as the rules they hold. */
+export async function readRules(values: string[] | undefined, io: IO): Promise<AccessRule[] | undefined> {
+  if (values === undefined) return undefined;
+  const texts: string[] = [];
+  for (const value of values) texts.push((await readInput(value, io, '--rule')) ?? '');
+  return parseRules(texts, '--rule');
+}
+
+/** One Application for people; the key, when present, with the warning that it is shown once; `extra` rows last. */
+export async function showApplication(output: Output, app: Application, extra: [string, string][] = []): Promise<void> {
   const rules = app.rules.map((rule) => `${rule.priority}: ${rule.container ?? '(conditions)'} ${rule.transform} [${rule.permissions.join(', ')}]`);
   await output.fields([
     ['id', app.id],
@@ -28,6 +39,7 @@ export async function showApplication(output: Output, app: Application): Promise
     ['modified', app.modified_at ?? ''],
     ['expires', app.expires_at ?? 'never'],
     ...(app.key ? ([['key', app.key]] as [string, string][]) : []),
+    ...extra,
   ]);
   if (app.key) output.note('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).');
 }

@@ -1,9 +1,13 @@
+import { invokeReactorSchema } from '../../../api/schemas.js';
 import type { InvokeReactorBody } from '../../../api/types.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
 import { UsageError } from '../../errors.js';
-import { intOption, readInput, parseJson } from '../../input.js';
+import { intOption, readInput, parseJson, urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from '../tokens/shared.js';
+
+/** The API's bounds of an asynchronous invocation's time limit, checked before the request. */
+const TIMEOUT_MS = invokeReactorSchema.anyOf[1].properties.timeout_ms;
 
 export const reactor = defineCommand({
   name: 'reactor',
@@ -17,11 +21,16 @@ export const reactor = defineCommand({
   ],
   examples: [`svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`, 'svc invoke reactor charge --args @args.json --json'],
   async handler({ args, options }, ctx) {
+    const callbackUrl = urlOption(options.callbackUrl, '--callback-url');
+    const timeoutMs = intOption(options.timeoutMs, '--timeout-ms', { min: TIMEOUT_MS.minimum, max: TIMEOUT_MS.maximum });
+    if (timeoutMs !== undefined && callbackUrl === undefined) {
+      throw new UsageError('--timeout-ms applies to asynchronous invocations only: add --callback-url.');
+    }
     const text = options.args === undefined ? undefined : await readInput(options.args, ctx.io, '--args');
     const body: InvokeReactorBody = {
       ...(text !== undefined && { args: parseJson(text, '--args') as Record<string, unknown> }),
-      ...(options.callbackUrl !== undefined && { callback_url: options.callbackUrl }),
-      ...(options.timeoutMs !== undefined && { timeout_ms: intOption(options.timeoutMs, '--timeout-ms')! }),
+      ...(callbackUrl !== undefined && { callback_url: callbackUrl }),
+      ...(timeoutMs !== undefined && { timeout_ms: timeoutMs }),
     };
     if (body.args !== undefined && (typeof body.args !== 'object' || body.args === null || Array.isArray(body.args))) {
       throw new UsageError('--args must be a JSON object.');

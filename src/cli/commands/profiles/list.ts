@@ -1,3 +1,4 @@
+import { maskKey } from '../../key-source.js';
 import { profilesFilePath, readProfilesFile } from '../../profiles-file.js';
 import { defineCommand } from '../../registry.js';
 
@@ -29,13 +30,3 @@ export const list = defineCommand({
     );
   },
 });
-
-/**
- * `key_local_mgt_…AbCd`: enough to tell keys apart, never enough to use one. Only the public
- * prefix of a platform key is kept; of any other key, at most its last four characters.
- */
-function maskKey(key: string | undefined): string {
-  if (!key) return '';
-  const prefix = /^key_[a-z]+_(?:pvt|pub|mgt)_/.exec(key)?.[0] ?? '';
-  return key.length - prefix.length >= 16 ? `${prefix}…${key.slice(-4)}` : `${prefix}…`;
-}

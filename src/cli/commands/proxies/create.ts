@@ -2,25 +2,33 @@ import { readConfiguration } from '../../../resources/files.js';
 import { createProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
+import { urlOption } from '../../input.js';
 import { applicationFlag } from '../applications/shared.js';
+import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
 import { proxyOptions, showProxy, transformCode } from './shared.js';
 
 export const create = defineCommand({
   name: 'create',
   description: 'create a proxy (transforms are checked to load)',
-  options: proxyOptions,
+  options: [...proxyOptions, allowDuplicateOption],
   examples: ['svc proxies create --name stripe --destination-url https://api.stripe.com --request-transform transforms/sign.js'],
   async handler({ options }, ctx) {
     if (options.name === undefined || options.destinationUrl === undefined) throw new UsageError('A proxy needs --name and --destination-url.');
+    const destinationUrl = urlOption(options.destinationUrl, '--destination-url')!;
+    // Only a file names a transform here: create has no --no-...-transform.
+    const { requestTransform: request, responseTransform: response } = options;
+    const requestTransform = request ? await transformCode(request, ctx.io) : undefined;
+    const responseTransform = response ? await transformCode(response, ctx.io) : undefined;
+    const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
     const client = await ctx.client();
+    await refuseDuplicate(client, 'proxy', options.name, options.allowDuplicate);
     const applicationId = await applicationFlag(client, options.application);
     const body = createProxyBody({
       name: options.name,
-      destinationUrl: options.destinationUrl,
-      // Only a file names a transform here: create has no --no-...-transform.
-      requestTransform: options.requestTransform ? await transformCode(options.requestTransform, ctx.io) : undefined,
-      responseTransform: options.responseTransform ? await transformCode(options.responseTransform, ctx.io) : undefined,
-      configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
+      destinationUrl,
+      requestTransform,
+      responseTransform,
+      configuration,
       applicationId,
       requireAuth: options.requireAuth,
     });

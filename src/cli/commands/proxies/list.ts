@@ -1,6 +1,5 @@
-import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
-import { notePages, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -11,7 +10,8 @@ export const list = defineCommand({
     ...pagingOptions,
   ],
   async handler({ options }, ctx) {
-    const page = await (await ctx.client()).proxies.list({ name: options.name, page: intOption(options.page, '--page'), size: intOption(options.size, '--size') });
+    const query = { name: options.name, ...pageQuery(options) };
+    const page = await (await ctx.client()).proxies.list(query);
     await ctx.output.result(page, async () => {
       await ctx.output.table(
         page.data,

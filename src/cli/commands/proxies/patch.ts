@@ -3,6 +3,7 @@ import { readConfiguration } from '../../../resources/files.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 import { patchProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
+import { urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { noTransforms, proxyArg, proxyOptions, transformCode } from './shared.js';
@@ -13,6 +14,7 @@ export const patch = defineCommand({
   args: [proxyArg],
   options: [...proxyOptions, ...noTransforms, { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true }],
   async handler({ args, options }, ctx) {
+    const destinationUrl = urlOption(options.destinationUrl, '--destination-url');
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy);
     const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
@@ -20,7 +22,7 @@ export const patch = defineCommand({
     const responseTransform = await transformCode(options.responseTransform, ctx.io);
     const patch = patchProxyBody({
       name: options.name,
-      destinationUrl: options.destinationUrl,
+      destinationUrl,
       requestTransform,
       responseTransform,
       configuration: configurationPatch(set, options.unset),

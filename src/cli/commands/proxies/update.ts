@@ -1,6 +1,7 @@
 import { readConfiguration } from '../../../resources/files.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 import { updateProxyBody } from '../../../resources/proxies.js';
+import { urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { noTransforms, proxyArg, proxyOptions, showProxy, transformCode } from './shared.js';
@@ -11,6 +12,7 @@ export const update = defineCommand({
   args: [proxyArg],
   options: [...proxyOptions, ...noTransforms],
   async handler({ args, options }, ctx) {
+    const destinationUrl = urlOption(options.destinationUrl, '--destination-url');
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy);
     const current = await client.proxies.get(id);
@@ -22,7 +24,7 @@ export const update = defineCommand({
       id,
       updateProxyBody(current, {
         name: options.name,
-        destinationUrl: options.destinationUrl,
+        destinationUrl,
         requestTransform,
         responseTransform,
         configuration,

@@ -1,4 +1,6 @@
+import { isUuid } from '../../../api/patterns.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
+import { DECLINED, confirm, mustAsk, yesOption } from '../../confirm.js';
 import { defineCommand } from '../../registry.js';
 import { reactorArg } from './shared.js';
 
@@ -7,9 +9,15 @@ export const remove = defineCommand({
   aliases: ['rm'],
   description: 'delete a reactor',
   args: [reactorArg],
-  async handler({ args }, ctx) {
+  options: [yesOption],
+  async handler({ args, options }, ctx) {
+    const ask = mustAsk(ctx, options.yes, `deleting reactor "${args.reactor}"`);
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
+    if (ask) {
+      const name = isUuid(args.reactor) ? (await client.reactors.get(id)).name : args.reactor;
+      if (!(await confirm(ctx, `Delete reactor "${name}" (${id})?`))) return DECLINED;
+    }
     await client.reactors.delete(id);
     await ctx.output.result({ id, deleted: true }, () => ctx.output.line(`Deleted reactor ${id}.`));
   },

@@ -1,6 +1,6 @@
 import { TOKEN_TYPES } from '../../../api/types.js';
 import { parsePairs } from '../../../resources/configuration.js';
-import { parseJson, readInput } from '../../input.js';
+import { dateTimeOption, parseJson, readInput } from '../../input.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { showToken, transactionOption } from './shared.js';
@@ -23,6 +23,7 @@ export const create = defineCommand({
     'svc tokens create --data "my secret" --container /general/low/',
   ],
   async handler({ options }, ctx) {
+    const expiresAt = dateTimeOption(options.expiresAt, '--expires-at');
     const text = await readInput(options.data, ctx.io, '--data');
     if (text === undefined) throw new UsageError('Give the token data with --data (JSON, @file or -).');
     let data: unknown;
@@ -43,7 +44,7 @@ export const create = defineCommand({
         ...(options.container && { containers: options.container }),
         ...(metadata && { metadata }),
         ...(options.mask !== undefined && { mask: parseJson(options.mask, '--mask') }),
-        ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
+        ...(expiresAt !== undefined && { expires_at: expiresAt }),
       },
       options.transaction,
     );

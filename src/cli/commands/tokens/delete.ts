@@ -1,3 +1,4 @@
+import { DECLINED, confirm, mustAsk, yesOption } from '../../confirm.js';
 import { defineCommand } from '../../registry.js';
 import { tokenArg, transactionOption } from './shared.js';
 
@@ -6,11 +7,13 @@ export const remove = defineCommand({
   aliases: ['rm'],
   description: 'delete a token',
   args: [tokenArg],
-  options: [transactionOption],
+  options: [transactionOption, yesOption],
   async handler({ args, options }, ctx) {
+    const staged = options.transaction ? ` (staged in transaction ${options.transaction})` : '';
+    const ask = mustAsk(ctx, options.yes, `deleting token "${args.id}"`);
+    if (ask && !(await confirm(ctx, `Delete token "${args.id}"${staged}?`))) return DECLINED;
     const client = await ctx.client();
     await client.tokens.delete(args.id, options.transaction);
-    const staged = options.transaction ? ` (staged in transaction ${options.transaction})` : '';
     await ctx.output.result({ id: args.id, deleted: true }, () => ctx.output.line(`Deleted token ${args.id}${staged}.`));
   },
 });

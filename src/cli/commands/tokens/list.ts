@@ -1,8 +1,7 @@
 import { TOKEN_TYPES } from '../../../api/types.js';
-import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from './shared.js';
-import { notePages, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -15,11 +14,9 @@ export const list = defineCommand({
     transactionOption,
   ],
   async handler({ options }, ctx) {
+    const query = { container: options.container, type: options.type, ...pageQuery(options) };
     const client = await ctx.client();
-    const page = await client.tokens.list(
-      { container: options.container, type: options.type, page: intOption(options.page, '--page'), size: intOption(options.size, '--size') },
-      options.transaction,
-    );
+    const page = await client.tokens.list(query, options.transaction);
     await ctx.output.result(page, async () => {
       await ctx.output.table(
         page.data,
