@@ -1,5 +1,6 @@
 import type { CommandDefinition, CommandGroup } from '../registry.js';
 import { applications } from './applications/index.js';
+import { init } from './init.js';
 import { invoke } from './invoke/index.js';
 import { profiles } from './profiles/index.js';
 import { proxies } from './proxies/index.js';
@@ -13,6 +14,7 @@ import { webhooks } from './webhooks.js';
 /** Every command of svc, in the order --help lists them. */
 export const commands: (CommandDefinition<never> | CommandGroup)[] = [
   serve,
+  init,
   applications,
   reactors,
   proxies,
