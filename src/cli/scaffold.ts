@@ -100,7 +100,8 @@ export async function writeScaffold(dir: string, files: ScaffoldFile[], options:
     if (stat) existing.push(file.path);
   }
   if (existing.length > 0 && !options.force) {
-    throw new UserError(`Not overwriting what exists in ${dir}: ${existing.join(', ')} (pass --force to replace ${existing.length === 1 ? 'it' : 'them'}).`);
+    const them = existing.length === 1 ? 'it' : 'them';
+    throw new UserError(`Not overwriting what exists in ${dir}: ${existing.join(', ')} (pass --force to replace ${them}).`);
   }
   const written: string[] = [];
   for (const file of files) {
@@ -117,8 +118,14 @@ export async function writeScaffold(dir: string, files: ScaffoldFile[], options:
   return { written, replaced: existing };
 }
 
+const WHY: Record<string, string> = {
+  EEXIST: 'it appeared meanwhile',
+  ENOTDIR: 'a file is in the way of its folder',
+  EACCES: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
 function cannotWrite(dir: string, file: string, error: NodeJS.ErrnoException): UserError {
-  const why =
-    error.code === 'EEXIST' ? 'it appeared meanwhile' : error.code === 'ENOTDIR' ? 'a file is in the way of its folder' : error.code === 'EACCES' ? 'permission denied' : error.message;
-  return new UserError(`Cannot write ${file} in ${dir}: ${why}.`);
+  return new UserError(`Cannot write ${file} in ${dir}: ${WHY[error.code ?? ''] ?? error.message}.`);
 }

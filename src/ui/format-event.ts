@@ -17,6 +17,7 @@ export interface EventLine {
 
 const statusTone = (status: number): Tone => (status >= 500 ? 'fail' : status >= 400 ? 'warn' : 'ok');
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+const traced = (traceId: string | undefined): Span[] => (traceId ? [{ text: `[${traceId}]`, tone: 'muted' }] : []);
 
 /** `HH:MM:SS` of an ISO stamp (the emulator stamps in UTC, as the JSON log does). */
 function clock(time: string): string {
@@ -63,28 +64,23 @@ export function formatEvent(event: ServeEvent): EventLine {
     }
     case 'console': {
       const loud = event.level === 'error' || event.level === 'warn';
-      return { time, spans: [{ text: `[${event.source}]`, tone: 'accent' }, { text: userText(event.text), ...(loud && { tone: 'warn' as const }) }] };
+      const text: Span = { text: userText(event.text), ...(loud && { tone: 'warn' as const }) };
+      return { time, spans: [{ text: `[${event.source}]`, tone: 'accent' }, text] };
     }
-    case 'reload':
-      return event.ok
-        ? { time, spans: [{ text: 'reload' }, { text: event.target, tone: 'strong' }, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] }
-        : {
-            time,
-            spans: [
-              { text: 'reload' },
-              { text: event.target, tone: 'strong' },
-              { text: 'failed,', tone: 'fail' },
-              { text: `the previous code keeps serving: ${userText(event.error ?? 'unknown error')}` },
-            ],
-          };
+    case 'reload': {
+      const head: Span[] = [{ text: 'reload' }, { text: event.target, tone: 'strong' }];
+      if (event.ok) return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
+      const why = `the previous code keeps serving: ${userText(event.error ?? 'unknown error')}`;
+      return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why }] };
+    }
     case 'error':
       return {
         time,
-        spans: [{ text: 'error', tone: 'fail' }, ...(event.traceId ? [{ text: `[${event.traceId}]`, tone: 'muted' as const }] : []), { text: event.message }],
+        spans: [{ text: 'error', tone: 'fail' }, ...traced(event.traceId), { text: event.message }],
         ...(event.stack && { detail: event.stack }),
       };
     case 'warning':
-      return { time, spans: [{ text: 'warning', tone: 'warn' }, ...(event.traceId ? [{ text: `[${event.traceId}]`, tone: 'muted' as const }] : []), { text: event.message }] };
+      return { time, spans: [{ text: 'warning', tone: 'warn' }, ...traced(event.traceId), { text: event.message }] };
     case 'expired':
       return {
         time,
@@ -101,8 +97,13 @@ export function formatEvent(event: ServeEvent): EventLine {
         ],
       };
     case 'webhook': {
-      const outcome = event.ok ? String(event.status ?? 'ok') : event.status !== undefined ? String(event.status) : (event.error ?? 'failed');
-      const spans: Span[] = [{ text: 'webhook' }, { text: event.url }, { text: `attempt ${event.attempt}:` }, { text: outcome, tone: event.ok ? 'ok' : 'fail' }];
+      const outcome = event.status !== undefined ? String(event.status) : event.ok ? 'ok' : (event.error ?? 'failed');
+      const spans: Span[] = [
+        { text: 'webhook' },
+        { text: event.url },
+        { text: `attempt ${event.attempt}:` },
+        { text: outcome, tone: event.ok ? 'ok' : 'fail' },
+      ];
       if (event.delivery === 'failed') spans.push({ text: 'delivery failed', tone: 'fail' });
       return { time, spans };
     }
@@ -131,6 +132,8 @@ export function formatNote(note: ServeNote, now: () => Date = () => new Date()):
  */
 export function userText(text: string): string {
   return text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
+      c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
     .replace(/\n/g, '\n    ');
 }

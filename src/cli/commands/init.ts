@@ -3,7 +3,15 @@ import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
 import type { IO } from '../io.js';
 import { defineCommand } from '../registry.js';
-import { checkProjectName, projectNameOf, TEMPLATE_SUMMARIES, TEMPLATES, templateFiles, writeScaffold, type TemplateName } from '../scaffold.js';
+import {
+  checkProjectName,
+  projectNameOf,
+  TEMPLATE_SUMMARIES,
+  TEMPLATES,
+  templateFiles,
+  writeScaffold,
+  type TemplateName,
+} from '../scaffold.js';
 
 interface InitOptions {
   template?: TemplateName;
@@ -15,7 +23,7 @@ interface InitOptions {
 export const init = defineCommand<InitOptions>({
   name: 'init',
   description: 'scaffold a project: svc.yaml, a reactor and/or a proxy with its transforms, tests, a CI workflow',
-  args: [{ name: 'dir', description: 'folder of the project, created if need be (default: the current one)', optional: true }],
+  args: [{ name: 'dir', description: 'folder of the project, created if need be (default: this one)', optional: true }],
   options: [
     { flags: '--template <template>', description: `${TEMPLATES.join(', ')} (default ${TEMPLATES[0]})`, choices: TEMPLATES },
     { flags: '--name <name>', description: 'package name (default: the folder name)' },
@@ -58,7 +66,8 @@ export const init = defineCommand<InitOptions>({
     const { written, replaced } = await writeScaffold(dir, files, { force: options.force === true });
     const relativeDir = path.relative(io.cwd, dir) || '.';
     await output.result({ directory: dir, template, name, files: written, replaced }, () => {
-      output.line(`Created a ${template} project in ${relativeDir}${replaced.length > 0 ? ` (replaced ${replaced.length} file(s))` : ''}:`);
+      const note = replaced.length > 0 ? ` (replaced ${replaced.length} file(s))` : '';
+      output.line(`Created a ${template} project in ${relativeDir}${note}:`);
       for (const file of written) output.line(`  ${file}`);
       output.line();
       output.line('Next steps:');
@@ -74,9 +83,7 @@ function nextSteps(template: TemplateName, dir: string): string[] {
     'svc serve        # in a terminal of its own: the local emulator',
     'svc apply        # puts svc.yaml on it; again after each change',
     'npm test         # the tests, against the emulator',
-    ...(template !== 'proxy'
-      ? [`svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <token id> }}"}'   # a card token: svc tokens create`]
-      : []),
+    ...(template !== 'proxy' ? [`svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <card token id> }}"}'`] : []),
     ...(template !== 'reactor' ? [`svc invoke proxy payments -X POST -d '{"amount": 1250}'`] : []),
     'CI: .github/workflows/svc.yml runs serve, apply and the tests; set the repository variable SVC_PACKAGE.',
   ];

@@ -16,13 +16,12 @@ export interface ResourceSummaryProps {
  * the live part of the screen stays a few lines high however many resources there are).
  */
 export function ResourceSummary({ resources }: ResourceSummaryProps) {
-  const groups = GROUPS.map(([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const).filter(
-    ([, names]) => names.length > 0,
-  );
-  if (groups.length === 0) return null;
+  const groups = GROUPS.map(([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const);
+  const shown = groups.filter(([, names]) => names.length > 0);
+  if (shown.length === 0) return null;
   return (
     <Box flexDirection="column">
-      {groups.map(([label, names], i) => (
+      {shown.map(([label, names], i) => (
         <Box key={label}>
           <Box width={12} flexShrink={0}>
             <Text dimColor>{i === 0 ? 'resources' : ''}</Text>

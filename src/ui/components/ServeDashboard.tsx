@@ -32,7 +32,12 @@ export interface ServeDashboardProps {
  * live part (URL, keys, resources, counters) stays a few lines high and is redrawn in place.
  */
 export function ServeDashboard(props: ServeDashboardProps) {
-  const { requests, failures } = props;
+  const { requests, failures, lastReload } = props;
+  // The reload's own spans, less the word "reload".
+  const reload = lastReload && `  last reload ${lastReload.time} ${lastReload.spans.slice(1).map((s) => s.text).join(' ')}`;
+  const keysHint = props.interactive
+    ? '? help  r re-apply  c clear  k keys  q quit'
+    : 'Ctrl-C stops (stdin is not a terminal: no keys)';
   return (
     <>
       <Static key={props.generation} items={props.entries}>
@@ -47,11 +52,11 @@ export function ServeDashboard(props: ServeDashboardProps) {
         <Text dimColor wrap="truncate-end">
           {`${requests} request${requests === 1 ? '' : 's'}, `}
           <Text {...(failures > 0 && { color: 'red' })}>{`${failures} failure${failures === 1 ? '' : 's'}`}</Text>
-          {props.lastReload && `  last reload ${props.lastReload.time} ${props.lastReload.spans.slice(1).map((span) => span.text).join(' ')}`}
+          {reload}
         </Text>
         {props.reapplying && <Text color="yellow">Re-applying svc.yaml…</Text>}
         {props.showHelp && <DashboardHelp canReapply={props.canReapply} />}
-        <Text dimColor>{props.interactive ? '? help  r re-apply  c clear  k keys  q quit' : 'Ctrl-C stops (stdin is not a terminal: no keys)'}</Text>
+        <Text dimColor>{keysHint}</Text>
       </Box>
     </>
   );
