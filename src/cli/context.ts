@@ -1,5 +1,5 @@
 import type { ApiClient, KeyKind } from '../client/index.js';
-import { resolveTarget, type GlobalFlags, type Target } from './config.js';
+import { resolveTarget, type GlobalFlags, type Target } from './target.js';
 import { UserError } from './errors.js';
 import type { IO } from './io.js';
 import type { Output } from './output.js';
@@ -45,6 +45,6 @@ export function createContext(io: IO, output: Output, globals: GlobalOptions): C
 
 function missingKey(kind: KeyKind, target: Target): UserError {
   const [flag, env] = kind === 'management' ? ['--management-key', 'SVC_MANAGEMENT_KEY'] : ['--api-key', 'SVC_API_KEY'];
-  const local = target.source === 'local' ? ', or start the emulator here (`npx svc serve`) so that .svc/credentials.json exists' : '';
+  const local = target.source === 'local' ? ', or start the emulator here (`svc serve`) so that .svc/credentials.json exists' : '';
   return new UserError(`No ${kind === 'management' ? 'management' : 'API'} key for ${target.baseUrl}: pass ${flag}, set ${env}, use a profile (\`svc profiles add\`)${local}.`);
 }

@@ -48,18 +48,6 @@ export function parseJson(text: string, flag: string): unknown {
   }
 }
 
-/** `KEY=VALUE` pairs (repeatable) into a map; a pair without `=` is a usage error. */
-export function parsePairs(pairs: string[] | undefined, flag: string): Record<string, string> | undefined {
-  if (pairs === undefined) return undefined;
-  const result: Record<string, string> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`${flag} takes KEY=VALUE, not "${pair}".`);
-    result[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return result;
-}
-
 async function readStdin(io: IO): Promise<string> {
   let text = '';
   for await (const chunk of io.stdin) text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');

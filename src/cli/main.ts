@@ -3,9 +3,10 @@ import { commands } from './commands/index.js';
 import { createContext, type GlobalOptions } from './context.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import { Command, CommanderError, register } from './registry.js';
+import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand, type RunHandler } from './registry.js';
 import { reportError } from './report.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../lib/package-version.js';
+import { asCliError } from './resource-errors.js';
 
 /** Commander's error codes that mean "the command line was wrong": exit 2. */
 const USAGE_CODES = new Set([
@@ -19,8 +20,13 @@ const USAGE_CODES = new Set([
   'commander.conflictingOption',
 ]);
 
-/** Runs one svc command line in-process and resolves to its exit code. */
-export async function runSvc(argv: string[], io: IO): Promise<number> {
+type Entries = (RegisteredCommand | CommandGroup)[];
+
+/**
+ * The commander program of svc with `entries` registered; `run` is what a command's action does.
+ * `svc completion` builds one too, to read the command tree.
+ */
+export function createProgram(io: IO, argv: string[], run: RunHandler, entries: Entries = commands): Command {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')
@@ -42,18 +48,33 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
         write(argv.includes('--json') ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n` : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`);
       },
     });
+  register(program, entries, run);
+  return program;
+}
 
+/**
+ * Runs one svc command line in-process and resolves to its exit code: 0, or what the handler returned
+ * (`svc apply --detailed-exitcode` says "changes pending" with 2), or the error's. `entries` are the
+ * commands to offer (all of svc's unless a test gives its own).
+ */
+export async function runSvc(argv: string[], io: IO, entries: Entries = commands): Promise<number> {
   let globals: GlobalOptions = { json: false, color: true, debug: false };
-  register(program, commands, async (definition, input) => {
-    const raw = program.opts<GlobalOptions>();
-    globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
-    const output = new Output(io, { json: globals.json, color: globals.color });
-    await definition.handler(input, createContext(io, output, globals));
-  });
+  let exitCode = 0;
+  const program: Command = createProgram(
+    io,
+    argv,
+    async (definition, input) => {
+      const raw = program.opts<GlobalOptions>();
+      globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
+      const output = new Output(io, { json: globals.json, color: globals.color });
+      exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
+    },
+    entries,
+  );
 
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
@@ -61,7 +82,7 @@ export async function runSvc(argv: string[], io: IO): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
       return USAGE_CODES.has(error.code) ? 2 : error.exitCode;
     }
-    return reportError(error, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    return reportError(asCliError(error), io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
   }
 }
 
@@ -75,6 +96,13 @@ export async function main(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that stops early (`svc ... --help | head -1`) closes the pipe: stop quietly, as Unix tools do,
+  // instead of an unhandled EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    });
+  }
   const code = await runSvc(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -1,38 +1,39 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Context } from './context.js';
+import type { ArgSpec, ArgsOf, OptionSpec, OptionsOf } from './option-types.js';
 
-export interface OptionSpec {
-  /** Commander flags, e.g. `--name <name>` or `-X, --method <method>`. */
-  flags: string;
-  description: string;
-  choices?: readonly string[];
-  /** Collect every occurrence into an array. */
-  repeatable?: boolean;
-  required?: boolean;
-  default?: string | boolean;
-}
+export type { ArgSpec, OptionSpec } from './option-types.js';
 
-export interface ArgSpec {
-  name: string;
-  description: string;
-  optional?: boolean;
-}
-
-export interface CommandInput<O> {
-  args: Record<string, string | undefined>;
+export interface CommandInput<O, A> {
+  args: A;
   options: O;
 }
 
-/** A command as plain data (STYLE.md 1): what it takes, and a handler that gets a context. */
-export interface CommandDefinition<O = Record<string, unknown>> {
+/**
+ * A command as plain data (STYLE.md 1): what it takes, and a handler that gets a context. The handler's
+ * `options` and `args` are typed from `options` and `args` (see option-types.ts). It resolves to
+ * nothing (exit 0) or to the exit code of a success that says more (2: changes pending).
+ */
+export interface CommandDefinition<
+  O extends readonly OptionSpec[] = readonly [],
+  A extends readonly ArgSpec[] = readonly [],
+> {
   name: string;
   description: string;
   aliases?: string[];
-  args?: ArgSpec[];
-  options?: OptionSpec[];
+  args?: A;
+  options?: O;
   /** Shown after the option list in --help. */
   examples?: string[];
-  handler(input: CommandInput<O>, ctx: Context): Promise<void>;
+  handler(input: CommandInput<OptionsOf<O>, ArgsOf<A>>, ctx: Context): Promise<void | number>;
+}
+
+/** The input as the registry builds it, before a definition's specs type it. */
+export type RawInput = CommandInput<Record<string, unknown>, Record<string, string | undefined>>;
+
+/** A definition as the registry holds it: the handler's input built from the specs, its types erased. */
+export interface RegisteredCommand extends Omit<CommandDefinition<readonly OptionSpec[], readonly ArgSpec[]>, 'handler'> {
+  handler(input: RawInput, ctx: Context): Promise<void | number>;
 }
 
 /** A noun grouping its verbs: `svc applications list`. */
@@ -40,17 +41,22 @@ export interface CommandGroup {
   name: string;
   description: string;
   aliases?: string[];
-  commands: CommandDefinition<never>[];
+  commands: RegisteredCommand[];
 }
 
-export function defineCommand<O>(definition: CommandDefinition<O>): CommandDefinition<never> {
-  return definition as unknown as CommandDefinition<never>;
+/** Types a command's handler from its own specs (declared inline, or `as const` elsewhere). */
+export function defineCommand<
+  const O extends readonly OptionSpec[] = readonly [],
+  const A extends readonly ArgSpec[] = readonly [],
+>(definition: CommandDefinition<O, A>): RegisteredCommand {
+  // Sound: register() builds `args` and `options` from these same specs, as OptionsOf and ArgsOf say.
+  return definition as unknown as RegisteredCommand;
 }
 
-export type RunHandler = (definition: CommandDefinition<never>, input: CommandInput<never>, command: Command) => Promise<void>;
+export type RunHandler = (definition: RegisteredCommand, input: RawInput, command: Command) => Promise<void>;
 
 /** Maps the definitions onto commander; the only module that knows commander. */
-export function register(parent: Command, entries: (CommandDefinition<never> | CommandGroup)[], run: RunHandler): void {
+export function register(parent: Command, entries: (RegisteredCommand | CommandGroup)[], run: RunHandler): void {
   for (const entry of entries) {
     if ('commands' in entry) {
       const group = parent.command(entry.name).description(entry.description);
@@ -70,7 +76,7 @@ export function register(parent: Command, entries: (CommandDefinition<never> | C
     command.action(async (...received: unknown[]) => {
       const names = (entry.args ?? []).map((arg) => arg.name);
       const args = Object.fromEntries(names.map((name, i) => [name, received[i] as string | undefined]));
-      await run(entry, { args, options: command.opts() as never }, command);
+      await run(entry, { args, options: command.opts() }, command);
     });
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError, ConnectionError } from '../client/errors.js';
+import { ApiError, ConnectionError, UnexpectedResponseError } from '../client/errors.js';
 import { EmulatorError } from '../emulator/errors.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
@@ -25,7 +25,7 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
 function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
   if (error instanceof ApiError) {
     const { problem } = error;
-    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field} ${m}`));
+    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field}: ${m}`));
     // A validation failure is best said field by field; anything else by its detail's first line
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
@@ -34,9 +34,12 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
-    const hint = local ? ' Start the emulator with `npx svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
+    const hint = local ? ' Start the emulator with `svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
     const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.message;
     return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
+  }
+  if (error instanceof UnexpectedResponseError) {
+    return { message: `${error.message} Check --base-url (or SVC_BASE_URL, or the profile's base URL): it should be the API's root.`, exitCode: 1 };
   }
   if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
   if (error instanceof EmulatorError) return { message: error.message, exitCode: 1 };

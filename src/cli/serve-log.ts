@@ -102,7 +102,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         if (generated.privateKey) out(`    private     ${generated.privateKey}`);
       }
       out(`  Webhook signing secret (SVC-SIGNATURE): ${emulator.webhookSecret}`);
-      out(paint('dim', '  Try: npx svc applications list        Stop: Ctrl-C'));
+      out(paint('dim', '  Try: svc applications list        Stop: Ctrl-C'));
     },
     event(event) {
       const time = paint('dim', new Date().toISOString().slice(11, 19));

@@ -22,3 +22,15 @@ export class ConnectionError extends Error {
     super(message);
   }
 }
+
+/** The server answered, but not as the svc API does (a web page, another API): most often a wrong base URL. */
+export class UnexpectedResponseError extends Error {
+  override readonly name = 'UnexpectedResponseError';
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    readonly contentType: string,
+  ) {
+    super(`The server at ${url} did not answer like the svc API (HTTP ${status}, ${contentType || 'no content type'}).`);
+  }
+}

@@ -17,9 +17,9 @@ import type {
   Transaction,
   UpdateApplicationBody,
 } from '../api/types.js';
-import { ApiError, ConnectionError } from './errors.js';
+import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
-export { ApiError, ConnectionError } from './errors.js';
+export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
 /** Which key a call needs: management work, or token and invoke work (spec section 5). */
 export type KeyKind = 'management' | 'api';
@@ -39,6 +39,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Content-Type of the JSON body (default application/json). */
   contentType?: string;
+  /** What a successful answer must look like: a page of a list, or one object. */
+  shape?: 'page' | 'object';
 }
 
 /**
@@ -68,6 +70,14 @@ export class ApiClient {
     return (await this.request<{ secret: string }>('GET', '/_emulator/webhook-secret')).secret;
   }
 
+  /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
+  async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
+    const response = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
+    const parsed = parseJson(await response.text()) as { status?: unknown; version?: unknown } | undefined;
+    if (response.status !== 200 || typeof parsed?.status !== 'string') throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: 'the server did not answer /health like the svc API' });
+    return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
+  }
+
   get baseUrl(): string {
     return this.options.baseUrl;
   }
@@ -89,14 +99,20 @@ export class ApiClient {
 
     const response = await this.send(url, { method, headers, body });
     const text = await response.text();
-    const parsed = parseJson(text);
+    const type = response.headers.get('content-type') ?? '';
+    const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
+    const parsed = json ? parseJson(text) : undefined;
     if (response.status >= 400) {
-      const problem = isProblem(parsed)
-        ? parsed
-        : { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined };
-      throw new ApiError(response.status, problem);
+      if (isProblem(parsed)) throw new ApiError(response.status, parsed);
+      // An error page of some other server (HTML, a proxy's text) says nothing the svc API would say.
+      if (!json) throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
+      throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined });
     }
-    return (text === '' ? undefined : parsed ?? text) as T;
+    if (text === '') return undefined as T;
+    if (!json || parsed === undefined || (options.shape !== undefined && !hasShape(parsed, options.shape))) {
+      throw new UnexpectedResponseError(this.options.baseUrl, response.status, type);
+    }
+    return parsed as T;
   }
 
   /**
@@ -112,9 +128,15 @@ export class ApiClient {
     return { status: response.status, headers: received, text: await response.text() };
   }
 
-  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined }): Promise<Response> {
+  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined }): Promise<Response> {
     try {
-      return await fetch(url, { method: init.method, headers: init.headers, ...(init.body !== undefined && { body: init.body }), redirect: 'manual' });
+      return await fetch(url, {
+        method: init.method,
+        headers: init.headers,
+        ...(init.body !== undefined && { body: init.body }),
+        ...(init.signal && { signal: init.signal }),
+        redirect: 'manual',
+      });
     } catch (error) {
       // fetch wraps the network error: the code (ECONNREFUSED...) is on its cause.
       const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
@@ -135,6 +157,13 @@ export interface RawResponse {
   text: string;
 }
 
+function hasShape(value: unknown, shape: 'page' | 'object'): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (shape === 'object') return true;
+  const page = value as { data?: unknown; pagination?: unknown };
+  return Array.isArray(page.data) && typeof page.pagination === 'object' && page.pagination !== null;
+}
+
 function parseJson(text: string): unknown {
   if (text === '') return undefined;
   try {
@@ -149,16 +178,16 @@ export class ApplicationsApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Application>> {
-    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id } });
+    return this.client.request('GET', '/applications', { query: { page: query.page, size: query.size, id: query.id }, shape: 'page' });
   }
 
   get(id: string): Promise<Application> {
-    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   /** The Application that owns the management key in use. */
   self(): Promise<Application> {
-    return this.client.request('GET', '/applications/key');
+    return this.client.request('GET', '/applications/key', { shape: 'object' });
   }
 
   create(body: CreateApplicationBody): Promise<Application> {
@@ -198,7 +227,7 @@ export class ReactorsApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Reactor>> {
-    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
   all(): Promise<Reactor[]> {
@@ -206,7 +235,7 @@ export class ReactorsApi {
   }
 
   get(id: string): Promise<Reactor> {
-    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   create(body: ReactorBody): Promise<Reactor> {
@@ -258,7 +287,7 @@ export class TokensApi {
 
   list(query: TokenListQuery = {}, transaction?: string): Promise<Page<Token>> {
     const { page, size, id, container, type } = query;
-    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type } }));
+    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type }, shape: 'page' }));
   }
 
   delete(id: string, transaction?: string): Promise<void> {
@@ -300,7 +329,7 @@ export class ProxiesApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Proxy>> {
-    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name } });
+    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
   }
 
   all(): Promise<Proxy[]> {
@@ -308,7 +337,7 @@ export class ProxiesApi {
   }
 
   get(id: string): Promise<Proxy> {
-    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`);
+    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`, { shape: 'object' });
   }
 
   create(body: ProxyBody): Promise<Proxy> {

@@ -1,4 +1,4 @@
-import { resolveTarget } from '../../src/cli/config.js';
+import { resolveTarget } from '../../src/cli/target.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -144,7 +144,7 @@ describe('applications create', () => {
   test('an API validation error is one line on stderr and nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc('applications create --name x --type private --permission bogus');
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): permissions\[0\] "bogus" is not a known permission/);
+    expectOneLineError(result, 1, /^Error: Validation failed \(400\): permissions\[0\]: "bogus" is not a known permission/);
     expect(result.stderr).not.toMatch(/bug in svc/);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
   });

@@ -1,7 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { configPath, resolveTarget } from '../../src/cli/config.js';
+import { profilesFilePath } from '../../src/cli/profiles-file.js';
+import { resolveTarget } from '../../src/cli/target.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
@@ -31,7 +32,7 @@ async function deadUrl(): Promise<string> {
 describe('profiles add, list, use, remove', () => {
   test('add writes $XDG_CONFIG_HOME/svc/config.json, owner-only', async () => {
     const { cwd, file, svc } = await home();
-    expect(configPath({ XDG_CONFIG_HOME: path.join(cwd, '.config') })).toBe(file);
+    expect(profilesFilePath({ XDG_CONFIG_HOME: path.join(cwd, '.config') })).toBe(file);
     const result = await svc('profiles add staging --base-url https://api.example.com/ --management-key key_mgt_0123456789abcdef --api-key key_pvt_fedcba9876543210');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Saved profile staging; use it with --profile staging/);

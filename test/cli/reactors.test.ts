@@ -220,7 +220,7 @@ describe('reactors create', () => {
 
   test('binding a management Application is refused by the API with the field named', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']), 1, /^Error: Validation failed \(400\): application\.id must be a public or private Application$/);
+    expectOneLineError(await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']), 1, /^Error: Validation failed \(400\): application\.id: must be a public or private Application$/);
     expect(await reactorCount(emu)).toBe(0);
   });
 });
@@ -579,9 +579,9 @@ describe('invoke reactor', () => {
     expectOneLineError(
       await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--callback-url', receiver.url, '--timeout-ms', '5']),
       1,
-      /^Error: Validation failed \(400\): .*timeout_ms must be at least 10000/,
+      /^Error: Validation failed \(400\): .*timeout_ms: must be at least 10000/,
     );
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--timeout-ms', '5']), 1, /^Error: Validation failed \(400\): .*timeout_ms must be at least 10000/);
+    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--args', '{}', '--timeout-ms', '5']), 1, /^Error: Validation failed \(400\): .*timeout_ms: must be at least 10000/);
     // Without a callback a valid timeout is still refused: it applies to asynchronous invocations only.
     expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 1, /^Error: .*\(400\): timeout_ms applies to asynchronous invocations only; add a callback_url\.$/);
     expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', 'soon']), 2, /^Error: --timeout-ms must be a whole number, not "soon"\.$/);
@@ -594,7 +594,7 @@ describe('invoke reactor', () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
     const result = await svc(['invoke', 'reactor', 'v2', '--callback-url', 'http://127.0.0.1:9/hook', '--timeout-ms', '5']);
-    expect(result.stderr.trimEnd()).toBe('Error: Validation failed (400): timeout_ms must be at least 10000');
+    expect(result.stderr.trimEnd()).toBe('Error: Validation failed (400): timeout_ms: must be at least 10000');
   });
 });
 

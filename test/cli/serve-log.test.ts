@@ -201,7 +201,7 @@ describe('the pretty log', () => {
       `    management  ${MANAGEMENT_KEY}`,
       `    private     ${PRIVATE_KEY}`,
       `  Webhook signing secret (SVC-SIGNATURE): ${SECRET}`,
-      '  Try: npx svc applications list        Stop: Ctrl-C',
+      '  Try: svc applications list        Stop: Ctrl-C',
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);
     expect(stderr()).toBe('');

@@ -161,7 +161,7 @@ describe('tokens create errors', () => {
   test('a 400 from the API names the field on one line, nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify({ ...CARD, number: '4242424242424241' })]);
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): data\.number is not a valid card number \(Luhn check failed\)$/);
+    expectOneLineError(result, 1, /^Error: Validation failed \(400\): data\.number: is not a valid card number \(Luhn check failed\)$/);
     expect(await listedIds(emu)).toEqual([]);
   });
 
@@ -184,7 +184,7 @@ describe('tokens create errors', () => {
   test('a custom id that exists is a 400 naming the id', async () => {
     const { svc } = await setup();
     expect((await svc('tokens create --data x --id dup')).code).toBe(0);
-    expectOneLineError(await svc('tokens create --data y --id dup'), 1, /^Error: Validation failed \(400\): id a token with id dup already exists$/);
+    expectOneLineError(await svc('tokens create --data y --id dup'), 1, /^Error: Validation failed \(400\): id: a token with id dup already exists$/);
   });
 });
 
@@ -312,7 +312,7 @@ describe('tokenize and detokenize', () => {
   test('a tokenize with one bad card writes nothing and names the path of the field', async () => {
     const { emu, svc } = await setup();
     const value = { ok: 'fine', card: { type: 'card', data: { ...CARD, number: '123' } } };
-    expectOneLineError(await svc(['tokenize', '--data', JSON.stringify(value)]), 1, /^Error: Validation failed \(400\): card\.data\.number must be 12 to 19 digits$/);
+    expectOneLineError(await svc(['tokenize', '--data', JSON.stringify(value)]), 1, /^Error: Validation failed \(400\): card\.data\.number: must be 12 to 19 digits$/);
     expect(await listedIds(emu)).toEqual([]);
   });
 
@@ -407,7 +407,7 @@ describe('transactions', () => {
     const { svc } = await setup();
     const unknown = '00000000-0000-4000-8000-000000000000';
     expectOneLineError(await svc(['transactions', 'commit', unknown]), 1, /^Error: Not found \(404\): No transaction with id 0{8}-/);
-    expectOneLineError(await svc('transactions get nope'), 1, /^Error: Validation failed \(400\): id /);
+    expectOneLineError(await svc('transactions get nope'), 1, /^Error: Validation failed \(400\): id: /);
     expectOneLineError(await svc(['tokens', 'create', '--data', 'x', '--transaction', unknown]), 1, /^Error: Not found \(404\)/);
   });
 

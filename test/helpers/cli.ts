@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import { runSvc as run } from '../../src/cli/main.js';
+import type { CommandGroup, RegisteredCommand } from '../../src/cli/registry.js';
 
 export interface CliResult {
   code: number;
@@ -16,6 +17,8 @@ export interface CliOptions {
   stdin?: string;
   tty?: boolean;
   signal?: AbortSignal;
+  /** Commands to offer instead of svc's own (to test the program around them). */
+  commands?: (RegisteredCommand | CommandGroup)[];
 }
 
 /** Splits a command line like a shell would for simple cases: spaces, single and double quotes. */
@@ -40,7 +43,7 @@ export async function runSvc(argv: string | string[], options: CliOptions): Prom
     env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },
     cwd: options.cwd,
     signal: options.signal ?? new AbortController().signal,
-  });
+  }, options.commands);
   return { code, stdout, stderr, json: () => JSON.parse(stdout) };
 }
 

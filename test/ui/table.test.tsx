@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { plainTable } from '../../src/cli/output.js';
+import { fitColumns } from '../../src/ui/fit-columns.js';
 import { renderFields, renderTable } from '../../src/ui/render-table.js';
 import { runSvc } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
@@ -53,10 +54,60 @@ describe('renderTable (ink)', () => {
     expect(renderTable(['A', 'BB'], []).trimEnd()).toMatch(/^A\s+BB$/);
   });
 
-  test('a long cell in the last column is cut at the terminal width', () => {
-    const text = renderTable(['ID', 'NOTE'], [['1', 'x'.repeat(200)]], 40);
+  test('a long cell in a descriptive column wraps within the terminal width, whole', () => {
+    const text = renderTable(['ID', 'NOTE'], [['1', 'x'.repeat(100)]], 40);
     for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(40);
-    expect(text).toContain('…');
+    expect(text.replace(/[\s]/g, '')).toContain(`1${'x'.repeat(100)}`);
+  });
+
+  test('at 80 columns ids, names and types stay whole; data and timestamps narrow and wrap', () => {
+    const id = 'a3f1c0de-1111-4e4e-9a9a-0123456789ab';
+    const row = [id, 'card', '/pci/high/', '{"number":"4242424242424242","expiration_month":12}', '2026-11-24T10:00:00.000Z'];
+    const text = renderTable(['ID', 'TYPE', 'CONTAINERS', 'DATA', 'CREATED'], [row], 80);
+    const lines = text.split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(lines[1]).toContain(`${id}  card  /pci/high/  `);
+    expect(lines[0]).toMatch(/^ID {36}TYPE {2}CONTAINERS {2}DATA +CREATED$/);
+    // All of the data is still there, wrapped (no ellipsis).
+    expect(text).not.toContain('…');
+    const start = lines[0]!.indexOf('DATA');
+    const end = lines[0]!.indexOf('CREATED');
+    const data = lines.slice(1).map((line) => line.slice(start, end).trim()).join('');
+    expect(data).toBe(row[3]);
+  });
+
+  test('a table too wide even narrowed shows each row as a record, nothing cut', () => {
+    const id = 'a3f1c0de-1111-4e4e-9a9a-0123456789ab';
+    const headers = ['ID', 'NAME', 'TYPE', 'PERMISSIONS', 'RULES', 'EXPIRES'];
+    const rows = [
+      [id, 'payments-backend', 'management', 'application:*, reactor:*', '0', '-'],
+      ['b'.repeat(36), 'other', 'private', 'token:read', '2', '2026-11-24T10:00:00.000Z'],
+    ];
+    const text = renderTable(headers, rows, 80);
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    expect(text).toMatch(new RegExp(`^id +${id}$`, 'm'));
+    expect(text).toMatch(/^permissions +application:\*, reactor:\*$/m);
+    expect(text).toMatch(/^expires +2026-11-24T10:00:00.000Z$/m);
+    // A blank line between records.
+    expect(text).toMatch(/^expires +-\n\nid +b{36}$/m);
+  });
+});
+
+describe('fitColumns', () => {
+  test('a table that fits keeps every column at its widest cell', () => {
+    expect(fitColumns(['ID', 'NOTE'], [['12', 'a note']], 80)).toEqual({ widths: [2, 6], fits: true });
+  });
+
+  test('word-wrapping columns narrow first, down to their longest word', () => {
+    // 4 + 2 + 30 + 2 + 20 = 58 > 50: the permissions column (words) gives up 8, the timestamp none.
+    const widths = fitColumns(['ID', 'PERMISSIONS', 'CREATED'], [['1234', 'token:read token:create token:x', 'x'.repeat(20)]], 50);
+    expect(widths).toEqual({ widths: [4, 22, 20], fits: true });
+  });
+
+  test('ID, NAME and TYPE never narrow; a row that cannot fit says so', () => {
+    const { widths, fits } = fitColumns(['ID', 'NAME', 'TYPE', 'DATA'], [['i'.repeat(40), 'n'.repeat(30), 'management', 'd'.repeat(40)]], 60);
+    expect(widths).toEqual([40, 30, 10, 8]);
+    expect(fits).toBe(false);
   });
 });
 

@@ -1,20 +1,27 @@
-import type { CommandDefinition, CommandGroup } from '../registry.js';
+import type { CommandGroup, RegisteredCommand } from '../registry.js';
 import { applications } from './applications/index.js';
+import { apply } from './apply.js';
+import { completion } from './completion.js';
+import { detokenize } from './detokenize.js';
+import { importCommand } from './import.js';
 import { init } from './init.js';
 import { invoke } from './invoke/index.js';
 import { profiles } from './profiles/index.js';
 import { proxies } from './proxies/index.js';
 import { reactors } from './reactors/index.js';
 import { serve } from './serve.js';
-import { detokenize, tokenize } from './tokenize.js';
+import { tokenize } from './tokenize.js';
 import { tokens } from './tokens/index.js';
 import { transactions } from './transactions/index.js';
-import { webhooks } from './webhooks.js';
+import { version } from './version.js';
+import { webhooks } from './webhooks/index.js';
 
 /** Every command of svc, in the order --help lists them. */
-export const commands: (CommandDefinition<never> | CommandGroup)[] = [
+export const commands: (RegisteredCommand | CommandGroup)[] = [
   serve,
   init,
+  apply,
+  importCommand,
   applications,
   reactors,
   proxies,
@@ -25,4 +32,6 @@ export const commands: (CommandDefinition<never> | CommandGroup)[] = [
   transactions,
   webhooks,
   profiles,
+  version,
+  completion,
 ];

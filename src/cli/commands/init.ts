@@ -13,14 +13,7 @@ import {
   type TemplateName,
 } from '../scaffold.js';
 
-interface InitOptions {
-  template?: TemplateName;
-  name?: string;
-  yes?: boolean;
-  force?: boolean;
-}
-
-export const init = defineCommand<InitOptions>({
+export const init = defineCommand({
   name: 'init',
   description: 'scaffold a project: svc.yaml, a reactor and/or a proxy with its transforms, tests, a CI workflow',
   args: [{ name: 'dir', description: 'folder of the project, created if need be (default: this one)', optional: true }],

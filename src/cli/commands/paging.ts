@@ -1,12 +1,11 @@
 import type { Pagination } from '../../api/types.js';
 import type { Output } from '../output.js';
-import type { OptionSpec } from '../registry.js';
 
 /** `--page` and `--size`, as every list command takes them. */
-export const pagingOptions: OptionSpec[] = [
+export const pagingOptions = [
   { flags: '--page <n>', description: 'page number (from 1)' },
   { flags: '--size <n>', description: 'page size (1-100, default 20)' },
-];
+] as const;
 
 /** Says on stderr that there is more than this page, and how to get it. */
 export function notePages(output: Output, pagination: Pagination, plural: string): void {

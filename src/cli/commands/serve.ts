@@ -3,17 +3,6 @@ import { UsageError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 import type { LogFormat } from '../serve-log.js';
 
-interface ServeOptions {
-  port: string;
-  host: string;
-  data?: string;
-  inMemory?: boolean;
-  privateKey?: string;
-  tier: 'enterprise' | 'standard';
-  transactionTtl?: string;
-  logFormat?: LogFormat;
-}
-
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** `90s`, `30m`, `2h`, `1500ms`; a bare number is seconds. */
@@ -25,7 +14,7 @@ export function parseDuration(value: string, flag: string): number {
   return ms;
 }
 
-export const serve = defineCommand<ServeOptions>({
+export const serve = defineCommand({
   name: 'serve',
   description: 'run the local emulator of the platform API',
   options: [

@@ -2,7 +2,7 @@ import { readJsonInput } from '../input.js';
 import { defineCommand } from '../registry.js';
 import { showJson, transactionOption } from './tokens/shared.js';
 
-export const tokenize = defineCommand<{ data?: string; transaction?: string }>({
+export const tokenize = defineCommand({
   name: 'tokenize',
   description: 'tokenize a JSON value: {type, data} objects become tokens, other leaves token ids',
   options: [{ flags: '--data <json>', description: 'the value: JSON, @file or - (default: stdin)' }, transactionOption],
@@ -10,18 +10,6 @@ export const tokenize = defineCommand<{ data?: string; transaction?: string }>({
   async handler({ options }, ctx) {
     const value = await readJsonInput(options.data, ctx.io, '--data');
     const result = await (await ctx.client()).tokens.tokenize(value, options.transaction);
-    await ctx.output.result(result, () => showJson(ctx.output, result));
-  },
-});
-
-export const detokenize = defineCommand<{ data?: string }>({
-  name: 'detokenize',
-  description: 'replace {{ token_id }} expressions in a JSON value with the tokens\' data (needs token:use)',
-  options: [{ flags: '--data <json>', description: 'the value: JSON, @file or - (default: stdin)' }],
-  examples: [`svc detokenize --data '{"card":"{{ 0b3f0f56-... }}"}'`],
-  async handler({ options }, ctx) {
-    const value = await readJsonInput(options.data, ctx.io, '--data');
-    const result = await (await ctx.client()).tokens.detokenize(value);
     await ctx.output.result(result, () => showJson(ctx.output, result));
   },
 });

@@ -1,16 +1,9 @@
-import { APPLICATION_TYPES, type ApplicationType } from '../../../api/permissions.js';
+import { APPLICATION_TYPES } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
-import { parseRules, showApplication } from './shared.js';
+import { createApplicationBody, parseRules } from '../../../resources/applications.js';
+import { showApplication } from './shared.js';
 
-interface CreateOptions {
-  name: string;
-  type: ApplicationType;
-  permission?: string[];
-  rule?: string[];
-  expiresAt?: string;
-}
-
-export const create = defineCommand<CreateOptions>({
+export const create = defineCommand({
   name: 'create',
   description: 'create an Application (its key is shown once)',
   options: [
@@ -26,14 +19,16 @@ export const create = defineCommand<CreateOptions>({
   ],
   async handler({ options }, ctx) {
     const client = await ctx.client();
-    const rules = parseRules(options.rule);
-    const app = await client.applications.create({
-      name: options.name,
-      type: options.type,
-      permissions: options.permission ?? [],
-      ...(rules && { rules }),
-      ...(options.expiresAt !== undefined && { expires_at: options.expiresAt }),
-    });
+    const rules = options.rule && parseRules(options.rule, '--rule');
+    const app = await client.applications.create(
+      createApplicationBody({
+        name: options.name,
+        type: options.type,
+        permissions: options.permission,
+        rules,
+        expiresAt: options.expiresAt,
+      }),
+    );
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

@@ -1,5 +1,6 @@
 import { defineCommand } from '../../registry.js';
-import { applicationArg, resolveApplicationId } from './shared.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg } from './shared.js';
 
 export const remove = defineCommand({
   name: 'delete',
@@ -8,7 +9,7 @@ export const remove = defineCommand({
   args: [applicationArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const id = await resolveApplicationId(client, args.application!);
+    const id = await resolveApplicationId(client, args.application);
     await client.applications.delete(id);
     await ctx.output.result({ id, deleted: true }, () => ctx.output.line(`Deleted Application ${id}.`));
   },

@@ -1,5 +1,6 @@
 import { defineCommand } from '../../registry.js';
-import { applicationArg, resolveApplicationId, showApplication } from './shared.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg, showApplication } from './shared.js';
 
 export const get = defineCommand({
   name: 'get',
@@ -7,7 +8,7 @@ export const get = defineCommand({
   args: [applicationArg],
   async handler({ args }, ctx) {
     const client = await ctx.client();
-    const app = await client.applications.get(await resolveApplicationId(client, args.application!));
+    const app = await client.applications.get(await resolveApplicationId(client, args.application));
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

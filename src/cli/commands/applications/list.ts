@@ -3,13 +3,7 @@ import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
 import { notePages, pagingOptions } from '../paging.js';
 
-interface ListOptions {
-  page?: string;
-  size?: string;
-  id?: string[];
-}
-
-export const list = defineCommand<ListOptions>({
+export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list Applications',

@@ -1,31 +1,18 @@
 import { ALL_PERMISSIONS } from '../../../api/permissions.js';
-import type { AccessRule, Application } from '../../../api/types.js';
+import type { Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
-import { UsageError } from '../../errors.js';
-import { resolveByName } from '../../resolve.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
 import type { Output } from '../../output.js';
 
-export const applicationArg = { name: 'application', description: 'Application id or exact name' };
+export const applicationArg = { name: 'application', description: 'Application id or exact name' } as const;
 
-/** An id is used as it is; a name is looked up (with the management key) and must be unique. */
-export function resolveApplicationId(client: ApiClient, idOrName: string): Promise<string> {
-  return resolveByName(idOrName, () => client.applications.all(), 'Application', 'svc applications list');
-}
-
-/** `--rule` takes one access rule as JSON (an object), or several (an array); repeatable. */
-export function parseRules(values: string[] | undefined): AccessRule[] | undefined {
-  if (values === undefined) return undefined;
-  return values.flatMap((value) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(value);
-    } catch (error) {
-      throw new UsageError(`--rule must be JSON, e.g. '{"priority":1,"container":"/pci/","transform":"mask","permissions":["token:read"]}' (${(error as Error).message}).`);
-    }
-    if (Array.isArray(parsed)) return parsed as AccessRule[];
-    if (typeof parsed === 'object' && parsed !== null) return [parsed as AccessRule];
-    throw new UsageError('--rule must be a JSON object (one rule) or an array of rules.');
-  });
+/** `--application X` as its id, `--no-application` as null (unbind), neither as undefined (no change). */
+export async function applicationFlag(
+  client: ApiClient,
+  value: string | false | undefined,
+): Promise<string | null | undefined> {
+  if (value === undefined) return undefined;
+  return value === false ? null : resolveApplicationId(client, value);
 }
 
 /** One Application for people; the key, when present, with the warning that it is shown once. */

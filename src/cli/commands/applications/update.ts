@@ -1,14 +1,10 @@
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
-import { applicationArg, parseRules, resolveApplicationId, showApplication } from './shared.js';
+import { parseRules, updateApplicationBody } from '../../../resources/applications.js';
+import { resolveApplicationId } from '../../../resources/lookup.js';
+import { applicationArg, showApplication } from './shared.js';
 
-interface UpdateOptions {
-  name?: string;
-  permission?: string[];
-  rule?: string[];
-}
-
-export const update = defineCommand<UpdateOptions>({
+export const update = defineCommand({
   name: 'update',
   description: 'update an Application; permissions and rules given replace the current ones',
   args: [applicationArg],
@@ -22,15 +18,12 @@ export const update = defineCommand<UpdateOptions>({
       throw new UsageError('Nothing to update: pass --name, --permission or --rule.');
     }
     const client = await ctx.client();
-    const id = await resolveApplicationId(client, args.application!);
-    const rules = parseRules(options.rule);
-    // The API requires the name on update; keep the current one when none is given.
-    const name = options.name ?? (await client.applications.get(id)).name;
-    const app = await client.applications.update(id, {
-      name,
-      ...(options.permission && { permissions: options.permission }),
-      ...(rules && { rules }),
-    });
+    const id = await resolveApplicationId(client, args.application);
+    const rules = options.rule && parseRules(options.rule, '--rule');
+    // Only the name must be sent again (the API keeps what is left out): read it only when not given.
+    const current = options.name === undefined ? await client.applications.get(id) : { name: options.name };
+    const body = updateApplicationBody(current, { name: options.name, permissions: options.permission, rules });
+    const app = await client.applications.update(id, body);
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },
 });

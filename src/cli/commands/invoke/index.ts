@@ -1,50 +1,6 @@
-import type { InvokeReactorBody } from '../../../api/types.js';
-import { UsageError } from '../../errors.js';
-import { intOption, readInput, parseJson } from '../../input.js';
-import { defineCommand, type CommandGroup } from '../../registry.js';
-import { resolveReactorId } from '../reactors/shared.js';
-import { transactionOption } from '../tokens/shared.js';
+import type { CommandGroup } from '../../registry.js';
 import { proxy } from './proxy.js';
-
-interface InvokeReactorOptions {
-  args?: string;
-  callbackUrl?: string;
-  timeoutMs?: string;
-  transaction?: string;
-}
-
-const reactor = defineCommand<InvokeReactorOptions>({
-  name: 'reactor',
-  description: 'invoke a reactor with arguments ({{ token_id }} expressions are detokenized)',
-  args: [{ name: 'reactor', description: 'reactor id or exact name' }],
-  options: [
-    { flags: '--args <json>', description: 'the args object: JSON, @file or - (stdin)' },
-    { flags: '--callback-url <url>', description: 'invoke asynchronously; the result is POSTed here (Enterprise)' },
-    { flags: '--timeout-ms <n>', description: 'asynchronous time limit, 10000-210000 (Enterprise)' },
-    transactionOption,
-  ],
-  examples: [`svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`, 'svc invoke reactor charge --args @args.json --json'],
-  async handler({ args, options }, ctx) {
-    const text = options.args === undefined ? undefined : await readInput(options.args, ctx.io, '--args');
-    const body: InvokeReactorBody = {
-      ...(text !== undefined && { args: parseJson(text, '--args') as Record<string, unknown> }),
-      ...(options.callbackUrl !== undefined && { callback_url: options.callbackUrl }),
-      ...(options.timeoutMs !== undefined && { timeout_ms: intOption(options.timeoutMs, '--timeout-ms')! }),
-    };
-    if (body.args !== undefined && (typeof body.args !== 'object' || body.args === null || Array.isArray(body.args))) {
-      throw new UsageError('--args must be a JSON object.');
-    }
-    const client = await ctx.client();
-    const id = await resolveReactorId(client, args.reactor!);
-    const response = await client.reactors.invoke(id, body, options.transaction);
-    await ctx.output.result(response, () => {
-      ctx.output.line(JSON.stringify(response, null, 2));
-      if ('status' in response && response.status === 'pending') {
-        ctx.output.note(`Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${args.reactor} ${response.id}`);
-      }
-    });
-  },
-});
+import { reactor } from './reactor.js';
 
 export const invoke: CommandGroup = {
   name: 'invoke',

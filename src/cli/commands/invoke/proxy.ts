@@ -3,16 +3,7 @@ import { ApiError } from '../../../client/errors.js';
 import { UsageError } from '../../errors.js';
 import { readInput } from '../../input.js';
 import { defineCommand } from '../../registry.js';
-import { resolveProxyId } from '../proxies/index.js';
-
-interface InvokeProxyOptions {
-  request?: string;
-  path?: string;
-  header?: string[];
-  data?: string;
-  auth: boolean;
-  include?: boolean;
-}
+import { resolveProxyId } from '../../../resources/lookup.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -26,7 +17,7 @@ function parseHeader(line: string): [string, string] {
   return [line.slice(0, at).trim(), line.slice(at + 1).trim()];
 }
 
-export const proxy = defineCommand<InvokeProxyOptions>({
+export const proxy = defineCommand({
   name: 'proxy',
   description: "call a proxy like curl: prints the destination's body (and status and headers with -i)",
   args: [{ name: 'proxy', description: 'proxy key, id or exact name' }],
@@ -55,7 +46,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     }
 
     const client = await ctx.client();
-    const key = PROXY_KEY.test(args.proxy!) ? args.proxy! : (await client.proxies.get(await resolveProxyId(client, args.proxy!))).key;
+    const key = PROXY_KEY.test(args.proxy) ? args.proxy : (await client.proxies.get(await resolveProxyId(client, args.proxy))).key;
     headers['SVC-PROXY-KEY'] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 

@@ -1,16 +1,17 @@
-import { PROFILE_NAME, checkBaseUrl, type Profile } from '../../config.js';
+import { PROFILE_NAME, type Profile } from '../../profiles-file.js';
+import { checkBaseUrl } from '../../target.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
-import { editConfig, profileArg } from './shared.js';
+import { editProfiles, profileArg } from './shared.js';
 
-export const add = defineCommand<{ use?: boolean }>({
+export const add = defineCommand({
   name: 'add',
   description: 'save a profile from --base-url, --management-key and --api-key (adding to one that exists)',
   args: [profileArg],
   options: [{ flags: '--use', description: 'make it the current profile' }],
   examples: ['svc profiles add staging --base-url https://api.staging.example.com --management-key "$MGMT_KEY" --use'],
   async handler({ args, options }, ctx) {
-    const name = args.name!;
+    const name = args.name;
     if (!PROFILE_NAME.test(name)) throw new UsageError('A profile name is 1 to 64 letters, digits, "-" or "_".');
     const { baseUrl, managementKey, apiKey } = ctx.globals;
     if (baseUrl === undefined && managementKey === undefined && apiKey === undefined) {
@@ -21,7 +22,7 @@ export const add = defineCommand<{ use?: boolean }>({
       ...(managementKey !== undefined && { management_key: managementKey }),
       ...(apiKey !== undefined && { api_key: apiKey }),
     };
-    const config = await editConfig(ctx, (config) => {
+    const config = await editProfiles(ctx, (config) => {
       config.profiles[name] = { ...config.profiles[name], ...update };
       if (options.use) config.current = name;
     });

@@ -1,4 +1,4 @@
-import { configPath, maskKey, readConfig } from '../../config.js';
+import { profilesFilePath, readProfilesFile } from '../../profiles-file.js';
 import { defineCommand } from '../../registry.js';
 
 export const list = defineCommand({
@@ -6,7 +6,7 @@ export const list = defineCommand({
   aliases: ['ls'],
   description: 'list saved profiles (keys masked)',
   async handler(_input, ctx) {
-    const config = await readConfig(configPath(ctx.io.env));
+    const config = await readProfilesFile(profilesFilePath(ctx.io.env));
     const rows = Object.entries(config.profiles).map(([name, profile]) => ({
       name,
       current: config.current === name,
@@ -29,3 +29,13 @@ export const list = defineCommand({
     );
   },
 });
+
+/**
+ * `key_local_mgt_…AbCd`: enough to tell keys apart, never enough to use one. Only the public
+ * prefix of a platform key is kept; of any other key, at most its last four characters.
+ */
+function maskKey(key: string | undefined): string {
+  if (!key) return '';
+  const prefix = /^key_[a-z]+_(?:pvt|pub|mgt)_/.exec(key)?.[0] ?? '';
+  return key.length - prefix.length >= 16 ? `${prefix}…${key.slice(-4)}` : `${prefix}…`;
+}

@@ -1,5 +1,5 @@
 import { defineCommand } from '../../registry.js';
-import { editConfig, profileArg, requireProfile } from './shared.js';
+import { editProfiles, profileArg, requireProfile } from './shared.js';
 
 export const remove = defineCommand({
   name: 'remove',
@@ -7,8 +7,8 @@ export const remove = defineCommand({
   description: 'delete a saved profile',
   args: [profileArg],
   async handler({ args }, ctx) {
-    const name = args.name!;
-    await editConfig(ctx, (config) => {
+    const name = args.name;
+    await editProfiles(ctx, (config) => {
       requireProfile(config, name);
       delete config.profiles[name];
       if (config.current === name) delete config.current;

@@ -1,19 +1,19 @@
-import { configPath, readConfig, writeConfig, type ConfigFile } from '../../config.js';
+import { profilesFilePath, readProfilesFile, writeProfilesFile, type ProfilesFile } from '../../profiles-file.js';
 import { UserError } from '../../errors.js';
 import type { Context } from '../../context.js';
 
-export const profileArg = { name: 'name', description: 'profile name' };
+export const profileArg = { name: 'name', description: 'profile name' } as const;
 
-/** Reads the config file, lets `change` edit it, writes it back (0600). */
-export async function editConfig(ctx: Context, change: (config: ConfigFile) => void): Promise<ConfigFile> {
-  const file = configPath(ctx.io.env);
-  const config = await readConfig(file);
+/** Reads the profiles file, lets `change` edit it, writes it back (0600). */
+export async function editProfiles(ctx: Context, change: (config: ProfilesFile) => void): Promise<ProfilesFile> {
+  const file = profilesFilePath(ctx.io.env);
+  const config = await readProfilesFile(file);
   change(config);
-  await writeConfig(file, config);
+  await writeProfilesFile(file, config);
   return config;
 }
 
-export function requireProfile(config: ConfigFile, name: string): void {
+export function requireProfile(config: ProfilesFile, name: string): void {
   if (!config.profiles[name]) {
     const known = Object.keys(config.profiles);
     throw new UserError(`No profile named "${name}"${known.length ? ` (known: ${known.join(', ')})` : ''}.`);

@@ -1,13 +1,13 @@
 import { defineCommand } from '../../registry.js';
-import { editConfig, profileArg, requireProfile } from './shared.js';
+import { editProfiles, profileArg, requireProfile } from './shared.js';
 
 export const use = defineCommand({
   name: 'use',
   description: 'make a profile the current one',
   args: [profileArg],
   async handler({ args }, ctx) {
-    const name = args.name!;
-    await editConfig(ctx, (config) => {
+    const name = args.name;
+    await editProfiles(ctx, (config) => {
       requireProfile(config, name);
       config.current = name;
     });

@@ -1,21 +1,11 @@
-import { TOKEN_TYPES, type TokenType } from '../../../api/types.js';
-import { parseJson, parsePairs, readInput } from '../../input.js';
+import { TOKEN_TYPES } from '../../../api/types.js';
+import { parsePairs } from '../../../resources/configuration.js';
+import { parseJson, readInput } from '../../input.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { showToken, transactionOption } from './shared.js';
 
-interface CreateOptions {
-  type: TokenType;
-  data?: string;
-  id?: string;
-  container?: string[];
-  metadata?: string[];
-  mask?: string;
-  expiresAt?: string;
-  transaction?: string;
-}
-
-export const create = defineCommand<CreateOptions>({
+export const create = defineCommand({
   name: 'create',
   description: 'create a token',
   options: [

@@ -1,18 +1,10 @@
-import { TOKEN_TYPES, type TokenType } from '../../../api/types.js';
+import { TOKEN_TYPES } from '../../../api/types.js';
 import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from './shared.js';
 import { notePages, pagingOptions } from '../paging.js';
 
-interface ListOptions {
-  container?: string;
-  type?: TokenType;
-  page?: string;
-  size?: string;
-  transaction?: string;
-}
-
-export const list = defineCommand<ListOptions>({
+export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list the tokens you may read',

@@ -1,13 +1,12 @@
 import type { Token } from '../../../api/types.js';
 import type { Output } from '../../output.js';
-import type { OptionSpec } from '../../registry.js';
 
-export const transactionOption: OptionSpec = {
+export const transactionOption = {
   flags: '--transaction <id>',
   description: 'act inside this open transaction (SVC-TRANSACTION-ID)',
-};
+} as const;
 
-export const tokenArg = { name: 'id', description: 'token id' };
+export const tokenArg = { name: 'id', description: 'token id' } as const;
 
 /** One token for people: `data` as the API returned it (revealed, masked, or absent). */
 export async function showToken(output: Output, token: Token): Promise<void> {

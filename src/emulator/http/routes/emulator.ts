@@ -7,6 +7,7 @@ import type { WebhookService } from '../../services/webhooks.js';
 import { PROXY_HOP_HEADER } from '../../proxy/forwarder.js';
 import { callerOf } from '../auth.js';
 import { GIVEN_KEY_PATTERN } from '../../services/keys.js';
+import { packageVersion } from '../../../lib/package-version.js';
 
 interface CreateTenantBody {
   name?: string;
@@ -80,7 +81,8 @@ function isLoopbackOrigin(origin: string): boolean {
 
 /** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
 export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, webhooks: WebhookService): void {
-  app.get('/health', { config: { public: true } }, async () => ({ status: 'ok' }));
+  const health = { status: 'ok', version: packageVersion() };
+  app.get('/health', { config: { public: true } }, async () => health);
 
   /**
    * `POST /_emulator/tenants` creates a tenant with its own management and private Applications

@@ -1,6 +1,6 @@
-import { defineCommand, type CommandGroup } from '../registry.js';
+import { defineCommand } from '../../registry.js';
 
-const secret = defineCommand({
+export const secret = defineCommand({
   name: 'secret',
   description: 'print the secret that signs asynchronous reactor webhooks (SVC-SIGNATURE); management key',
   async handler(_input, ctx) {
@@ -8,9 +8,3 @@ const secret = defineCommand({
     await ctx.output.result({ secret: value }, () => ctx.output.line(value));
   },
 });
-
-export const webhooks: CommandGroup = {
-  name: 'webhooks',
-  description: 'webhooks of asynchronous reactor invocations',
-  commands: [secret],
-};

@@ -1,0 +1,229 @@
+/**
+ * `svc import`: writes svc.yaml and the code files from what a target holds, and records the
+ * resources in `.svc/state.json`, so that the next `svc apply` plans no change (adopting a tenant).
+ * Configuration values go to `.env` files beside the code (0600), never into svc.yaml.
+ */
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { Document } from 'yaml';
+import type { Application, Proxy } from '../api/types.js';
+import type { ApiClient } from '../client/index.js';
+import { parseEnvText } from '../resources/index.js';
+import { contentHash, sameValue } from './compare.js';
+import { ApplyError } from './errors.js';
+import { writeFileAtomic } from './files.js';
+import { SCHEMA_FILE } from './schema.js';
+import { identifyTarget, observe } from './session.js';
+import { displayPath } from './sources.js';
+import { applicationSpec, proxySpec, reactorSpec } from './specs.js';
+import { StateFile } from './state.js';
+import type { Kind, StateEntry } from './types.js';
+
+export interface ImportOptions {
+  client: ApiClient;
+  /** The svc.yaml to write, relative to `cwd`. */
+  out: string;
+  cwd: string;
+  /** Overwrite files that exist. */
+  force?: boolean;
+}
+
+export interface ImportResult {
+  file: string;
+  /** Every file written, as shown from `cwd`. */
+  written: string[];
+  counts: Record<Kind, number>;
+  /** What could not be imported as it is, and why. */
+  warnings: string[];
+}
+
+interface PendingFile {
+  absolute: string;
+  text: string;
+  mode: number;
+}
+
+export async function importTarget(options: ImportOptions): Promise<ImportResult> {
+  const out = path.resolve(options.cwd, options.out);
+  const dir = path.dirname(out);
+  const [target, actual] = await Promise.all([identifyTarget(options.client), observe(options.client)]);
+  const warnings: string[] = [];
+  const files: PendingFile[] = [];
+  const taken = new Set<string>();
+  const entries: Record<Kind, Record<string, StateEntry>> = { applications: {}, reactors: {}, proxies: {} };
+
+  /** Names are map keys: of several resources with one name, the first is imported. */
+  const unique = <T extends { id: string; name: string }>(kind: Kind, items: T[]): T[] =>
+    items.filter((item, i) => {
+      const first = items.findIndex((other) => other.name === item.name);
+      if (first !== i) {
+        warnings.push(`${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`);
+      }
+      return first === i;
+    });
+  const fileFor = (folder: string, name: string, suffix: string): string => {
+    const base = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '') || 'resource';
+    let relative = `${folder}/${base}${suffix}`;
+    for (let n = 2; taken.has(relative.toLowerCase()); n++) relative = `${folder}/${base}-${n}${suffix}`;
+    taken.add(relative.toLowerCase());
+    return relative;
+  };
+  const addFile = (relative: string, text: string, mode = 0o644) =>
+    files.push({ absolute: path.resolve(dir, relative), text, mode });
+  /** A .env file when the values survive the round trip through the parser, else inline (with a warning). */
+  const configurationOf = (address: string, folder: string, name: string, configuration: Record<string, string>) => {
+    if (Object.keys(configuration).length === 0) return undefined;
+    const text = dotenvText(configuration);
+    if (text === undefined) {
+      const where = 'it is in svc.yaml (move it out of version control)';
+      warnings.push(`${address}: a configuration value cannot be written to a .env file; ${where}.`);
+      return escapeAll(configuration);
+    }
+    const relative = fileFor(folder, name, '.env');
+    addFile(relative, text, 0o600);
+    return relative;
+  };
+
+  const self = actual.applications.find((app) => app.id === target.selfApplicationId);
+  if (self) warnings.push(`applications.${self.name} is not imported: it is the Application whose key svc is using.`);
+  const applications = unique('applications', actual.applications.filter((app) => app.id !== target.selfApplicationId));
+  const appNames = new Map(applications.map((app) => [app.id, app.name]));
+  const appRef = (address: string, id: string | null): { application?: string } => {
+    if (id === null) return {};
+    const name = appNames.get(id);
+    if (name === undefined) {
+      warnings.push(`${address}: its Application ${id} is not imported, so the reference is left out.`);
+    }
+    return name === undefined ? {} : { application: name };
+  };
+
+  const config: Record<string, Record<string, unknown>> = {};
+  if (applications.length > 0) {
+    config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
+  }
+  for (const app of applications) {
+    entries.applications[app.name] = { id: app.id, hash: contentHash('applications', applicationSpec(app)) };
+  }
+
+  const reactors = unique('reactors', actual.reactors);
+  if (reactors.length > 0) {
+    config.reactors = Object.fromEntries(reactors.map((reactor) => {
+      const address = `reactors.${reactor.name}`;
+      const code = fileFor('reactors', reactor.name, '.js');
+      addFile(code, reactor.code);
+      const configuration = configurationOf(address, 'reactors', reactor.name, reactor.configuration);
+      const application = appRef(address, reactor.application?.id ?? null);
+      return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
+    }));
+  }
+  for (const reactor of reactors) {
+    entries.reactors[reactor.name] = { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) };
+  }
+
+  const proxies = unique('proxies', actual.proxies);
+  if (proxies.length > 0) {
+    config.proxies = Object.fromEntries(proxies.map((proxy) => {
+      const address = `proxies.${proxy.name}`;
+      const transform = (which: 'request' | 'response', code: string | undefined) => {
+        if (code === undefined) return {};
+        const relative = fileFor('proxies', proxy.name, `.${which}.js`);
+        addFile(relative, code);
+        return { [`${which}_transform`]: relative };
+      };
+      const configuration = configurationOf(address, 'proxies', proxy.name, proxy.configuration ?? {});
+      return [proxy.name, proxyEntry(proxy, {
+        ...transform('request', proxy.request_transform?.code),
+        ...transform('response', proxy.response_transform?.code),
+        ...(configuration !== undefined && { configuration }),
+        ...appRef(address, proxy.application_id),
+      })];
+    }));
+  }
+  for (const proxy of proxies) {
+    entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
+  }
+
+  const doc = new Document(config);
+  doc.commentBefore = [
+    ` yaml-language-server: $schema=${schemaReference(dir)}`,
+    ` Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`,
+  ].join('\n');
+  files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
+
+  if (!options.force) {
+    const found = await Promise.all(files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)));
+    const existing = found.filter((file) => file !== undefined).map((file) => displayPath(file, options.cwd));
+    if (existing.length > 0) {
+      const verb = existing.length === 1 ? 'exists' : 'exist';
+      throw new ApplyError(`${existing.join(', ')} already ${verb}; pass --force to overwrite, or --out another file.`);
+    }
+  }
+  for (const file of files) await writeFileAtomic(file.absolute, file.text, file.mode);
+  await StateFile.beside(dir).update(target, (state) => {
+    for (const kind of ['applications', 'reactors', 'proxies'] as const) Object.assign(state[kind], entries[kind]);
+  });
+  return {
+    file: displayPath(out, options.cwd),
+    written: files.map((file) => displayPath(file.absolute, options.cwd)),
+    counts: { applications: applications.length, reactors: reactors.length, proxies: proxies.length },
+    warnings,
+  };
+}
+
+function applicationEntry(app: Application): Record<string, unknown> {
+  return {
+    type: app.type,
+    ...(app.permissions.length > 0 && { permissions: app.permissions }),
+    ...(app.rules.length > 0 && {
+      rules: app.rules.map((rule) => ({
+        ...(rule.description !== undefined && { description: escape(rule.description) }),
+        priority: rule.priority,
+        container: rule.container,
+        transform: rule.transform,
+        permissions: rule.permissions,
+      })),
+    }),
+  };
+}
+
+function proxyEntry(proxy: Proxy, rest: Record<string, unknown>): Record<string, unknown> {
+  return { destination_url: escape(proxy.destination_url), ...rest, ...(!proxy.require_auth && { require_auth: false }) };
+}
+
+/** svc.yaml interpolates `${env:...}`: a literal `${` in a value is written `$${`. */
+function escape(value: string): string {
+  // A function replacer: in a replacement string `$$` would itself mean one `$`.
+  return value.replaceAll('${', () => '$${');
+}
+
+function escapeAll(configuration: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(configuration).map(([key, value]) => [key, escape(value)]));
+}
+
+/**
+ * The .env text of a configuration, each value quoted in the first way the parser reads back
+ * exactly; undefined when some value (or key) cannot be written so.
+ */
+export function dotenvText(configuration: Record<string, string>): string | undefined {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(configuration)) {
+    const line = ["'", '`', '"']
+      .map((quote) => `${key}=${quote}${value}${quote}`)
+      .find((candidate) => sameValue(parseEnvText(candidate), { [key]: value }));
+    if (line === undefined) return undefined;
+    lines.push(line);
+  }
+  const text = `${lines.join('\n')}\n`;
+  return sameValue(parseEnvText(text), configuration) ? text : undefined;
+}
+
+/** The shipped schema for editors: relative from svc.yaml when near (node_modules/svc/...), else absolute. */
+function schemaReference(dir: string): string {
+  const relative = path.relative(dir, SCHEMA_FILE);
+  const ups = relative.split(path.sep).filter((part) => part === '..').length;
+  return ups <= 2 ? relative.split(path.sep).join('/') : SCHEMA_FILE;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(() => true, () => false);
+}

@@ -1,0 +1,151 @@
+/**
+ * One apply, start to end: load svc.yaml, learn the target (base URL, tenant), read the state,
+ * list what the target holds, plan; then, when the caller says so, execute and record the state
+ * and the new keys. The CLI prints and asks in between; `svc serve --config` calls it directly.
+ */
+import type { ApiClient } from '../client/index.js';
+import { executePlan, type ChangeOutcome, type ExecuteOptions } from './execute.js';
+import { KeysFile, type CreatedKey } from './keys.js';
+import { loadConfig } from './load.js';
+import { plan as makePlan } from './plan.js';
+import { StateFile, type TargetKey } from './state.js';
+import { parseAddress } from './types.js';
+import type { Actual, Address, Desired, Plan, PlanOptions, TargetState } from './types.js';
+
+export interface ApplyOptions {
+  client: ApiClient;
+  /** svc.yaml (or a JSON file), relative to `cwd`. */
+  file: string;
+  cwd: string;
+  /** For `${env:NAME}`. */
+  env: Record<string, string | undefined>;
+  prune?: boolean;
+  targets?: Address[];
+}
+
+/** The target: its base URL and tenant, and the Application whose key svc is using. */
+export interface Target extends TargetKey {
+  selfApplicationId: string;
+}
+
+export interface ApplyResult {
+  status: 'applied' | 'failed' | 'no-changes';
+  outcomes: ChangeOutcome[];
+  /** Keys of the Applications created (also written to `keysFile`); never printed unless asked. */
+  keys: CreatedKey[];
+  keysFile: string;
+  stateFile: string;
+}
+
+export interface PreparedApply {
+  desired: Desired;
+  target: Target;
+  plan: Plan;
+  options: Pick<ApplyOptions, 'prune' | 'targets'>;
+  /** Runs the plan, then records the state and the keys. */
+  apply(options?: Pick<ExecuteOptions, 'onOutcome' | 'signal' | 'concurrency'>): Promise<ApplyResult>;
+}
+
+/** Loads, observes and plans; nothing is changed until `apply()`. */
+export async function prepareApply(options: ApplyOptions): Promise<PreparedApply> {
+  const desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
+  return prepareFor(desired, options);
+}
+
+/** prepareApply for svc.yaml already loaded (watch reloads it itself). */
+export async function prepareFor(
+  desired: Desired,
+  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env'>,
+): Promise<PreparedApply> {
+  const { client } = options;
+  const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
+  const stateFile = StateFile.beside(desired.dir);
+  const state = await stateFile.read(target);
+  const planOptions: PlanOptions = {
+    ...(options.prune !== undefined && { prune: options.prune }),
+    ...(options.targets !== undefined && { targets: options.targets }),
+    selfApplicationId: target.selfApplicationId,
+  };
+  const plan = makePlan({ desired, state, actual, options: planOptions });
+  return {
+    desired,
+    target,
+    plan,
+    options: {
+      ...(options.prune !== undefined && { prune: options.prune }),
+      ...(options.targets !== undefined && { targets: options.targets }),
+    },
+    apply: (run = {}) => applyPlan(plan, desired, target, client, stateFile, run),
+  };
+}
+
+async function applyPlan(
+  plan: Plan,
+  desired: Desired,
+  target: Target,
+  client: ApiClient,
+  stateFile: StateFile,
+  run: Pick<ExecuteOptions, 'onOutcome' | 'signal' | 'concurrency'>,
+): Promise<ApplyResult> {
+  const keysFile = KeysFile.beside(desired.dir);
+  const execution = await executePlan(plan, desired, { client, ...run });
+  const applied = plan.changes.filter((_, i) => execution.outcomes[i]!.status === 'applied');
+  if (applied.length > 0 || plan.forgotten.length > 0) {
+    await stateFile.update(target, (state) => recordOutcomes(state, plan, applied, execution.ids, execution.hashes));
+  }
+  const apps = applied.filter((change) => change.kind === 'applications');
+  await keysFile.update(target, {
+    created: execution.keys,
+    renamed: apps.filter((change) => change.action === 'rename').map((change) => [change.from!, change.name]),
+    deleted: apps.filter((change) => change.action === 'delete').map((change) => change.name),
+  });
+  const failed = execution.outcomes.some((outcome) => outcome.status !== 'applied');
+  return {
+    status: failed ? 'failed' : plan.changes.length === 0 ? 'no-changes' : 'applied',
+    outcomes: execution.outcomes,
+    keys: execution.keys,
+    keysFile: keysFile.file,
+    stateFile: stateFile.file,
+  };
+}
+
+/** The state after a plan: forgotten entries dropped, then each applied change recorded. */
+function recordOutcomes(
+  state: TargetState,
+  plan: Plan,
+  applied: Plan['changes'],
+  ids: Record<Address, string>,
+  hashes: Record<Address, string>,
+): void {
+  for (const address of plan.forgotten) {
+    const parsed = parseAddress(address);
+    if (parsed) delete state[parsed.kind][parsed.name];
+  }
+  for (const change of applied) {
+    const entries = state[change.kind];
+    if (change.action === 'delete') {
+      delete entries[change.name];
+      continue;
+    }
+    const id = ids[change.address]!;
+    // A rename leaves the old name's entry behind: the id now lives under the new name only.
+    for (const [name, entry] of Object.entries(entries)) if (entry.id === id && name !== change.name) delete entries[name];
+    entries[change.name] = { id, hash: hashes[change.address]! };
+  }
+}
+
+/** Which server and tenant the client talks to, from the key's own Application. */
+export async function identifyTarget(client: ApiClient): Promise<Target> {
+  const self = await client.applications.self();
+  return { url: client.baseUrl, tenantId: self.tenant_id, selfApplicationId: self.id };
+}
+
+/** Everything the target holds of the three kinds. */
+export async function observe(client: ApiClient): Promise<Actual> {
+  const [applications, reactors, proxies] = await Promise.all([
+    client.applications.all(),
+    client.reactors.all(),
+    client.proxies.all(),
+  ]);
+  return { applications, reactors, proxies };
+}

@@ -1,0 +1,22 @@
+import { SHELLS, completionScript, type Shell } from '../completion.js';
+import { UsageError } from '../errors.js';
+import { defineCommand } from '../registry.js';
+
+export const completion = defineCommand({
+  name: 'completion',
+  description: 'print the shell completion script for bash, zsh or fish',
+  args: [{ name: 'shell', description: SHELLS.join(' | ') }],
+  examples: [
+    'svc completion bash > ~/.local/share/bash-completion/completions/svc',
+    'svc completion zsh > "${fpath[1]}/_svc"    # or: source <(svc completion zsh)',
+    'svc completion fish > ~/.config/fish/completions/svc.fish',
+  ],
+  async handler({ args }, ctx) {
+    const shell = args.shell as Shell;
+    if (!SHELLS.includes(shell)) throw new UsageError(`svc completion takes one of ${SHELLS.join(', ')}, not "${args.shell}".`);
+    // The tree is read from the program itself, so the script never lags behind the commands.
+    const { createProgram } = await import('../main.js');
+    const program = createProgram(ctx.io, [], async () => {});
+    ctx.io.stdout.write(completionScript(program, shell));
+  },
+});

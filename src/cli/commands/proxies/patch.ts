@@ -1,0 +1,34 @@
+import { configurationPatch } from '../../../resources/configuration.js';
+import { readConfiguration } from '../../../resources/files.js';
+import { resolveProxyId } from '../../../resources/lookup.js';
+import { patchProxyBody } from '../../../resources/proxies.js';
+import { UsageError } from '../../errors.js';
+import { defineCommand } from '../../registry.js';
+import { applicationFlag } from '../applications/shared.js';
+import { noTransforms, proxyArg, proxyOptions, transformCode } from './shared.js';
+
+export const patch = defineCommand({
+  name: 'patch',
+  description: 'change some fields of a proxy (JSON merge patch); --configuration pairs merge into the current ones',
+  args: [proxyArg],
+  options: [...proxyOptions, ...noTransforms, { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true }],
+  async handler({ args, options }, ctx) {
+    const client = await ctx.client();
+    const id = await resolveProxyId(client, args.proxy);
+    const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const requestTransform = await transformCode(options.requestTransform, ctx.io);
+    const responseTransform = await transformCode(options.responseTransform, ctx.io);
+    const patch = patchProxyBody({
+      name: options.name,
+      destinationUrl: options.destinationUrl,
+      requestTransform,
+      responseTransform,
+      configuration: configurationPatch(set, options.unset),
+      applicationId: await applicationFlag(client, options.application),
+      requireAuth: options.requireAuth,
+    });
+    if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass a field to change (see --help).');
+    await client.proxies.patch(id, patch);
+    await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched proxy ${id} (${Object.keys(patch).join(', ')}).`));
+  },
+});

@@ -1,0 +1,45 @@
+import type { Proxy } from '../../../api/types.js';
+import { readCodeFile } from '../../../resources/files.js';
+import type { IO } from '../../io.js';
+import type { Output } from '../../output.js';
+
+export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' } as const;
+
+/** The flags create, update and patch share. */
+export const proxyOptions = [
+  { flags: '--name <name>', description: 'name (up to 200 characters)' },
+  { flags: '--destination-url <url>', description: 'where requests are forwarded (absolute http/https URL)' },
+  { flags: '--request-transform <file>', description: 'code run on each request before it is forwarded' },
+  { flags: '--response-transform <file>', description: "code run on the destination's response" },
+  { flags: '--configuration <pair>', description: 'KEY=VALUE, or @file.env (repeatable)', repeatable: true },
+  { flags: '--application <application>', description: 'Application (id or name) for the transforms and anonymous detokenization' },
+  { flags: '--require-auth', description: 'callers must send an API key with token:use (the default)' },
+  { flags: '--no-require-auth', description: 'accept anonymous callers' },
+] as const;
+
+/** A transform flag: the code of the file it names, `null` for `--no-...-transform`, or not given. */
+export async function transformCode(value: string | false | undefined, io: IO): Promise<string | null | undefined> {
+  if (value === undefined) return undefined;
+  return value === false ? null : readCodeFile(value, io.cwd);
+}
+
+export async function showProxy(output: Output, proxy: Proxy): Promise<void> {
+  await output.fields([
+    ['id', proxy.id],
+    ['name', proxy.name],
+    ['key', proxy.key],
+    ['destination', proxy.destination_url],
+    ['require auth', String(proxy.require_auth)],
+    ['transforms', [proxy.request_transform && 'request', proxy.response_transform && 'response'].filter(Boolean).join(', ') || '(none)'],
+    ['application', proxy.application_id ?? '(none)'],
+    ['configuration', Object.keys(proxy.configuration ?? {}).join(', ') || '(none)'],
+    ['modified', proxy.modified_at],
+  ]);
+}
+
+/** The flags that remove what update and patch would otherwise keep. */
+export const noTransforms = [
+  { flags: '--no-request-transform', description: 'remove the request transform' },
+  { flags: '--no-response-transform', description: 'remove the response transform' },
+  { flags: '--no-application', description: 'unbind the Application' },
+] as const;

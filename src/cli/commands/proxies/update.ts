@@ -1,0 +1,35 @@
+import { readConfiguration } from '../../../resources/files.js';
+import { resolveProxyId } from '../../../resources/lookup.js';
+import { updateProxyBody } from '../../../resources/proxies.js';
+import { defineCommand } from '../../registry.js';
+import { applicationFlag } from '../applications/shared.js';
+import { noTransforms, proxyArg, proxyOptions, showProxy, transformCode } from './shared.js';
+
+export const update = defineCommand({
+  name: 'update',
+  description: 'replace a proxy (PUT); fields not given keep their current values',
+  args: [proxyArg],
+  options: [...proxyOptions, ...noTransforms],
+  async handler({ args, options }, ctx) {
+    const client = await ctx.client();
+    const id = await resolveProxyId(client, args.proxy);
+    const current = await client.proxies.get(id);
+    const applicationId = await applicationFlag(client, options.application);
+    const requestTransform = await transformCode(options.requestTransform, ctx.io);
+    const responseTransform = await transformCode(options.responseTransform, ctx.io);
+    const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const proxy = await client.proxies.update(
+      id,
+      updateProxyBody(current, {
+        name: options.name,
+        destinationUrl: options.destinationUrl,
+        requestTransform,
+        responseTransform,
+        configuration,
+        applicationId,
+        requireAuth: options.requireAuth,
+      }),
+    );
+    await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
+  },
+});

@@ -1,0 +1,27 @@
+import { readCodeFile, readConfiguration } from '../../../resources/files.js';
+import { createReactorBody } from '../../../resources/reactors.js';
+import { UsageError } from '../../errors.js';
+import { defineCommand } from '../../registry.js';
+import { applicationFlag } from '../applications/shared.js';
+import { reactorOptions, showReactor } from './shared.js';
+
+export const create = defineCommand({
+  name: 'create',
+  description: 'create a reactor from a code file (checked to load)',
+  options: reactorOptions,
+  examples: ['svc reactors create --name charge --code reactors/charge.js --configuration API_URL=https://example.com --application backend'],
+  async handler({ options }, ctx) {
+    if (options.name === undefined || options.code === undefined) throw new UsageError('A reactor needs --name and --code.');
+    const client = await ctx.client();
+    const applicationId = await applicationFlag(client, options.application);
+    const reactor = await client.reactors.create(
+      createReactorBody({
+        name: options.name,
+        code: await readCodeFile(options.code, ctx.io.cwd),
+        configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
+        applicationId,
+      }),
+    );
+    await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
+  },
+});

@@ -1,0 +1,32 @@
+import { configurationPatch } from '../../../resources/configuration.js';
+import { readCodeFile, readConfiguration } from '../../../resources/files.js';
+import { resolveReactorId } from '../../../resources/lookup.js';
+import { patchReactorBody } from '../../../resources/reactors.js';
+import { UsageError } from '../../errors.js';
+import { defineCommand } from '../../registry.js';
+import { applicationFlag } from '../applications/shared.js';
+import { reactorArg, reactorOptions } from './shared.js';
+
+export const patch = defineCommand({
+  name: 'patch',
+  description: 'change some fields of a reactor (JSON merge patch); --configuration pairs merge into the current ones',
+  args: [reactorArg],
+  options: [
+    ...reactorOptions,
+    { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true },
+    { flags: '--no-application', description: 'unbind the Application' },
+  ],
+  async handler({ args, options }, ctx) {
+    const client = await ctx.client();
+    const id = await resolveReactorId(client, args.reactor);
+    const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
+    // `--application ''` is no change, as before: only a name or --no-application changes the binding.
+    const applicationId = await applicationFlag(client, options.application === '' ? undefined : options.application);
+    const configuration = configurationPatch(set, options.unset);
+    const patch = patchReactorBody({ name: options.name, code, configuration, applicationId });
+    if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
+    await client.reactors.patch(id, patch);
+    await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`));
+  },
+});

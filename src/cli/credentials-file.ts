@@ -1,0 +1,32 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UserError } from './errors.js';
+
+/** What `svc serve` writes to `.svc/credentials.json` for the CLI run beside it: its URL and both keys. */
+export interface EmulatorCredentials {
+  url?: string;
+  management_key?: string;
+  private_key?: string;
+}
+
+/** The nearest `.svc/credentials.json` from `cwd` upwards: the emulator started there. */
+export function findCredentials(cwd: string): string | undefined {
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, '.svc', 'credentials.json');
+    if (existsSync(file)) return file;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/** The credentials file's content; a broken one is a one-line error saying how to mend it. */
+export async function readCredentials(file: string): Promise<EmulatorCredentials> {
+  try {
+    const credentials = JSON.parse(await readFile(file, 'utf8'));
+    const isObject = typeof credentials === 'object' && credentials !== null && !Array.isArray(credentials);
+    if (!isObject) throw new Error('not an object');
+    return credentials;
+  } catch (error) {
+    throw new UserError(`Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`);
+  }
+}

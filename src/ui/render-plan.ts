@@ -1,0 +1,163 @@
+/**
+ * The words and colours of `svc apply`: a plan as Terraform shows one (`+ create`, `~ update` with
+ * field diffs, `-> rename`, `- delete`, a summary line), each change's outcome, and watch lines.
+ * Plain text; colour only when asked for (a terminal without NO_COLOR). The shapes are structural,
+ * so the UI does not depend on the engine (a Plan of src/apply fits them).
+ */
+
+export type PlanAction = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
+
+export type PlanFieldDiff =
+  | { field: string; type: 'value'; before?: unknown; after?: unknown }
+  | { field: string; type: 'secret'; change: 'added' | 'removed' | 'changed' }
+  | { field: string; type: 'code'; path?: string; change: 'added' | 'removed' | 'changed'; diff?: string; lines?: number };
+
+export interface PlanChangeView {
+  address: string;
+  action: PlanAction;
+  from?: string;
+  adopted?: boolean;
+  drift?: boolean;
+  diffs: PlanFieldDiff[];
+}
+
+export interface PlanView {
+  changes: PlanChangeView[];
+  orphans: string[];
+  warnings: string[];
+}
+
+export interface OutcomeView {
+  address: string;
+  action: PlanAction;
+  status: 'applied' | 'failed' | 'skipped';
+  ms: number;
+  error?: string;
+}
+
+const ANSI = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const;
+type Style = keyof typeof ANSI;
+
+function painter(color: boolean): (style: Style, text: string) => string {
+  return (style, text) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
+}
+
+const CHANGE_SIGNS: Record<'added' | 'removed' | 'changed', [sign: string, style: Style]> = {
+  added: ['+', 'green'],
+  removed: ['-', 'red'],
+  changed: ['~', 'yellow'],
+};
+
+const SIGNS: Record<PlanAction, [sign: string, style: Style]> = {
+  create: ['+', 'green'],
+  update: ['~', 'yellow'],
+  rename: ['->', 'cyan'],
+  adopt: ['=', 'cyan'],
+  delete: ['-', 'red'],
+};
+
+/** The plan, one change after another, then the summary line. */
+export function formatPlan(plan: PlanView, options: { color: boolean; file?: string }): string {
+  const paint = painter(options.color);
+  const lines: string[] = [];
+  for (const change of plan.changes) {
+    const [sign, style] = SIGNS[change.action];
+    const notes = [
+      change.from !== undefined && `from ${change.from}`,
+      change.adopted && 'found on the target by its name; svc manages it from now on',
+      change.drift && 'changed outside svc since the last apply',
+    ].filter(Boolean);
+    const noted = notes.length > 0 ? paint('dim', ` (${notes.join('; ')})`) : '';
+    lines.push(`  ${paint(style, `${sign} ${change.action}`)} ${paint('bold', change.address)}${noted}`);
+    for (const diff of change.diffs) lines.push(...formatDiff(diff, change.action === 'create', paint));
+  }
+  if (plan.changes.length > 0) lines.push('');
+  for (const orphan of plan.orphans) {
+    const file = options.file ?? 'svc.yaml';
+    lines.push(paint('dim', `${orphan} is no longer in ${file}; svc leaves it be (--prune deletes it).`));
+  }
+  for (const warning of plan.warnings) lines.push(paint('yellow', `Warning: ${warning}`));
+  lines.push(summaryLine(plan.changes));
+  return `${lines.join('\n')}\n`;
+}
+
+function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style, text: string) => string): string[] {
+  const indent = '      ';
+  if (diff.type === 'secret') {
+    const [sign, style] = CHANGE_SIGNS[diff.change];
+    return [`${indent}${paint(style, sign)} ${diff.field} ${paint('dim', `(${creating ? 'set' : diff.change})`)}`];
+  }
+  if (diff.type === 'code') {
+    if (diff.change === 'removed') return [`${indent}${paint('red', '-')} ${diff.field} ${paint('dim', '(removed)')}`];
+    if (diff.change === 'added') {
+      const size = diff.lines === undefined ? '' : ` (${diff.lines} line${diff.lines === 1 ? '' : 's'})`;
+      return [`${indent}${paint('green', '+')} ${diff.field}: ${diff.path ?? ''}${paint('dim', size)}`];
+    }
+    const body = (diff.diff ?? '')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => `${indent}    ${paintDiffLine(line, paint)}`);
+    return [`${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${diff.path})`) : ''}`, ...body];
+  }
+  if (!('before' in diff)) return [`${indent}${paint('green', '+')} ${diff.field}: ${show(diff.after)}`];
+  return [`${indent}${paint('yellow', '~')} ${diff.field}: ${show(diff.before)} ${paint('dim', '->')} ${show(diff.after)}`];
+}
+
+function paintDiffLine(line: string, paint: (style: Style, text: string) => string): string {
+  if (line.startsWith('@@')) return paint('cyan', line);
+  if (line.startsWith('+')) return paint('green', line);
+  if (line.startsWith('-')) return paint('red', line);
+  return line;
+}
+
+function show(value: unknown): string {
+  if (value === undefined || value === null) return '(none)';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return `[${value.join(', ')}]`;
+  return JSON.stringify(value);
+}
+
+/** `Plan: 1 to create, 2 to update, 0 to delete.` (renames and adoptions when there are some), or no changes. */
+export function summaryLine(changes: { action: PlanAction }[]): string {
+  if (changes.length === 0) return 'No changes: the target matches the configuration.';
+  const count = (action: PlanAction) => changes.filter((change) => change.action === action).length;
+  const parts = [`${count('create')} to create`, `${count('update')} to update`];
+  if (count('rename') > 0) parts.push(`${count('rename')} to rename`);
+  if (count('adopt') > 0) parts.push(`${count('adopt')} to adopt`);
+  parts.push(`${count('delete')} to delete`);
+  return `Plan: ${parts.join(', ')}.`;
+}
+
+const DONE: Record<PlanAction, string> = {
+  create: 'created',
+  update: 'updated',
+  rename: 'renamed',
+  adopt: 'adopted',
+  delete: 'deleted',
+};
+
+/** `reactors.charge: updated (23 ms)`, or why it failed or was skipped. */
+export function formatOutcome(outcome: OutcomeView, options: { color: boolean; changed?: string[] }): string {
+  const paint = painter(options.color);
+  const what = options.changed && options.changed.length > 0 ? ` ${options.changed.join(', ')}` : '';
+  const address = paint('bold', outcome.address);
+  if (outcome.status === 'applied') {
+    return `${address}${what} ${paint('green', DONE[outcome.action])} ${paint('dim', `(${outcome.ms} ms)`)}`;
+  }
+  if (outcome.status === 'skipped') return `${address} ${paint('yellow', 'skipped')}: ${outcome.error ?? ''}`;
+  return `${address} ${paint('red', `${outcome.action} failed`)}: ${outcome.error ?? ''}`;
+}
+
+/** The last line of an apply. */
+export function formatApplied(outcomes: OutcomeView[]): string {
+  const failed = outcomes.filter((outcome) => outcome.status !== 'applied').length;
+  if (failed > 0) {
+    const changes = `change${outcomes.length === 1 ? '' : 's'}`;
+    return `Apply failed: ${failed} of ${outcomes.length} ${changes} did not apply; the others did.`;
+  }
+  const count = (action: PlanAction) => outcomes.filter((outcome) => outcome.action === action).length;
+  const parts = (['create', 'update', 'rename', 'adopt', 'delete'] as const)
+    .filter((action) => count(action) > 0)
+    .map((action) => `${count(action)} ${DONE[action]}`);
+  return `Apply complete: ${parts.join(', ') || 'nothing to do'}.`;
+}

@@ -1,0 +1,159 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, onTestFinished, test } from 'vitest';
+import { prepareApply, watchConfig, type WatchEvent } from '../../src/apply/index.js';
+import { ApiClient } from '../../src/client/index.js';
+import { runSvc } from '../helpers/cli.js';
+import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/temp.js';
+import { eventually, sleep } from '../helpers/wait.js';
+
+const V1 = 'module.exports = async () => ({ raw: { version: 1 } });\n';
+const V2 = 'module.exports = async () => ({ raw: { version: 2 } });\n';
+const BROKEN = 'module.exports = async () => {\n  return { raw: ( };\n};\n';
+const SVC_YAML = 'reactors:\n  charge:\n    code: charge.js\n';
+
+async function setup() {
+  const emu = await startEmulator({ inMemory: true });
+  const cwd = await tempDir();
+  const write = async (file: string, text: string) => {
+    await mkdir(path.dirname(path.join(cwd, file)), { recursive: true });
+    await writeFile(path.join(cwd, file), text);
+  };
+  await write('svc.yaml', SVC_YAML);
+  await write('charge.js', V1);
+  const client = new ApiClient({ baseUrl: emu.url, managementKey: emu.managementKey });
+  return { emu, cwd, write, client };
+}
+
+/** The reactor's code as the server holds it, and how many PATCH/PUT/POST reached the reactors. */
+async function serverCode(emu: TestEmulator): Promise<string> {
+  return (await emu.call('GET', '/reactors')).body.data[0].code;
+}
+
+function writes(emu: TestEmulator): number {
+  return emu.events.filter((event) => event.type === 'request' && event.method !== 'GET' && event.path.startsWith('/reactors')).length;
+}
+
+describe('watchConfig', () => {
+  test('a saved code file is applied as one PATCH; a save of the same contents sends nothing; a syntax error is reported at its line and sends nothing', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
+    await prepared.apply();
+    const events: WatchEvent[] = [];
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
+    onTestFinished(() => watcher.close());
+    await watcher.ready;
+    expect(events).toEqual([{ type: 'watching', files: [path.join(cwd, 'svc.yaml'), path.join(cwd, 'charge.js')] }]);
+    const before = writes(emu);
+
+    await write('charge.js', V2);
+    const change = await eventually(() => {
+      const found = events.find((event) => event.type === 'change');
+      if (!found) throw new Error('no change yet');
+      return found;
+    });
+    expect(events.filter((event) => event.type !== 'watching')).toEqual([change]);
+    expect(change).toMatchObject({
+      type: 'change',
+      fields: ['code'],
+      change: { action: 'update', address: 'reactors.charge' },
+      outcome: { status: 'applied' },
+    });
+    expect(await serverCode(emu)).toBe(V2);
+    const patches = emu.events.filter((event) => event.type === 'request' && event.method === 'PATCH');
+    expect(patches).toHaveLength(1);
+    expect(writes(emu) - before).toBe(1);
+
+    // The same contents again (an editor's save without an edit, a formatter): nothing at all.
+    const settled = events.length;
+    await write('charge.js', V2);
+    await write('svc.yaml', SVC_YAML);
+    await sleep(300);
+    expect(events.slice(settled)).toEqual([]);
+    expect(writes(emu) - before).toBe(1);
+
+    await write('charge.js', BROKEN);
+    await eventually(() => expect(events).toContainEqual({
+      type: 'invalid',
+      message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
+    }));
+    expect(await serverCode(emu)).toBe(V2);
+    expect(writes(emu) - before).toBe(1);
+  });
+
+  test('a syntax error in svc.yaml is reported at line:column; the next good save applies', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
+    await prepared.apply();
+    const events: WatchEvent[] = [];
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
+    onTestFinished(() => watcher.close());
+    await watcher.ready;
+
+    await write('svc.yaml', `${SVC_YAML}    configuration: [oops\n`);
+    await eventually(() => expect(events.some((event) => event.type === 'invalid' && /^svc\.yaml:\d+:\d+ Flow sequence/.test(event.message))).toBe(true));
+    await write('svc.yaml', `${SVC_YAML}    configuration:\n      MODE: live\n`);
+    await eventually(() => expect(events.some((event) => event.type === 'change' && event.fields.includes('configuration'))).toBe(true));
+    expect((await emu.call('GET', '/reactors')).body.data[0].configuration).toEqual({ MODE: 'live' });
+  });
+
+  test('a code file svc.yaml names before it exists is applied once it is written', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
+    await prepared.apply();
+    const events: WatchEvent[] = [];
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
+    onTestFinished(() => watcher.close());
+    await watcher.ready;
+
+    await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
+    await eventually(() => expect(events.some((event) => event.type === 'invalid' && event.message.includes('cannot read refund.js'))).toBe(true));
+    await sleep(100);
+    await write('refund.js', V1);
+    const names = async () => (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name);
+    await eventually(async () => expect((await names()).sort()).toEqual(['charge', 'refund']));
+  });
+});
+
+describe('svc apply --watch', () => {
+  test('applies, then a line per saved change, until the signal stops it (exit 0)', async () => {
+    const { emu, cwd, write } = await setup();
+    const controller = new AbortController();
+    const running = runSvc(
+      ['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { cwd, signal: controller.signal },
+    );
+    await eventually(async () => expect((await emu.call('GET', '/reactors')).body.data).toHaveLength(1));
+    await sleep(200);
+    await write('charge.js', V2);
+    await eventually(async () => expect(await serverCode(emu)).toBe(V2));
+    controller.abort();
+    const result = await running;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('reactors.charge created');
+    expect(result.stdout).toMatch(/reactors\.charge code updated \(\d+ ms\)/);
+    expect(result.stderr).toContain('Watching 2 files (svc.yaml and what it names); Ctrl-C stops.');
+  });
+});

@@ -1,0 +1,114 @@
+import { describe, expect, test } from 'vitest';
+import { formatApplied, formatOutcome, formatPlan, summaryLine, type PlanView } from '../../src/ui/render-plan.js';
+
+const PLAN: PlanView = {
+  changes: [
+    {
+      address: 'applications.backend',
+      action: 'create',
+      diffs: [
+        { field: 'type', type: 'value', after: 'private' },
+        { field: 'permissions', type: 'value', after: ['token:use'] },
+      ],
+    },
+    {
+      address: 'reactors.charge',
+      action: 'update',
+      drift: true,
+      diffs: [
+        {
+          field: 'code',
+          type: 'code',
+          change: 'changed',
+          path: 'reactors/charge.js',
+          diff: '@@ -1,1 +1,1 @@\n-old\n+new',
+        },
+        { field: 'configuration.STRIPE_KEY', type: 'secret', change: 'changed' },
+        { field: 'application', type: 'value', before: null, after: 'backend' },
+      ],
+    },
+    {
+      address: 'proxies.stripe',
+      action: 'rename',
+      from: 'old-stripe',
+      adopted: true,
+      diffs: [{ field: 'response_transform', type: 'code', change: 'removed' }],
+    },
+    { address: 'reactors.legacy', action: 'delete', diffs: [] },
+  ],
+  orphans: ['proxies.gone'],
+  warnings: ['something to know'],
+};
+
+describe('formatPlan', () => {
+  test('plain text: a sign and an action per change, field diffs under it, configuration without values', () => {
+    expect(formatPlan(PLAN, { color: false })).toBe(
+      [
+        '  + create applications.backend',
+        '      + type: private',
+        '      + permissions: [token:use]',
+        '  ~ update reactors.charge (changed outside svc since the last apply)',
+        '      ~ code (reactors/charge.js)',
+        '          @@ -1,1 +1,1 @@',
+        '          -old',
+        '          +new',
+        '      ~ configuration.STRIPE_KEY (changed)',
+        '      ~ application: (none) -> backend',
+        '  -> rename proxies.stripe (from old-stripe; found on the target by its name; svc manages it from now on)',
+        '      - response_transform (removed)',
+        '  - delete reactors.legacy',
+        '',
+        'proxies.gone is no longer in svc.yaml; svc leaves it be (--prune deletes it).',
+        'Warning: something to know',
+        'Plan: 1 to create, 1 to update, 1 to rename, 1 to delete.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('colour only when asked for', () => {
+    expect(formatPlan(PLAN, { color: false })).not.toContain('\u001b[');
+    expect(formatPlan(PLAN, { color: true })).toContain('\u001b[32m+ create\u001b[39m');
+  });
+
+  test('no changes', () => {
+    expect(formatPlan(
+      { changes: [], orphans: [], warnings: [] },
+      { color: false },
+    )).toBe('No changes: the target matches the configuration.\n');
+    expect(summaryLine([{ action: 'adopt' }])).toBe('Plan: 0 to create, 0 to update, 1 to adopt, 0 to delete.');
+  });
+});
+
+describe('outcome lines', () => {
+  test('applied, failed, skipped, and the last line', () => {
+    const outcomes = [
+      { address: 'reactors.charge', action: 'update' as const, status: 'applied' as const, ms: 23 },
+      {
+        address: 'proxies.stripe',
+        action: 'create' as const,
+        status: 'failed' as const,
+        ms: 5,
+        error: 'Validation failed (400): name: too long',
+      },
+      {
+        address: 'reactors.x',
+        action: 'create' as const,
+        status: 'skipped' as const,
+        ms: 0,
+        error: 'applications.a did not apply',
+      },
+    ];
+    expect(outcomes.map((outcome) => formatOutcome(outcome, { color: false }))).toEqual([
+      'reactors.charge updated (23 ms)',
+      'proxies.stripe create failed: Validation failed (400): name: too long',
+      'reactors.x skipped: applications.a did not apply',
+    ]);
+    expect(formatOutcome(
+      outcomes[0]!,
+      { color: false, changed: ['code'] },
+    )).toBe('reactors.charge code updated (23 ms)');
+    expect(formatApplied(outcomes)).toBe('Apply failed: 2 of 3 changes did not apply; the others did.');
+    expect(formatApplied([outcomes[0]!])).toBe('Apply complete: 1 updated.');
+  });
+});
