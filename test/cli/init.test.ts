@@ -4,6 +4,9 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/apply/index.js';
+import { schemaValidator } from '../../src/apply/schema.js';
 import { runSvc as run } from '../../src/cli/main.js';
 import { TEMPLATES, type TemplateName } from '../../src/cli/scaffold.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
@@ -77,6 +80,19 @@ describe('svc init', () => {
     const workflow = await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8');
     for (const step of ['svc serve --port 0', '/health', 'svc apply', 'npm test']) expect(workflow).toContain(step);
     expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toMatch(/^# shop\n/);
+  });
+
+  test.each(TEMPLATES)('the %s svc.yaml validates against the schema and loads as svc apply loads it', async (template) => {
+    const dir = await tempDir();
+    expect((await runSvc(['init', '.', '--template', template, '--yes'], { cwd: dir })).code).toBe(0);
+    const validate = schemaValidator();
+    const valid = validate(parse(await readFile(path.join(dir, 'svc.yaml'), 'utf8')));
+    expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
+    expect(valid).toBe(true);
+    const desired = await loadConfig('svc.yaml', { cwd: dir, env: {} });
+    expect(desired.applications.map((application) => application.name)).toEqual(['backend']);
+    expect(desired.reactors.map((reactor) => reactor.name)).toEqual(template === 'proxy' ? [] : ['charge']);
+    expect(desired.proxies.map((proxy) => proxy.name)).toEqual(template === 'reactor' ? [] : ['payments']);
   });
 
   test('the generated transform tests pass on their own (node:test, no dependency)', async () => {

@@ -69,14 +69,17 @@ export const init = defineCommand({
   },
 });
 
+const CARD = '{"number": "4242424242424242", "expiration_month": 12, "expiration_year": 2099}';
+const CARD_TOKEN = `svc tokens create --type card --data '${CARD}'   # a card to charge`;
+
 function nextSteps(template: TemplateName, dir: string): string[] {
   const quoted = /^[\w./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
   return [
     ...(dir === '.' ? [] : [`cd ${quoted}`]),
     'svc serve        # in a terminal of its own: the local emulator',
-    'svc apply        # puts svc.yaml on it; again after each change',
+    'svc apply        # puts svc.yaml on it (--watch: again on each save)',
     'npm test         # the tests, against the emulator',
-    ...(template !== 'proxy' ? [`svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <card token id> }}"}'`] : []),
+    ...(template !== 'proxy' ? [CARD_TOKEN, `svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <its id> }}"}'`] : []),
     ...(template !== 'reactor' ? [`svc invoke proxy payments -X POST -d '{"amount": 1250}'`] : []),
     'CI: .github/workflows/svc.yml runs serve, apply and the tests; set the repository variable SVC_PACKAGE.',
   ];
