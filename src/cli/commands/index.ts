@@ -4,6 +4,7 @@ import { apply } from './apply.js';
 import { completion } from './completion.js';
 import { detokenize } from './detokenize.js';
 import { importCommand } from './import.js';
+import { init } from './init.js';
 import { invoke } from './invoke/index.js';
 import { profiles } from './profiles/index.js';
 import { proxies } from './proxies/index.js';
@@ -18,6 +19,7 @@ import { webhooks } from './webhooks/index.js';
 /** Every command of svc, in the order --help lists them. */
 export const commands: (RegisteredCommand | CommandGroup)[] = [
   serve,
+  init,
   apply,
   importCommand,
   applications,

@@ -1,0 +1,37 @@
+import { Box, Text } from 'ink';
+import type { ServeResource } from '../serve-types.js';
+
+const GROUPS: [ServeResource['kind'], string][] = [
+  ['application', 'applications'],
+  ['reactor', 'reactors'],
+  ['proxy', 'proxies'],
+];
+
+export interface ResourceSummaryProps {
+  resources: ServeResource[];
+}
+
+/**
+ * What svc.yaml put on the emulator, one line per kind (truncated to the terminal's width, so that
+ * the live part of the screen stays a few lines high however many resources there are).
+ */
+export function ResourceSummary({ resources }: ResourceSummaryProps) {
+  const groups = GROUPS.map(([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const);
+  const shown = groups.filter(([, names]) => names.length > 0);
+  if (shown.length === 0) return null;
+  return (
+    <Box flexDirection="column">
+      {shown.map(([label, names], i) => (
+        <Box key={label}>
+          <Box width={12} flexShrink={0}>
+            <Text dimColor>{i === 0 ? 'resources' : ''}</Text>
+          </Box>
+          <Box width={14} flexShrink={0}>
+            <Text>{label}</Text>
+          </Box>
+          <Text wrap="truncate-end">{names.join(', ')}</Text>
+        </Box>
+      ))}
+    </Box>
+  );
+}

@@ -1,0 +1,139 @@
+import type { ServeEvent, ServeNote } from './serve-types.js';
+
+/** What a span means, not how it looks: each renderer picks its own colours for these. */
+export type Tone = 'strong' | 'muted' | 'ok' | 'warn' | 'fail' | 'accent';
+
+export interface Span {
+  text: string;
+  tone?: Tone;
+}
+
+/** One log line: the clock time, spans joined by spaces, and an optional indented detail (a stack). */
+export interface EventLine {
+  time: string;
+  spans: Span[];
+  detail?: string;
+}
+
+const statusTone = (status: number): Tone => (status >= 500 ? 'fail' : status >= 400 ? 'warn' : 'ok');
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+const traced = (traceId: string | undefined): Span[] => (traceId ? [{ text: `[${traceId}]`, tone: 'muted' }] : []);
+
+/** `HH:MM:SS` of an ISO stamp (the emulator stamps in UTC, as the JSON log does). */
+function clock(time: string): string {
+  return /T(\d\d:\d\d:\d\d)/.exec(time)?.[1] ?? time;
+}
+
+/**
+ * The number of tokens a request detokenized, when the event says: a count, never the values.
+ * Read defensively, as the emulator's request event may not carry it.
+ */
+export function detokenizedCount(event: ServeEvent): number | undefined {
+  if (event.type !== 'request' || !('detokenized' in event)) return undefined;
+  const count: unknown = event.detokenized;
+  return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : undefined;
+}
+
+/**
+ * The wording of every serve event, in one place: the dashboard renders these spans with ink, and a
+ * plain renderer can join them. Text that user code wrote passes through `userText`.
+ */
+export function formatEvent(event: ServeEvent): EventLine {
+  const time = clock(event.time);
+  switch (event.type) {
+    case 'request': {
+      const spans: Span[] = [
+        { text: event.method, tone: 'strong' },
+        { text: event.path },
+        { text: String(event.status), tone: statusTone(event.status) },
+        { text: `${event.ms}ms`, tone: 'muted' },
+      ];
+      const tokens = detokenizedCount(event);
+      if (tokens !== undefined) spans.push({ text: `${plural(tokens, 'token')} detokenized`, tone: 'muted' });
+      return { time, spans };
+    }
+    case 'invocation': {
+      const spans: Span[] = [
+        { text: event.kind },
+        { text: event.name, tone: 'strong' },
+        { text: String(event.status), tone: statusTone(event.status) },
+        { text: `${event.ms}ms`, tone: 'muted' },
+      ];
+      if (event.error) spans.push({ text: userText(event.error), tone: 'fail' });
+      return { time, spans, ...(event.stack && { detail: userText(event.stack) }) };
+    }
+    case 'console': {
+      const loud = event.level === 'error' || event.level === 'warn';
+      const text: Span = { text: userText(event.text), ...(loud && { tone: 'warn' as const }) };
+      return { time, spans: [{ text: `[${event.source}]`, tone: 'accent' }, text] };
+    }
+    case 'reload': {
+      const head: Span[] = [{ text: 'reload' }, { text: event.target, tone: 'strong' }];
+      if (event.ok) return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
+      const why = `the previous code keeps serving: ${userText(event.error ?? 'unknown error')}`;
+      return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why }] };
+    }
+    case 'error':
+      return {
+        time,
+        spans: [{ text: 'error', tone: 'fail' }, ...traced(event.traceId), { text: event.message }],
+        ...(event.stack && { detail: event.stack }),
+      };
+    case 'warning':
+      return { time, spans: [{ text: 'warning', tone: 'warn' }, ...traced(event.traceId), { text: event.message }] };
+    case 'expired':
+      return {
+        time,
+        spans: [
+          { text: 'expired:' },
+          {
+            text: [
+              plural(event.applications, 'Application'),
+              plural(event.tokens, 'token'),
+              plural(event.transactions, 'transaction'),
+              plural(event.results, 'reactor result'),
+            ].join(', '),
+          },
+        ],
+      };
+    case 'webhook': {
+      const outcome = event.status !== undefined ? String(event.status) : event.ok ? 'ok' : (event.error ?? 'failed');
+      const spans: Span[] = [
+        { text: 'webhook' },
+        { text: event.url },
+        { text: `attempt ${event.attempt}:` },
+        { text: outcome, tone: event.ok ? 'ok' : 'fail' },
+      ];
+      if (event.delivery === 'failed') spans.push({ text: 'delivery failed', tone: 'fail' });
+      return { time, spans };
+    }
+  }
+}
+
+/**
+ * A key as the dashboard shows it until asked: the platform's prefix (which kind of key it is) and
+ * none of the secret part; a key of another shape (one given with --management-key) not at all.
+ */
+export function maskKey(key: string): string {
+  const prefix = /^key_[a-z]+_[a-z]+_/.exec(key)?.[0] ?? '';
+  return `${prefix}${'•'.repeat(8)}`;
+}
+
+/** A line of `svc serve`'s own, in the same shape as an event's. */
+export function formatNote(note: ServeNote, now: () => Date = () => new Date()): EventLine {
+  const tone: Tone | undefined = note.level === 'error' ? 'fail' : note.level === 'warn' ? 'warn' : undefined;
+  return { time: clock(note.time ?? now().toISOString()), spans: [{ text: note.text, ...(tone && { tone }) }] };
+}
+
+/**
+ * Text user code wrote (console output, an error it threw), made safe for a terminal: control
+ * characters shown as escapes (no colours, cursor moves or cleared screens of its own), and every
+ * further line indented, so that it cannot pass for a line of the emulator's.
+ */
+export function userText(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
+      c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
+    .replace(/\n/g, '\n    ');
+}

@@ -1,0 +1,122 @@
+import { useInput, useStdin, useStdout } from 'ink';
+import { useLayoutEffect, useReducer, useRef } from 'react';
+import { ServeDashboard } from './components/ServeDashboard.js';
+import { initialDashboardState, reduceDashboard, type FeedItem } from './dashboard-state.js';
+import type { ServeFeed } from './serve-feed.js';
+import type { ServeKey, ServeResource } from './serve-types.js';
+
+export interface LiveServeDashboardProps {
+  url: string;
+  keys: ServeKey[];
+  resources: ServeResource[];
+  /** The events and notes to log; the dashboard's own notes (a failed re-apply) go through it too. */
+  feed: ServeFeed;
+  onQuit: () => void;
+  onReapply?: (() => void | Promise<void>) | undefined;
+  /** Told how many items of the feed (counted from the first) are written to the terminal, or cleared. */
+  onSettled?: ((count: number) => void) | undefined;
+}
+
+/**
+ * Scrolls the screen's content up into the scrollback (nothing is lost there) and leaves a blank
+ * screen, the way `clear` does in most terminals.
+ */
+export function clearScreen(rows: number | undefined): string {
+  return `${'\n'.repeat(Math.max((rows ?? 0) - 1, 0))}\u001b[H\u001b[0J`;
+}
+
+/**
+ * The serve dashboard with its state: subscribes to the events, batches them (one render per turn
+ * of the event loop however many requests arrive in it) and answers the keys. Keys are read only
+ * when stdin is a terminal: ink's raw mode would throw on anything else.
+ */
+export function LiveServeDashboard({ url, keys, resources, feed, onQuit, onReapply, onSettled }: LiveServeDashboardProps) {
+  const [state, dispatch] = useReducer(reduceDashboard, initialDashboardState);
+  const { isRawModeSupported } = useStdin();
+  const { stdout, write } = useStdout();
+  const reapplying = useRef(false);
+
+  // A layout effect subscribes during the first render itself, so no event between mount and a
+  // passive effect is missed.
+  useLayoutEffect(() => {
+    let queue: FeedItem[] = [];
+    let scheduled: NodeJS.Immediate | undefined;
+    const push = (item: FeedItem) => {
+      queue.push(item);
+      scheduled ??= setImmediate(() => {
+        scheduled = undefined;
+        const items = queue;
+        queue = [];
+        dispatch({ type: 'feed', items });
+      });
+    };
+    const stop = feed.subscribe(push);
+    return () => {
+      stop();
+      if (scheduled) clearImmediate(scheduled);
+    };
+  }, [feed]);
+
+  // `<Static>` wrote the pending lines in this commit: drop them (see DashboardState.pending).
+  const lastPending = state.pending.at(-1)?.id;
+  useLayoutEffect(() => {
+    if (lastPending !== undefined) dispatch({ type: 'written', upTo: lastPending });
+  }, [lastPending]);
+  useLayoutEffect(() => onSettled?.(state.settledId), [onSettled, state.settledId]);
+
+  const reapply = () => {
+    if (!onReapply) {
+      feed.note({ level: 'warn', text: 'Nothing to re-apply: svc serve was started without an svc.yaml.' });
+      return;
+    }
+    if (reapplying.current) return;
+    reapplying.current = true;
+    dispatch({ type: 'reapplying', on: true });
+    void (async () => {
+      try {
+        await onReapply();
+      } catch (error) {
+        feed.note({ level: 'error', text: `Re-apply failed: ${error instanceof Error ? error.message : String(error)}` });
+      } finally {
+        reapplying.current = false;
+        dispatch({ type: 'reapplying', on: false });
+      }
+    })();
+  };
+
+  useInput(
+    (input, key) => {
+      // In raw mode Ctrl-C arrives as input, not as SIGINT.
+      if (key.ctrl && input === 'c') return onQuit();
+      if (key.ctrl || key.meta) return;
+      if (input === 'k') return dispatch({ type: 'toggle-keys' });
+      dispatch({ type: 'hide-keys' });
+      if (input === 'q') return onQuit();
+      if (input === '?') return dispatch({ type: 'toggle-help' });
+      if (input === 'r') return reapply();
+      if (input === 'c') {
+        write(clearScreen(stdout.rows));
+        dispatch({ type: 'clear' });
+      }
+    },
+    { isActive: isRawModeSupported === true },
+  );
+
+  return (
+    <ServeDashboard
+      url={url}
+      keys={keys}
+      revealKeys={state.revealKeys}
+      resources={resources}
+      entries={state.pending}
+      generation={state.generation}
+      requests={state.requests}
+      failures={state.failures}
+      lastReload={state.lastReload}
+      reapplying={state.reapplying}
+      showHelp={state.showHelp}
+      interactive={isRawModeSupported === true}
+      canReapply={onReapply !== undefined}
+    />
+  );
+}

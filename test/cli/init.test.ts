@@ -1,0 +1,204 @@
+import { spawnSync } from 'node:child_process';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/apply/index.js';
+import { schemaValidator } from '../../src/apply/schema.js';
+import { runSvc as run } from '../../src/cli/main.js';
+import { TEMPLATES, type TemplateName } from '../../src/cli/scaffold.js';
+import { expectOneLineError, runSvc } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Every file under `dir`, relative, sorted. */
+async function tree(dir: string, prefix = ''): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(path.join(dir, prefix), { withFileTypes: true })) {
+    const relative = path.posix.join(prefix, entry.name);
+    if (entry.isDirectory()) found.push(...(await tree(dir, relative)));
+    else found.push(relative);
+  }
+  return found.sort();
+}
+
+/**
+ * Runs svc in-process with a stdin that is a terminal or not and that never ends unless given
+ * lines: a command that read it when it must not would hang (and the test time out).
+ */
+async function runWithStdin(argv: string[], options: { cwd: string; tty: boolean; lines?: string[] }) {
+  let stdout = '';
+  let stderr = '';
+  const stdin = options.lines ? Readable.from(options.lines) : new PassThrough();
+  Object.assign(stdin, { isTTY: options.tty });
+  const code = await run(argv, {
+    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: options.tty },
+    stderr: { write: (chunk: string) => (stderr += chunk), isTTY: options.tty },
+    stdin,
+    env: { HOME: options.cwd },
+    cwd: options.cwd,
+    signal: new AbortController().signal,
+  });
+  return { code, stdout, stderr };
+}
+
+const EXPECTED: Record<TemplateName, string[]> = {
+  reactor: ['reactors/charge.js', 'test/charge.test.js'],
+  proxy: ['test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
+  full: ['reactors/charge.js', 'test/charge.test.js', 'test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
+};
+const COMMON = ['.github/workflows/svc.yml', '.gitignore', 'README.md', 'package.json', 'svc.schema.json', 'svc.yaml'];
+
+describe('svc init', () => {
+  test.each(TEMPLATES)('--template %s --yes writes a project whose svc.yaml names files that exist', async (template) => {
+    const cwd = await tempDir();
+    const result = await runSvc(['init', 'shop', '--template', template, '--yes'], { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    const dir = path.join(cwd, 'shop');
+    expect(await tree(dir)).toEqual([...COMMON, ...EXPECTED[template]].sort());
+    expect(result.stdout).toContain(`Created a ${template} project in shop:`);
+    expect(result.stdout).toContain('cd shop');
+
+    const yaml = await readFile(path.join(dir, 'svc.yaml'), 'utf8');
+    expect(yaml.split('\n')[0]).toBe('# yaml-language-server: $schema=./svc.schema.json');
+    const named = [...yaml.matchAll(/^\s+(?:code|request_transform|response_transform): (\S+)$/gm)].map((match) => match[1]!);
+    expect(named.length).toBeGreaterThan(0);
+    for (const file of named) expect((await stat(path.join(dir, file))).isFile()).toBe(true);
+    expect(yaml.includes('reactors:')).toBe(template !== 'proxy');
+    expect(yaml.includes('proxies:')).toBe(template !== 'reactor');
+
+    expect(JSON.parse(await readFile(path.join(dir, 'svc.schema.json'), 'utf8'))).toEqual(
+      JSON.parse(await readFile(path.join(ROOT, 'templates', 'svc.schema.json'), 'utf8')),
+    );
+    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+    expect(pkg).toMatchObject({ name: 'shop', private: true, scripts: { test: 'node --test' } });
+    expect(pkg.dependencies).toBeUndefined();
+    expect((await readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n')).toContain('.svc/');
+    const workflow = await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8');
+    for (const step of ['svc serve --port 0', '/health', 'svc apply', 'npm test']) expect(workflow).toContain(step);
+    expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toMatch(/^# shop\n/);
+  });
+
+  test.each(TEMPLATES)('the %s svc.yaml validates against the schema and loads as svc apply loads it', async (template) => {
+    const dir = await tempDir();
+    expect((await runSvc(['init', '.', '--template', template, '--yes'], { cwd: dir })).code).toBe(0);
+    const validate = schemaValidator();
+    const valid = validate(parse(await readFile(path.join(dir, 'svc.yaml'), 'utf8')));
+    expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
+    expect(valid).toBe(true);
+    const desired = await loadConfig('svc.yaml', { cwd: dir, env: {} });
+    expect(desired.applications.map((application) => application.name)).toEqual(['backend']);
+    expect(desired.reactors.map((reactor) => reactor.name)).toEqual(template === 'proxy' ? [] : ['charge']);
+    expect(desired.proxies.map((proxy) => proxy.name)).toEqual(template === 'reactor' ? [] : ['payments']);
+  });
+
+  test('the generated transform tests pass on their own (node:test, no dependency)', async () => {
+    const cwd = await tempDir();
+    expect((await runSvc('init . --template proxy --yes', { cwd })).code).toBe(0);
+    const child = spawnSync('npm', ['test', '--silent'], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd } });
+    expect(child.status, `${child.stdout}\n${child.stderr}`).toBe(0);
+    expect(child.stdout).toMatch(/# pass 2\n/);
+  });
+
+  test('--json prints one document: the folder, template, name and files', async () => {
+    const cwd = await tempDir();
+    const result = await runSvc('init app --json', { cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json()).toEqual({
+      directory: path.join(cwd, 'app'),
+      template: 'reactor',
+      name: 'app',
+      files: [...COMMON, ...EXPECTED.reactor].sort((a, b) => a.localeCompare(b)),
+      replaced: [],
+    });
+  });
+
+  test('without a terminal and without --yes it asks nothing and takes the defaults', async () => {
+    const cwd = await tempDir();
+    const result = await runWithStdin(['init', 'My Project!'], { cwd, tty: false });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    const dir = path.join(cwd, 'My Project!');
+    expect(await tree(dir)).toEqual([...COMMON, ...EXPECTED.reactor].sort());
+    expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')).name).toBe('my-project');
+  });
+
+  test('at a terminal it asks for the template and the name, again after a wrong answer', async () => {
+    const cwd = await tempDir();
+    const result = await runWithStdin(['init', 'p'], { cwd, tty: true, lines: ['everything\nfull\n', 'Bad Name\n', 'pay-app\n'] });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Template (reactor, proxy, full) [reactor]: ');
+    expect(result.stderr).toContain('Pick one of reactor, proxy, full.');
+    expect(result.stderr).toContain('Package name [p]: ');
+    expect(result.stderr).toMatch(/A package name may hold lower-case letters/);
+    const dir = path.join(cwd, 'p');
+    expect(await tree(dir)).toEqual([...COMMON, ...EXPECTED.full].sort());
+    expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')).name).toBe('pay-app');
+  });
+
+  test('at a terminal, an empty answer takes the default; the flags given are not asked', async () => {
+    const cwd = await tempDir();
+    const result = await runWithStdin(['init', 'q', '--template', 'proxy'], { cwd, tty: true, lines: ['\n'] });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('Template');
+    expect(JSON.parse(await readFile(path.join(cwd, 'q', 'package.json'), 'utf8')).name).toBe('q');
+    expect(await tree(path.join(cwd, 'q'))).toContain('transforms/request.js');
+  });
+
+  test('--yes at a terminal asks nothing', async () => {
+    const cwd = await tempDir();
+    const result = await runWithStdin(['init', 'r', '--yes'], { cwd, tty: true });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+
+  test('refuses to overwrite: one line naming the files, exit 1, nothing written; --force replaces', async () => {
+    const cwd = await tempDir();
+    await writeFile(path.join(cwd, 'svc.yaml'), 'mine\n');
+    await writeFile(path.join(cwd, 'package.json'), '{"name":"mine"}\n');
+    const refused = await runSvc('init --yes', { cwd });
+    expectOneLineError(refused, 1, `Error: Not overwriting what exists in ${cwd}: package.json, svc.yaml (pass --force to replace them).`);
+    expect(await tree(cwd)).toEqual(['package.json', 'svc.yaml']);
+    expect(await readFile(path.join(cwd, 'svc.yaml'), 'utf8')).toBe('mine\n');
+
+    const forced = await runSvc('init --yes --force', { cwd });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain('(replaced 2 file(s))');
+    expect(await readFile(path.join(cwd, 'svc.yaml'), 'utf8')).toContain('reactors:');
+  });
+
+  test('a file where a folder must go is a one-line error, before anything is written', async () => {
+    const cwd = await tempDir();
+    await writeFile(path.join(cwd, 'test'), 'a file\n');
+    const result = await runSvc('init --yes --force', { cwd });
+    expectOneLineError(result, 1, `Error: Cannot write test/charge.test.js in ${cwd}: a file is in the way of its folder.`);
+    expect(await tree(cwd)).toEqual(['test']);
+  });
+
+  test('a folder where a file must go is a one-line error, even with --force', async () => {
+    const cwd = await tempDir();
+    await mkdir(path.join(cwd, 'svc.yaml'));
+    expectOneLineError(await runSvc('init --yes --force', { cwd }), 1, `Error: Cannot write svc.yaml in ${cwd}: a folder of that name is in the way.`);
+  });
+
+  test('a --name that is no package name, or an unknown template, is a usage error (exit 2)', async () => {
+    const cwd = await tempDir();
+    expectOneLineError(await runSvc(['init', '--name', 'Not Valid', '--yes'], { cwd }), 2, /--name "Not Valid" is not a package name/);
+    const unknown = await runSvc('init --template everything --yes', { cwd });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/everything.*reactor, proxy, full/);
+    expect(await tree(cwd)).toEqual([]);
+  });
+
+  test('every template file is in the package (npm pack), the dotfiles under their _ names', () => {
+    const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+    expect(packed.status, packed.stderr).toBe(0);
+    const files = (JSON.parse(packed.stdout) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
+    for (const file of ['templates/svc.schema.json', 'templates/init/common/_gitignore', 'templates/init/common/_github/workflows/svc.yml']) {
+      expect(files).toContain(file);
+    }
+  });
+});
