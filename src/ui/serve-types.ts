@@ -1,4 +1,4 @@
-import type { EmulatorEvent } from '../emulator/events.js';
+import type { EmulatorEvent } from '../api/events.js';
 
 /** An emulator event as the serve hub hands it out: stamped with the time it happened (ISO 8601). */
 export type ServeEvent = EmulatorEvent & { time: string };

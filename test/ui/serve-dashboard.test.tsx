@@ -34,7 +34,7 @@ function createHub<T>() {
 }
 
 const request = (path: string, status = 200, extra: Record<string, unknown> = {}): ServeEvent =>
-  ({ type: 'request', method: 'POST', path, status, ms: 12.5, traceId: 't-1', time: TIME, ...extra }) as ServeEvent;
+  ({ type: 'request', tenantId: 't', method: 'POST', path, status, ms: 12.5, traceId: 't-1', time: TIME, ...extra }) as ServeEvent;
 
 interface Mounted {
   frame(): string;
@@ -105,8 +105,8 @@ describe('the serve dashboard', () => {
 
   test('reactor runs, console output (made safe), reloads and errors appear', async () => {
     const { frame, events } = mount();
-    events.emit({ type: 'invocation', kind: 'reactor', name: 'charge', id: 'r1', status: 500, ms: 4, requestId: 'q1', error: 'boom', time: TIME });
-    events.emit({ type: 'console', source: 'charge', level: 'log', text: 'hello\u001b[2Jworld', time: TIME });
+    events.emit({ type: 'invocation', tenantId: 't', kind: 'reactor', name: 'charge', id: 'r1', status: 500, ms: 4, requestId: 'q1', error: 'boom', time: TIME });
+    events.emit({ type: 'console', tenantId: 't', source: 'charge', level: 'log', text: 'hello\u001b[2Jworld', time: TIME });
     events.emit({ type: 'reload', target: 'reactor charge', file: 'charge.js', ok: false, ms: 3, error: 'x.js:2:5 Unexpected token', time: TIME });
     events.emit({ type: 'error', message: 'store write failed', time: TIME });
     await eventually(() => expect(frame()).toContain('store write failed'));
