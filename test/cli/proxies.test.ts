@@ -169,6 +169,19 @@ describe('proxies create', () => {
     expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --response-transform missing.js`), 1, /^Error: Cannot read the code file .*missing\.js: no such file\.$/);
     expect((await api<Page<Proxy>>('GET', `/proxies?name=${name}`)).body.data).toEqual([]);
   });
+
+  it('a transform that does not load is named by its local path, line and column', async () => {
+    const { svc, write } = await setup();
+    const name = unique('located');
+    await write('sign.js', 'module.exports = async (req) => req;\n');
+    await write('unwrap.js', '// unwrap\nmodule.exports = async (req) => { return req.args.body.x.y; };\nundefinedThing();\n');
+    const created = await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform sign.js --response-transform unwrap.js`);
+    expectOneLineError(created, 1, /^Error: Code does not load \(422\): unwrap\.js:3:1: TypeError: /);
+    await write('broken.js', 'module.exports = async (req) => req.args.body );\n');
+    const proxy = await createProxy({});
+    const patched = await svc(`proxies patch ${proxy.id} --request-transform broken.js`);
+    expectOneLineError(patched, 1, "Error: Code does not load (422): broken.js:1:47: SyntaxError: Unexpected token ')'");
+  });
 });
 
 describe('proxies list, get', () => {

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -166,28 +166,36 @@ describe('reactors create', () => {
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('code that throws as it loads: one 422 line with <name>.js:line:column, and nothing is created', async () => {
-    const { emu, svc, write } = await setup();
-    await write('broken.js', '// loads, then fails\n\nnull.boom;\nmodule.exports = async () => ({});\n');
-    const result = await svc('reactors create --name hello --code broken.js');
-    // The location names the reactor (hello.js), not the local file (broken.js).
-    expectOneLineError(result, 1, /^Error: Code does not load \(422\): hello\.js:3:\d+: TypeError: Cannot read properties of null \(reading 'boom'\)$/);
-    expect(result.stderr).not.toContain('broken.js');
+  test('code that throws as it loads: one 422 line with the local path:line:column, and nothing is created', async () => {
+    const { emu, svc, write, cwd } = await setup();
+    await mkdir(path.join(cwd, 'reactors'));
+    await write('reactors/charge.js', '// loads, then fails\n\nnull.boom;\nmodule.exports = async () => ({});\n');
+    const result = await svc('reactors create --name hello --code ./reactors/charge.js');
+    // The file the user gave (which editors open at the line), not the server's name for it (hello.js).
+    expectOneLineError(result, 1, "Error: Code does not load (422): reactors/charge.js:3:6: TypeError: Cannot read properties of null (reading 'boom')");
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('a syntax error: the 422 title and <name>.js:line:column on the first line', async () => {
+  test('a syntax error: the 422 title and the local path:line:column on the first line', async () => {
     const { emu, svc, write } = await setup();
     await write('bad.js', '// a comment\n\nconst x = ;\nmodule.exports = async () => x;\n');
     const result = await svc('reactors create --name my-reactor --code bad.js');
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr.split('\n')[0]).toBe("Error: Code does not load (422): my-reactor.js:3:11: SyntaxError: Unexpected token ';'");
+    expect(result.stderr.split('\n')[0]).toBe("Error: Code does not load (422): bad.js:3:11: SyntaxError: Unexpected token ';'");
     expect(result.stderr).not.toContain('    at ');
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('with --json a load failure is the 422 problem as JSON on stderr', async () => {
+  test('the column of an error on line 1 is the file’s own, whatever wraps the code; a strict-mode error has one too', async () => {
+    const { svc, write } = await setup();
+    await write('one-line.js', 'const limit = 10; limit.check(); module.exports = async () => ({});\n');
+    expectOneLineError(await svc('reactors create --name limits --code one-line.js'), 1, 'Error: Code does not load (422): one-line.js:1:25: TypeError: limit.check is not a function');
+    await write('octal.js', 'module.exports = async () => ({ raw: 010 });\n');
+    expectOneLineError(await svc('reactors create --name strict --code octal.js'), 1, 'Error: Code does not load (422): octal.js:1:38: SyntaxError: Octal literals are not allowed in strict mode.');
+  });
+
+  test('with --json a load failure is the 422 problem as JSON on stderr, naming the local file', async () => {
     const { svc, write } = await setup();
     await write('broken.js', 'throw new RangeError("nope");\n');
     const result = await svc('reactors create --name hello --code broken.js --json');
@@ -195,7 +203,7 @@ describe('reactors create', () => {
     expect(result.stdout).toBe('');
     const { error } = JSON.parse(result.stderr) as { error: { status: number; title: string; detail: string } };
     expect(error).toMatchObject({ status: 422, title: 'Code does not load' });
-    expect(error.detail).toMatch(/^hello\.js:1:\d+: RangeError: nope$/);
+    expect(error.detail).toBe('broken.js:1:7: RangeError: nope');
   });
 
   test('missing --name or --code is a usage error', async () => {
@@ -376,7 +384,9 @@ describe('reactors list, get, update, patch, delete', () => {
     const reactor = await createReactor(emu, 'hello', HELLO);
     await write('broken.js', 'module.exports = 42;\n');
     const result = await svc('reactors update hello --code broken.js');
-    expectOneLineError(result, 1, /^Error: Code does not load \(422\)/);
+    expectOneLineError(result, 1, /^Error: Code does not load \(422\): broken\.js must export a function/);
+    await write('throws.js', 'module.exports = async () => 1;\nmissing();\n');
+    expectOneLineError(await svc('reactors patch hello --code throws.js'), 1, /^Error: Code does not load \(422\): throws\.js:2:1: /);
     expect((await emu.call('GET', `/reactors/${reactor.id}`)).body.code).toBe(HELLO);
     const invoked = await svc(['invoke', 'reactor', 'hello', '--json']);
     expect(invoked.json().raw.version).toBe(1);

@@ -3,7 +3,8 @@ import { createProxyBody } from '../../../resources/proxies.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { proxyOptions, showProxy, transformCode } from './shared.js';
+import { withCodePaths } from '../../code-paths.js';
+import { proxyOptions, sentTransforms, showProxy, transformCode } from './shared.js';
 
 export const create = defineCommand({
   name: 'create',
@@ -24,7 +25,7 @@ export const create = defineCommand({
       applicationId,
       requireAuth: options.requireAuth,
     });
-    const proxy = await client.proxies.create(body);
+    const proxy = await withCodePaths(sentTransforms(options), () => client.proxies.create(body));
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
 });

@@ -1,5 +1,6 @@
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { createReactorBody } from '../../../resources/reactors.js';
+import { sentReactor, withCodePaths } from '../../code-paths.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
@@ -14,14 +15,13 @@ export const create = defineCommand({
     if (options.name === undefined || options.code === undefined) throw new UsageError('A reactor needs --name and --code.');
     const client = await ctx.client();
     const applicationId = await applicationFlag(client, options.application);
-    const reactor = await client.reactors.create(
-      createReactorBody({
-        name: options.name,
-        code: await readCodeFile(options.code, ctx.io.cwd),
-        configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
-        applicationId,
-      }),
-    );
+    const body = createReactorBody({
+      name: options.name,
+      code: await readCodeFile(options.code, ctx.io.cwd),
+      configuration: await readConfiguration(options.configuration, ctx.io.cwd, '--configuration'),
+      applicationId,
+    });
+    const reactor = await withCodePaths([sentReactor(options.code)], () => client.reactors.create(body));
     await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
   },
 });
