@@ -30,7 +30,9 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
     const detail = fields.length > 0 && (problem.title === 'Validation failed' || !firstLine) ? fields.join('; ') : firstLine;
-    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
+    // A failure of the server (a reactor that threw, a bug) is found in its log by the trace id.
+    const trace = error.status >= 500 && problem.trace_id ? ` (trace id ${problem.trace_id})` : '';
+    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${trace}`, exitCode: 1, problem };
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);

@@ -117,7 +117,9 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         case 'expired':
           return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
         case 'invocation': {
-          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${userText(event.error)}` : ''}`);
+          // A failure shows its trace id, the one the CLI printed with the error.
+          const failure = event.error ? ` [${event.requestId}] ${userText(event.error)}` : '';
+          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${failure}`);
           if (event.stack) out(paint('dim', `    ${userText(event.stack)}`));
           return;
         }

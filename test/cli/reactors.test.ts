@@ -527,6 +527,22 @@ describe('invoke reactor', () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({ status: 400, title: 'Bad request', detail: 'amount is required' });
   });
 
+  test('a reactor that throws: one line with its file:line:column and the trace id of the serve log', async () => {
+    const { emu, svc } = await setup();
+    await createReactor(emu, 'charge', 'module.exports = async function (req) {\n  const upstream = null;\n  return { raw: upstream.id };\n};\n');
+    const result = await svc(['invoke', 'reactor', 'charge']);
+    expectOneLineError(result, 1, /^Error: User code error \(500\): charge\.js:3:26: TypeError: Cannot read properties of null \(reading 'id'\) \(trace id ([0-9a-f-]{36})\)$/);
+    const traceId = /trace id ([0-9a-f-]{36})/.exec(result.stderr)![1];
+    // The same id as the serve log's line of this invocation, which has the stack.
+    const logged = emu.events.find((event) => event.type === 'invocation' && event.requestId === traceId);
+    expect(logged).toMatchObject({ name: 'charge', status: 500, stack: expect.stringContaining('charge.js:3:26') });
+
+    const json = await svc(['invoke', 'reactor', 'charge', '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 500, detail: expect.stringMatching(/^charge\.js:3:26: TypeError: /), trace_id: expect.any(String) });
+  });
+
   test('an unknown reactor name is an error', async () => {
     const { svc } = await setup();
     expectOneLineError(await svc(['invoke', 'reactor', 'ghost', '--args', '{}']), 1, /^Error: No reactor named "ghost"; `svc reactors list` shows them\.$/);

@@ -232,7 +232,7 @@ describe('the pretty log', () => {
     expect(lines()).toEqual([
       expect.stringMatching(new RegExp(`^${time} GET /x 200 3ms$`)),
       expect.stringMatching(new RegExp(`^${time} reactor charge 200 12\\.5ms$`)),
-      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms Bad request: amount is required$`)),
+      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms \\[${REQUEST_ID}\\] Bad request: amount is required$`)),
       '    BadRequestError: amount is required',
       '        at module.exports (charge.js:2:9)',
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),
