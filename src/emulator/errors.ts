@@ -25,6 +25,8 @@ export class HttpError extends Error {
   readonly type: string;
   /** When set, the HTTP layer answers with exactly this instead of a problem document. */
   response?: CustomResponse | undefined;
+  /** Members of the problem beyond the standard ones (RFC 9457 extensions), e.g. a reactor's `raw`. */
+  extensions?: Record<string, unknown> | undefined;
 
   constructor(
     readonly status: number,

@@ -543,6 +543,25 @@ describe('invoke reactor', () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({ status: 500, detail: expect.stringMatching(/^charge\.js:3:26: TypeError: /), trace_id: expect.any(String) });
   });
 
+  test("a tokenize block the reactor's Application may not write: the error names that Application, raw is still printed", async () => {
+    const { emu, svc } = await setup();
+    const app = await createApp(emu, 'reader');
+    const code = "module.exports = async () => ({ raw: { charge: 'ch_1' }, tokenize: { secret: 'kept' } });\n";
+    const created = await emu.call('POST', '/reactors', { body: { name: 'charge', code, configuration: {}, application: { id: app.id } } });
+    expect(created.status, created.text).toBe(201);
+    const result = await svc(['invoke', 'reactor', 'charge']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({ raw: { charge: 'ch_1' } });
+    expect(result.stderr).toBe(
+      `Error: Tokenize block refused (403): Reactor charge ran, but the tokenize block of its result was refused: its Application reader (private, ${app.id}) ` +
+        'lacks token:create. Grant that to reader, or bind another Application. The raw result is kept in "raw".\n',
+    );
+    const json = await svc(['invoke', 'reactor', 'charge', '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 403, title: 'Tokenize block refused', raw: { charge: 'ch_1' } });
+  });
+
   test('an unknown reactor name is an error', async () => {
     const { svc } = await setup();
     expectOneLineError(await svc(['invoke', 'reactor', 'ghost', '--args', '{}']), 1, /^Error: No reactor named "ghost"; `svc reactors list` shows them\.$/);

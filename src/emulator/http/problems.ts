@@ -56,6 +56,7 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
 
 function problemOf(error: HttpError, traceId: string): Problem {
   return {
+    ...error.extensions,
     type: error.type,
     title: error.title,
     status: error.status,

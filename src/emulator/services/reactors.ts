@@ -228,7 +228,11 @@ export class ReactorService {
     if (tokenize !== undefined && tokenize !== null) {
       const bound = this.boundApplication(reactor);
       const tokenCtx: TokenContext = bound ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId } : ctx;
-      response.tokens = await this.options.tokens.tokenize(tokenCtx, tokenize);
+      try {
+        response.tokens = await this.options.tokens.tokenize(tokenCtx, tokenize);
+      } catch (error) {
+        throw tokenizeRefused(error, reactor, bound, response.raw);
+      }
     }
     return response;
   }
@@ -242,7 +246,9 @@ export class ReactorService {
       status = 'completed';
     } catch (error) {
       status = 'failed';
-      outcome = { error: problemOf(error) };
+      // A refused tokenize block keeps the raw result the code returned, beside the error.
+      const raw = error instanceof HttpError ? error.extensions?.raw : undefined;
+      outcome = { ...(raw !== undefined && { raw }), error: problemOf(error) };
     }
     await this.options.results.finish(record, status, outcome);
   }
@@ -296,6 +302,25 @@ function versionOf(reactor: ReactorRecord): string {
 /** The file name stack traces and load errors show for a reactor. */
 export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
+}
+
+/**
+ * The tokenize block of a result was refused, after the code ran (and perhaps acted: charged a card). The
+ * problem names whose grants refused it (the reactor's own Application, not the caller's key) and keeps the
+ * code's `raw` result as a member of its own: `{ type, title, status, detail, raw, trace_id }`.
+ */
+function tokenizeRefused(error: unknown, reactor: ReactorRecord, bound: ApplicationRecord | undefined, raw: unknown): unknown {
+  if (!(error instanceof HttpError) || error.response) return error;
+  const who = bound ? `its Application ${bound.name} (${bound.type}, ${bound.id})` : 'the calling Application (the reactor has none of its own)';
+  // "This private Application lacks token:create on /pci/high/." -> "its Application backend (...) lacks ..."
+  const lacks = /^This \w+ Application (lacks .*)$/.exec(error.detail)?.[1];
+  const reason = lacks ? `${who} ${lacks}` : `under ${who}: ${error.detail}`;
+  const hint = lacks && bound ? ` Grant that to ${bound.name}, or bind another Application.` : '';
+  const kept = raw === undefined ? '' : ' The raw result is kept in "raw".';
+  const errors = error.errors && Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`tokenize${field && !field.startsWith('[') ? '.' : ''}${field}`, messages]));
+  const refused = new HttpError(error.status, `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`, errors, 'Tokenize block refused');
+  if (raw !== undefined) refused.extensions = { raw };
+  return refused;
 }
 
 /** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
