@@ -18,6 +18,7 @@ import type {
   UpdateApplicationBody,
 } from '../api/types.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
+import type { PlainResponse } from './plain-request.js';
 
 export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
@@ -117,15 +118,19 @@ export class ApiClient {
 
   /**
    * A request whose answer is returned whatever its status (proxy invocation: the destination's
-   * own 4xx and 5xx are results, not errors). Only a connection failure throws.
+   * own 4xx and 5xx are results, not errors). Only a connection failure throws. It sends only the
+   * headers given (a proxy forwards them), so it is a plain node:http request rather than fetch.
    */
-  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<RawResponse> {
+  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<PlainResponse> {
     const headers = { ...options.headers };
     if (options.key !== undefined && options.key !== 'none') headers['svc-api-key'] = this.key(options.key);
-    const response = await this.send(new URL(this.options.baseUrl + path), { method, headers, body: options.body });
-    const received: Record<string, string> = {};
-    response.headers.forEach((value, name) => (received[name] = value));
-    return { status: response.status, headers: received, text: await response.text() };
+    const { plainRequest } = await import('./plain-request.js');
+    try {
+      return await plainRequest(new URL(this.options.baseUrl + path), method, headers, options.body);
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      throw new ConnectionError(this.options.baseUrl, code, message);
+    }
   }
 
   private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined }): Promise<Response> {
@@ -151,11 +156,7 @@ export class ApiClient {
   }
 }
 
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
+export type { PlainResponse as RawResponse } from './plain-request.js';
 
 function hasShape(value: unknown, shape: 'page' | 'object'): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
