@@ -31,6 +31,8 @@ export interface ClientOptions {
   apiKey?: string;
   /** Raised when a call needs a key that was not given. */
   missingKey?: (kind: KeyKind) => Error;
+  /** Told of each request as it starts (the CLI's spinner); the function it returns is called when it ends. */
+  onRequest?: (label: string) => () => void;
 }
 
 export interface RequestOptions {
@@ -73,8 +75,8 @@ export class ApiClient {
 
   /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
   async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
-    const response = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
-    const parsed = parseJson(await response.text()) as { status?: unknown; version?: unknown } | undefined;
+    const { response, text } = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
+    const parsed = parseJson(text) as { status?: unknown; version?: unknown } | undefined;
     if (response.status !== 200 || typeof parsed?.status !== 'string') throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: 'the server did not answer /health like the svc API' });
     return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
   }
@@ -98,8 +100,7 @@ export class ApiClient {
       headers['content-type'] = options.contentType ?? 'application/json';
     }
 
-    const response = await this.send(url, { method, headers, body });
-    const text = await response.text();
+    const { response, text } = await this.send(url, { method, headers, body });
     const type = response.headers.get('content-type') ?? '';
     const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
     const parsed = json ? parseJson(text) : undefined;
@@ -125,27 +126,43 @@ export class ApiClient {
     const headers = { ...options.headers };
     if (options.key !== undefined && options.key !== 'none') headers['svc-api-key'] = this.key(options.key);
     const { plainRequest } = await import('./plain-request.js');
+    const url = new URL(this.options.baseUrl + path);
+    const done = this.started(method, url);
     try {
-      return await plainRequest(new URL(this.options.baseUrl + path), method, headers, options.body);
+      return await plainRequest(url, method, headers, options.body);
     } catch (error) {
       const { code, message } = error as NodeJS.ErrnoException;
       throw new ConnectionError(this.options.baseUrl, code, message);
+    } finally {
+      done();
     }
   }
 
-  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined }): Promise<Response> {
+  private started(method: string, url: URL): () => void {
+    return this.options.onRequest?.(`${method} ${url.host}`) ?? (() => {});
+  }
+
+  /** One request, its answer read whole. */
+  private async send(
+    url: URL,
+    init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined },
+  ): Promise<{ response: Response; text: string }> {
+    const done = this.started(init.method, url);
     try {
-      return await fetch(url, {
+      const response = await fetch(url, {
         method: init.method,
         headers: init.headers,
         ...(init.body !== undefined && { body: init.body }),
         ...(init.signal && { signal: init.signal }),
         redirect: 'manual',
       });
+      return { response, text: await response.text() };
     } catch (error) {
       // fetch wraps the network error: the code (ECONNREFUSED...) is on its cause.
       const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
       throw new ConnectionError(this.options.baseUrl, cause?.code, cause?.message ?? (error as Error).message);
+    } finally {
+      done();
     }
   }
 

@@ -271,6 +271,18 @@ describe('reactors list, get, update, patch, delete', () => {
     expect(result.stderr).toBe('No reactors.\n');
   });
 
+  test('--page past the last page says so on stderr (the JSON page is as the API answers it)', async () => {
+    const { emu, svc } = await setup();
+    for (const name of ['a', 'b', 'c']) await createReactor(emu, name, V2);
+    const result = await svc('reactors list --size 2 --page 5');
+    expect([result.code, result.stdout, result.stderr]).toEqual([0, '', 'Page 5 is past the last page (2).\n']);
+    const json = await svc('reactors list --size 2 --page 5 --json');
+    expect(json.json()).toEqual({ pagination: { total_items: 3, page_number: 5, page_size: 2, total_pages: 2 }, data: [] });
+    expect(json.stderr).toBe('');
+    const last = await svc('reactors list --size 2 --page 2');
+    expect(last.stderr).toBe('Page 2 of 2 (3 reactors); --page for more.\n');
+  });
+
   test('list pages: --size and the note about more pages', async () => {
     const { emu, svc } = await setup();
     for (const name of ['a', 'b', 'c']) await createReactor(emu, name, V2);

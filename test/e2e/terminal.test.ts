@@ -22,4 +22,27 @@ describe('svc in an 80-column terminal (a real pseudo-terminal)', () => {
     expect(screen).toContain('payments-backend-with-a-long-name');
     expect(screen).not.toContain('…');
   });
+
+  test('a call that takes a while shows a spinner on stderr, erased before the result; never with --json', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const code = 'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 1500)); return { raw: { done: true } }; };';
+    const created = await emu.call('POST', '/reactors', { body: { name: 'slow', code, configuration: {} } });
+    expect(created.status, created.text).toBe(201);
+    const env = { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey, SVC_API_KEY: emu.privateKey };
+
+    const run = svcInPty(['invoke', 'reactor', 'slow'], { cwd: emu.dir, env });
+    expect(await run.exited).toBe(0);
+    const screen = run.output();
+    const spinner = screen.indexOf(`⠋ Waiting for the answer to POST ${new URL(emu.url).host}…`);
+    expect(spinner, screen).toBeGreaterThanOrEqual(0);
+    // The spinner's line is erased, then the result is written from the start of a clean line.
+    const result = screen.indexOf('{');
+    expect(screen.lastIndexOf('\r\u001b[2K', result)).toBeGreaterThan(spinner);
+    expect(JSON.parse(plain(screen.slice(result)))).toEqual({ raw: { done: true } });
+
+    const json = svcInPty(['invoke', 'reactor', 'slow', '--json'], { cwd: emu.dir, env });
+    expect(await json.exited).toBe(0);
+    expect(json.output()).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    expect(JSON.parse(json.output())).toEqual({ raw: { done: true } });
+  });
 });

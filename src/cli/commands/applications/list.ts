@@ -1,7 +1,7 @@
 import { intOption } from '../../input.js';
 import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
-import { notePages, pagingOptions } from '../paging.js';
+import { emptyPage, notePages, pagingOptions } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -29,7 +29,7 @@ export const list = defineCommand({
           { header: 'RULES', value: (app) => String(app.rules.length) },
           { header: 'EXPIRES', value: (app) => app.expires_at ?? '-' },
         ],
-        'No Applications.',
+        emptyPage(page.pagination, 'No Applications.'),
       );
       notePages(ctx.output, page.pagination, 'Applications');
     });

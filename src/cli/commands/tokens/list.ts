@@ -2,7 +2,7 @@ import { TOKEN_TYPES } from '../../../api/types.js';
 import { intOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from './shared.js';
-import { notePages, pagingOptions } from '../paging.js';
+import { emptyPage, notePages, pagingOptions } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -30,7 +30,7 @@ export const list = defineCommand({
           { header: 'DATA', value: (token) => ('data' in token ? JSON.stringify(token.data) : '(redacted)') },
           { header: 'CREATED', value: (token) => token.created_at },
         ],
-        'No tokens.',
+        emptyPage(page.pagination, 'No tokens.'),
       );
       notePages(ctx.output, page.pagination, 'tokens');
     });
