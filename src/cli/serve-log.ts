@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Emulator, EmulatorEvent } from '../emulator/index.js';
 import type { IO } from './io.js';
 
@@ -102,7 +103,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         if (generated.privateKey) out(`    private     ${generated.privateKey}`);
       }
       out(`  Webhook signing secret (SVC-SIGNATURE): ${emulator.webhookSecret}`);
-      out(paint('dim', '  Try: svc applications list        Stop: Ctrl-C'));
+      for (const line of tryLines(emulator, io.cwd)) out(paint('dim', line));
     },
     event(event) {
       const time = paint('dim', new Date().toISOString().slice(11, 19));
@@ -140,6 +141,26 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     },
     flush,
   };
+}
+
+/**
+ * What to try next, offering only what works: the CLI run in this folder finds the emulator through
+ * `.svc/credentials.json` (here or in a folder above), which is not written in memory, and not here
+ * with --data elsewhere. Then the URL and keys go by env; a key that was given, not generated, is
+ * not repeated.
+ */
+function tryLines(emulator: Emulator, cwd: string): string[] {
+  const file = emulator.credentialsFile;
+  const dir = file === undefined ? undefined : path.dirname(path.dirname(file));
+  const found = file !== undefined && path.basename(path.dirname(file)) === '.svc' && (cwd === dir || cwd.startsWith(`${dir}${path.sep}`));
+  if (found) return ['  Try: svc applications list        Stop: Ctrl-C'];
+  const { keys, generated } = emulator.bootstrap;
+  const key = (generatedKey: string | undefined, known: string | undefined, given: string) => generatedKey ?? (known === undefined ? undefined : given);
+  const management = key(generated.managementKey, keys.managementKey, '<the management key you gave>');
+  const api = key(generated.privateKey, keys.privateKey, '<the private key you gave>');
+  const why = file === undefined ? 'nothing is written in memory' : `the CLI run here does not find ${file}`;
+  const env = [`SVC_BASE_URL=${emulator.url}`, ...(management ? [`SVC_MANAGEMENT_KEY=${management}`] : []), ...(api ? [`SVC_API_KEY=${api}`] : [])];
+  return [`  Try, from another shell (${why}):`, `    export ${env.join(' ')}`, '    svc applications list', '  Stop: Ctrl-C'];
 }
 
 /**
