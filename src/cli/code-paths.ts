@@ -43,5 +43,6 @@ export function sentReactor(file: string | undefined): SentCode | undefined {
 
 /** A proxy's transform, told apart from the other one by the server's name for it. */
 export function sentTransform(file: string | false | undefined, kind: 'request' | 'response'): SentCode | undefined {
-  return typeof file === 'string' ? { file, matches: (serverFile) => serverFile.endsWith(`-${kind}-transform.js`) } : undefined;
+  if (typeof file !== 'string') return undefined;
+  return { file, matches: (serverFile) => serverFile.endsWith(`-${kind}-transform.js`) };
 }

@@ -80,7 +80,8 @@ export async function runSvc(argv: string[], io: IO, entries: Entries = commands
     async (definition, input) => {
       const raw = program.opts<GlobalFlags & Partial<GlobalOptions>>();
       // --json and --debug have no default (help would show "default: false"): absent is false.
-      globals = { ...raw, json: raw.json === true, debug: raw.debug === true, color: raw.color !== false && io.env.NO_COLOR === undefined };
+      const color = raw.color !== false && io.env.NO_COLOR === undefined;
+      globals = { ...raw, json: raw.json === true, debug: raw.debug === true, color };
       const output = new Output(io, { json: globals.json, color: globals.color });
       exitCode = (await definition.handler(input, createContext(io, output, globals))) ?? 0;
     },

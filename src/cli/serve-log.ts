@@ -120,7 +120,8 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
         case 'invocation': {
           // A failure shows its trace id, the one the CLI printed with the error.
           const failure = event.error ? ` [${event.requestId}] ${userText(event.error)}` : '';
-          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${failure}`);
+          const took = paint('dim', `${event.ms}ms`);
+          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${took}${failure}`);
           if (event.stack) out(paint('dim', `    ${userText(event.stack)}`));
           return;
         }
@@ -151,15 +152,20 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
  */
 function tryLines(emulator: Emulator, cwd: string): string[] {
   const file = emulator.credentialsFile;
-  const dir = file === undefined ? undefined : path.dirname(path.dirname(file));
-  const found = file !== undefined && path.basename(path.dirname(file)) === '.svc' && (cwd === dir || cwd.startsWith(`${dir}${path.sep}`));
-  if (found) return ['  Try: svc applications list        Stop: Ctrl-C'];
+  // The folder whose `.svc/` holds the credentials: the CLI finds them from there and below.
+  const dir = file !== undefined && path.basename(path.dirname(file)) === '.svc' ? path.dirname(path.dirname(file)) : undefined;
+  if (dir !== undefined && (cwd === dir || cwd.startsWith(`${dir}${path.sep}`))) {
+    return ['  Try: svc applications list        Stop: Ctrl-C'];
+  }
   const { keys, generated } = emulator.bootstrap;
-  const key = (generatedKey: string | undefined, known: string | undefined, given: string) => generatedKey ?? (known === undefined ? undefined : given);
+  const key = (made: string | undefined, known: string | undefined, given: string) =>
+    made ?? (known === undefined ? undefined : given);
   const management = key(generated.managementKey, keys.managementKey, '<the management key you gave>');
   const api = key(generated.privateKey, keys.privateKey, '<the private key you gave>');
   const why = file === undefined ? 'nothing is written in memory' : `the CLI run here does not find ${file}`;
-  const env = [`SVC_BASE_URL=${emulator.url}`, ...(management ? [`SVC_MANAGEMENT_KEY=${management}`] : []), ...(api ? [`SVC_API_KEY=${api}`] : [])];
+  const env = [`SVC_BASE_URL=${emulator.url}`];
+  if (management) env.push(`SVC_MANAGEMENT_KEY=${management}`);
+  if (api) env.push(`SVC_API_KEY=${api}`);
   return [`  Try, from another shell (${why}):`, `    export ${env.join(' ')}`, '    svc applications list', '  Stop: Ctrl-C'];
 }
 

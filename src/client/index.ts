@@ -75,7 +75,9 @@ export class ApiClient {
 
   /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
   async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
-    const { response, text } = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
+    const url = new URL(`${this.options.baseUrl}/health`);
+    const init = { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal };
+    const { response, text } = await this.send(url, init);
     const parsed = parseJson(text) as { status?: unknown; version?: unknown } | undefined;
     if (response.status !== 200 || typeof parsed?.status !== 'string') throw new ApiError(response.status, { ...problemDefaults(response.status), status: response.status, detail: 'the server did not answer /health like the svc API' });
     return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
@@ -145,7 +147,12 @@ export class ApiClient {
   /** One request, its answer read whole. */
   private async send(
     url: URL,
-    init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined },
+    init: {
+      method: string;
+      headers: Record<string, string>;
+      body: string | Buffer | undefined;
+      signal?: AbortSignal | undefined;
+    },
   ): Promise<{ response: Response; text: string }> {
     const done = this.started(init.method, url);
     try {

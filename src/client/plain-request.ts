@@ -15,7 +15,12 @@ export interface PlainResponse {
  * user-agent), which a proxy call forwards to its destination as if the user had sent them. node:http is
  * loaded on first use: most commands never call a proxy. Network failures reject with the errno error.
  */
-export async function plainRequest(url: URL, method: string, headers: Record<string, string>, body?: string | Buffer): Promise<PlainResponse> {
+export async function plainRequest(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<PlainResponse> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const sent = { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) };
   return new Promise<PlainResponse>((resolve, reject) => {

@@ -440,6 +440,7 @@ function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError
   // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
   // platform error's message is the code's answer to its caller, and stays as it was written.
   const where = error.location === undefined ? '' : `${error.location}: `;
-  const detail = error.status !== undefined ? String(error.message) : `${where}${String(error.name)}: ${String(error.message)}`;
+  const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
+  const detail = error.status !== undefined ? String(error.message) : thrown;
   return new UserCodeError(status, detail, { ...(error.status === undefined && { title: 'User code error' }), userStack: error.stack, logs });
 }

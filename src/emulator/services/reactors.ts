@@ -309,16 +309,26 @@ export function fileNameOf(name: string): string {
  * problem names whose grants refused it (the reactor's own Application, not the caller's key) and keeps the
  * code's `raw` result as a member of its own: `{ type, title, status, detail, raw, trace_id }`.
  */
-function tokenizeRefused(error: unknown, reactor: ReactorRecord, bound: ApplicationRecord | undefined, raw: unknown): unknown {
+function tokenizeRefused(
+  error: unknown,
+  reactor: ReactorRecord,
+  bound: ApplicationRecord | undefined,
+  raw: unknown,
+): unknown {
   if (!(error instanceof HttpError) || error.response) return error;
-  const who = bound ? `its Application ${bound.name} (${bound.type}, ${bound.id})` : 'the calling Application (the reactor has none of its own)';
+  const who = bound
+    ? `its Application ${bound.name} (${bound.type}, ${bound.id})`
+    : 'the calling Application (the reactor has none of its own)';
   // "This private Application lacks token:create on /pci/high/." -> "its Application backend (...) lacks ..."
   const lacks = /^This \w+ Application (lacks .*)$/.exec(error.detail)?.[1];
   const reason = lacks ? `${who} ${lacks}` : `under ${who}: ${error.detail}`;
   const hint = lacks && bound ? ` Grant that to ${bound.name}, or bind another Application.` : '';
   const kept = raw === undefined ? '' : ' The raw result is kept in "raw".';
-  const errors = error.errors && Object.fromEntries(Object.entries(error.errors).map(([field, messages]) => [`tokenize${field && !field.startsWith('[') ? '.' : ''}${field}`, messages]));
-  const refused = new HttpError(error.status, `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`, errors, 'Tokenize block refused');
+  // The fields of a refused block, named from the result: `tokenize.card.data`.
+  const under = (field: string) => `tokenize${field && !field.startsWith('[') ? '.' : ''}${field}`;
+  const errors = error.errors && Object.fromEntries(Object.entries(error.errors).map(([field, list]) => [under(field), list]));
+  const detail = `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`;
+  const refused = new HttpError(error.status, detail, errors, 'Tokenize block refused');
   if (raw !== undefined) refused.extensions = { raw };
   return refused;
 }

@@ -36,7 +36,10 @@ export const proxy = defineCommand({
     { flags: '-d, --data <data>', description: 'the body: text, @file or - (stdin); JSON is sent as application/json' },
     { flags: '--no-auth', description: 'send no API key (for proxies that accept anonymous callers)' },
     { flags: '-i, --include', description: 'print the status line and headers before the body' },
-    { flags: '-f, --fail', description: `exit ${FAIL_EXIT_CODE} (as curl does), printing no body, when the destination answers 4xx or 5xx` },
+    {
+      flags: '-f, --fail',
+      description: `exit ${FAIL_EXIT_CODE} (as curl does), printing no body, when the destination answers 4xx or 5xx`,
+    },
   ],
   examples: [
     `svc invoke proxy stripe -X POST --path /v1/charges -d '{"card":"{{ 5f0e... }}"}' -i`,
@@ -69,7 +72,9 @@ export const proxy = defineCommand({
       throw new ApiError(response.status, isProblem(problem) ? problem : { ...problemDefaults(response.status), status: response.status, detail: response.text.slice(0, 200) });
     }
     const statusLine = `${response.status} ${response.statusText}`.trim();
-    if (options.fail && response.status >= 400) throw new DestinationFailed(`The destination answered ${statusLine} (--fail).`);
+    if (options.fail && response.status >= 400) {
+      throw new DestinationFailed(`The destination answered ${statusLine} (--fail).`);
+    }
     const result = { status: response.status, headers: response.headers, body: parseMaybeJson(response.text) };
     await ctx.output.result(result, () => {
       if (options.include) {

@@ -25,7 +25,10 @@ export async function transformCode(value: string | false | undefined, io: IO): 
 }
 
 /** The transform files the flags name, so that a transform that does not load is named by its local path. */
-export function sentTransforms(options: { requestTransform?: string | false; responseTransform?: string | false }): (SentCode | undefined)[] {
+export function sentTransforms(options: {
+  requestTransform?: string | false;
+  responseTransform?: string | false;
+}): (SentCode | undefined)[] {
   return [sentTransform(options.requestTransform, 'request'), sentTransform(options.responseTransform, 'response')];
 }
 
