@@ -36,6 +36,8 @@ export const PROBLEM_TYPES = {
   rateLimited: 'urn:svc:problem:rate-limited',
   headersTooLarge: 'urn:svc:problem:headers-too-large',
   userCode: 'urn:svc:problem:user-code',
+  /** A reactor ran, but its Application may not tokenize what its result's `tokenize` block holds. */
+  tokenizeRefused: 'urn:svc:problem:tokenize-refused',
   internal: 'urn:svc:problem:internal',
   badGateway: 'urn:svc:problem:bad-gateway',
   unavailable: 'urn:svc:problem:unavailable',

@@ -44,6 +44,7 @@ export function createContext(io: IO, output: Output, globals: GlobalOptions): C
           ...(resolved.managementKey !== undefined && { managementKey: resolved.managementKey }),
           ...(resolved.apiKey !== undefined && { apiKey: resolved.apiKey }),
           missingKey: (kind) => missingKey(kind, resolved),
+          onRequest: (label) => output.busy(label),
         });
       })()),
   };

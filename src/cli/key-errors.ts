@@ -3,6 +3,7 @@
  * (flag, environment variable, profile or credentials file) and shows it masked; a name lookup the key
  * may not make says which key to give instead.
  */
+import { PROBLEM_TYPES } from '../api/problem.js';
 import { ApiError } from '../client/errors.js';
 import { NameLookupDeniedError, type ResourceNoun } from '../resources/errors.js';
 import { UserError } from './errors.js';
@@ -31,7 +32,8 @@ export async function explainKeyError(error: unknown, target: () => Promise<Targ
       { cause: error },
     );
   }
-  const refused = error instanceof ApiError && (error.status === 401 || error.status === 403);
+  // Only a refusal of the key itself: not, say, a reactor whose own Application was refused.
+  const refused = error instanceof ApiError && (error.type === PROBLEM_TYPES.unauthenticated || error.type === PROBLEM_TYPES.forbidden);
   if (refused && error.note === undefined && error.key) {
     const key = (await target())?.keys[error.key];
     const note = key && `The key sent was ${describeKey(key, error.key)}.`;

@@ -3,6 +3,7 @@ import { commands } from './commands/index.js';
 import { createContext, type Context, type GlobalOptions } from './context.js';
 import { explainKeyError } from './key-errors.js';
 import { withFlagNames } from './field-flags.js';
+import type { GlobalFlags } from './target.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
 import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand, type RunHandler } from './registry.js';
@@ -24,6 +25,16 @@ const USAGE_CODES = new Set([
 
 type Entries = (RegisteredCommand | CommandGroup)[];
 
+/** A first session, in the root help. */
+const ROOT_EXAMPLES = [
+  'svc serve                                   # the local emulator; keys in .svc/credentials.json',
+  'svc applications list                       # from another shell, in the same folder',
+  'svc reactors create --name charge --code reactors/charge.js',
+  `svc invoke reactor charge --args '{"amount":42}'`,
+  'svc tokens list --json | jq .data',
+  'svc <command> --help                        # the flags of a command',
+];
+
 /**
  * The commander program of svc with `entries` registered; `run` is what a command's action does.
  * `svc completion` builds one too, to read the command tree.
@@ -36,9 +47,12 @@ export function createProgram(io: IO, argv: string[], run: RunHandler, entries: 
     .option('--management-key <key>', 'management Application key (env SVC_MANAGEMENT_KEY)')
     .option('--api-key <key>', 'API key for token and invoke commands (env SVC_API_KEY)')
     .option('--profile <name>', 'use a saved profile (env SVC_PROFILE)')
-    .option('--json', 'print the result as one JSON document', false)
+    .option('--json', 'print the result as one JSON document')
     .option('--no-color', 'no colours or terminal formatting')
-    .option('--debug', 'show stack traces of unexpected errors', false)
+    .option('--debug', 'show stack traces of unexpected errors')
+    // Every command's help lists these too: they work after any command (`svc reactors list --json`).
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', `\nExamples:\n${ROOT_EXAMPLES.map((line) => `  $ ${line}`).join('\n')}`)
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
@@ -68,8 +82,10 @@ export async function runSvc(argv: string[], io: IO, entries: Entries = commands
     io,
     argv,
     async (definition, input) => {
-      const raw = program.opts<GlobalOptions>();
-      globals = { ...raw, color: raw.color && io.env.NO_COLOR === undefined };
+      const raw = program.opts<GlobalFlags & Partial<GlobalOptions>>();
+      // --json and --debug have no default (help would show "default: false"): absent is false.
+      const color = raw.color !== false && io.env.NO_COLOR === undefined;
+      globals = { ...raw, json: raw.json === true, debug: raw.debug === true, color };
       const output = new Output(io, { json: globals.json, color: globals.color });
       context = createContext(io, output, globals);
       ran = definition;

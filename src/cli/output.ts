@@ -1,4 +1,5 @@
 import type { IO } from './io.js';
+import { Spinner } from './spinner.js';
 
 export interface Column<T> {
   header: string;
@@ -15,33 +16,48 @@ export interface OutputOptions {
  * everything else on stderr. Human tables use ink on a colour terminal, plain lines otherwise.
  */
 export class Output {
+  /** Only for a person at a terminal: never with --json, never into a pipe or a file. */
+  private readonly spinner: Spinner | undefined;
+
   constructor(
     private readonly io: IO,
     readonly options: OutputOptions,
-  ) {}
+  ) {
+    const terminal = io.stderr.isTTY === true && io.env.TERM !== 'dumb';
+    this.spinner = terminal && !options.json ? new Spinner(io.stderr) : undefined;
+  }
 
   get json(): boolean {
     return this.options.json;
   }
 
+  /** A call begins that may take a while (a spinner shows if it does); the returned function ends it. */
+  busy(label: string): () => void {
+    return this.spinner?.start(label) ?? (() => {});
+  }
+
   /** Prints a result: as JSON with --json, else as `human` prints it. */
   async result(value: unknown, human: () => void | Promise<void>): Promise<void> {
+    this.spinner?.clear();
     if (this.options.json) this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
     else await human();
   }
 
   /** A line of the human result (stdout). */
   line(text = ''): void {
+    this.spinner?.clear();
     this.io.stdout.write(`${text}\n`);
   }
 
   /** Anything that is not the result: notes, progress, warnings (stderr). */
   note(text: string): void {
+    this.spinner?.clear();
     this.io.stderr.write(`${text}\n`);
   }
 
   async table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing to show.'): Promise<void> {
     if (rows.length === 0) return this.note(empty);
+    this.spinner?.clear();
     const cells = rows.map((row) => columns.map((column) => column.value(row)));
     const headers = columns.map((column) => column.header);
     if (this.fancy) {
@@ -54,6 +70,7 @@ export class Output {
 
   /** Label/value pairs of one resource, aligned. */
   async fields(pairs: [label: string, value: string][]): Promise<void> {
+    this.spinner?.clear();
     if (this.fancy) {
       const { renderFields } = await import('../ui/render-table.js');
       this.io.stdout.write(`${renderFields(pairs, this.io.stdout.columns)}\n`);

@@ -23,7 +23,9 @@ export interface CommandDefinition<
   aliases?: string[];
   args?: A;
   options?: O;
-  /** Shown after the option list in --help. */
+  /** Lines shown after the option list in --help (what the options do not say: env variables, files). */
+  notes?: string[];
+  /** Shown after the option list (and the notes) in --help. */
   examples?: string[];
   handler(input: CommandInput<OptionsOf<O>, ArgsOf<A>>, ctx: Context): Promise<void | number>;
 }
@@ -70,6 +72,7 @@ export function register(parent: Command, entries: (RegisteredCommand | CommandG
       command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`, arg.description);
     }
     for (const spec of entry.options ?? []) command.addOption(toOption(spec));
+    if (entry.notes?.length) command.addHelpText('after', `\n${entry.notes.join('\n')}`);
     if (entry.examples?.length) {
       command.addHelpText('after', `\nExamples:\n${entry.examples.map((line) => `  $ ${line}`).join('\n')}`);
     }

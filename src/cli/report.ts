@@ -32,9 +32,11 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     const detail = fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
     // The emulator names no flag of its own: the way to another tier is the CLI's to say.
     const hint = error.type === PROBLEM_TYPES.tierRequired ? ' Restart it with `svc serve --tier enterprise`.' : '';
+    // A failure of the server (a reactor that threw, a bug) is found in its log by the trace id.
+    const trace = error.status >= 500 && problem.trace_id ? ` (trace id ${problem.trace_id})` : '';
     // What the CLI adds (where a refused key came from) follows the server's words, and is in the JSON too.
     const note = error.note ? ` ${error.note}` : '';
-    const message = `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${hint}${note}`;
+    const message = `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${trace}${hint}${note}`;
     return { message, exitCode: 1, problem: error.note ? { ...problem, note: error.note } : problem };
   }
   if (error instanceof ConnectionError) {

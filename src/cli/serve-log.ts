@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
 import type { IO } from './io.js';
 
@@ -58,7 +59,7 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     if (buffered === '') setImmediate(flush);
     buffered += `${line}\n`;
   };
-  const log = format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true);
+  const log = format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true, io.cwd);
   // Events of the start (warnings about the store or its keys) are held until the first lines are
   // out: the first line is always the one that says where the emulator listens.
   let held: EmulatorEvent[] | undefined = [];
@@ -131,7 +132,7 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
  * signing secret a first start made once, and only on a terminal (`--log-format pretty` into a
  * file is a log like any other).
  */
-function prettyLines(out: (line: string) => void, flush: () => void, color: boolean, terminal: boolean): Lines {
+function prettyLines(out: (line: string) => void, flush: () => void, color: boolean, terminal: boolean, cwd: string): Lines {
   const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
@@ -153,7 +154,7 @@ function prettyLines(out: (line: string) => void, flush: () => void, color: bool
       }
       if (created && terminal) out(`  Webhook signing secret (SVC-SIGNATURE), shown this once: ${webhookSecret}`);
       else out('  Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
-      out(paint('dim', '  Try: svc applications list        Stop: Ctrl-C'));
+      for (const line of tryLines({ url, bootstrap, credentialsFile }, cwd, terminal)) out(paint('dim', line));
     },
     event(event) {
       const time = paint('dim', event.time.slice(11, 19));
@@ -168,7 +169,10 @@ function prettyLines(out: (line: string) => void, flush: () => void, color: bool
         case 'expired':
           return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
         case 'invocation': {
-          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}${event.error ? ` ${userText(event.error)}` : ''}`);
+          // A failure shows its trace id, the one the CLI printed with the error.
+          const failure = event.error ? ` [${event.requestId}] ${userText(event.error)}` : '';
+          const took = paint('dim', `${event.ms}ms`);
+          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${took}${failure}`);
           if (event.stack) out(paint('dim', `    ${userText(event.stack)}`));
           return;
         }
@@ -224,6 +228,33 @@ const FLAG_OF: Readonly<Record<string, string>> = {
  */
 export function inFlags(message: string): string {
   return message.replace(/\boptions\.([A-Za-z]+)\b/g, (text, name: string) => FLAG_OF[name] ?? text);
+}
+
+/**
+ * What to try next, offering only what works: the CLI run in this folder finds the emulator through
+ * `.svc/credentials.json` (here or in a folder above), which is not written in memory, and not here
+ * with --data elsewhere. Then the URL and keys go by env; a key that was given, not generated, is
+ * not repeated, and off a terminal none is printed (a log file is no place for keys).
+ */
+function tryLines(emulator: Pick<EmulatorReady, 'url' | 'bootstrap' | 'credentialsFile'>, cwd: string, terminal: boolean): string[] {
+  const file = emulator.credentialsFile;
+  // The folder whose `.svc/` holds the credentials: the CLI finds them from there and below.
+  const dir = file !== undefined && path.basename(path.dirname(file)) === '.svc' ? path.dirname(path.dirname(file)) : undefined;
+  if (dir !== undefined && (cwd === dir || cwd.startsWith(`${dir}${path.sep}`))) {
+    return ['  Try: svc applications list        Stop: Ctrl-C'];
+  }
+  const { keys, generated } = emulator.bootstrap;
+  const key = (made: string | undefined, known: string | undefined, kind: string) => {
+    if (made !== undefined) return terminal ? made : `<the ${kind} key>`;
+    return known === undefined ? undefined : `<the ${kind} key you gave>`;
+  };
+  const management = key(generated.managementKey, keys.managementKey, 'management');
+  const api = key(generated.privateKey, keys.privateKey, 'private');
+  const why = file === undefined ? 'nothing is written in memory' : `the CLI run here does not find ${file}`;
+  const env = [`SVC_BASE_URL=${emulator.url}`];
+  if (management) env.push(`SVC_MANAGEMENT_KEY=${management}`);
+  if (api) env.push(`SVC_API_KEY=${api}`);
+  return [`  Try, from another shell (${why}):`, `    export ${env.join(' ')}`, '    svc applications list', '  Stop: Ctrl-C'];
 }
 
 /**

@@ -20,6 +20,7 @@ import type {
   UpdateApplicationBody,
 } from '../api/types.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
+import type { PlainResponse } from './plain-request.js';
 
 export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 
@@ -32,6 +33,8 @@ export interface ClientOptions {
   apiKey?: string;
   /** Raised when a call needs a key that was not given. */
   missingKey?: (kind: KeyKind) => Error;
+  /** Told of each request as it starts (the CLI's spinner); the function it returns is called when it ends. */
+  onRequest?: (label: string) => () => void;
 }
 
 export interface RequestOptions {
@@ -74,8 +77,10 @@ export class ApiClient {
 
   /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
   async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
-    const response = await this.send(new URL(`${this.options.baseUrl}/health`), { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal });
-    const parsed = parseJson(await response.text()) as { status?: unknown; version?: unknown } | undefined;
+    const url = new URL(`${this.options.baseUrl}/health`);
+    const init = { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal };
+    const { response, text } = await this.send(url, init);
+    const parsed = parseJson(text) as { status?: unknown; version?: unknown } | undefined;
     if (response.status !== 200 || typeof parsed?.status !== 'string') {
       throw new UnexpectedResponseError(this.options.baseUrl, response.status, response.headers.get('content-type') ?? '');
     }
@@ -101,8 +106,7 @@ export class ApiClient {
       headers['content-type'] = options.contentType ?? JSON_CONTENT_TYPE;
     }
 
-    const response = await this.send(url, { method, headers, body });
-    const text = await response.text();
+    const { response, text } = await this.send(url, { method, headers, body });
     const type = response.headers.get('content-type') ?? '';
     const json = /^application\/([a-z.+-]+\+)?json\b/i.test(type);
     const parsed = json ? parseJson(text) : undefined;
@@ -121,32 +125,55 @@ export class ApiClient {
 
   /**
    * A request whose answer is returned whatever its status (proxy invocation: the destination's
-   * own 4xx and 5xx are results, not errors). Only a connection failure throws.
+   * own 4xx and 5xx are results, not errors). Only a connection failure throws. It sends only the
+   * headers given (a proxy forwards them), so it is a plain node:http request rather than fetch.
    */
-  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<RawResponse> {
+  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<PlainResponse> {
     const headers = { ...options.headers };
     if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
-    const response = await this.send(new URL(this.options.baseUrl + path), { method, headers, body: options.body });
-    const received: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      received[name] = value;
-    });
-    return { status: response.status, headers: received, text: await response.text() };
+    const { plainRequest } = await import('./plain-request.js');
+    const url = new URL(this.options.baseUrl + path);
+    const done = this.started(method, url);
+    try {
+      return await plainRequest(url, method, headers, options.body);
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      throw new ConnectionError(this.options.baseUrl, code, message);
+    } finally {
+      done();
+    }
   }
 
-  private async send(url: URL, init: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; signal?: AbortSignal | undefined }): Promise<Response> {
+  private started(method: string, url: URL): () => void {
+    return this.options.onRequest?.(`${method} ${url.host}`) ?? (() => {});
+  }
+
+  /** One request, its answer read whole. */
+  private async send(
+    url: URL,
+    init: {
+      method: string;
+      headers: Record<string, string>;
+      body: string | Buffer | undefined;
+      signal?: AbortSignal | undefined;
+    },
+  ): Promise<{ response: Response; text: string }> {
+    const done = this.started(init.method, url);
     try {
-      return await fetch(url, {
+      const response = await fetch(url, {
         method: init.method,
         headers: init.headers,
         ...(init.body !== undefined && { body: init.body }),
         ...(init.signal && { signal: init.signal }),
         redirect: 'manual',
       });
+      return { response, text: await response.text() };
     } catch (error) {
       // fetch wraps the network error: the code (ECONNREFUSED...) is on its cause.
       const cause = (error as Error & { cause?: NodeJS.ErrnoException }).cause;
       throw new ConnectionError(this.options.baseUrl, cause?.code, cause?.message ?? (error as Error).message);
+    } finally {
+      done();
     }
   }
 
@@ -157,11 +184,7 @@ export class ApiClient {
   }
 }
 
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
+export type { PlainResponse as RawResponse } from './plain-request.js';
 
 function hasShape(value: unknown, shape: 'page' | 'object'): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

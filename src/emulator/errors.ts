@@ -32,6 +32,8 @@ export interface HttpErrorOptions {
   errors?: Record<string, string[]> | undefined;
   /** When set, the HTTP layer answers with exactly this instead of a problem document. */
   response?: CustomResponse | undefined;
+  /** Members of the problem beyond the standard ones (RFC 9457 extensions), e.g. a reactor's `raw`. */
+  extensions?: Record<string, unknown> | undefined;
   /** What caused it, for the log (never sent). */
   cause?: unknown;
 }
@@ -46,6 +48,8 @@ export class HttpError extends Error {
   readonly type: string;
   readonly errors: Record<string, string[]> | undefined;
   readonly response: CustomResponse | undefined;
+  /** Members of the problem beyond the standard ones (RFC 9457 extensions), e.g. a reactor's `raw`. */
+  readonly extensions: Record<string, unknown> | undefined;
 
   constructor(
     readonly status: number,
@@ -58,6 +62,7 @@ export class HttpError extends Error {
     this.type = options.type ?? defaults.type;
     this.errors = options.errors;
     this.response = options.response;
+    this.extensions = options.extensions;
   }
 }
 
@@ -69,7 +74,14 @@ export class HttpError extends Error {
 export function problemOf(error: unknown, traceId?: string): Problem {
   const problem: Problem =
     error instanceof HttpError
-      ? { type: error.type, title: error.title, status: error.status, detail: error.detail, ...(error.errors && { errors: error.errors }) }
+      ? {
+          ...error.extensions,
+          type: error.type,
+          title: error.title,
+          status: error.status,
+          detail: error.detail,
+          ...(error.errors && { errors: error.errors }),
+        }
       : { ...problemDefaults(500), status: 500, detail: error instanceof Error ? error.message : String(error) };
   return traceId === undefined ? problem : { ...problem, trace_id: traceId };
 }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
+import { commands } from '../../src/cli/commands/index.js';
 import { runSvc } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -90,6 +91,39 @@ describe('svc', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/--type <type>.*choices: "private", "public",/s);
     expect(result.stdout).toMatch(/^Examples:\n {2}\$ svc applications create /m);
+  });
+
+  test('every command\'s help lists the global options, and says no "(default: false)"', async () => {
+    const cwd = await tempDir();
+    const lines = commands.flatMap((entry) => ('commands' in entry ? [entry.name, ...entry.commands.map((verb) => `${entry.name} ${verb.name}`)] : [entry.name]));
+    expect(lines.length).toBeGreaterThan(40);
+    for (const line of ['', ...lines]) {
+      const result = await runSvc(`${line} --help`, { cwd });
+      expect(result.code, line).toBe(0);
+      expect(result.stdout, line).not.toMatch(/default: (false|true)\)/);
+      if (line === '') continue;
+      const global = result.stdout.split(/^Global Options:$/m)[1] ?? '';
+      for (const option of ['--base-url', '--management-key', '--api-key', '--profile', '--json', '--no-color', '--debug']) {
+        expect(global, `${line} --help`).toContain(option);
+      }
+    }
+  });
+
+  test('serve --help shows every flag serve reads, and the environment it reads', async () => {
+    const cwd = await tempDir();
+    const { stdout } = await runSvc('serve --help', { cwd });
+    for (const flag of ['--port', '--host', '--data', '--in-memory', '--private-key', '--tier', '--transaction-ttl', '--log-format', '--management-key', '--debug', '--no-color']) {
+      expect(stdout).toContain(flag);
+    }
+    for (const env of ['SVC_MANAGEMENT_KEY', 'SVC_PRIVATE_KEY', 'SVC_MASTER_KEY']) expect(stdout).toContain(env);
+  });
+
+  test('the root help ends with examples of a first session', async () => {
+    const cwd = await tempDir();
+    const { stdout } = await runSvc('--help', { cwd });
+    const examples = stdout.split(/^Examples:$/m)[1] ?? '';
+    expect(examples).toMatch(/^ {2}\$ svc serve /m);
+    expect(examples).toMatch(/^ {2}\$ svc invoke reactor /m);
   });
 
   test('the aliases apps and ls reach applications list', async () => {

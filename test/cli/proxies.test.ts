@@ -171,6 +171,19 @@ describe('proxies create', () => {
     expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --response-transform missing.js`), 1, /^Error: Cannot read the code file .*missing\.js: no such file\.$/);
     expect((await api<Page<Proxy>>('GET', `/proxies?name=${name}`)).body.data).toEqual([]);
   });
+
+  it('a transform that does not load is named by its local path, line and column', async () => {
+    const { svc, write } = await setup();
+    const name = unique('located');
+    await write('sign.js', 'module.exports = async (req) => req;\n');
+    await write('unwrap.js', '// unwrap\nmodule.exports = async (req) => { return req.args.body.x.y; };\nundefinedThing();\n');
+    const created = await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform sign.js --response-transform unwrap.js`);
+    expectOneLineError(created, 1, /^Error: Code does not load \(422\): unwrap\.js:3:1: TypeError: /);
+    await write('broken.js', 'module.exports = async (req) => req.args.body );\n');
+    const proxy = await createProxy({});
+    const patched = await svc(`proxies patch ${proxy.id} --request-transform broken.js`);
+    expectOneLineError(patched, 1, "Error: Code does not load (422): broken.js:1:47: SyntaxError: Unexpected token ')'");
+  });
 });
 
 describe('proxies list, get', () => {
@@ -294,7 +307,7 @@ describe('invoke proxy', () => {
     const result = await svc(`invoke proxy ${proxy.key}`);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('{"hello":"world"}\n');
-    expect(result.stderr).toBe('Destination answered 200.\n');
+    expect(result.stderr).toBe('Destination answered 200 OK.\n');
     expect(target.requests).toMatchObject([{ method: 'GET', url: '/', body: '' }]);
   });
 
@@ -338,7 +351,7 @@ describe('invoke proxy', () => {
     expectOneLineError(await svc(`invoke proxy ${proxy.key} -d @missing.json`), 1, /^Error: Cannot read --data file .*missing\.json: no such file\.$/);
   });
 
-  it('-i prints the status line, the headers (with svc-proxy-destination-status) and the body', async () => {
+  it('-i prints the status line with its reason phrase, the headers (with svc-proxy-destination-status) and the body', async () => {
     const { svc } = await setup();
     const target = await destination({ status: 201, headers: { 'X-Custom': 'yes' }, body: '{"id":"ch_1"}' });
     const proxy = await createProxy({ destination_url: target.url });
@@ -346,7 +359,7 @@ describe('invoke proxy', () => {
     expect(result.code, result.stderr).toBe(0);
     const [head, body] = result.stdout.split('\n\n');
     const lines = head!.split('\n');
-    expect(lines[0]).toBe('HTTP 201');
+    expect(lines[0]).toBe('HTTP/1.1 201 Created');
     expect(lines).toContain('svc-proxy-destination-status: 201');
     expect(lines).toContain('x-custom: yes');
     expect(lines).toContain('content-type: application/json');
@@ -373,7 +386,40 @@ describe('invoke proxy', () => {
     const result = await svc(`invoke proxy ${proxy.key} --path /charges/x`);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('{"error":"no such charge"}\n');
-    expect(result.stderr).toBe('Destination answered 404.\n');
+    expect(result.stderr).toBe('Destination answered 404 Not Found.\n');
+  });
+
+  it('--fail: a destination 4xx or 5xx exits 22 (as curl does) with one line and no body; a 2xx is printed as ever', async () => {
+    const { svc } = await setup();
+    const missing = await destination({ status: 404, body: '{"error":"no such charge"}' });
+    const proxy = await createProxy({ destination_url: missing.url });
+    expectOneLineError(await svc(`invoke proxy ${proxy.key} --fail`), 22, 'Error: The destination answered 404 Not Found (--fail).');
+    expectOneLineError(await svc(`invoke proxy ${proxy.key} -f -i`), 22, 'Error: The destination answered 404 Not Found (--fail).');
+    const json = await svc(`invoke proxy ${proxy.key} --fail --json`);
+    expect(json.code).toBe(22);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toEqual({ error: { title: 'Error', detail: 'The destination answered 404 Not Found (--fail).' } });
+    const broken = await destination({ status: 503, body: 'down' });
+    const other = await createProxy({ destination_url: broken.url });
+    expect((await svc(`invoke proxy ${other.key} --fail`)).code).toBe(22);
+
+    const fine = await destination({ body: '{"ok":1}' });
+    const ok = await createProxy({ destination_url: fine.url });
+    const result = await svc(`invoke proxy ${ok.key} --fail`);
+    expect([result.code, result.stdout]).toEqual([0, '{"ok":1}\n']);
+  });
+
+  it('sends the destination only the headers asked for: none of fetch\'s defaults (accept, user-agent, sec-fetch-mode...)', async () => {
+    const { svc } = await setup();
+    const target = await destination();
+    const proxy = await createProxy({ destination_url: target.url });
+    expect((await svc(['invoke', 'proxy', proxy.key, '-H', 'X-One: 1'])).code).toBe(0);
+    expect((await svc(['invoke', 'proxy', proxy.key, '-d', '{"a":1}', '-H', 'Accept: text/csv'])).code).toBe(0);
+    const [get, post] = target.requests;
+    // What HTTP/1.1 needs (host, connection, content-length), the proxy's own loop guard, and the user's headers.
+    expect(Object.keys(get!.headers).sort()).toEqual(['connection', 'host', 'svc-proxy-hop', 'x-one']);
+    expect(Object.keys(post!.headers).sort()).toEqual(['accept', 'connection', 'content-length', 'content-type', 'host', 'svc-proxy-hop']);
+    expect(post!.headers.accept).toBe('text/csv');
   });
 
   it('a proxy error exits 1 with one line', async () => {

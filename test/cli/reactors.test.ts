@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -166,28 +166,36 @@ describe('reactors create', () => {
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('code that throws as it loads: one 422 line with <name>.js:line:column, and nothing is created', async () => {
-    const { emu, svc, write } = await setup();
-    await write('broken.js', '// loads, then fails\n\nnull.boom;\nmodule.exports = async () => ({});\n');
-    const result = await svc('reactors create --name hello --code broken.js');
-    // The location names the reactor (hello.js), not the local file (broken.js).
-    expectOneLineError(result, 1, /^Error: Code does not load \(422\): hello\.js:3:\d+: TypeError: Cannot read properties of null \(reading 'boom'\)$/);
-    expect(result.stderr).not.toContain('broken.js');
+  test('code that throws as it loads: one 422 line with the local path:line:column, and nothing is created', async () => {
+    const { emu, svc, write, cwd } = await setup();
+    await mkdir(path.join(cwd, 'reactors'));
+    await write('reactors/charge.js', '// loads, then fails\n\nnull.boom;\nmodule.exports = async () => ({});\n');
+    const result = await svc('reactors create --name hello --code ./reactors/charge.js');
+    // The file the user gave (which editors open at the line), not the server's name for it (hello.js).
+    expectOneLineError(result, 1, "Error: Code does not load (422): reactors/charge.js:3:6: TypeError: Cannot read properties of null (reading 'boom')");
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('a syntax error: the 422 title and <name>.js:line:column on the first line', async () => {
+  test('a syntax error: the 422 title and the local path:line:column on the first line', async () => {
     const { emu, svc, write } = await setup();
     await write('bad.js', '// a comment\n\nconst x = ;\nmodule.exports = async () => x;\n');
     const result = await svc('reactors create --name my-reactor --code bad.js');
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr.split('\n')[0]).toBe("Error: Code does not load (422): my-reactor.js:3:11: SyntaxError: Unexpected token ';'");
+    expect(result.stderr.split('\n')[0]).toBe("Error: Code does not load (422): bad.js:3:11: SyntaxError: Unexpected token ';'");
     expect(result.stderr).not.toContain('    at ');
     expect(await reactorCount(emu)).toBe(0);
   });
 
-  test('with --json a load failure is the 422 problem as JSON on stderr', async () => {
+  test('the column of an error on line 1 is the file’s own, whatever wraps the code; a strict-mode error has one too', async () => {
+    const { svc, write } = await setup();
+    await write('one-line.js', 'const limit = 10; limit.check(); module.exports = async () => ({});\n');
+    expectOneLineError(await svc('reactors create --name limits --code one-line.js'), 1, 'Error: Code does not load (422): one-line.js:1:25: TypeError: limit.check is not a function');
+    await write('octal.js', 'module.exports = async () => ({ raw: 010 });\n');
+    expectOneLineError(await svc('reactors create --name strict --code octal.js'), 1, 'Error: Code does not load (422): octal.js:1:38: SyntaxError: Octal literals are not allowed in strict mode.');
+  });
+
+  test('with --json a load failure is the 422 problem as JSON on stderr, naming the local file', async () => {
     const { svc, write } = await setup();
     await write('broken.js', 'throw new RangeError("nope");\n');
     const result = await svc('reactors create --name hello --code broken.js --json');
@@ -195,7 +203,7 @@ describe('reactors create', () => {
     expect(result.stdout).toBe('');
     const { error } = JSON.parse(result.stderr) as { error: { status: number; title: string; detail: string } };
     expect(error).toMatchObject({ status: 422, title: 'Code does not load' });
-    expect(error.detail).toMatch(/^hello\.js:1:\d+: RangeError: nope$/);
+    expect(error.detail).toBe('broken.js:1:7: RangeError: nope');
   });
 
   test('missing --name or --code is a usage error', async () => {
@@ -261,6 +269,18 @@ describe('reactors list, get, update, patch, delete', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('No reactors.\n');
+  });
+
+  test('--page past the last page says so on stderr (the JSON page is as the API answers it)', async () => {
+    const { emu, svc } = await setup();
+    for (const name of ['a', 'b', 'c']) await createReactor(emu, name, V2);
+    const result = await svc('reactors list --size 2 --page 5');
+    expect([result.code, result.stdout, result.stderr]).toEqual([0, '', 'Page 5 is past the last page (2).\n']);
+    const json = await svc('reactors list --size 2 --page 5 --json');
+    expect(json.json()).toEqual({ pagination: { total_items: 3, page_number: 5, page_size: 2, total_pages: 2 }, data: [] });
+    expect(json.stderr).toBe('');
+    const last = await svc('reactors list --size 2 --page 2');
+    expect(last.stderr).toBe('Page 2 of 2 (3 reactors); --page for more.\n');
   });
 
   test('list pages: --size and the note about more pages', async () => {
@@ -376,7 +396,9 @@ describe('reactors list, get, update, patch, delete', () => {
     const reactor = await createReactor(emu, 'hello', HELLO);
     await write('broken.js', 'module.exports = 42;\n');
     const result = await svc('reactors update hello --code broken.js');
-    expectOneLineError(result, 1, /^Error: Code does not load \(422\)/);
+    expectOneLineError(result, 1, /^Error: Code does not load \(422\): broken\.js must export a function/);
+    await write('throws.js', 'module.exports = async () => 1;\nmissing();\n');
+    expectOneLineError(await svc('reactors patch hello --code throws.js'), 1, /^Error: Code does not load \(422\): throws\.js:2:1: /);
     expect((await emu.call('GET', `/reactors/${reactor.id}`)).body.code).toBe(HELLO);
     const invoked = await svc(['invoke', 'reactor', 'hello', '--json']);
     expect(invoked.json().raw.version).toBe(1);
@@ -515,6 +537,41 @@ describe('invoke reactor', () => {
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
     expect(JSON.parse(json.stderr).error).toMatchObject({ status: 400, title: 'Bad request', detail: 'amount is required' });
+  });
+
+  test('a reactor that throws: one line with its file:line:column and the trace id of the serve log', async () => {
+    const { emu, svc } = await setup();
+    await createReactor(emu, 'charge', 'module.exports = async function (req) {\n  const upstream = null;\n  return { raw: upstream.id };\n};\n');
+    const result = await svc(['invoke', 'reactor', 'charge']);
+    expectOneLineError(result, 1, /^Error: User code error \(500\): charge\.js:3:26: TypeError: Cannot read properties of null \(reading 'id'\) \(trace id ([0-9a-f-]{36})\)$/);
+    const traceId = /trace id ([0-9a-f-]{36})/.exec(result.stderr)![1];
+    // The same id as the serve log's line of this invocation, which has the stack.
+    const logged = emu.events.find((event) => event.type === 'invocation' && event.requestId === traceId);
+    expect(logged).toMatchObject({ name: 'charge', status: 500, stack: expect.stringContaining('charge.js:3:26') });
+
+    const json = await svc(['invoke', 'reactor', 'charge', '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 500, detail: expect.stringMatching(/^charge\.js:3:26: TypeError: /), trace_id: expect.any(String) });
+  });
+
+  test("a tokenize block the reactor's Application may not write: the error names that Application, raw is still printed", async () => {
+    const { emu, svc } = await setup();
+    const app = await createApp(emu, 'reader');
+    const code = "module.exports = async () => ({ raw: { charge: 'ch_1' }, tokenize: { secret: 'kept' } });\n";
+    const created = await emu.call('POST', '/reactors', { body: { name: 'charge', code, configuration: {}, application: { id: app.id } } });
+    expect(created.status, created.text).toBe(201);
+    const result = await svc(['invoke', 'reactor', 'charge']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({ raw: { charge: 'ch_1' } });
+    expect(result.stderr).toBe(
+      `Error: Tokenize block refused (403): Reactor charge ran, but the tokenize block of its result was refused: its Application reader (private, ${app.id}) ` +
+        'lacks token:create. Grant that to reader, or bind another Application. The raw result is kept in "raw".\n',
+    );
+    const json = await svc(['invoke', 'reactor', 'charge', '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 403, title: 'Tokenize block refused', raw: { charge: 'ch_1' } });
   });
 
   test('an unknown reactor name is an error', async () => {

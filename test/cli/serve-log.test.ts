@@ -251,6 +251,37 @@ describe('the pretty log', () => {
     expect(stdout()).toContain('Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
   });
 
+  test('in memory, the banner offers what works without a credentials file: the URL and keys as env exports', () => {
+    const { log, lines } = logWith('pretty', false, { tty: true });
+    log.started(fakeEmulator({}, { credentialsFile: undefined }), undefined);
+    expect(lines().slice(-4)).toEqual([
+      '  Try, from another shell (nothing is written in memory):',
+      `    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=${MANAGEMENT_KEY} SVC_API_KEY=${PRIVATE_KEY}`,
+      '    svc applications list',
+      '  Stop: Ctrl-C',
+    ]);
+    expect(lines().join('\n')).not.toContain('Try: svc applications list');
+  });
+
+  test('off a terminal, the exports name the keys without printing them', () => {
+    const { log, lines } = logWith('pretty');
+    log.started(fakeEmulator({}, { credentialsFile: undefined }), undefined);
+    expect(lines()).toContain(`    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=<the management key> SVC_API_KEY=<the private key>`);
+    expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
+  });
+
+  test('keys that were given are not repeated in the exports; --data elsewhere says why the CLI here cannot find them', () => {
+    const { log, lines } = logWith('pretty');
+    log.started(fakeEmulator({ generated: {} }, { credentialsFile: '/elsewhere/credentials.json' }), '/elsewhere/data.json');
+    expect(lines().slice(-4)).toEqual([
+      '  Try, from another shell (the CLI run here does not find /elsewhere/credentials.json):',
+      `    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=<the management key you gave> SVC_API_KEY=<the private key you gave>`,
+      '    svc applications list',
+      '  Stop: Ctrl-C',
+    ]);
+    expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
+  });
+
   test('only the generated key is shown, without "saved to" when there is no credentials file', () => {
     const { log, lines } = logWith('pretty', false, { tty: true });
     log.started(fakeEmulator({ generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }), undefined);
@@ -267,7 +298,7 @@ describe('the pretty log', () => {
     expect(lines()).toEqual([
       expect.stringMatching(new RegExp(`^${time} GET /x 200 3ms$`)),
       expect.stringMatching(new RegExp(`^${time} reactor charge 200 12\\.5ms$`)),
-      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms Bad request: amount is required$`)),
+      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms \\[${REQUEST_ID}\\] Bad request: amount is required$`)),
       '    BadRequestError: amount is required',
       '        at module.exports (charge.js:2:9)',
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),

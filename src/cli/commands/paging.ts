@@ -25,5 +25,14 @@ export function pageQuery(options: { page?: string | undefined; size?: string | 
 /** Says on stderr that there is more than this page, and how to get it. */
 export function notePages(output: Output, pagination: Pagination, plural: string): void {
   const { page_number, total_pages, total_items } = pagination;
-  if (total_pages > 1) output.note(`Page ${page_number} of ${total_pages} (${total_items} ${plural}); --page for more.`);
+  if (total_pages > 1 && page_number <= total_pages) {
+    output.note(`Page ${page_number} of ${total_pages} (${total_items} ${plural}); --page for more.`);
+  }
+}
+
+/** What an empty page says (stderr): `none`, or that --page asked for a page past the last one. */
+export function emptyPage(pagination: Pagination, none: string): string {
+  const { page_number, total_pages, total_items } = pagination;
+  if (total_items > 0 && page_number > total_pages) return `Page ${page_number} is past the last page (${total_pages}).`;
+  return none;
 }

@@ -30,6 +30,11 @@ export const serve = defineCommand({
     { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
+  notes: [
+    'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
+    'Application, as --private-key is the private one\'s; --debug puts the stack trace of an unexpected error in its',
+    '500 answer. SVC_MASTER_KEY (the base64 of 32 bytes) seals the store instead of master.key beside the data file.',
+  ],
   examples: ['svc serve', 'svc serve --port 0 --in-memory --log-format json', 'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json'],
   async handler({ options }, { io, globals, flags }) {
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');

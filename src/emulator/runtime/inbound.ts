@@ -41,6 +41,7 @@ function isError(value: unknown): value is SerializedError {
   if (!isObject(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message)) return false;
   if (value.status !== undefined && !isId(value.status)) return false;
   if (value.stack !== undefined && !isString(value.stack)) return false;
+  if (value.location !== undefined && !isString(value.location)) return false;
   if (value.custom === undefined) return true;
   const custom = value.custom;
   return isObject(custom) && (typeof custom.status === 'number' || custom.status === null) && isObject(custom.headers) && Object.values(custom.headers).every(isString);

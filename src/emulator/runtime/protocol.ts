@@ -78,7 +78,7 @@ export interface SerializedError {
   custom?: { status: number; headers: Record<string, string>; body: unknown };
   /** The stack with the sandbox's own frames removed: the user's file and line. */
   stack?: string;
-  /** `file:line:column` of the problem, when known (load errors). */
+  /** `file:line:column` of the problem, when known (a load error, an error the code threw). */
   location?: string;
 }
 

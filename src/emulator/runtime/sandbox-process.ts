@@ -437,6 +437,10 @@ function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError
   // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
   if (error.kind === 'result') return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), { title: 'Invalid result', logs });
   const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
-  const detail = error.status !== undefined ? String(error.message) : `${String(error.name)}: ${String(error.message)}`;
+  // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
+  // platform error's message is the code's answer to its caller, and stays as it was written.
+  const where = error.location === undefined ? '' : `${error.location}: `;
+  const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
+  const detail = error.status !== undefined ? String(error.message) : thrown;
   return new UserCodeError(status, detail, { ...(error.status === undefined && { title: 'User code error' }), userStack: error.stack, logs });
 }

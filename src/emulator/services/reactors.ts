@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
-import { PROBLEM_TYPES } from '../../api/problem.js';
+import { PROBLEM_TYPES, type Problem } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError, notFound, problemOf } from '../errors.js';
@@ -233,7 +233,11 @@ export class ReactorService {
     if (tokenize !== undefined && tokenize !== null) {
       const bound = this.boundApplication(reactor);
       const tokenCtx: TokenContext = bound ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId } : ctx;
-      response.tokens = await this.options.tokens.tokenize(tokenCtx, tokenize);
+      try {
+        response.tokens = await this.options.tokens.tokenize(tokenCtx, tokenize);
+      } catch (error) {
+        throw tokenizeRefused(error, reactor, bound, response.raw);
+      }
     }
     return response;
   }
@@ -247,7 +251,11 @@ export class ReactorService {
       status = 'completed';
     } catch (error) {
       status = 'failed';
-      outcome = { error: problemOf(error) };
+      // A refused tokenize block keeps the raw result the code returned, beside the error.
+      const raw = error instanceof HttpError ? error.extensions?.raw : undefined;
+      // The raw result goes beside the error, not inside it (as the synchronous answer has it).
+      const { raw: _inside, ...problem }: Problem & { raw?: unknown } = problemOf(error);
+      outcome = { ...(raw !== undefined && { raw }), error: problem };
     }
     await this.options.results.finish(record, status, outcome);
   }
@@ -301,6 +309,38 @@ function versionOf(reactor: ReactorRecord): string {
 /** The file name stack traces and load errors show for a reactor. */
 export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
+}
+
+/**
+ * The tokenize block of a result was refused, after the code ran (and perhaps acted: charged a card). The
+ * problem names whose grants refused it (the reactor's own Application, not the caller's key) and keeps the
+ * code's `raw` result as a member of its own: `{ type, title, status, detail, raw, trace_id }`.
+ */
+function tokenizeRefused(
+  error: unknown,
+  reactor: ReactorRecord,
+  bound: ApplicationRecord | undefined,
+  raw: unknown,
+): unknown {
+  if (!(error instanceof HttpError) || error.response) return error;
+  const who = bound
+    ? `its Application ${bound.name} (${bound.type}, ${bound.id})`
+    : 'the calling Application (the reactor has none of its own)';
+  // "This private Application lacks token:create on /pci/high/." -> "its Application backend (...) lacks ..."
+  const lacks = /^This \w+ Application (lacks .*)$/.exec(error.detail)?.[1];
+  const reason = lacks ? `${who} ${lacks}` : `under ${who}: ${error.detail}`;
+  const hint = lacks && bound ? ` Grant that to ${bound.name}, or bind another Application.` : '';
+  const kept = raw === undefined ? '' : ' The raw result is kept in "raw".';
+  // The fields of a refused block, named from the result: `tokenize.card.data`.
+  const under = (field: string) => `tokenize${field && !field.startsWith('[') ? '.' : ''}${field}`;
+  const errors = error.errors && Object.fromEntries(Object.entries(error.errors).map(([field, list]) => [under(field), list]));
+  const detail = `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`;
+  return new HttpError(error.status, detail, {
+    ...(errors && { errors }),
+    title: 'Tokenize block refused',
+    type: PROBLEM_TYPES.tokenizeRefused,
+    ...(raw !== undefined && { extensions: { raw } }),
+  });
 }
 
 /** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */

@@ -808,6 +808,44 @@ describe('POST /reactors/{id}/react', () => {
     expectProblem(await invoke(emu(), reactor.id, { args: { id: plain.id, rethrow: true } }), 403, /token:use/);
   });
 
+  it("a tokenize block its Application may not write: 403 naming that Application (not the caller's key), raw kept", async () => {
+    const bound = await application(emu(), { name: unique('charger'), type: 'private', permissions: ['token:read', 'token:use'] });
+    const code = source('module.exports = async function (req) {', "  return { raw: { charge: 'ch_1', amount: req.args.amount }, tokenize: { card: { type: 'card', data: req.args.card } } };", '};');
+    const reactor = await createReactor(emu(), { name: unique('charge'), code, application: { id: bound.id } });
+    const refused = await invoke(emu(), reactor.id, { args: { amount: 42, card: CARD } });
+    expectProblem(refused, 403);
+    expect(refused.body).toEqual({
+      type: 'urn:svc:problem:tokenize-refused',
+      title: 'Tokenize block refused',
+      status: 403,
+      detail:
+        `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: its Application ${bound.name} (private, ${bound.id}) ` +
+        `lacks token:create. Grant that to ${bound.name}, or bind another Application. The raw result is kept in "raw".`,
+      raw: { charge: 'ch_1', amount: 42 },
+      trace_id: traceId(refused),
+    });
+    // The caller's own key may create tokens: the problem is not about it.
+    expect(refused.body.detail).not.toMatch(/^This private Application/);
+
+    // Asynchronous, the result and the webhook keep raw beside the error.
+    const hook = await receiver();
+    const accepted = await invoke(emu(), reactor.id, { args: { amount: 7, card: CARD }, callback_url: hook.url });
+    expect(accepted.status, accepted.text).toBe(202);
+    const [delivery] = await hook.waitFor(1, 8000);
+    const payload = JSON.parse(delivery!.body);
+    expect(payload).toMatchObject({ status: 'failed', raw: { charge: 'ch_1', amount: 7 }, error: { status: 403, title: 'Tokenize block refused' } });
+    expect(payload.error).not.toHaveProperty('raw');
+  });
+
+  it('a tokenize block with invalid data, in a reactor without an Application: the fields under tokenize, raw kept', async () => {
+    const code = source('module.exports = async function (req) {', "  return { raw: { ok: true }, tokenize: { card: { type: 'card', data: { number: '4242424242424241', expiration_month: 12, expiration_year: 2099 } } } };", '};');
+    const reactor = await createReactor(emu(), { code });
+    const refused = await invoke(emu(), reactor.id);
+    expectProblem(refused, 400, new RegExp(`^Reactor ${reactor.name} ran, but the tokenize block of its result was refused: under the calling Application \\(the reactor has none of its own\\): `));
+    expect(refused.body.raw).toEqual({ ok: true });
+    expect(Object.keys(refused.body.errors)).toEqual([expect.stringMatching(/^tokenize\.card/)]);
+  });
+
   it("applies the invoking request's SVC-TRANSACTION-ID to the tokenize block", async () => {
     const code = source('module.exports = async function (req) {', '  return { raw: { ok: true }, tokenize: { v: req.args.v } };', '};');
     const reactor = await createReactor(emu(), { code });
@@ -889,17 +927,18 @@ describe('errors thrown by reactor code', () => {
     expect(result.body).toEqual({ short: 'stout' });
   });
 
-  it('answers 500 without a stack trace for any other error', async () => {
+  it('answers 500 for any other error with where it was thrown (file:line:column), never a stack trace', async () => {
+    const NULL_LINE = lines.findIndex((line) => line.includes("kind === 'null'")) + 1;
     for (const [kind, detail] of [
-      ['plain', /TypeError: kaput/],
-      ['null', /TypeError: .*property/],
+      ['plain', new RegExp(`^${file}:${PLAIN_LINE}:\\d+: TypeError: kaput$`)],
+      ['null', new RegExp(`^${file}:${NULL_LINE}:\\d+: TypeError: .*property`)],
     ] as const) {
       const result = await invoke(emu(), reactor.id, { args: { kind } });
       expectProblem(result, 500, detail);
       expect(result.text).not.toContain('    at ');
       expect(result.text).not.toMatch(/\bat \S+ \(/);
-      expect(result.text).not.toContain(file);
-      expect(result.text).not.toMatch(/\.(js|ts):\d+/);
+      // One location, the user's own file: no other file and line.
+      expect(result.text.match(/\.(js|ts):\d+/g)).toHaveLength(1);
       expect(result.text).not.toMatch(/(file:\/\/|\/work\/|\/tmp\/|node_modules|node:internal)/);
     }
   });

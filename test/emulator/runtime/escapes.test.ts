@@ -36,7 +36,8 @@ describe('require', () => {
   ])('refuses %s, naming it and listing the allowlist', async (name) => {
     const error = await rejection(run(rt(), `module.exports = async () => require(${JSON.stringify(name)});`));
     expect(error.status).toBe(500);
-    expect(error.detail).toBe(`Error: ${refused(name)}`);
+    // Where the code asked for it: its own line 1, column 30 (the wrapper not counted).
+    expect(error.detail).toBe(`${FILENAME}:1:30: Error: ${refused(name)}`);
     expect(error.userStack).toContain(`${FILENAME}:1:`);
   });
 

@@ -46,6 +46,24 @@ describe('loading', () => {
     expect(error.detail).toBe(`${FILENAME}:1:11: SyntaxError: Unexpected token ';'\nconst x = ;\n          ^`);
   });
 
+  it('gives file:line:column of a strict-mode syntax error (the compartment runs code strict), the columns of line 1 the user’s', async () => {
+    const octal = await rejection(load(rt(), `module.exports = async () => { return 010; };`, 'reactors/charge.js'));
+    expect(octal.status).toBe(422);
+    expect(octal.detail).toBe(
+      'reactors/charge.js:1:39: SyntaxError: Octal literals are not allowed in strict mode.\nmodule.exports = async () => { return 010; };\n                                      ^^^',
+    );
+    const withStatement = await rejection(load(rt(), `// one\nmodule.exports = async (o) => { with (o) { return 1; } };`, 'reactors/charge.js'));
+    expect(withStatement.detail.split('\n')[0]).toBe('reactors/charge.js:2:33: SyntaxError: Strict mode code may not include a with statement');
+  });
+
+  it('gives the user’s column for code that throws on line 1 as it loads, and as it runs', async () => {
+    const loading = await rejection(load(rt(), `const x = 1; null.boom; module.exports = async () => x;`, 'reactors/charge.js'));
+    expect(loading.detail).toBe("reactors/charge.js:1:19: TypeError: Cannot read properties of null (reading 'boom')");
+    const running = await rejection(run(rt(), `module.exports = async () => { throw new Error('one'); };`, {}, { filename: 'reactors/charge.js' }));
+    expect(running.detail).toBe('reactors/charge.js:1:38: Error: one');
+    expect(running.userStack).toContain('(reactors/charge.js:1:38)');
+  });
+
   it('refuses code that throws at the top level, with the location (422)', async () => {
     const error = await rejection(load(rt(), `// one\n\nthrow new RangeError('boom');\nmodule.exports = async () => 1;`, 'reactors/charge.js'));
     expect(error.status).toBe(422);
@@ -349,7 +367,7 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
   it('does not take a status from a look-alike error', async () => {
     const error = await rejection(run(rt(), `module.exports = async () => { const e = new Error('x'); e.name = 'BadRequestError'; e.status = 400; throw e; };`));
     expect(error.status).toBe(500);
-    expect(error.detail).toBe('BadRequestError: x');
+    expect(error.detail).toBe(`${FILENAME}:1:42: BadRequestError: x`);
   });
 
   it('passes a CustomHttpResponseError through in .custom', async () => {
@@ -378,7 +396,8 @@ module.exports = async function (req) {
     const error = await rejection(run(rt(), code, { args: { amount: 11 } }, { filename: 'reactors/charge.js' }));
     expect(error.status).toBe(500);
     expect(error.title).toBe('User code error');
-    expect(error.detail).toBe('TypeError: too much: 11');
+    // Where it was thrown, as a load error says it: the first frame of the user's file.
+    expect(error.detail).toBe('reactors/charge.js:4:23: TypeError: too much: 11');
     const stack = error.userStack!;
     expect(stack.split('\n')[0]).toBe('TypeError: too much: 11');
     expect(stack).toContain('reactors/charge.js:4:');

@@ -2,7 +2,7 @@ import { isUuid } from '../../../api/patterns.js';
 import { UsageError } from '../../errors.js';
 import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
-import { notePages, pageQuery, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions, emptyPage } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -31,7 +31,7 @@ export const list = defineCommand({
           { header: 'RULES', value: (app) => String(app.rules.length) },
           { header: 'EXPIRES', value: (app) => app.expires_at ?? '-' },
         ],
-        'No Applications.',
+        emptyPage(page.pagination, 'No Applications.'),
       );
       notePages(ctx.output, page.pagination, 'Applications');
     });

@@ -1,7 +1,7 @@
 import { JSON_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER, PROXY_KEY_HEADER } from '../../../api/headers.js';
 import { problemFromAnswer } from '../../../api/problem.js';
 import { ApiError } from '../../../client/errors.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, UserError } from '../../errors.js';
 import { readInput } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
@@ -10,6 +10,14 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** What a proxy key looks like (`proxy_<env>_<26 base58>`); anything else is an id or a name. */
 const PROXY_KEY = /^proxy_[a-z]+_[1-9A-HJ-NP-Za-km-z]{26}$/;
+
+/** curl's exit code for `--fail` on an HTTP error, which scripts already test for. */
+const FAIL_EXIT_CODE = 22;
+
+/** The destination answered 4xx or 5xx, and `--fail` asked for that to be an error. */
+class DestinationFailed extends UserError {
+  override readonly exitCode = FAIL_EXIT_CODE;
+}
 
 /** `-H 'Name: value'` into a header pair. */
 function parseHeader(line: string): [string, string] {
@@ -29,8 +37,15 @@ export const proxy = defineCommand({
     { flags: '-d, --data <data>', description: 'the body: text, @file or - (stdin); JSON is sent as application/json' },
     { flags: '--no-auth', description: 'send no API key (for proxies that accept anonymous callers)' },
     { flags: '-i, --include', description: 'print the status line and headers before the body' },
+    {
+      flags: '-f, --fail',
+      description: `exit ${FAIL_EXIT_CODE} (as curl does), printing no body, when the destination answers 4xx or 5xx`,
+    },
   ],
-  examples: [`svc invoke proxy stripe -X POST --path /v1/charges -d '{"card":"{{ 5f0e... }}"}' -i`],
+  examples: [
+    `svc invoke proxy stripe -X POST --path /v1/charges -d '{"card":"{{ 5f0e... }}"}' -i`,
+    'svc invoke proxy stripe --path /v1/charges/ch_1 --fail --json | jq .body',
+  ],
   async handler({ args, options }, ctx) {
     const method = (options.request ?? (options.data !== undefined ? 'POST' : 'GET')).toUpperCase();
     if (!METHODS.includes(method)) throw new UsageError(`-X must be one of ${METHODS.join(', ')}, not ${method}.`);
@@ -57,14 +72,18 @@ export const proxy = defineCommand({
       const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;
       throw new ApiError(response.status, problemFromAnswer(response.status, problem, response.text));
     }
+    const statusLine = `${response.status} ${response.statusText}`.trim();
+    if (options.fail && response.status >= 400) {
+      throw new DestinationFailed(`The destination answered ${statusLine} (--fail).`);
+    }
     const result = { status: response.status, headers: response.headers, body: parseMaybeJson(response.text) };
     await ctx.output.result(result, () => {
       if (options.include) {
-        ctx.output.line(`HTTP ${response.status}`);
+        ctx.output.line(`HTTP/${response.httpVersion} ${statusLine}`);
         for (const [name, value] of Object.entries(response.headers)) ctx.output.line(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
         ctx.output.line();
       } else {
-        ctx.output.note(`Destination answered ${response.status}.`);
+        ctx.output.note(`Destination answered ${statusLine}.`);
       }
       ctx.io.stdout.write(response.text.endsWith('\n') || response.text === '' ? response.text : `${response.text}\n`);
     });

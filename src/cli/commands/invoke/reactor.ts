@@ -1,5 +1,7 @@
 import { invokeReactorSchema } from '../../../api/schemas.js';
+import type { Problem } from '../../../api/problem.js';
 import type { InvokeReactorBody } from '../../../api/types.js';
+import { ApiError } from '../../../client/errors.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
 import { UsageError } from '../../errors.js';
 import { intOption, readInput, parseJson, urlOption } from '../../input.js';
@@ -37,7 +39,13 @@ export const reactor = defineCommand({
     }
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
-    const response = await client.reactors.invoke(id, body, options.transaction);
+    const response = await client.reactors.invoke(id, body, options.transaction).catch((error: unknown) => {
+      // The code ran but its result was refused (a tokenize block its Application may not write): the raw
+      // result it returned is printed as a success would print it, then the error (in the problem with --json).
+      const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
+      if (raw !== undefined && !ctx.output.json) ctx.output.line(JSON.stringify({ raw }, null, 2));
+      throw error;
+    });
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
       if ('status' in response && response.status === 'pending') {

@@ -5,7 +5,8 @@ import { defineCommand } from '../../registry.js';
 import { urlOption } from '../../input.js';
 import { applicationFlag } from '../applications/shared.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
-import { proxyOptions, showProxy, transformCode } from './shared.js';
+import { proxyOptions, showProxy, transformCode, sentTransforms } from './shared.js';
+import { withCodePaths } from '../../code-paths.js';
 
 export const create = defineCommand({
   name: 'create',
@@ -32,7 +33,7 @@ export const create = defineCommand({
       applicationId,
       requireAuth: options.requireAuth,
     });
-    const proxy = await client.proxies.create(body);
+    const proxy = await withCodePaths(sentTransforms(options), () => client.proxies.create(body));
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
 });

@@ -1,5 +1,5 @@
 import { defineCommand } from '../../registry.js';
-import { notePages, pageQuery, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions, emptyPage } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -22,7 +22,7 @@ export const list = defineCommand({
           { header: 'AUTH', value: (proxy) => (proxy.require_auth ? 'required' : 'anonymous') },
           { header: 'TRANSFORMS', value: (proxy) => [proxy.request_transform && 'request', proxy.response_transform && 'response'].filter(Boolean).join(',') || '-' },
         ],
-        'No proxies.',
+        emptyPage(page.pagination, 'No proxies.'),
       );
       notePages(ctx.output, page.pagination, 'proxies');
     });

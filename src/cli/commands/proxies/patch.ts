@@ -6,7 +6,8 @@ import { UsageError } from '../../errors.js';
 import { urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { noTransforms, proxyArg, proxyOptions, transformCode } from './shared.js';
+import { withCodePaths } from '../../code-paths.js';
+import { noTransforms, proxyArg, proxyOptions, sentTransforms, transformCode } from './shared.js';
 
 export const patch = defineCommand({
   name: 'patch',
@@ -30,7 +31,7 @@ export const patch = defineCommand({
       requireAuth: options.requireAuth,
     });
     if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass a field to change (see --help).');
-    await client.proxies.patch(id, patch);
+    await withCodePaths(sentTransforms(options), () => client.proxies.patch(id, patch));
     await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched proxy ${id} (${Object.keys(patch).join(', ')}).`));
   },
 });

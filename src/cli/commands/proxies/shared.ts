@@ -1,6 +1,7 @@
 import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Proxy } from '../../../api/types.js';
 import { readCodeFile } from '../../../resources/files.js';
+import { sentTransform, type SentCode } from '../../code-paths.js';
 import type { IO } from '../../io.js';
 import type { Output } from '../../output.js';
 
@@ -22,6 +23,14 @@ export const proxyOptions = [
 export async function transformCode(value: string | false | undefined, io: IO): Promise<string | null | undefined> {
   if (value === undefined) return undefined;
   return value === false ? null : readCodeFile(value, io.cwd);
+}
+
+/** The transform files the flags name, so that a transform that does not load is named by its local path. */
+export function sentTransforms(options: {
+  requestTransform?: string | false;
+  responseTransform?: string | false;
+}): (SentCode | undefined)[] {
+  return [sentTransform(options.requestTransform, 'request'), sentTransform(options.responseTransform, 'response')];
 }
 
 export async function showProxy(output: Output, proxy: Proxy): Promise<void> {

@@ -4,7 +4,8 @@ import { updateProxyBody } from '../../../resources/proxies.js';
 import { urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { noTransforms, proxyArg, proxyOptions, showProxy, transformCode } from './shared.js';
+import { withCodePaths } from '../../code-paths.js';
+import { noTransforms, proxyArg, proxyOptions, sentTransforms, showProxy, transformCode } from './shared.js';
 
 export const update = defineCommand({
   name: 'update',
@@ -20,18 +21,16 @@ export const update = defineCommand({
     const requestTransform = await transformCode(options.requestTransform, ctx.io);
     const responseTransform = await transformCode(options.responseTransform, ctx.io);
     const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
-    const proxy = await client.proxies.update(
-      id,
-      updateProxyBody(current, {
-        name: options.name,
-        destinationUrl,
-        requestTransform,
-        responseTransform,
-        configuration,
-        applicationId,
-        requireAuth: options.requireAuth,
-      }),
-    );
+    const body = updateProxyBody(current, {
+      name: options.name,
+      destinationUrl,
+      requestTransform,
+      responseTransform,
+      configuration,
+      applicationId,
+      requireAuth: options.requireAuth,
+    });
+    const proxy = await withCodePaths(sentTransforms(options), () => client.proxies.update(id, body));
     await ctx.output.result(proxy, () => showProxy(ctx.output, proxy));
   },
 });

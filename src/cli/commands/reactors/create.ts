@@ -1,5 +1,6 @@
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { createReactorBody } from '../../../resources/reactors.js';
+import { sentReactor, withCodePaths } from '../../code-paths.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
@@ -19,7 +20,7 @@ export const create = defineCommand({
     await refuseDuplicate(client, 'reactor', options.name, options.allowDuplicate);
     const applicationId = await applicationFlag(client, options.application);
     const body = createReactorBody({ name: options.name, code, configuration, applicationId });
-    const reactor = await client.reactors.create(body);
+    const reactor = await withCodePaths([sentReactor(options.code)], () => client.reactors.create(body));
     await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
   },
 });

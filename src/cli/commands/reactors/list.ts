@@ -1,5 +1,5 @@
 import { defineCommand } from '../../registry.js';
-import { notePages, pageQuery, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions, emptyPage } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -21,7 +21,7 @@ export const list = defineCommand({
           { header: 'APPLICATION', value: (reactor) => reactor.application?.name ?? '-' },
           { header: 'MODIFIED', value: (reactor) => reactor.modified_at },
         ],
-        'No reactors.',
+        emptyPage(page.pagination, 'No reactors.'),
       );
       notePages(ctx.output, page.pagination, 'reactors');
     });

@@ -2,6 +2,7 @@ import { configurationPatch } from '../../../resources/configuration.js';
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
 import { patchReactorBody } from '../../../resources/reactors.js';
+import { sentReactor, withCodePaths } from '../../code-paths.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
@@ -26,7 +27,7 @@ export const patch = defineCommand({
     const configuration = configurationPatch(set, options.unset);
     const patch = patchReactorBody({ name: options.name, code, configuration, applicationId });
     if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
-    await client.reactors.patch(id, patch);
+    await withCodePaths([sentReactor(options.code)], () => client.reactors.patch(id, patch));
     await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`));
   },
 });

@@ -1,6 +1,7 @@
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
 import { updateReactorBody } from '../../../resources/reactors.js';
+import { sentReactor, withCodePaths } from '../../code-paths.js';
 import { UsageError } from '../../errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
@@ -20,7 +21,7 @@ export const update = defineCommand({
     const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
     const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
     const body = updateReactorBody(current, { name: options.name, code, configuration, applicationId });
-    const reactor = await client.reactors.update(id, body);
+    const reactor = await withCodePaths([sentReactor(options.code)], () => client.reactors.update(id, body));
     await ctx.output.result(reactor, () => showReactor(ctx.output, reactor));
   },
 });

@@ -1,7 +1,7 @@
 import { TOKEN_TYPES } from '../../../api/types.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from './shared.js';
-import { notePages, pageQuery, pagingOptions } from '../paging.js';
+import { notePages, pageQuery, pagingOptions, emptyPage } from '../paging.js';
 
 export const list = defineCommand({
   name: 'list',
@@ -27,7 +27,7 @@ export const list = defineCommand({
           { header: 'DATA', value: (token) => ('data' in token ? JSON.stringify(token.data) : '(redacted)') },
           { header: 'CREATED', value: (token) => token.created_at },
         ],
-        'No tokens.',
+        emptyPage(page.pagination, 'No tokens.'),
       );
       notePages(ctx.output, page.pagination, 'tokens');
     });
