@@ -36,7 +36,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** Single files a file may import beyond its area's, each with its reason. */
 const EXCEPTIONS: Record<string, readonly string[]> = {
   // UserCodeError is an HttpError (answered by the HTTP layer like any other) of a problem type.
-  'emulator/runtime/errors.ts': ['emulator/errors.ts', 'api/problem.ts'],
+  'emulator/runtime/user-code-error.ts': ['emulator/errors.ts', 'api/problem.ts'],
 };
 
 /** Packages `api` and `lib` may import: none (node: builtins only), so that every side can use them. */
