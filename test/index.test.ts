@@ -8,7 +8,9 @@ describe('the library entry', () => {
       const { url } = await emulator.ready;
       const client = new ApiClient({ baseUrl: url, managementKey: 'library-management-key-1' });
       expect((await client.applications.self()).type).toBe('management');
-      const refused = await client.applications.get('00000000-0000-4000-8000-000000000000').catch((error: unknown) => error);
+      const refused = await client.applications
+        .get('00000000-0000-4000-8000-000000000000')
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ApiError);
       expect((refused as ApiError).type).toBe(PROBLEM_TYPES.notFound);
     } finally {

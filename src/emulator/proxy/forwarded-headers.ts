@@ -36,7 +36,15 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /** Hop-by-hop headers of a response: they describe one connection, not the message. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /**
  * The caller's headers to forward, names in the caller's own case (from Node's rawHeaders);
@@ -76,10 +84,19 @@ export function transformHeaders(headers: unknown, owner: string): Record<string
  * The destination's response headers to pass back, without hop-by-hop ones, and without a trace
  * id of its own: SVC-TRACE-ID on an answer is always the emulator's.
  */
-export function responseHeaders(headers: Record<string, string | string[] | undefined>, keepLength: boolean): Record<string, string | string[]> {
+export function responseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  keepLength: boolean,
+): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === TRACE_HEADER || (!keepLength && name === 'content-length')) continue;
+    if (
+      value === undefined ||
+      HOP_BY_HOP.has(name) ||
+      name === TRACE_HEADER ||
+      (!keepLength && name === 'content-length')
+    )
+      continue;
     result[name] = value;
   }
   return result;
@@ -92,5 +109,7 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 /** Bodies that are bytes, not text: never searched for expressions. */
 export function isBinaryContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
-  return /^(application\/(octet-stream|pdf|zip|gzip|x-protobuf|protobuf)|image\/|audio\/|video\/|font\/)/i.test(contentType.trim());
+  return /^(application\/(octet-stream|pdf|zip|gzip|x-protobuf|protobuf)|image\/|audio\/|video\/|font\/)/i.test(
+    contentType.trim(),
+  );
 }

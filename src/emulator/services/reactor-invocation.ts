@@ -45,28 +45,42 @@ export class ReactorInvocations {
    * `args` are detokenized (per-container token:use, at most 100 tokens) and checked, the code runs
    * with `{ args, configuration, svc }`; 200 with the response, or 202 at once when asynchronous.
    */
-  async invoke(ctx: TokenContext, reactor: ReactorRecord, body: InvokeReactorBody, requestId: string): Promise<{ status: 200 | 202; body: unknown }> {
+  async invoke(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    body: InvokeReactorBody,
+    requestId: string,
+  ): Promise<{ status: 200 | 202; body: unknown }> {
     const asynchronous = body.callback_url != null;
     if ((body.callback_url != null || body.timeout_ms != null) && this.deps.tier !== 'enterprise') {
       throw enterpriseOnly('Asynchronous invocation (callback_url, timeout_ms)');
     }
     if (body.timeout_ms != null && !asynchronous) {
-      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { errors: { timeout_ms: ['needs callback_url'] } });
+      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', {
+        errors: { timeout_ms: ['needs callback_url'] },
+      });
     }
     const args = this.deps.tokens.detokenize(ctx, body.args ?? {}, DETOKENIZE_LIMIT);
     // Checked after detokenization: the code gets an object, within the payload limit.
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      throw new HttpError(400, 'args must be a JSON object once detokenized.', { errors: { args: ['must be an object'] } });
+      throw new HttpError(400, 'args must be a JSON object once detokenized.', {
+        errors: { args: ['must be an object'] },
+      });
     }
     if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
       throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
     }
     const instance = await this.deps.instanceOf(reactor);
     if (!asynchronous) {
-      return { status: 200, body: await this.run(ctx, reactor, instance, args, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId) };
+      return {
+        status: 200,
+        body: await this.run(ctx, reactor, instance, args, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId),
+      };
     }
     const record = await this.deps.results.open(ctx.caller.tenantId, reactor.id, body.callback_url!);
-    this.deps.results.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
+    this.deps.results.track(
+      this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record),
+    );
     return { status: 202, body: { id: record.id, status: 'pending' } };
   }
 
@@ -80,7 +94,14 @@ export class ReactorInvocations {
     return result;
   }
 
-  private async run(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, requestId: string): Promise<ReactorResponse> {
+  private async run(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    instance: Instance,
+    args: unknown,
+    timeoutMs: number,
+    requestId: string,
+  ): Promise<ReactorResponse> {
     const started = performance.now();
     const report = (status: number, error?: HttpError, stack?: string) =>
       this.deps.emit({
@@ -96,44 +117,72 @@ export class ReactorInvocations {
       });
     try {
       const bound = this.deps.boundApplication(reactor);
-      const svc = bound ? svcHandler(this.deps.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId) : null;
-      const { value } = await instance.invoke({ args, configuration: this.deps.configurationOf(reactor) }, { timeoutMs, requestId, svc });
+      const svc = bound
+        ? svcHandler(this.deps.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId)
+        : null;
+      const { value } = await instance.invoke(
+        { args, configuration: this.deps.configurationOf(reactor) },
+        { timeoutMs, requestId, svc },
+      );
       const response = await this.shape(ctx, reactor, value);
       report(200);
       return response;
     } catch (thrown) {
       const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
+      report(
+        error instanceof HttpError ? error.status : 500,
+        error instanceof HttpError ? error : undefined,
+        (thrown as { userStack?: string }).userStack,
+      );
       throw error;
     }
   }
 
-  /** `{ raw, tokenize }` -> `{ raw, tokens }`: the tokenize block as POST /tokenize would, in the caller's transaction. */
+  /**
+   * `{ raw, tokenize }` -> `{ raw, tokens }`: the tokenize block as POST /tokenize would, in the
+   * caller's transaction.
+   */
   private async shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): Promise<ReactorResponse> {
     if (value === null) return {};
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, {
-        title: 'Invalid reactor result',
-        type: PROBLEM_TYPES.userCode,
-      });
+      throw new HttpError(
+        500,
+        `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`,
+        {
+          title: 'Invalid reactor result',
+          type: PROBLEM_TYPES.userCode,
+        },
+      );
     }
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
     // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
     if (exceedsDepth(raw, MAX_DEPTH)) {
-      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, { title: 'Invalid reactor result', type: PROBLEM_TYPES.userCode });
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, {
+        title: 'Invalid reactor result',
+        type: PROBLEM_TYPES.userCode,
+      });
     }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
     if (tokenize !== undefined && tokenize !== null) {
       const bound = this.deps.boundApplication(reactor);
-      const tokenCtx: TokenContext = bound ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId } : ctx;
+      const tokenCtx: TokenContext = bound
+        ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId }
+        : ctx;
       response.tokens = await this.deps.tokens.tokenize(tokenCtx, tokenize);
     }
     return response;
   }
 
   /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
-  private async runAsync(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, record: ReactorResultRecord): Promise<void> {
+  private async runAsync(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    instance: Instance,
+    args: unknown,
+    timeoutMs: number,
+    record: ReactorResultRecord,
+  ): Promise<void> {
     let status: 'completed' | 'failed';
     let outcome: Outcome;
     try {

@@ -10,7 +10,9 @@ describe('forwardedQuery', () => {
   });
 
   it('removes every svc-proxy-key parameter (also percent-encoded names) and returns the first one, decoded', () => {
-    const { query, proxyKey } = forwardedQuery('/proxy?svc-proxy-key=k%2B1&x=1&svc%2Dproxy%2Dkey=k2&svc-proxy-key=k3&y=2');
+    const { query, proxyKey } = forwardedQuery(
+      '/proxy?svc-proxy-key=k%2B1&x=1&svc%2Dproxy%2Dkey=k2&svc-proxy-key=k3&y=2',
+    );
     expect(query).toBe('?x=1&y=2');
     expect(proxyKey).toBe('k+1');
   });
@@ -28,7 +30,10 @@ describe('forwardedQuery', () => {
   });
 
   it('decodes a key sent with + for spaces and survives malformed escapes', () => {
-    expect(forwardedQuery('/proxy?bad=%E0%A4%A&svc-proxy-key=a+b')).toEqual({ query: '?bad=%E0%A4%A', proxyKey: 'a b' });
+    expect(forwardedQuery('/proxy?bad=%E0%A4%A&svc-proxy-key=a+b')).toEqual({
+      query: '?bad=%E0%A4%A',
+      proxyKey: 'a b',
+    });
     expect(forwardedQuery('/proxy?svc-proxy-key=%E0%A4%A&x=1')).toEqual({ query: '?x=1', proxyKey: '%E0%A4%A' });
   });
 });
@@ -61,21 +66,52 @@ describe('destinationUrl', () => {
   });
 
   it("puts the destination's own query before the caller's", () => {
-    expect(destinationUrl('http://h.test/base?api=1&v=2', '/x', '?q=%20a&r').href).toBe('http://h.test/base/x?api=1&v=2&q=%20a&r');
+    expect(destinationUrl('http://h.test/base?api=1&v=2', '/x', '?q=%20a&r').href).toBe(
+      'http://h.test/base/x?api=1&v=2&q=%20a&r',
+    );
     expect(destinationUrl('http://h.test/base', '', '?q=1').href).toBe('http://h.test/base?q=1');
     expect(destinationUrl('http://h.test/base?api=1', '', '').href).toBe('http://h.test/base?api=1');
   });
 });
 
 describe('unsafePath', () => {
-  it.each(['/..', '/a/../b', '/.', '/%2e%2E', '/.%2e/x', '/..%2fx', '/a%2f..%2fb', '/..;/x', '/%2e%2e;x=1/y', '//host', '/a//b', '/\\h', '/%5ch', '/a%5C', '/%252e%252e', '/%25252e%25252e', '/%2525252e%2525252e', '/a%00', '/a%0a', '/a\u0000'])(
-    '%s is unsafe',
-    (suffix) => expect(unsafePath(suffix)).toEqual(expect.any(String)),
-  );
+  it.each([
+    '/..',
+    '/a/../b',
+    '/.',
+    '/%2e%2E',
+    '/.%2e/x',
+    '/..%2fx',
+    '/a%2f..%2fb',
+    '/..;/x',
+    '/%2e%2e;x=1/y',
+    '//host',
+    '/a//b',
+    '/\\h',
+    '/%5ch',
+    '/a%5C',
+    '/%252e%252e',
+    '/%25252e%25252e',
+    '/%2525252e%2525252e',
+    '/a%00',
+    '/a%0a',
+    '/a\u0000',
+  ])('%s is unsafe', (suffix) => expect(unsafePath(suffix)).toEqual(expect.any(String)));
 
-  it.each(['/', '/a', '/a/', '/a/b%20c', '/@host', '/a%2fb', '/.well-known/x', '/a..b/...', '/..a', '/100%25', '/%zz', '/a;b=1'])('%s is safe', (suffix) =>
-    expect(unsafePath(suffix)).toBeUndefined(),
-  );
+  it.each([
+    '/',
+    '/a',
+    '/a/',
+    '/a/b%20c',
+    '/@host',
+    '/a%2fb',
+    '/.well-known/x',
+    '/a..b/...',
+    '/..a',
+    '/100%25',
+    '/%zz',
+    '/a;b=1',
+  ])('%s is safe', (suffix) => expect(unsafePath(suffix)).toBeUndefined());
 
   it('is checked by destinationUrl (400), which never leaves the base path', () => {
     expect(() => destinationUrl('http://h.test/base', '/../x', '')).toThrow(HttpError);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../../src/emulator/errors.js';
-import { forwardableHeaders, isJsonContentType, responseHeaders, transformHeaders } from '../../../src/emulator/proxy/forwarded-headers.js';
+import {
+  forwardableHeaders,
+  isJsonContentType,
+  responseHeaders,
+  transformHeaders,
+} from '../../../src/emulator/proxy/forwarded-headers.js';
 
 const OWNER = 'The request transform of proxy p';
 
@@ -9,13 +14,29 @@ const raw = (...pairs: [string, string][]) => pairs.flat();
 
 describe('forwardableHeaders', () => {
   it("keeps the caller's names in the caller's own case, with their values", () => {
-    const headers = forwardableHeaders(raw(['X-Custom-ID', 'a1'], ['authorization', 'Bearer t'], ['Content-Type', 'application/json'], ['x_under', 'u']));
-    expect(headers).toEqual({ 'X-Custom-ID': 'a1', authorization: 'Bearer t', 'Content-Type': 'application/json', x_under: 'u' });
+    const headers = forwardableHeaders(
+      raw(['X-Custom-ID', 'a1'], ['authorization', 'Bearer t'], ['Content-Type', 'application/json'], ['x_under', 'u']),
+    );
+    expect(headers).toEqual({
+      'X-Custom-ID': 'a1',
+      authorization: 'Bearer t',
+      'Content-Type': 'application/json',
+      x_under: 'u',
+    });
   });
 
   it('drops names with other characters than alphanumerics, hyphen and underscore', () => {
     const headers = forwardableHeaders(
-      raw(['X.Dot', '1'], ['X Space', '2'], ['X:Colon', '3'], ['X/Slash', '4'], ['Ünicode', '5'], ['X+Plus', '6'], ['', '7'], ['Ok-Name_2', '8']),
+      raw(
+        ['X.Dot', '1'],
+        ['X Space', '2'],
+        ['X:Colon', '3'],
+        ['X/Slash', '4'],
+        ['Ünicode', '5'],
+        ['X+Plus', '6'],
+        ['', '7'],
+        ['Ok-Name_2', '8'],
+      ),
     );
     expect(headers).toEqual({ 'Ok-Name_2': '8' });
   });
@@ -38,7 +59,9 @@ describe('forwardableHeaders', () => {
   });
 
   it('joins a repeated header under the case of its first occurrence', () => {
-    const headers = forwardableHeaders(raw(['X-Multi', 'one'], ['Accept', 'text/plain'], ['x-multi', 'two'], ['X-MULTI', 'three']));
+    const headers = forwardableHeaders(
+      raw(['X-Multi', 'one'], ['Accept', 'text/plain'], ['x-multi', 'two'], ['X-MULTI', 'three']),
+    );
     expect(headers).toEqual({ 'X-Multi': 'one, two, three', Accept: 'text/plain' });
   });
 
@@ -71,13 +94,28 @@ describe('responseHeaders', () => {
   });
 
   it('drops content-length when the body will be rewritten', () => {
-    expect(responseHeaders(destination, false)).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'], 'x-custom': 'yes' });
+    expect(responseHeaders(destination, false)).toEqual({
+      'content-type': 'application/json',
+      'set-cookie': ['a=1', 'b=2'],
+      'x-custom': 'yes',
+    });
   });
 });
 
 describe('transformHeaders', () => {
   it('keeps what a transform returned, names a caller could not send included, values as strings', () => {
-    expect(transformHeaders({ 'X.Signed': 'sig', 'X-Count': 3, 'X-List': ['a', 'b'], Authorization: 'Bearer x', 'svc-transaction-id': 't1' }, OWNER)).toEqual({
+    expect(
+      transformHeaders(
+        {
+          'X.Signed': 'sig',
+          'X-Count': 3,
+          'X-List': ['a', 'b'],
+          Authorization: 'Bearer x',
+          'svc-transaction-id': 't1',
+        },
+        OWNER,
+      ),
+    ).toEqual({
       'X.Signed': 'sig',
       'X-Count': '3',
       'X-List': 'a, b',
@@ -132,14 +170,23 @@ describe('transformHeaders', () => {
 });
 
 describe('isJsonContentType', () => {
-  it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/vnd.api+json', 'application/problem+json; charset=utf-8', '  application/json'])(
-    '%s is JSON',
-    (type) => expect(isJsonContentType(type)).toBe(true),
-  );
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON',
+    'application/vnd.api+json',
+    'application/problem+json; charset=utf-8',
+    '  application/json',
+  ])('%s is JSON', (type) => expect(isJsonContentType(type)).toBe(true));
 
-  it.each(['text/plain', 'text/json', 'application/jsonp', 'application/x-www-form-urlencoded', 'multipart/form-data', ''])('%s is not JSON', (type) =>
-    expect(isJsonContentType(type)).toBe(false),
-  );
+  it.each([
+    'text/plain',
+    'text/json',
+    'application/jsonp',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data',
+    '',
+  ])('%s is not JSON', (type) => expect(isJsonContentType(type)).toBe(false));
 
   it('no Content-Type is not JSON', () => {
     expect(isJsonContentType(undefined)).toBe(false);
