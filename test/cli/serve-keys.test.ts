@@ -44,7 +44,11 @@ async function serveUntil(
   }
 }
 
-const lines = (result: CliResult) => result.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const lines = (result: CliResult) =>
+  result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('svc serve never loses the keys of its tenant', () => {
   test('a first start on a port in use fails having written no tenant; the next start shows and saves the keys', async () => {
@@ -70,18 +74,30 @@ describe('svc serve never loses the keys of its tenant', () => {
     const lost = await serveUntil(cwd, [], (credentials) => credentials.url !== undefined);
     // The warnings of the start come after the line that says where it listens, which is always first.
     expect(lines(lost)[0]).toMatchObject({ event: 'listening' });
-    const warnings = lines(lost).filter((line) => line.event === 'warning').map((line) => String(line.message));
+    const warnings = lines(lost)
+      .filter((line) => line.event === 'warning')
+      .map((line) => String(line.message));
     // The emulator names its options; svc serve says them as its flags.
     expect(warnings).toEqual([
-      expect.stringMatching(/^The key of the bootstrap management Application .* start with --management-key set to a key of your choice/),
-      expect.stringMatching(/^The key of the bootstrap private Application .* start with --private-key set to a key of your choice/),
+      expect.stringMatching(
+        /^The key of the bootstrap management Application .* start with --management-key set to a key of your choice/,
+      ),
+      expect.stringMatching(
+        /^The key of the bootstrap private Application .* start with --private-key set to a key of your choice/,
+      ),
     ]);
 
     const key = 'recovered-management-key-1';
-    const recovered = await serveUntil(cwd, ['--management-key', key], (credentials) => credentials.management_key === key);
-    expect(lines(recovered).filter((line) => line.event === 'warning').map((line) => String(line.message))).toEqual([
-      expect.stringMatching(/bootstrap private Application/),
-    ]);
+    const recovered = await serveUntil(
+      cwd,
+      ['--management-key', key],
+      (credentials) => credentials.management_key === key,
+    );
+    expect(
+      lines(recovered)
+        .filter((line) => line.event === 'warning')
+        .map((line) => String(line.message)),
+    ).toEqual([expect.stringMatching(/bootstrap private Application/)]);
     const running = await startEmulator({ dir: cwd });
     expect((await http(`${running.url}/applications`, 'GET', { key })).status).toBe(200);
   });
@@ -97,13 +113,29 @@ describe('the JSON log of svc serve', () => {
       [],
       (credentials) => credentials.management_key !== undefined,
       async ({ url, management_key: managementKey, private_key: privateKey }) => {
-        const call = (method: string, route: string, key: string | undefined, body?: unknown) => http(`${url}${route}`, method, { key: key ?? null, body });
-        secrets.push(managementKey!, privateKey!, (await call('GET', '/_emulator/webhook-secret', managementKey)).body.secret);
+        const call = (method: string, route: string, key: string | undefined, body?: unknown) =>
+          http(`${url}${route}`, method, { key: key ?? null, body });
+        secrets.push(
+          managementKey!,
+          privateKey!,
+          (await call('GET', '/_emulator/webhook-secret', managementKey)).body.secret,
+        );
         // Requests, an Application made (its key too), a reactor run that logs and delivers a webhook, a failure.
-        secrets.push((await call('POST', '/applications', managementKey, { name: 'made', type: 'private', permissions: ['token:use'] })).body.key);
+        secrets.push(
+          (
+            await call('POST', '/applications', managementKey, {
+              name: 'made',
+              type: 'private',
+              permissions: ['token:use'],
+            })
+          ).body.key,
+        );
         const code = "module.exports = async () => { console.log('hello'); return { raw: 1 }; };";
-        const reactor = (await call('POST', '/reactors', managementKey, { name: 'talks', code, configuration: {} })).body;
-        expect((await call('POST', `/reactors/${reactor.id}/react`, privateKey, { callback_url: receiver.url })).status).toBe(202);
+        const reactor = (await call('POST', '/reactors', managementKey, { name: 'talks', code, configuration: {} }))
+          .body;
+        expect(
+          (await call('POST', `/reactors/${reactor.id}/react`, privateKey, { callback_url: receiver.url })).status,
+        ).toBe(202);
         await receiver.waitFor(1);
         expect((await call('GET', '/applications', 'key_local_mgt_not_a_key_at_all')).status).toBe(401);
       },
@@ -111,19 +143,39 @@ describe('the JSON log of svc serve', () => {
     expect(served.code).toBe(0);
     expect(secrets.every((secret) => typeof secret === 'string' && secret.length > 15)).toBe(true);
     const all = lines(served);
-    expect(all.map((line) => line.event)).toEqual(expect.arrayContaining(['listening', 'ready', 'request', 'console', 'invocation', 'webhook', 'stopping', 'stopped']));
+    expect(all.map((line) => line.event)).toEqual(
+      expect.arrayContaining([
+        'listening',
+        'ready',
+        'request',
+        'console',
+        'invocation',
+        'webhook',
+        'stopping',
+        'stopped',
+      ]),
+    );
     for (const line of served.stdout.trim().split('\n')) {
       for (const secret of secrets) expect(line).not.toContain(secret);
       expect(JSON.parse(line).time, line).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     }
     // The keys are where the log says: in the 0600 credentials file.
-    expect(all.find((line) => line.event === 'ready')).toMatchObject({ generated_keys: ['management', 'private'], credentials_file: path.join(cwd, '.svc', 'credentials.json') });
+    expect(all.find((line) => line.event === 'ready')).toMatchObject({
+      generated_keys: ['management', 'private'],
+      credentials_file: path.join(cwd, '.svc', 'credentials.json'),
+    });
   });
 
   test('keys given by env are not repeated either', async () => {
     const cwd = await tempDir();
     const env = { SVC_MANAGEMENT_KEY: 'given-management-key-01', SVC_PRIVATE_KEY: 'given-private-key-0001' };
-    const served = await serveUntil(cwd, [], (credentials) => credentials.management_key === env.SVC_MANAGEMENT_KEY, async () => {}, env);
+    const served = await serveUntil(
+      cwd,
+      [],
+      (credentials) => credentials.management_key === env.SVC_MANAGEMENT_KEY,
+      async () => {},
+      env,
+    );
     expect(served.code).toBe(0);
     for (const key of Object.values(env)) expect(served.stdout).not.toContain(key);
     expect(lines(served).find((line) => line.event === 'ready')).toMatchObject({ generated_keys: [] });

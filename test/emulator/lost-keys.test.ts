@@ -17,7 +17,8 @@ async function takenPort(): Promise<number> {
   return (server.address() as { port: number }).port;
 }
 
-const credentialsOf = async (dir: string) => JSON.parse(await readFile(path.join(dir, '.svc', 'credentials.json'), 'utf8')) as Record<string, string>;
+const credentialsOf = async (dir: string) =>
+  JSON.parse(await readFile(path.join(dir, '.svc', 'credentials.json'), 'utf8')) as Record<string, string>;
 
 describe('keys of the bootstrap tenant are never lost', () => {
   it('a first start on a port in use writes no tenant: the next start creates it, and shows and saves its keys', async () => {
@@ -63,7 +64,11 @@ describe('keys of the bootstrap tenant are never lost', () => {
       const early = await http(`${url}/health`, 'GET');
       expect(early.status).toBe(503);
       expect(early.headers['retry-after']).toBe('1');
-      expect(early.body).toMatchObject({ status: 503, type: PROBLEM_TYPES.unavailable, detail: expect.stringMatching(/starting/) });
+      expect(early.body).toMatchObject({
+        status: 503,
+        type: PROBLEM_TYPES.unavailable,
+        detail: expect.stringMatching(/starting/),
+      });
       release();
       expect((await emulator.ready).url).toBe(url);
       expect((await http(`${url}/health`, 'GET')).status).toBe(200);
@@ -80,18 +85,28 @@ describe('keys of the bootstrap tenant are never lost', () => {
     await unlink(path.join(first.dir, '.svc', 'credentials.json'));
 
     const lost = await startEmulator({ dir: first.dir });
-    const warnings = lost.events.filter((event) => event.type === 'warning').map((event) => (event as { message: string }).message);
+    const warnings = lost.events
+      .filter((event) => event.type === 'warning')
+      .map((event) => (event as { message: string }).message);
     expect(warnings).toEqual(
-      expect.arrayContaining([expect.stringMatching(/key of the bootstrap management Application .* options\.managementKey/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/key of the bootstrap management Application .* options\.managementKey/),
+      ]),
     );
-    expect(warnings).toEqual(expect.arrayContaining([expect.stringMatching(/key of the bootstrap private Application .* options\.privateKey/)]));
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/key of the bootstrap private Application .* options\.privateKey/),
+      ]),
+    );
     // The emulator names its option, never a CLI flag.
     for (const message of warnings) expect(message).not.toMatch(/--/);
     await lost.dispose();
 
     // The recovery: a key given for the bootstrap management Application replaces the lost one.
     const recovered = await startEmulator({ dir: first.dir, managementKey: 'recovered-management-key-1' });
-    const warned = recovered.events.filter((event) => event.type === 'warning').map((event) => (event as { message: string }).message);
+    const warned = recovered.events
+      .filter((event) => event.type === 'warning')
+      .map((event) => (event as { message: string }).message);
     expect(warned.filter((message) => message.includes('management Application'))).toEqual([]);
     expect((await recovered.call('GET', '/applications', { key: 'recovered-management-key-1' })).status).toBe(200);
     expect((await recovered.call('GET', '/applications', { key: oldKey })).status).toBe(401);

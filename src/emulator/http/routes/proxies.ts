@@ -10,7 +10,7 @@ import { BODY_LIMIT_BYTES } from '../../../api/limits.js';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
 import type { ProxyPipeline } from '../../proxy/pipeline.js';
-import { forwardedQuery, pathSuffix } from '../../proxy/parts.js';
+import { forwardedQuery, pathSuffix } from '../../proxy/destination.js';
 import type { ProxyService } from '../../services/proxies.js';
 import { callerOf } from '../auth.js';
 import { requireMergePatch } from '../body.js';
