@@ -8,6 +8,8 @@ import type { EmulatorEvent, EmulatorEventInit } from '../../api/events.js';
 import type { EmulatorReady } from '../../emulator/index.js';
 import type { IO } from '../io.js';
 import type { ServeConfig } from '../serve-config.js';
+import { createServeRelay } from '../serve-relay.js';
+import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve-log.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -68,8 +70,12 @@ export const serve = defineCommand({
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
     });
-    emulator.events.subscribe(log.event);
+    // On a terminal (not in CI, not asked for JSON) the dashboard; elsewhere lines.
+    const relay = io.stdout.isTTY === true && options.logFormat !== 'json' && !io.env.CI ? createServeRelay() : undefined;
+    emulator.events.subscribe(relay ? relay.publish : log.event);
+    let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
+      quit = resolve;
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
     });
@@ -79,12 +85,27 @@ export const serve = defineCommand({
     } catch (error) {
       await emulator.dispose();
       // What the start said before it failed (a damaged store, say) is written before the error.
+      relay?.subscribe(log.event);
       log.release();
       log.flush();
       throw userError(error);
     }
+    const watch = options.watch !== false;
+    if (relay) {
+      const { serveWithDashboard } = await import('../serve-dashboard.js');
+      const dispose = () =>
+        emulator.dispose().catch((error: unknown) => {
+          throw userError(error);
+        });
+      const applyConfig =
+        configFile === undefined
+          ? undefined
+          : (onResources: (resources: ServeResource[]) => void) =>
+              startConfig(configFile, started, watch, io, relay.publish, onResources);
+      return serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig });
+    }
     log.started(started, dataFile && path.relative(io.cwd, dataFile));
-    const config = configFile === undefined ? undefined : await startConfig(configFile, started, options.watch !== false, io, log.event);
+    const config = configFile === undefined ? undefined : await startConfig(configFile, started, watch, io, log.event);
     log.stopping(await stop);
     await config?.close();
     await emulator.dispose().catch((error: unknown) => {
@@ -104,6 +125,7 @@ async function startConfig(
   watch: boolean,
   io: IO,
   report: (event: EmulatorEvent) => void,
+  onResources?: (resources: ServeResource[]) => void,
 ): Promise<ServeConfig | undefined> {
   const [{ startServeConfig }, { readCredentials }] = await Promise.all([import('../serve-config.js'), import('../credentials-file.js')]);
   const saved = started.credentialsFile === undefined ? undefined : await readCredentials(started.credentialsFile).catch(() => undefined);
@@ -113,5 +135,5 @@ async function startConfig(
     return undefined;
   }
   const stamp = (event: EmulatorEventInit) => report({ time: new Date().toISOString(), ...event } as EmulatorEvent);
-  return startServeConfig({ file, cwd: io.cwd, env: io.env, url: started.url, managementKey, watch, report: stamp });
+  return startServeConfig({ file, cwd: io.cwd, env: io.env, url: started.url, managementKey, watch, report: stamp, ...(onResources && { onResources }) });
 }
