@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { load, median } from './load.js';
 import { reactorSource } from './reactor.js';
+import { measureReload } from './reload.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -235,30 +236,12 @@ function processTreeMemory(root) {
   return { rss: rss / 1024, pss: pss / 1024, processes: tree.length };
 }
 
-/** Hot reload: saving the reactor's file to the first call answered by the new code (bench/reload.js). */
+/** Hot reload through `svc serve --config`: save -> first response of the new code, under a hammering client (bench/reload.js). */
 async function benchReload() {
   process.stderr.write('Hot reload\n');
-  const dir = await mkdtemp(path.join(scratch, 'reload-'));
-  const file = path.join(dir, 'reactor.js');
-  const version = (i) => `module.exports = async () => ({ raw: { version: ${i} } });\n`;
-  await writeFile(file, version(0));
-  const { child, url, info } = await startProcess([path.join(here, 'reload.js'), file, MANAGEMENT_KEY, PRIVATE_KEY]);
-  const served = async () => (await api(url, 'POST', `/reactors/${info.id}/react`, { body: { args: {} }, expect: 200 })).raw.version;
-  const samples = [];
-  for (let i = 1; i <= (quick ? 5 : 11); i++) {
-    const started = performance.now();
-    await writeFile(file, version(i)); // an editor's save, in place
-    while ((await served()) !== i) {
-      if (performance.now() - started > 5000) throw new Error(`version ${i} was not served 5 s after the save`);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    samples.push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a developer's pause; the spare worker boots again
-  }
-  const ms = median(samples);
-  record('file save -> new code served', ms, undefined, 'ms', '< 200 ms', ms < 200, `max ${round(Math.max(...samples))} ms; chokidar + PATCH + fresh worker + invoke`);
-  await stop(child);
-  await rm(dir, { recursive: true, force: true });
+  const { medianMs, maxMs, refused, stale, failed } = await measureReload({ saves: quick ? 5 : 20, scratch });
+  const clean = refused === 0 && stale === 0 && failed === 0;
+  record('file save -> new code served', medianMs, undefined, 'ms', '<= 50 ms, 0 refused, 0 old', medianMs <= 50 && clean, `max ${round(maxMs)} ms; ${refused} refused, ${stale} old-code after new, ${failed} failed`);
 }
 
 async function benchProxy() {

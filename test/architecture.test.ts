@@ -45,8 +45,6 @@ const ALLOWED: Record<string, readonly string[]> = {
   'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
   'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
   'emulator/crypto': ['emulator/kernel', 'lib'],
-  // The code watcher reports through events and knows nothing else of the emulator.
-  'emulator/watch': ['api', 'lib', 'emulator/kernel'],
   // The sandbox imports lib and its own files (and see EXCEPTIONS, and the host's own check below).
   'emulator/runtime': ['lib'],
 };

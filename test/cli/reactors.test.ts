@@ -609,6 +609,25 @@ describe('invoke reactor', () => {
     expect(JSON.parse(human.stdout)).toEqual(api.body);
   });
 
+  test('--wait polls an asynchronous invocation until it ran and prints it with its delivery status', async () => {
+    const { emu, svc } = await setup();
+    const reactor = await createReactor(emu, 'v2', V2);
+    const receiver = await startReceiver();
+    const result = await svc(['invoke', 'reactor', 'v2', '--args', '{"x":"waited"}', '--callback-url', receiver.url, '--wait', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json()).toMatchObject({
+      reactor_id: reactor.id,
+      status: 'completed',
+      raw: { version: 2, x: 'waited' },
+      delivery: { status: expect.stringMatching(/^(pending|delivered)$/), event_id: expect.any(String) },
+    });
+    const human = await svc(['invoke', 'reactor', 'v2', '--callback-url', receiver.url, '--wait']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(JSON.parse(human.stdout)).toMatchObject({ status: 'completed' });
+    expect(human.stderr).toMatch(/^Execution completed; delivery to .+: (pending|delivered)\.$/m);
+    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--wait']), 2, /--wait applies to asynchronous invocations only/);
+  });
+
   test('--json with --callback-url prints only the 202 body, no note', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);

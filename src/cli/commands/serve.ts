@@ -1,9 +1,15 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/defaults.js';
 import { DEFAULT_TIER, TIERS } from '../../api/tiers.js';
 import { UsageError, UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
+import type { EmulatorEvent, EmulatorEventInit } from '../../api/events.js';
 import type { EmulatorReady } from '../../emulator/index.js';
+import type { IO } from '../io.js';
+import type { ServeConfig } from '../serve-config.js';
+import { createServeRelay } from '../serve-relay.js';
+import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve-log.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -28,6 +34,8 @@ export const serve = defineCommand({
     { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
     { flags: '--tier <tier>', description: 'platform tier to emulate', choices: [...TIERS], default: DEFAULT_TIER },
     { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
+    { flags: '--config <file>', description: 'apply this svc.yaml at start and on each save (default: ./svc.yaml when there is one)' },
+    { flags: '--no-watch', description: 'apply svc.yaml at start only' },
     { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
   ],
   notes: [
@@ -35,11 +43,20 @@ export const serve = defineCommand({
     'Application, as --private-key is the private one\'s; --debug puts the stack trace of an unexpected error in its',
     '500 answer. SVC_MASTER_KEY (the base64 of 32 bytes) seals the store instead of master.key beside the data file.',
   ],
-  examples: ['svc serve', 'svc serve --port 0 --in-memory --log-format json', 'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json'],
+  examples: [
+    'svc serve',
+    'svc serve --config svc.yaml --no-watch',
+    'svc serve --port 0 --in-memory --log-format json',
+    'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
+  ],
   async handler({ options }, { io, globals, flags }) {
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
       throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
+    }
+    const configFile = options.config ?? (existsSync(path.join(io.cwd, 'svc.yaml')) ? 'svc.yaml' : undefined);
+    if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
+      throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
     const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
     const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
@@ -63,8 +80,12 @@ export const serve = defineCommand({
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
     });
-    emulator.events.subscribe(log.event);
+    // On a terminal (not in CI, not asked for JSON) the dashboard; elsewhere lines.
+    const relay = io.stdout.isTTY === true && options.logFormat !== 'json' && !io.env.CI ? createServeRelay() : undefined;
+    emulator.events.subscribe(relay ? relay.publish : log.event);
+    let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
+      quit = resolve;
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
     });
@@ -74,15 +95,55 @@ export const serve = defineCommand({
     } catch (error) {
       await emulator.dispose();
       // What the start said before it failed (a damaged store, say) is written before the error.
+      relay?.subscribe(log.event);
       log.release();
       log.flush();
       throw userError(error);
     }
+    const watch = options.watch !== false;
+    if (relay) {
+      const { serveWithDashboard } = await import('../serve-dashboard.js');
+      const dispose = () =>
+        emulator.dispose().catch((error: unknown) => {
+          throw userError(error);
+        });
+      const applyConfig =
+        configFile === undefined
+          ? undefined
+          : (onResources: (resources: ServeResource[]) => void) =>
+              startConfig(configFile, started, watch, io, relay.publish, onResources);
+      return serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig });
+    }
     log.started(started, dataFile && path.relative(io.cwd, dataFile));
+    const config = configFile === undefined ? undefined : await startConfig(configFile, started, watch, io, log.event);
     log.stopping(await stop);
+    await config?.close();
     await emulator.dispose().catch((error: unknown) => {
       throw userError(error);
     });
     log.stopped();
   },
 });
+
+/**
+ * Applies svc.yaml to the emulator just started, with its bootstrap management key (given, generated
+ * or saved in the credentials file), and watches it; reports through the serve log's event path.
+ */
+async function startConfig(
+  file: string,
+  started: EmulatorReady,
+  watch: boolean,
+  io: IO,
+  report: (event: EmulatorEvent) => void,
+  onResources?: (resources: ServeResource[]) => void,
+): Promise<ServeConfig | undefined> {
+  const [{ startServeConfig }, { readCredentials }] = await Promise.all([import('../serve-config.js'), import('../credentials-file.js')]);
+  const saved = started.credentialsFile === undefined ? undefined : await readCredentials(started.credentialsFile).catch(() => undefined);
+  const managementKey = started.bootstrap.keys.managementKey ?? saved?.management_key;
+  if (managementKey === undefined) {
+    report({ time: new Date().toISOString(), type: 'warning', message: `${file} was not applied: the management key of the emulator is unknown (pass --management-key).` });
+    return undefined;
+  }
+  const stamp = (event: EmulatorEventInit) => report({ time: new Date().toISOString(), ...event } as EmulatorEvent);
+  return startServeConfig({ file, cwd: io.cwd, env: io.env, url: started.url, managementKey, watch, report: stamp, ...(onResources && { onResources }) });
+}

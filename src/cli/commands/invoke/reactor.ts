@@ -1,9 +1,10 @@
 import { invokeReactorSchema } from '../../../api/schemas.js';
 import type { Problem } from '../../../api/problem.js';
-import type { InvokeReactorBody } from '../../../api/types.js';
+import type { InvokeReactorBody, ReactorResult } from '../../../api/types.js';
 import { ApiError } from '../../../client/errors.js';
+import type { ApiClient } from '../../../client/index.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, UserError } from '../../errors.js';
 import { intOption, readInput, parseJson, urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { transactionOption } from '../tokens/shared.js';
@@ -19,6 +20,7 @@ export const reactor = defineCommand({
     { flags: '--args <json>', description: 'the args object: JSON, @file or - (stdin)' },
     { flags: '--callback-url <url>', description: 'invoke asynchronously; the result is POSTed here (Enterprise)' },
     { flags: '--timeout-ms <n>', description: 'asynchronous time limit, 10000-210000 (Enterprise)' },
+    { flags: '--wait', description: 'with --callback-url: wait for the result and print it with its delivery status' },
     transactionOption,
   ],
   examples: [`svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`, 'svc invoke reactor charge --args @args.json --json'],
@@ -27,6 +29,9 @@ export const reactor = defineCommand({
     const timeoutMs = intOption(options.timeoutMs, '--timeout-ms', { min: TIMEOUT_MS.minimum, max: TIMEOUT_MS.maximum });
     if (timeoutMs !== undefined && callbackUrl === undefined) {
       throw new UsageError('--timeout-ms applies to asynchronous invocations only: add --callback-url.');
+    }
+    if (options.wait && callbackUrl === undefined) {
+      throw new UsageError('--wait applies to asynchronous invocations only: add --callback-url.');
     }
     const text = options.args === undefined ? undefined : await readInput(options.args, ctx.io, '--args');
     const body: InvokeReactorBody = {
@@ -46,6 +51,13 @@ export const reactor = defineCommand({
       if (raw !== undefined && !ctx.output.json) ctx.output.line(JSON.stringify({ raw }, null, 2));
       throw error;
     });
+    if (options.wait && 'status' in response && response.status === 'pending') {
+      const outcome = await waitForResult(client, id, response.id, ctx.io.signal);
+      return ctx.output.result(outcome, () => {
+        ctx.output.line(JSON.stringify(outcome, null, 2));
+        ctx.output.note(`Execution ${outcome.status}; delivery to ${options.callbackUrl}: ${outcome.delivery.status}.`);
+      });
+    }
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
       if ('status' in response && response.status === 'pending') {
@@ -54,3 +66,16 @@ export const reactor = defineCommand({
     });
   },
 });
+
+/** How often `--wait` asks for the result: a reactor runs in milliseconds to minutes. */
+const POLL_MS = 100;
+
+/** Polls the result of an asynchronous invocation until its execution is no longer pending. */
+async function waitForResult(client: ApiClient, id: string, requestId: string, signal: AbortSignal): Promise<ReactorResult> {
+  for (;;) {
+    const outcome = await client.reactors.result(id, requestId);
+    if (outcome.status !== 'pending') return outcome;
+    if (signal.aborted) throw new UserError(`Stopped waiting; the result will be at: svc reactors result ${id} ${requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}

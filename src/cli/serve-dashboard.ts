@@ -1,0 +1,48 @@
+import type { EmulatorReady } from '../emulator/index.js';
+import { renderServeDashboard } from '../ui/render-serve-dashboard.js';
+import type { ServeKey, ServeResource } from '../ui/serve-types.js';
+import type { IO } from './io.js';
+import type { ServeConfig } from './serve-config.js';
+import type { ServeRelay } from './serve-relay.js';
+
+export interface DashboardServeOptions {
+  started: EmulatorReady;
+  relay: ServeRelay;
+  io: IO;
+  /** Resolves when serve is to stop (Ctrl-C, SIGTERM); `quit` resolves it (`q`). */
+  stop: Promise<string>;
+  quit: (reason: string) => void;
+  dispose: () => Promise<void>;
+  /** Applies and watches svc.yaml, when there is one. */
+  startConfig: ((onResources: (resources: ServeResource[]) => void) => Promise<ServeConfig | undefined>) | undefined;
+}
+
+/** `svc serve` on a terminal: the dashboard until `q` or Ctrl-C, then the emulator stops. */
+export async function serveWithDashboard(options: DashboardServeOptions): Promise<void> {
+  const { started, io } = options;
+  const keys: ServeKey[] = [];
+  if (started.bootstrap.keys.managementKey) keys.push({ name: 'management', value: started.bootstrap.keys.managementKey });
+  if (started.bootstrap.keys.privateKey) keys.push({ name: 'private', value: started.bootstrap.keys.privateKey });
+  let config: ServeConfig | undefined;
+  // ink needs the process's own streams (a terminal's size, raw mode); serve runs on a TTY here.
+  const stdin = io.stdin.isTTY === true ? (io.stdin as NodeJS.ReadStream) : undefined;
+  const dashboard = renderServeDashboard({
+    url: started.url,
+    keys,
+    events: options.relay,
+    onQuit: () => options.quit('q'),
+    onReapply: options.startConfig && (() => config?.reapply()),
+    stdout: io.stdout as NodeJS.WriteStream,
+    ...(stdin && { stdin }),
+  });
+  config = await options.startConfig?.((resources) => dashboard.setResources(resources));
+  const reason = await options.stop;
+  dashboard.note({ level: 'info', text: `Stopping (${reason})…` });
+  await config?.close();
+  try {
+    await options.dispose();
+    dashboard.note({ level: 'info', text: 'Stopped; the store is flushed.' });
+  } finally {
+    await dashboard.unmount();
+  }
+}
