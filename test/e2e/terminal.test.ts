@@ -50,7 +50,7 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
 
   test('svc serve --in-memory offers only what works there: env exports that the CLI then uses', async () => {
     const cwd = await tempDir();
-    const serve = svcInPty(['serve', '--port', '0', '--in-memory'], { cwd, columns: 200 });
+    const serve = svcInPty(['serve', '--port', '0', '--in-memory', '--log-format', 'pretty'], { cwd, columns: 200 });
     await serve.waitFor('Stop: Ctrl-C');
     const screen = plain(serve.output());
     expect(screen).not.toContain('Try: svc applications list');

@@ -80,8 +80,8 @@ export const serve = defineCommand({
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
     });
-    // On a terminal (not in CI, not asked for JSON) the dashboard; elsewhere lines.
-    const relay = io.stdout.isTTY === true && options.logFormat !== 'json' && !io.env.CI ? createServeRelay() : undefined;
+    // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
+    const relay = io.stdout.isTTY === true && options.logFormat === undefined && !io.env.CI ? createServeRelay() : undefined;
     emulator.events.subscribe(relay ? relay.publish : log.event);
     let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
