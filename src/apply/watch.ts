@@ -31,7 +31,11 @@ export interface WatchOptions extends ApplyOptions {
   onEvent: (event: WatchEvent) => void;
   /** svc.yaml as last applied: saves that leave every file as it was do nothing. */
   applied?: Desired;
-  /** Editors save in several writes: a burst is one cycle (default 50 ms). */
+  /**
+   * Editors save in several writes: a burst is one cycle (default 10 ms). Short on purpose (the inner
+   * loop's figure): a write caught half-way loads as an error and is said only if no write follows within
+   * the debounce; empty code never loads; the last write of the burst is applied.
+   */
   debounceMs?: number;
 }
 
@@ -56,7 +60,7 @@ interface Attempt {
 const RECHECK_MS = 60;
 
 export function watchConfig(options: WatchOptions): ApplyWatcher {
-  const debounceMs = options.debounceMs ?? 50;
+  const debounceMs = options.debounceMs ?? 10;
   const configFile = path.resolve(options.cwd, options.file);
   let watcher: FSWatcher | undefined;
   let watched: string[] = [];
