@@ -1,4 +1,5 @@
-import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRANSACTION_HEADER } from '../api/headers.js';
+import type { EmulatorEvent } from '../api/events.js';
+import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRACE_HEADER, TRANSACTION_HEADER } from '../api/headers.js';
 import { MAX_PAGE_SIZE } from '../api/limits.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
 import type {
@@ -73,6 +74,17 @@ export class ApiClient {
   /** The emulator's webhook signing secret for the management key's tenant. */
   async webhookSecret(): Promise<string> {
     return (await this.request<{ secret: string }>('GET', '/_emulator/webhook-secret')).secret;
+  }
+
+  /**
+   * The emulator's events for the management key's tenant (`GET /_emulator/events`): the recent ones,
+   * then, with `follow`, each new one until `signal` aborts or the server ends the stream.
+   */
+  async *events(query: Record<string, string | undefined>, signal: AbortSignal): AsyncGenerator<EmulatorEvent> {
+    const url = new URL(`${this.options.baseUrl}/_emulator/events`);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
+    const { readEventStream } = await import('./event-stream.js');
+    yield* readEventStream(url, this.key('management'), signal);
   }
 
   /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
@@ -287,11 +299,15 @@ export class ReactorsApi {
   }
 
   /** 200 with the reactor response, or (with callback_url) 202 `{ id, status: 'pending' }`. */
-  invoke(id: string, body: InvokeReactorBody, transaction?: string): Promise<ReactorResponse | { id: string; status: 'pending' }> {
+  /** `traceId` names the call in the server's events (its console lines carry it as their requestId). */
+  invoke(id: string, body: InvokeReactorBody, transaction?: string, traceId?: string): Promise<ReactorResponse | { id: string; status: 'pending' }> {
     return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
       key: 'api',
       body,
-      ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }),
+      headers: {
+        ...(transaction !== undefined && { [TRANSACTION_HEADER]: transaction }),
+        ...(traceId !== undefined && { [TRACE_HEADER]: traceId }),
+      },
     });
   }
 

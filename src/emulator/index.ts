@@ -5,6 +5,7 @@ import { DEFAULT_TIER, type Tier } from '../api/tiers.js';
 import { Teardown } from '../lib/teardown.js';
 import { Cipher } from './crypto/cipher.js';
 import { EmulatorError, HttpError } from './errors.js';
+import { TenantEventLog } from './event-log.js';
 import { EventHub, type EmulatorEvents } from './events.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
@@ -148,10 +149,12 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
     teardown.push(() => pipeline.close());
     let serving = false;
+    const eventLog = new TenantEventLog(events);
     const server = buildServer({
       services,
       pipeline,
       emit,
+      eventLog,
       serving: () => serving,
       debug: options.debug ?? false,
       timeouts: {
@@ -178,6 +181,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     url = await listen(server, options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST);
     // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
     teardown.push(() => server.closeGracefully());
+    // Open event streams end first: the graceful stop waits for every answer under way.
+    teardown.push(() => eventLog.close());
     await sweep();
     const bootstrap = await services.tenants.bootstrap({
       ...(options.managementKey !== undefined && { managementKey: options.managementKey }),

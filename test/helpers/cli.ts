@@ -17,6 +17,8 @@ export interface CliOptions {
   stdin?: string;
   tty?: boolean;
   signal?: AbortSignal;
+  /** Told of each chunk of stdout as it is written (a command that runs until stopped). */
+  onStdout?: (chunk: string) => void;
   /** Commands to offer instead of svc's own (to test the program around them). */
   commands?: (RegisteredCommand | CommandGroup)[];
 }
@@ -37,7 +39,7 @@ export async function runSvc(argv: string | string[], options: CliOptions): Prom
   let stdout = '';
   let stderr = '';
   const code = await run(typeof argv === 'string' ? splitArgs(argv) : argv, {
-    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: options.tty ?? false, columns: 120 },
+    stdout: { write: (chunk: string) => { stdout += chunk; options.onStdout?.(chunk); }, isTTY: options.tty ?? false, columns: 120 },
     stderr: { write: (chunk: string) => (stderr += chunk) },
     stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]) as never,
     env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },

@@ -6,6 +6,7 @@ import { detokenize } from './detokenize.js';
 import { importCommand } from './import.js';
 import { init } from './init.js';
 import { invoke } from './invoke/index.js';
+import { logs } from './logs.js';
 import { profiles } from './profiles/index.js';
 import { proxies } from './proxies/index.js';
 import { reactors } from './reactors/index.js';
@@ -26,6 +27,7 @@ export const commands: (RegisteredCommand | CommandGroup)[] = [
   reactors,
   proxies,
   invoke,
+  logs,
   tokens,
   tokenize,
   detokenize,

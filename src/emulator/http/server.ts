@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { HttpError } from '../errors.js';
+import type { TenantEventLog } from '../event-log.js';
 import type { EmitEvent } from '../events.js';
 import type { ProxyPipeline } from '../proxy/pipeline.js';
 import type { Services } from '../services/index.js';
@@ -13,6 +14,7 @@ import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, t
 import { MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
+import { eventRoutes } from './routes/events.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
 import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -26,6 +28,8 @@ export interface ServerOptions {
   /** What answers `/proxy...`. */
   pipeline: ProxyPipeline;
   emit: EmitEvent;
+  /** Each tenant's recent and live events, for `GET /_emulator/events`. */
+  eventLog: TenantEventLog;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
   /**
@@ -44,7 +48,7 @@ declare module 'fastify' {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, pipeline, emit, debug = false, serving = () => true, timeouts: given }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, eventLog, debug = false, serving = () => true, timeouts: given }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -123,6 +127,7 @@ export function buildServer({ services, pipeline, emit, debug = false, serving =
   });
 
   emulatorRoutes(app, services.tenants, services.webhooks);
+  eventRoutes(app, eventLog, { reactor: (id) => services.reactors.ownerOf(id), proxy: (id) => services.proxies.ownerOf(id) });
   applicationRoutes(app, services.applications);
   tokenRoutes(app, services.tokens);
   transactionRoutes(app, services.transactions);

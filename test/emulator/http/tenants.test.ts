@@ -3,6 +3,8 @@ import { buildServer } from '../../../src/emulator/http/server.js';
 import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
 import { randomBytes } from 'node:crypto';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
+import { TenantEventLog } from '../../../src/emulator/event-log.js';
+import { EventHub } from '../../../src/emulator/events.js';
 import { Runtime } from '../../../src/emulator/runtime/index.js';
 import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
 import { createServices } from '../../../src/emulator/services/index.js';
@@ -70,7 +72,7 @@ describe('tenants', () => {
     const runtime = new Runtime();
     const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: () => {} });
     const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: () => {} });
-    const app = buildServer({ services, pipeline, emit: () => {} });
+    const app = buildServer({ services, pipeline, emit: () => {}, eventLog: new TenantEventLog(new EventHub()) });
     try {
       const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
       expect(remote.statusCode).toBe(403);

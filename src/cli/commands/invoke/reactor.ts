@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { invokeReactorSchema } from '../../../api/schemas.js';
 import type { Problem } from '../../../api/problem.js';
 import type { InvokeReactorBody, ReactorResult } from '../../../api/types.js';
 import { ApiError } from '../../../client/errors.js';
 import type { ApiClient } from '../../../client/index.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
+import type { Context } from '../../context.js';
 import { UsageError, UserError } from '../../errors.js';
 import { intOption, readInput, parseJson, urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
+import { formatEvent } from '../../../ui/format-event.js';
+import { plainLine, streamEvents } from '../logs.js';
 import { transactionOption } from '../tokens/shared.js';
 
 /** The API's bounds of an asynchronous invocation's time limit, checked before the request. */
@@ -21,6 +25,7 @@ export const reactor = defineCommand({
     { flags: '--callback-url <url>', description: 'invoke asynchronously; the result is POSTed here (Enterprise)' },
     { flags: '--timeout-ms <n>', description: 'asynchronous time limit, 10000-210000 (Enterprise)' },
     { flags: '--wait', description: 'with --callback-url: wait for the result and print it with its delivery status' },
+    { flags: '--logs', description: "then print this call's console lines on stderr (needs the management key too)" },
     transactionOption,
   ],
   examples: [`svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`, 'svc invoke reactor charge --args @args.json --json'],
@@ -44,7 +49,11 @@ export const reactor = defineCommand({
     }
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
-    const response = await client.reactors.invoke(id, body, options.transaction).catch((error: unknown) => {
+    // The call's own trace id: its console lines carry it, and --logs asks for those.
+    const traceId = options.logs ? randomUUID() : undefined;
+    const printLogs = () => (traceId === undefined ? Promise.resolve() : printConsoleLines(client, traceId, ctx));
+    const response = await client.reactors.invoke(id, body, options.transaction, traceId).catch(async (error: unknown) => {
+      await printLogs().catch(() => {});
       // The code ran but its result was refused (a tokenize block its Application may not write): the raw
       // result it returned is printed as a success would print it, then the error (in the problem with --json).
       const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
@@ -53,10 +62,11 @@ export const reactor = defineCommand({
     });
     if (options.wait && 'status' in response && response.status === 'pending') {
       const outcome = await waitForResult(client, id, response.id, ctx.io.signal);
-      return ctx.output.result(outcome, () => {
+      await ctx.output.result(outcome, () => {
         ctx.output.line(JSON.stringify(outcome, null, 2));
         ctx.output.note(`Execution ${outcome.status}; delivery to ${options.callbackUrl}: ${outcome.delivery.status}.`);
       });
+      return printLogs();
     }
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
@@ -64,8 +74,16 @@ export const reactor = defineCommand({
         ctx.output.note(`Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${args.reactor} ${response.id}`);
       }
     });
+    await printLogs();
   },
 });
+
+/** Prints on stderr the console lines the emulator reported for the call traced as `traceId`. */
+async function printConsoleLines(client: ApiClient, traceId: string, ctx: Context): Promise<void> {
+  await streamEvents(client, { request: traceId }, ctx.io.signal, (event) => {
+    if (event.type === 'console') ctx.output.note(plainLine(formatEvent(event), false).trimEnd());
+  });
+}
 
 /** How often `--wait` asks for the result: a reactor runs in milliseconds to minutes. */
 const POLL_MS = 100;

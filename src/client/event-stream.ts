@@ -1,0 +1,72 @@
+import type { IncomingMessage } from 'node:http';
+import type { EmulatorEvent } from '../api/events.js';
+import { API_KEY_HEADER } from '../api/headers.js';
+import { problemFromAnswer } from '../api/problem.js';
+import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
+
+/** The stream broke off before its end (the server stopped or the connection dropped). */
+export class EventStreamEndedError extends Error {
+  override readonly name = 'EventStreamEndedError';
+}
+
+/**
+ * Reads `GET /_emulator/events` (server-sent events) as it arrives: a plain node:http(s) request,
+ * since fetch reads no stream as simply and the answer may never end. Returns when the server ends
+ * the answer or `signal` aborts; throws ApiError for a refusal, ConnectionError when nothing
+ * answers, EventStreamEndedError when the connection breaks mid-stream.
+ */
+export async function* readEventStream(url: URL, managementKey: string, signal: AbortSignal): AsyncGenerator<EmulatorEvent> {
+  const { request } = await import(url.protocol === 'https:' ? 'node:https' : 'node:http');
+  const headers = { accept: 'text/event-stream', [API_KEY_HEADER]: managementKey };
+  let response: IncomingMessage;
+  try {
+    response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = request(url, { method: 'GET', headers, signal }, resolve);
+      sent.once('error', reject);
+      sent.end();
+    });
+  } catch (error) {
+    if (signal.aborted) return;
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new ConnectionError(url.origin, code, message);
+  }
+  response.setEncoding('utf8');
+  const type = response.headers['content-type'] ?? '';
+  if ((response.statusCode ?? 0) >= 400) {
+    let text = '';
+    for await (const chunk of response) text += chunk as string;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new UnexpectedResponseError(url.origin, response.statusCode ?? 0, type);
+    }
+    throw new ApiError(response.statusCode ?? 0, problemFromAnswer(response.statusCode ?? 0, parsed, text), { key: 'management' });
+  }
+  if (!type.startsWith('text/event-stream')) {
+    response.destroy();
+    throw new UnexpectedResponseError(url.origin, response.statusCode ?? 0, type);
+  }
+  let pending = '';
+  try {
+    for await (const chunk of response) {
+      pending += chunk as string;
+      const blocks = pending.split('\n\n');
+      pending = blocks.pop() ?? '';
+      for (const block of blocks) {
+        // Comment lines (`: heartbeat`) keep the connection alive and say nothing.
+        const data = block
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trimStart())
+          .join('\n');
+        if (data !== '') yield JSON.parse(data) as EmulatorEvent;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    throw new EventStreamEndedError(`the event stream ended unexpectedly (${(error as Error).message})`);
+  }
+  // A clean end is the caller's to judge (expected without follow); an answer cut short is not clean.
+  if (!response.complete && !signal.aborted) throw new EventStreamEndedError('the event stream ended unexpectedly');
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify';
+import type { EmulatorEvent } from '../../../api/events.js';
+import { HttpError, fieldError } from '../../errors.js';
+import { eventMatcher, isStatusFilter, type EventFilter, type OwnerLookup, type TenantEventLog } from '../../event-log.js';
+import { callerOf } from '../auth.js';
+
+/** A comment line now and then, so that proxies and the client can tell a quiet stream from a dead one. */
+const HEARTBEAT_MS = 15_000;
+/** What a stream may hold unsent for a client that stops reading; past it the stream is ended, not grown. */
+const MAX_UNSENT_BYTES = 1 << 20;
+
+interface EventsQuery {
+  follow?: string;
+  reactor?: string;
+  proxy?: string;
+  status?: string;
+  request?: string;
+}
+
+/**
+ * `GET /_emulator/events`: the management key's tenant's events as server-sent events (`data: <json>`),
+ * the recent ones first; with `follow=1` the stream stays open for new ones. Filters apply here, at the
+ * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id).
+ */
+export function eventRoutes(app: FastifyInstance, log: TenantEventLog, lookup: { reactor: OwnerLookup; proxy: OwnerLookup }): void {
+  app.get<{ Querystring: EventsQuery }>('/_emulator/events', { config: { admin: true } }, async (request, reply) => {
+    const caller = callerOf(request);
+    if (caller.application.type !== 'management') {
+      throw new HttpError(403, 'The event stream is shown to management Applications only.');
+    }
+    const query = request.query;
+    if (query.status !== undefined && !isStatusFilter(query.status)) {
+      throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', { status: ['must look like 5xx or 404'] });
+    }
+    const filter: EventFilter = {
+      ...(query.reactor !== undefined && { reactor: query.reactor }),
+      ...(query.proxy !== undefined && { proxy: query.proxy }),
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.request !== undefined && { request: query.request }),
+    };
+    const follow = query.follow !== undefined && query.follow !== '0' && query.follow !== 'false';
+    const matches = eventMatcher(filter, lookup, caller.tenantId);
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      ...(follow && { 'x-accel-buffering': 'no' }),
+    });
+    const send = (event: EmulatorEvent) => {
+      if (!matches(event)) return;
+      raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      if (raw.writableLength > MAX_UNSENT_BYTES) raw.destroy();
+    };
+    for (const event of log.recentOf(caller.tenantId)) send(event);
+    if (!follow) {
+      raw.end();
+      return;
+    }
+    // The headers go now: a client waits for them before it reads, and a quiet tenant may send nothing for long.
+    raw.flushHeaders();
+    const unsubscribe = log.follow(caller.tenantId, send, () => raw.end());
+    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    heartbeat.unref();
+    raw.once('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+  });
+}
