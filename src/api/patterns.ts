@@ -21,3 +21,6 @@ export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://';
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
+
+/** A status or a class of them, as `svc logs --status` and `GET /_emulator/events?status=` take it: `5xx`, `404`. */
+export const STATUS_FILTER_PATTERN = /^[1-5](?:xx|\d\d)$/i;

@@ -1,4 +1,5 @@
 import type { EmulatorEvent } from '../api/events.js';
+import { STATUS_FILTER_PATTERN } from '../api/patterns.js';
 import type { EmulatorEvents } from './events.js';
 
 /** How many recent events each tenant's log keeps for `svc logs` without --follow. */
@@ -104,7 +105,7 @@ export function eventMatcher(filter: EventFilter, lookup: { reactor: OwnerLookup
 
 /** Whether a status filter is one this endpoint understands: `5xx`, `4xx`, `404`. */
 export function isStatusFilter(value: string): boolean {
-  return /^[1-5](?:xx|\d\d)$/i.test(value);
+  return STATUS_FILTER_PATTERN.test(value);
 }
 
 interface Named {

@@ -1,4 +1,5 @@
 import type { EmulatorEvent } from '../../api/events.js';
+import { STATUS_FILTER_PATTERN } from '../../api/patterns.js';
 import type { ApiClient } from '../../client/index.js';
 import { NameLookupError } from '../../resources/errors.js';
 import { resolveProxyId, resolveReactorId } from '../../resources/lookup.js';
@@ -28,7 +29,7 @@ export const logs = defineCommand({
   examples: ['svc logs', 'svc logs --follow --reactor charge', 'svc logs --status 5xx --json | jq .'],
   async handler({ options }, ctx) {
     const status = options.status as string | undefined;
-    if (status !== undefined && !/^[1-5](?:xx|\d\d)$/i.test(status)) {
+    if (status !== undefined && !STATUS_FILTER_PATTERN.test(status)) {
       throw new UsageError(`--status must be a status or a class of them (5xx, 4xx, 404), not ${JSON.stringify(status)}.`);
     }
     const follow = options.follow === true;
