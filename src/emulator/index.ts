@@ -57,6 +57,8 @@ export interface EmulatorOptions {
   /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
   shutdownGraceMs?: number;
   debug?: boolean;
+  /** The hot routes on the lean path in front of fastify (default true); tests compare the two. */
+  leanRoutes?: boolean;
   onEvent?: EmitEvent;
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
   fileSystem?: StoreFileSystem;
@@ -154,6 +156,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       pipeline,
       emit,
       debug: options.debug ?? false,
+      lean: options.leanRoutes ?? true,
       timeouts: {
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.headersTimeoutMs !== undefined && { headersTimeoutMs: options.headersTimeoutMs }),

@@ -71,6 +71,16 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
   return validate;
 };
 
+/** A route part's validator, called as fastify calls it: with the object holding the value, so that a root value can be coerced. */
+export type RouteValidator = ((data: unknown, holder?: { parentData: object; parentDataProperty: string }) => boolean) & {
+  errors?: ErrorObject[] | null;
+};
+
+/** The validator fastify would use for a route's `schema` part: the lean routes validate with it. */
+export function routeValidator(schema: object, httpPart: 'params' | 'body'): RouteValidator {
+  return schemaCompiler({ schema, httpPart, method: '', url: '' }) as RouteValidator;
+}
+
 /**
  * A checker for values that arrive other than as HTTP bodies (req.svc calls from user code):
  * the same schema and messages as the HTTP route, as a 400 with field errors.

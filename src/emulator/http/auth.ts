@@ -36,17 +36,23 @@ export function authHook(applications: ApplicationService) {
 function authenticate(applications: ApplicationService, request: FastifyRequest): void {
   const config = request.routeOptions.config;
   if (request.is404 || config.public) return;
-  const key = request.headers[API_KEY_HEADER];
+  request.caller = callerByKey(applications, request.headers[API_KEY_HEADER], config.permission);
+}
+
+/**
+ * The caller an `SVC-API-KEY` value names (401 when missing or unknown), holding `permission`
+ * when one is needed (403). Both HTTP paths authenticate here: fastify's hook and the lean routes.
+ */
+export function callerByKey(applications: ApplicationService, key: string | string[] | undefined, permission: string | undefined): Caller {
   if (typeof key !== 'string' || key === '') {
     throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
   if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
-  request.caller = { tenantId: application.tenant_id, application };
-  const needed = config.permission;
-  if (needed && !application.permissions.includes(needed)) {
-    throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
+  if (permission && !application.permissions.includes(permission)) {
+    throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`);
   }
+  return { tenantId: application.tenant_id, application };
 }
 
 /** The caller of a route behind the auth hook. */
@@ -57,6 +63,10 @@ export function callerOf(request: FastifyRequest): Caller {
 
 /** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
 export function tokenContext(request: FastifyRequest): TokenContext {
-  const header = request.headers[TRANSACTION_HEADER];
-  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
+  return tokenContextOf(callerOf(request), request.headers[TRANSACTION_HEADER]);
+}
+
+/** The token context of a caller and the value of its `SVC-TRANSACTION-ID` header (both HTTP paths). */
+export function tokenContextOf(caller: Caller, transaction: string | string[] | undefined): TokenContext {
+  return { caller, transactionId: typeof transaction === 'string' && transaction !== '' ? transaction : undefined };
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
@@ -20,15 +21,18 @@ export function parseContentType(header: string | undefined): { type: string; ch
 }
 
 type Done = (error: Error | null, body?: unknown) => void;
-type JsonParser = (request: FastifyRequest, body: string, done: Done) => void;
+/** fastify's JSON parser (it does not look at the request). */
+type JsonParser = (request: unknown, body: string, done: Done) => void;
+/** A JSON body's bytes to its value, for a request with these headers. */
+export type JsonBody = (request: { headers: IncomingHttpHeaders }, raw: Buffer, done: Done) => void;
 
 /**
  * The one way a JSON body becomes a value: uncompressed UTF-8 only (a declared charset other than
  * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
  * and nesting bounded (every later walk over the value, and JSON.stringify, recurse).
  */
-function jsonBody(parse: JsonParser) {
-  return (request: FastifyRequest, raw: Buffer, done: Done): void => {
+function jsonBody(parse: JsonParser): JsonBody {
+  return (request, raw, done) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
       done(new HttpError(415, `Content-Encoding ${encoding} is not accepted: send the JSON body uncompressed.`));
@@ -57,9 +61,10 @@ function jsonBody(parse: JsonParser) {
 /**
  * Request bodies of the API: `application/json`, and `application/merge-patch+json` on PATCH
  * only (PATCH routes refuse every other type with a 415 of their own). No other type is parsed:
- * plain text or a merge patch elsewhere is a 415, not a value the route would misread.
+ * plain text or a merge patch elsewhere is a 415, not a value the route would misread. Returns
+ * the JSON decoder, which the lean routes use too.
  */
-export function registerBodyParsers(app: FastifyInstance): void {
+export function registerBodyParsers(app: FastifyInstance): JsonBody {
   const parse = app.getDefaultJsonParser('error', 'error') as JsonParser;
   app.removeAllContentTypeParsers();
   const json = jsonBody(parse);
@@ -71,6 +76,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
     }
     json(request, raw as Buffer, done);
   });
+  return json;
 }
 
 /** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
