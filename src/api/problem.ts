@@ -12,33 +12,62 @@ export interface Problem {
   trace_id?: string;
 }
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+/**
+ * What went wrong, as a stable URN that programs switch on (never on a title, which is prose).
+ * Most follow the status; `validation` (a 400 with field errors), `user-code` (the reactor's or
+ * transform's code threw, did not load, or answered what cannot be sent) and `tier-required` (a
+ * 403 that no permission would lift) tell apart what one status holds.
+ */
+export const PROBLEM_TYPES = {
+  badRequest: 'urn:svc:problem:bad-request',
+  validation: 'urn:svc:problem:validation',
+  unauthenticated: 'urn:svc:problem:unauthenticated',
+  paymentRequired: 'urn:svc:problem:payment-required',
+  forbidden: 'urn:svc:problem:forbidden',
+  tierRequired: 'urn:svc:problem:tier-required',
+  notFound: 'urn:svc:problem:not-found',
+  methodNotAllowed: 'urn:svc:problem:method-not-allowed',
+  timeout: 'urn:svc:problem:timeout',
+  conflict: 'urn:svc:problem:conflict',
+  payloadTooLarge: 'urn:svc:problem:payload-too-large',
+  uriTooLong: 'urn:svc:problem:uri-too-long',
+  unsupportedMediaType: 'urn:svc:problem:unsupported-media-type',
+  unprocessable: 'urn:svc:problem:unprocessable',
+  rateLimited: 'urn:svc:problem:rate-limited',
+  headersTooLarge: 'urn:svc:problem:headers-too-large',
+  userCode: 'urn:svc:problem:user-code',
+  internal: 'urn:svc:problem:internal',
+  badGateway: 'urn:svc:problem:bad-gateway',
+  unavailable: 'urn:svc:problem:unavailable',
+  loopDetected: 'urn:svc:problem:loop-detected',
+} as const;
+export type ProblemType = (typeof PROBLEM_TYPES)[keyof typeof PROBLEM_TYPES];
 
-const TITLES: Record<number, [slug: string, title: string]> = {
-  400: ['bad-request', 'Bad request'],
-  401: ['unauthenticated', 'Unauthenticated'],
-  402: ['payment-required', 'Invalid payment method'],
-  403: ['forbidden', 'Forbidden'],
-  404: ['not-found', 'Not found'],
-  405: ['method-not-allowed', 'Method not allowed'],
-  408: ['timeout', 'Request timeout'],
-  409: ['conflict', 'Conflict'],
-  413: ['payload-too-large', 'Payload too large'],
-  414: ['uri-too-long', 'URI too long'],
-  415: ['unsupported-media-type', 'Unsupported media type'],
-  422: ['unprocessable', 'Unprocessable entity'],
-  429: ['rate-limited', 'Too many requests'],
-  431: ['headers-too-large', 'Request headers too large'],
-  500: ['internal', 'Internal server error'],
-  502: ['bad-gateway', 'Bad gateway'],
-  503: ['unavailable', 'Service unavailable'],
-  508: ['loop-detected', 'Loop detected'],
+const DEFAULTS: Record<number, [type: ProblemType, title: string]> = {
+  400: [PROBLEM_TYPES.badRequest, 'Bad request'],
+  401: [PROBLEM_TYPES.unauthenticated, 'Unauthenticated'],
+  402: [PROBLEM_TYPES.paymentRequired, 'Invalid payment method'],
+  403: [PROBLEM_TYPES.forbidden, 'Forbidden'],
+  404: [PROBLEM_TYPES.notFound, 'Not found'],
+  405: [PROBLEM_TYPES.methodNotAllowed, 'Method not allowed'],
+  408: [PROBLEM_TYPES.timeout, 'Request timeout'],
+  409: [PROBLEM_TYPES.conflict, 'Conflict'],
+  413: [PROBLEM_TYPES.payloadTooLarge, 'Payload too large'],
+  414: [PROBLEM_TYPES.uriTooLong, 'URI too long'],
+  415: [PROBLEM_TYPES.unsupportedMediaType, 'Unsupported media type'],
+  422: [PROBLEM_TYPES.unprocessable, 'Unprocessable entity'],
+  429: [PROBLEM_TYPES.rateLimited, 'Too many requests'],
+  431: [PROBLEM_TYPES.headersTooLarge, 'Request headers too large'],
+  500: [PROBLEM_TYPES.internal, 'Internal server error'],
+  502: [PROBLEM_TYPES.badGateway, 'Bad gateway'],
+  503: [PROBLEM_TYPES.unavailable, 'Service unavailable'],
+  508: [PROBLEM_TYPES.loopDetected, 'Loop detected'],
 };
 
-/** The default `type` and `title` for a status; `type` is a stable URN programs can switch on. */
+/** The default `type` and `title` for a status (a status without one gets `urn:svc:problem:<status>`). */
 export function problemDefaults(status: number): { type: string; title: string } {
-  const [slug, title] = TITLES[status] ?? [String(status), `HTTP ${status}`];
-  return { type: `urn:svc:problem:${slug}`, title };
+  const [type, title] = DEFAULTS[status] ?? [`urn:svc:problem:${status}`, `HTTP ${status}`];
+  return { type, title };
 }
 
 /** Narrows an unknown JSON body to a Problem when it has the required shape. */
@@ -46,4 +75,15 @@ export function isProblem(value: unknown): value is Problem {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v.title === 'string' && typeof v.status === 'number';
+}
+
+/**
+ * The problem an error answer carries: `body` itself when it is one, else one made from the
+ * status, with the start of the answer's text as its detail (a proxy or server that is not svc).
+ */
+export function problemFromAnswer(status: number, body: unknown, text: string): Problem {
+  // RFC 9457: a problem without a type is `about:blank` (nothing more than its status).
+  if (isProblem(body)) return typeof body.type === 'string' ? body : { ...body, type: 'about:blank' };
+  const detail = text.slice(0, 200);
+  return { ...problemDefaults(status), status, ...(detail !== '' && { detail }) };
 }

@@ -1,3 +1,4 @@
+import { PROBLEM_TYPES } from '../api/problem.js';
 import { ApiError, ConnectionError } from '../client/errors.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
@@ -28,8 +29,10 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     // A validation failure is best said field by field; anything else by its detail's first line
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
-    const detail = fields.length > 0 && (problem.title === 'Validation failed' || !firstLine) ? fields.join('; ') : firstLine;
-    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}`, exitCode: 1, problem };
+    const detail = fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
+    // The emulator names no flag of its own: the way to another tier is the CLI's to say.
+    const hint = error.type === PROBLEM_TYPES.tierRequired ? ' Restart it with `svc serve --tier enterprise`.' : '';
+    return { message: `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${hint}`, exitCode: 1, problem };
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);

@@ -140,6 +140,27 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
   };
 }
 
+/** How `svc serve` sets each option of createEmulator that the emulator's messages name (`options.port`). */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  port: '--port',
+  host: '--host',
+  data: '--data',
+  inMemory: '--in-memory',
+  managementKey: '--management-key',
+  privateKey: '--private-key',
+  tier: '--tier',
+  transactionTtlMs: '--transaction-ttl',
+  masterKey: 'SVC_MASTER_KEY',
+};
+
+/**
+ * An emulator message as `svc serve` says it: each option it names (`options.port`) as the flag or
+ * variable that sets it (`--port`). The emulator is a library and knows no flags of the CLI's.
+ */
+export function inFlags(message: string): string {
+  return message.replace(/\boptions\.([A-Za-z]+)\b/g, (text, name: string) => FLAG_OF[name] ?? text);
+}
+
 /**
  * Text user code wrote (console output, an error it threw), made safe for a terminal: control
  * characters shown as escapes (no colours, cursor moves or cleared screens of its own), and every

@@ -1,6 +1,9 @@
 import type { Problem } from '../api/problem.js';
 
-/** The server answered with an error: `problem` is its problem+json body (or one made from the status). */
+/**
+ * The server answered with an error: `problem` is its problem+json body (or one made from the
+ * status). Switch on `type` (PROBLEM_TYPES), never on the title, which is prose.
+ */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
@@ -8,6 +11,11 @@ export class ApiError extends Error {
     readonly problem: Problem,
   ) {
     super(problem.detail ?? problem.title);
+  }
+
+  /** What went wrong, as a stable URN (`urn:svc:problem:validation`, ...). */
+  get type(): string {
+    return this.problem.type;
   }
 }
 

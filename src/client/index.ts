@@ -1,6 +1,6 @@
 import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRANSACTION_HEADER } from '../api/headers.js';
 import { MAX_PAGE_SIZE } from '../api/limits.js';
-import { isProblem, problemDefaults } from '../api/problem.js';
+import { problemFromAnswer } from '../api/problem.js';
 import type {
   Application,
   InvokeReactorBody,
@@ -92,12 +92,7 @@ export class ApiClient {
     const response = await this.send(url, { method, headers, body });
     const text = await response.text();
     const parsed = parseJson(text);
-    if (response.status >= 400) {
-      const problem = isProblem(parsed)
-        ? parsed
-        : { ...problemDefaults(response.status), status: response.status, detail: text.slice(0, 200) || undefined };
-      throw new ApiError(response.status, problem);
-    }
+    if (response.status >= 400) throw new ApiError(response.status, problemFromAnswer(response.status, parsed, text));
     return (text === '' ? undefined : parsed ?? text) as T;
   }
 

@@ -1,17 +1,21 @@
-import { problemDefaults } from '../api/problem.js';
+import { PROBLEM_TYPES, problemDefaults, type Problem } from '../api/problem.js';
 
 /**
  * An expected failure to start or run the emulator (a port in use, an unusable data file, a bad
- * key): its message is complete and meant for the user as it is, without a stack.
+ * key): its message is complete and meant for the user as it is, without a stack. Messages name
+ * the options of createEmulator as `options.<name>` (`options.port`), and `option` is the one at
+ * fault, if any: a caller that takes them otherwise (the CLI, as flags) says it its own way.
  */
 export class EmulatorError extends Error {
   override readonly name: string = 'EmulatorError';
+  readonly option: string | undefined;
+
+  constructor(message: string, options: { option?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.option = options.option;
+  }
 }
 
-/**
- * The one error the emulator throws on purpose. Services throw it where a problem is found; the
- * HTTP layer turns it, and only it, into a problem+json response.
- */
 /** A response user code asked for as it is (CustomHttpResponseError), instead of a problem. */
 export interface CustomResponse {
   status: number;
@@ -19,24 +23,55 @@ export interface CustomResponse {
   body: unknown;
 }
 
+export interface HttpErrorOptions {
+  /** Default: the status's (problemDefaults). */
+  title?: string | undefined;
+  /** Default: the status's; see PROBLEM_TYPES. */
+  type?: string | undefined;
+  /** Field-level messages, keyed by the field's path. */
+  errors?: Record<string, string[]> | undefined;
+  /** When set, the HTTP layer answers with exactly this instead of a problem document. */
+  response?: CustomResponse | undefined;
+  /** What caused it, for the log (never sent). */
+  cause?: unknown;
+}
+
+/**
+ * The one error the emulator throws on purpose. Services throw it where a problem is found; the
+ * HTTP layer turns it, and only it, into a problem+json response (problemOf).
+ */
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';
   readonly title: string;
   readonly type: string;
-  /** When set, the HTTP layer answers with exactly this instead of a problem document. */
-  response?: CustomResponse | undefined;
+  readonly errors: Record<string, string[]> | undefined;
+  readonly response: CustomResponse | undefined;
 
   constructor(
     readonly status: number,
     readonly detail: string,
-    readonly errors?: Record<string, string[]>,
-    title?: string,
+    options: HttpErrorOptions = {},
   ) {
-    super(detail);
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     const defaults = problemDefaults(status);
-    this.title = title ?? defaults.title;
-    this.type = defaults.type;
+    this.title = options.title ?? defaults.title;
+    this.type = options.type ?? defaults.type;
+    this.errors = options.errors;
+    this.response = options.response;
   }
+}
+
+/**
+ * The problem document of an error: an HttpError as it is, anything else as the internal error it
+ * is (its message as the detail: for a stored outcome, which only its owner reads; the HTTP layer
+ * answers bugs with a detail of its own). `traceId` is added when given.
+ */
+export function problemOf(error: unknown, traceId?: string): Problem {
+  const problem: Problem =
+    error instanceof HttpError
+      ? { type: error.type, title: error.title, status: error.status, detail: error.detail, ...(error.errors && { errors: error.errors }) }
+      : { ...problemDefaults(500), status: 500, detail: error instanceof Error ? error.message : String(error) };
+  return traceId === undefined ? problem : { ...problem, trace_id: traceId };
 }
 
 /** A 400 with field-level messages; `detail` sums them up in one line. */
@@ -44,7 +79,12 @@ export function validationError(errors: Record<string, string[]>): HttpError {
   const first = Object.entries(errors)[0];
   const summary = first ? `${first[0]} ${first[1][0]}` : 'the request is invalid';
   const more = Object.keys(errors).length > 1 ? ` (and ${Object.keys(errors).length - 1} more)` : '';
-  return new HttpError(400, `Invalid request: ${summary}${more}.`, errors, 'Validation failed');
+  return fieldError(`Invalid request: ${summary}${more}.`, errors);
+}
+
+/** A 400 about fields of the request (`validation`), with a detail of its own. */
+export function fieldError(detail: string, errors: Record<string, string[]>): HttpError {
+  return new HttpError(400, detail, { errors, title: 'Validation failed', type: PROBLEM_TYPES.validation });
 }
 
 export function notFound(what: string, id: string): HttpError {

@@ -4,6 +4,7 @@
  * caller with fastify's default body (or, for a 1xx status, with no answer at all).
  */
 import { TRACE_HEADER } from '../api/headers.js';
+import { PROBLEM_TYPES } from '../api/problem.js';
 import { HttpError, type CustomResponse } from './errors.js';
 
 /** RFC 9110 `token`: the characters a header name may have. */
@@ -52,7 +53,7 @@ export function checkedHeaders(headers: unknown, owner: string): Record<string, 
     if (raw === undefined || raw === null) continue;
     const value = Array.isArray(raw) ? raw.join(', ') : String(raw);
     const problem = headerProblem(name, value);
-    if (problem) throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, undefined, 'Invalid header');
+    if (problem) throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, { title: 'Invalid header', type: PROBLEM_TYPES.userCode });
     result[name] = value;
   }
   return result;
@@ -76,7 +77,10 @@ export function checkedCustomResponse(error: unknown, owner: string): unknown {
   if (!response) return error;
   const { status } = response;
   if (!Number.isInteger(status) || status < 200 || status > 599) {
-    return new HttpError(500, `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`, undefined, 'Invalid custom response');
+    return new HttpError(500, `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`, {
+      title: 'Invalid custom response',
+      type: PROBLEM_TYPES.userCode,
+    });
   }
   try {
     checkedHeaders(response.headers, `${owner} (CustomHttpResponseError)`);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DEFAULT_HOST, DEFAULT_PORT, MASTER_KEY_FILE } from '../api/defaults.js';
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { DEFAULT_TIER, TIERS, type Tier } from '../api/tiers.js';
-import { EmulatorError } from './errors.js';
+import { EmulatorError, HttpError } from './errors.js';
 import type { EmitEvent } from './events.js';
 import { credentialsPath, writeCredentials } from './store/credentials.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
@@ -110,7 +110,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
       throw new EmulatorError(
         `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
-          'Restore master.key from a backup, or pass the key as SVC_MASTER_KEY; to start over without the tokens, move the data folder aside.',
+          'Restore master.key from a backup, or pass it as options.masterKey; to start over without the tokens, move the data folder aside.',
       );
     }
     const cipher = new Cipher(key);
@@ -213,7 +213,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const ready = start().catch(async (error: unknown) => {
     await stop?.().catch(() => {});
     stop = undefined;
-    throw error;
+    throw startFailure(error);
   });
   ready.catch(() => {});
 
@@ -245,30 +245,31 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 }
 
 function checkOptions(options: EmulatorOptions): void {
-  for (const [flag, key] of [['--management-key', options.managementKey], ['--private-key', options.privateKey]] as const) {
+  const refuse = (option: string, reason: string) => new EmulatorError(`options.${option} ${reason}`, { option });
+  for (const [option, key] of [['managementKey', options.managementKey], ['privateKey', options.privateKey]] as const) {
     if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
-      throw new EmulatorError(`${flag} must be 16 to 256 characters of letters, digits, "_", "-" or ".".`);
+      throw refuse(option, 'must be 16 to 256 characters of letters, digits, "_", "-" or ".".');
     }
   }
   if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
-    throw new EmulatorError('--management-key and --private-key must differ.');
+    throw refuse('privateKey', 'must differ from options.managementKey.');
   }
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new EmulatorError(`--port must be a whole number from 0 to 65535, not ${port}.`);
+    throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);
   }
   for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number of milliseconds, at least 1.`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, 'must be a whole number of milliseconds, at least 1.');
   }
   const ttl = options.transactionTtlMs;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
-    throw new EmulatorError('--transaction-ttl must be at least 1s (e.g. 90s, 30m, 2h).');
+    throw refuse('transactionTtlMs', `must be at least 1000 (1 s), not ${ttl}.`);
   }
   for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new EmulatorError(`${name} must be a whole number above 0, not ${value}.`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, `must be a whole number above 0, not ${value}.`);
   }
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
-    throw new EmulatorError(`--tier must be one of ${TIERS.join(', ')}.`);
+    throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
   }
 }
 
@@ -279,12 +280,28 @@ async function listen(server: ReturnType<typeof buildServer>, port: number, host
     await server.close().catch(() => {});
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new EmulatorError(`Port ${port} on ${host} is already in use (another svc serve?). Stop it, or pass --port 0 for a free port.`);
+      throw new EmulatorError(`Port ${port} on ${host} is already in use (another svc serve?). Stop it, or choose another options.port (0 picks a free one).`, {
+        option: 'port',
+        cause: error,
+      });
     }
-    if (code === 'EACCES') throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick a port above 1023.`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new EmulatorError(`Cannot listen on host ${host}: no such local address.`);
+    if (code === 'EACCES') throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick another options.port, above 1023.`, { option: 'port', cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new EmulatorError(`Cannot listen on options.host ${host}: no such local address.`, { option: 'host', cause: error });
+    }
     throw error;
   }
+}
+
+/**
+ * What a failed start reports: an EmulatorError as it is; anything else (a problem a service
+ * raised while bootstrapping, a failure of the disk or the sandbox) wrapped in one that says what
+ * failed, so that no caller takes it for a bug of its own. The original stays as `cause`.
+ */
+function startFailure(error: unknown): EmulatorError {
+  if (error instanceof EmulatorError) return error;
+  const reason = error instanceof HttpError ? error.detail : error instanceof Error ? error.message : String(error);
+  return new EmulatorError(`The emulator could not start: ${reason}`, { cause: error });
 }
 
 /** Waits for `task`, or `ms` at most. */

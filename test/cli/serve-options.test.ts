@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { parseDuration } from '../../src/cli/commands/serve.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { runSvc } from '../helpers/cli.js';
+import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('parseDuration', () => {
@@ -62,5 +63,34 @@ describe('svc serve --transaction-ttl', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--transaction-ttl must be at least 1s/);
     expect(await readdir(result.cwd)).toEqual([]);
+  });
+});
+
+describe('svc serve: the emulator refuses an option', () => {
+  async function serve(args: string[], env: Record<string, string> = {}) {
+    const cwd = await tempDir();
+    const result = await runSvc(['serve', ...args], { cwd, env, signal: AbortSignal.timeout(5000) });
+    return { ...result, cwd };
+  }
+
+  // The emulator names its options (options.port); svc serve says them as its own flags.
+  test.each([
+    [['--port', '99999'], {}, 'Error: --port must be a whole number from 0 to 65535, not 99999.\n'],
+    [['--port', '0', '--management-key', 'short'], {}, 'Error: --management-key must be 16 to 256 characters of letters, digits, "_", "-" or ".".\n'],
+    [['--port', '0', '--management-key', 'same-key-for-both-1', '--private-key', 'same-key-for-both-1'], {}, 'Error: --private-key must differ from --management-key.\n'],
+    [['--port', '0'], { SVC_MASTER_KEY: 'c2hvcnQ=' }, 'Error: SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).\n'],
+  ])('%j names the flag, exit 1', async (args, env, stderr) => {
+    const result = await serve(args, env);
+    expect(result.stderr).toBe(stderr);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+  });
+
+  test('a port in use names --port', async () => {
+    const running = await startEmulator({ inMemory: true });
+    const port = new URL(running.url).port;
+    const result = await serve(['--port', port, '--in-memory']);
+    expect(result.stderr).toBe(`Error: Port ${port} on 127.0.0.1 is already in use (another svc serve?). Stop it, or choose another --port (0 picks a free one).\n`);
+    expect(result.code).toBe(1);
   });
 });

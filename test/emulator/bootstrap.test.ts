@@ -127,11 +127,25 @@ describe('start-up errors', () => {
   });
 
   it('rejects malformed given keys and options', async () => {
-    for (const options of [{ managementKey: 'short' }, { privateKey: 'has spaces in it here' }, { port: 70000 }, { managementKey: 'same-key-for-both-1', privateKey: 'same-key-for-both-1' }]) {
+    const cases = [
+      [{ managementKey: 'short' }, 'managementKey'],
+      [{ privateKey: 'has spaces in it here' }, 'privateKey'],
+      [{ port: 70000 }, 'port'],
+      [{ managementKey: 'same-key-for-both-1', privateKey: 'same-key-for-both-1' }, 'privateKey'],
+    ] as const;
+    for (const [options, option] of cases) {
       const emulator = createEmulator({ inMemory: true, ...options });
-      await expect(emulator.ready, JSON.stringify(options)).rejects.toThrow(/--(management-key|private-key|port)/);
+      // The emulator names its own option (a library knows no CLI flags; svc serve maps them).
+      await expect(emulator.ready, JSON.stringify(options)).rejects.toThrow(new RegExp(`^options\\.${option} `));
+      await expect(emulator.ready).rejects.toMatchObject({ name: 'EmulatorError', option });
       await emulator.dispose();
     }
+  });
+
+  it('reports a failure of the start that is not its own (here a clock that gives no date) as an EmulatorError with its cause', async () => {
+    const emulator = createEmulator({ inMemory: true, port: 0, clock: () => new Date(Number.NaN) });
+    await expect(emulator.ready).rejects.toMatchObject({ name: 'EmulatorError', message: 'The emulator could not start: Invalid time value', cause: expect.any(RangeError) });
+    await emulator.dispose();
   });
 
   it('refuses a second emulator on the same data file', async () => {

@@ -45,7 +45,9 @@ export const serve = defineCommand<ServeOptions>({
     if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port)) throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
     const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
-    const [{ createEmulator, EmulatorError }, { createServeLog }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
+    const userError = (error: unknown) => (error instanceof EmulatorError ? new UserError(inFlags(error.message), { cause: error }) : error);
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
     const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
@@ -73,12 +75,13 @@ export const serve = defineCommand<ServeOptions>({
       await emulator.ready;
     } catch (error) {
       await emulator.dispose();
-      // An expected failure to start (a port in use, a damaged store): its message is for the user as it is.
-      throw error instanceof EmulatorError ? new UserError(error.message) : error;
+      throw userError(error);
     }
     log.started(emulator, dataFile && path.relative(io.cwd, dataFile));
     log.stopping(await stop);
-    await emulator.dispose();
+    await emulator.dispose().catch((error: unknown) => {
+      throw userError(error);
+    });
     log.stopped();
   },
 });

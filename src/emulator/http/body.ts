@@ -47,7 +47,7 @@ function jsonBody(parse: JsonParser): JsonBody {
     try {
       text = utf8.decode(raw);
     } catch {
-      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', undefined, 'Malformed JSON'));
+      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }));
       return;
     }
     parse(request, text, (error, value) => {

@@ -2,8 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_CONTENT_TYPE, JSON_UTF8_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
-import { problemDefaults, type Problem } from '../../api/problem.js';
-import { HttpError, validationError } from '../errors.js';
+import { HttpError, problemOf, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
@@ -40,7 +39,7 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest
       415,
       `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send ${request.method === 'PATCH' ? MERGE_PATCH_CONTENT_TYPE : JSON_CONTENT_TYPE}.`,
     ),
-  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, undefined, 'Malformed JSON'),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, { title: 'Malformed JSON', cause: error }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     new HttpError(400, `The body is empty but Content-Type is ${JSON_CONTENT_TYPE}; send a JSON body or no Content-Type.`),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
@@ -57,7 +56,7 @@ function pathOf(url: string): string {
 export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   if (error instanceof HttpError) return error;
   // The disk refused a write (full, read-only): nothing was kept, and the caller may retry.
-  if (error instanceof StoreWriteError) return new HttpError(503, error.message, undefined, 'Not saved');
+  if (error instanceof StoreWriteError) return new HttpError(503, error.message, { title: 'Not saved', cause: error });
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const errors = fieldErrors(fastifyError.validation as never, fastifyError.validationContext);
@@ -66,22 +65,11 @@ export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return known(fastifyError, request);
   if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, undefined, 'Malformed JSON');
+    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, { title: 'Malformed JSON', cause: error });
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, fastifyError.message);
-  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`);
-}
-
-function problemOf(error: HttpError, traceId: string): Problem {
-  return {
-    type: error.type,
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-    ...(error.errors && { errors: error.errors }),
-    trace_id: traceId,
-  };
+  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, { cause: error });
 }
 
 /** The answer to an HttpError: its problem document, or the custom response user code threw as it is. */
@@ -170,5 +158,5 @@ function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: E
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`, undefined, problemDefaults(404).title), request.id);
+  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`), request.id);
 }

@@ -140,10 +140,10 @@ function switchingProtocols(url: URL): HttpError {
 function unreachable(url: URL, error: NodeJS.ErrnoException, headersTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
   if (error.code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, undefined, 'Destination unreachable');
+    return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, { title: 'Destination unreachable' });
   }
   // Ours for a bare 101; undici's words for a 101 with Upgrade headers to a request that asked for none.
   if (error instanceof SwitchedProtocols || error.message === 'bad upgrade') return switchingProtocols(url);
   const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ENOTFOUND' ? 'host not found' : error.code ?? error.message;
-  return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, undefined, 'Destination unreachable');
+  return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, { title: 'Destination unreachable' });
 }

@@ -122,9 +122,9 @@ export function destinationUrl(destination: string, suffix: string, query: strin
   const base = url.pathname.replace(/\/+$/, '');
   if (suffix) {
     const reason = unsafePath(suffix);
-    if (reason) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} is refused: ${reason}. A proxy call stays under its destination's path.`, undefined, 'Unsafe proxy path');
+    if (reason) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} is refused: ${reason}. A proxy call stays under its destination's path.`, { title: 'Unsafe proxy path' });
     url.pathname = `${base}${suffix}`;
-    if (!url.pathname.startsWith(`${base}/`)) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} would leave the destination's path.`, undefined, 'Unsafe proxy path');
+    if (!url.pathname.startsWith(`${base}/`)) throw new HttpError(400, `The proxy path ${JSON.stringify(suffix)} would leave the destination's path.`, { title: 'Unsafe proxy path' });
   }
   if (query) url.search = url.search ? `${url.search}&${query.slice(1)}` : query;
   return url;

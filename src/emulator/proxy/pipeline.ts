@@ -10,6 +10,7 @@ import {
   API_KEY_HEADER,
 } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL } from '../../api/limits.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
 import { findTokenIds } from '../../expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
@@ -81,7 +82,7 @@ export class ProxyPipeline {
   }
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
-    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', undefined, 'Proxy loop');
+    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', { title: 'Proxy loop' });
     const proxy = this.findProxy(call.proxyKey);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
@@ -213,7 +214,7 @@ export class ProxyPipeline {
     if (this.deps.tier === 'enterprise' && call.connection?.split(',').some((option) => option.trim().toLowerCase() === 'upgrade')) {
       // An upgraded connection is no longer HTTP: nothing the proxy could detokenize, transform or bound.
       const header = PROXY_CONNECTION_HEADER.toUpperCase();
-      throw new HttpError(400, `${header}: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).`, { [header]: ['must not hold upgrade'] });
+      throw new HttpError(400, `${header}: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).`, { errors: { [header]: ['must not hold upgrade'] } });
     }
     if (this.deps.tier !== 'enterprise') {
       this.deps.emit({
@@ -247,7 +248,7 @@ export class ProxyPipeline {
     try {
       const { value } = await instance.invoke({ args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, undefined, 'Invalid transform result');
+        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, { title: 'Invalid transform result', type: PROBLEM_TYPES.userCode });
       }
       report(200);
       return value as { body?: unknown; headers?: unknown };
@@ -288,7 +289,10 @@ function serializeBody(body: unknown, headers: Record<string, string>, proxy: Pr
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
   if (exceedsDepth(body, MAX_DEPTH)) {
-    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid transform result');
+    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, {
+      title: 'Invalid transform result',
+      type: PROBLEM_TYPES.userCode,
+    });
   }
   if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = JSON_CONTENT_TYPE;
   return JSON.stringify(body);
@@ -317,11 +321,11 @@ async function readBounded(stream: Readable, limit: number, url: URL, tooLarge: 
     stream.destroy();
     if (error instanceof HttpError) throw error;
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, undefined, 'Destination unreachable');
+    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, { title: 'Destination unreachable', cause: error });
   }
   return Buffer.concat(chunks, size);
 }
 
 function answerTooLarge(url: URL, what: string): HttpError {
-  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, undefined, 'Destination answer too large');
+  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, { title: 'Destination answer too large' });
 }

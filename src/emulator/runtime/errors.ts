@@ -1,3 +1,4 @@
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import type { LogEntry } from './types.js';
 
@@ -18,8 +19,12 @@ export class UserCodeError extends HttpError {
       logs?: LogEntry[];
     } = {},
   ) {
-    super(status, detail, undefined, options.title);
-    this.response = options.custom;
+    super(status, detail, {
+      title: options.title,
+      // The code's own failure, whatever status it carries; a timeout and an unloaded version say so.
+      type: status === 408 ? PROBLEM_TYPES.timeout : status === 409 ? PROBLEM_TYPES.conflict : PROBLEM_TYPES.userCode,
+      response: options.custom,
+    });
   }
 
   get userStack(): string | undefined {

@@ -1,5 +1,5 @@
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
-import { HttpError } from '../errors.js';
+import { HttpError, fieldError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
 import type { Caller } from './applications.js';
@@ -11,14 +11,11 @@ import type { Caller } from './applications.js';
 export function bindableApplication(store: Store, caller: Caller, reference: { id: string } | null | undefined): ApplicationRecord | undefined {
   if (reference == null) return undefined;
   const application = store.applications.get(caller.tenantId, reference.id.toLowerCase());
-  if (!application) throw new HttpError(400, `No Application with id ${reference.id}.`, { 'application.id': ['no such Application'] }, 'Validation failed');
+  if (!application) throw fieldError(`No Application with id ${reference.id}.`, { 'application.id': ['no such Application'] });
   if (application.type !== 'private' && application.type !== 'public') {
-    throw new HttpError(
-      400,
-      `Application ${reference.id} is a ${application.type} Application; it must be a public or private one.`,
-      { 'application.id': ['must be a public or private Application'] },
-      'Validation failed',
-    );
+    throw fieldError(`Application ${reference.id} is a ${application.type} Application; it must be a public or private one.`, {
+      'application.id': ['must be a public or private Application'],
+    });
   }
   return application;
 }

@@ -36,15 +36,15 @@ function resealLost(store: Store, services: Services, cipher: Cipher, batch: Wri
   const tenants = services.webhooks.forgetSecrets(batch);
   if (tenants.length > 0) messages.push(`${lost} the webhook signing secret of tenant ${tenants.join(', ')} is made anew.`);
   const proxies = services.proxies.reissueKeys(batch);
-  if (proxies.length > 0) messages.push(`${lost} proxies ${proxies.join(', ')} have new keys (svc proxies get shows them).`);
+  if (proxies.length > 0) messages.push(`${lost} proxies ${proxies.join(', ')} have new keys (GET /proxies/{id} shows them).`);
   const results = services.results.forgetOutcomes(batch);
   if (results > 0) messages.push(`${lost} ${results} stored asynchronous reactor results lost their outcome.`);
   const configurations = resetLostConfigurations(store, cipher, batch);
   if (configurations.reactors.length > 0) {
-    messages.push(`${lost} the configuration of reactors ${configurations.reactors.join(', ')} is emptied; enter it again (svc reactors patch --configuration).`);
+    messages.push(`${lost} the configuration of reactors ${configurations.reactors.join(', ')} is emptied; enter it again (a PATCH of its configuration).`);
   }
   if (configurations.proxies.length > 0) {
-    messages.push(`${lost} the configuration of proxies ${configurations.proxies.join(', ')} is emptied; enter it again (svc proxies patch --configuration).`);
+    messages.push(`${lost} the configuration of proxies ${configurations.proxies.join(', ')} is emptied; enter it again (a PATCH of its configuration).`);
   }
   return messages;
 }

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
-import type { Problem } from '../../api/problem.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
-import { HttpError, notFound } from '../errors.js';
+import { HttpError, notFound, problemOf } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../headers.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
@@ -148,12 +148,12 @@ export class ReactorService {
       throw enterpriseOnly('Asynchronous invocation (callback_url, timeout_ms)');
     }
     if (body.timeout_ms != null && !asynchronous) {
-      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { timeout_ms: ['needs callback_url'] });
+      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { errors: { timeout_ms: ['needs callback_url'] } });
     }
     const args = this.options.tokens.detokenize(ctx, body.args ?? {}, DETOKENIZE_LIMIT);
     // Checked after detokenization: the code gets an object, within the payload limit.
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      throw new HttpError(400, 'args must be a JSON object once detokenized.', { args: ['must be an object'] });
+      throw new HttpError(400, 'args must be a JSON object once detokenized.', { errors: { args: ['must be an object'] } });
     }
     if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
       throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
@@ -217,12 +217,15 @@ export class ReactorService {
   private async shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): Promise<ReactorResponse> {
     if (value === null) return {};
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, undefined, 'Invalid reactor result');
+      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, {
+        title: 'Invalid reactor result',
+        type: PROBLEM_TYPES.userCode,
+      });
     }
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
     // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
     if (exceedsDepth(raw, MAX_DEPTH)) {
-      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, undefined, 'Invalid reactor result');
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, { title: 'Invalid reactor result', type: PROBLEM_TYPES.userCode });
     }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
@@ -304,9 +307,4 @@ function formatDuration(ms: number): string {
   if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${ms / 1000} s`;
-}
-
-function problemOf(error: unknown): Problem {
-  if (error instanceof HttpError) return { type: error.type, title: error.title, status: error.status, detail: error.detail };
-  return { type: 'urn:svc:problem:internal', title: 'Internal server error', status: 500, detail: (error as Error).message };
 }

@@ -181,7 +181,7 @@ export class TokenService {
     }
     for (const id of ids) {
       const record = this.visible(ctx, id);
-      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { [id]: ['no such token'] }, 'Unknown token');
+      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { errors: { [id]: ['no such token'] }, title: 'Unknown token' });
       const decision = evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers);
       if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
       // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.

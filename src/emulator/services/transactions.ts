@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TRANSACTION_HEADER } from '../../api/headers.js';
 import { isUuid } from '../../api/patterns.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
 import type { Transaction } from '../../api/types.js';
 import { HttpError } from '../errors.js';
@@ -13,7 +14,10 @@ export const DEFAULT_TRANSACTION_TTL_MS = 60 * 60 * 1000;
 
 /** The 403 of an Enterprise-tier feature asked of an emulator running the standard tier. */
 export function enterpriseOnly(feature: string): HttpError {
-  return new HttpError(403, `${feature} is an Enterprise-tier feature; this emulator runs the standard tier (start it with --tier enterprise).`, undefined, 'Enterprise tier required');
+  return new HttpError(403, `${feature} is an Enterprise-tier feature; this emulator runs the standard tier.`, {
+    title: 'Enterprise tier required',
+    type: PROBLEM_TYPES.tierRequired,
+  });
 }
 
 /**
@@ -152,7 +156,7 @@ export class TransactionService {
   }
 
   private find(caller: Caller, id: string): TransactionRecord {
-    if (!isUuid(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] });
+    if (!isUuid(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { errors: { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] } });
     const record = this.store.transactions.get(caller.tenantId, id.toLowerCase());
     if (!record) throw new HttpError(404, `No transaction with id ${id}.`);
     if (record.status === 'open' && this.isPast(record)) {

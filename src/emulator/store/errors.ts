@@ -32,7 +32,7 @@ export class StoreWriteError extends StoreError {
 export function corruptFile(file: string, reason: string): StoreError {
   return new StoreError(
     `${file} is not a valid svc data file (${reason}). svc left it untouched: restore it from a ` +
-      `backup, or move it aside to start that collection empty (or use --in-memory).`,
+      `backup, or move it aside to start that collection empty (or use options.inMemory).`,
     file,
   );
 }

@@ -35,7 +35,7 @@ export function remedyFor(error: unknown): string {
     case 'EDQUOT':
       return 'free some disk space';
     case 'EROFS':
-      return 'make the data folder writable (or pass another --data path, or --in-memory)';
+      return 'make the data folder writable (or give another options.data, or options.inMemory)';
     case 'EACCES':
     case 'EPERM':
       return 'give the user running svc write access to the data folder';

@@ -52,7 +52,7 @@ export async function acquireLock(lockFile: string, dataFile: string): Promise<(
 
 function inUse(dataFile: string, lockFile: string, pid: number): StoreError {
   return new StoreError(
-    `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or pass another --data path ` +
+    `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or give another options.data ` +
       `(if pid ${pid} is no svc, remove ${lockFile}).`,
     lockFile,
   );

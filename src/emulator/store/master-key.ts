@@ -8,13 +8,13 @@ import { cannotWrite } from './errors.js';
 import { describeCause } from './io.js';
 
 /**
- * The master key: `SVC_MASTER_KEY` (base64, 32 bytes) when given; else `master.key` (0600) beside
+ * The master key: `options.masterKey` (base64, 32 bytes) when given; else `master.key` (0600) beside
  * the data file, created on first start; in memory, a fresh random key.
  */
 export async function loadMasterKey(dir: string | undefined, fromEnv: string | undefined): Promise<{ key: Buffer; created: boolean }> {
   if (fromEnv !== undefined) {
     const key = Buffer.from(fromEnv, 'base64');
-    if (key.length !== 32) throw new EmulatorError('SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).');
+    if (key.length !== 32) throw new EmulatorError('options.masterKey must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).', { option: 'masterKey' });
     return { key, created: false };
   }
   if (dir === undefined) return { key: randomBytes(32), created: true };

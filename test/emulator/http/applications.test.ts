@@ -185,7 +185,7 @@ describe('Applications validation', () => {
     const result = await emu.call('POST', '/applications', { body });
     expect(result.status).toBe(400);
     expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:bad-request' });
+    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:validation' });
     expect(Object.keys(result.body.errors)).toContain(field);
     expect(result.body.detail).toContain(field);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);

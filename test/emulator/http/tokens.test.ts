@@ -208,7 +208,7 @@ describe('POST /tokens validation', () => {
     const result = await emu.call('POST', '/tokens', { key: emu.privateKey, body });
     expect(result.status).toBe(400);
     expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:bad-request' });
+    expect(result.body).toMatchObject({ status: 400, title: 'Validation failed', type: 'urn:svc:problem:validation' });
     expect(Object.keys(result.body.errors)).toEqual([field]);
     expect(result.body.detail).toContain(field);
     expect(await listIds(emu, emu.privateKey)).toEqual([]);

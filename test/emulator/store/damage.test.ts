@@ -169,7 +169,7 @@ describe('missing files', () => {
     await first.call('POST', '/tokens', { key: first.privateKey, body: { type: 'token', data: 'x' } });
     await first.dispose();
     await rm(path.join(first.dir, '.svc', 'master.key'));
-    await expect(startEmulator({ dir: first.dir })).rejects.toThrow(/holds tokens but its master key .* is missing.*Restore master\.key from a backup, or pass the key as SVC_MASTER_KEY/);
+    await expect(startEmulator({ dir: first.dir })).rejects.toThrow(/holds tokens but its master key .* is missing.*Restore master\.key from a backup, or pass it as options\.masterKey/);
   });
 });
 
@@ -218,7 +218,7 @@ describe('a real small disk (tmpfs)', () => {
       (error: unknown) => error as Error,
     );
     expect(failure?.message).toBe(
-      `Cannot write ${disk}/.svc/data.json.lock: the file system is read-only (EROFS); make the data folder writable (or pass another --data path, or --in-memory).`,
+      `Cannot write ${disk}/.svc/data.json.lock: the file system is read-only (EROFS); make the data folder writable (or give another options.data, or options.inMemory).`,
     );
     remount(disk, 'rw');
   });

@@ -73,10 +73,10 @@ describe('loadMasterKey', () => {
     ['16 bytes', randomBytes(16).toString('base64')],
     ['33 bytes', randomBytes(33).toString('base64')],
     ['an empty string', ''],
-  ])('refuses an environment key of %s, naming SVC_MASTER_KEY', async (_name, fromEnv) => {
+  ])('refuses a given key of %s, naming options.masterKey', async (_name, fromEnv) => {
     const dir = await tempDir();
     await expect(loadMasterKey(dir, fromEnv)).rejects.toThrow(EmulatorError);
-    await expect(loadMasterKey(dir, fromEnv)).rejects.toThrow(/SVC_MASTER_KEY/);
+    await expect(loadMasterKey(dir, fromEnv)).rejects.toThrow(/options\.masterKey/);
     expect(await readdir(dir)).toEqual([]);
   });
 

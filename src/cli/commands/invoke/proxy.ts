@@ -1,5 +1,5 @@
 import { JSON_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER, PROXY_KEY_HEADER } from '../../../api/headers.js';
-import { isProblem, problemDefaults } from '../../../api/problem.js';
+import { problemFromAnswer } from '../../../api/problem.js';
 import { ApiError } from '../../../client/errors.js';
 import { UsageError } from '../../errors.js';
 import { readInput } from '../../input.js';
@@ -64,7 +64,7 @@ export const proxy = defineCommand<InvokeProxyOptions>({
     if (destinationStatus === undefined) {
       // No destination status: the proxy itself refused or failed (spec 4.3).
       const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;
-      throw new ApiError(response.status, isProblem(problem) ? problem : { ...problemDefaults(response.status), status: response.status, detail: response.text.slice(0, 200) });
+      throw new ApiError(response.status, problemFromAnswer(response.status, problem, response.text));
     }
     const result = { status: response.status, headers: response.headers, body: parseMaybeJson(response.text) };
     await ctx.output.result(result, () => {

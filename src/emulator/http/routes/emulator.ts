@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PROXY_HOP_HEADER } from '../../../api/headers.js';
 import { createTenantSchema } from '../../../api/schemas.js';
 import type { CreatedTenant } from '../../../api/types.js';
-import { HttpError } from '../../errors.js';
+import { HttpError, fieldError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
 import { callerOf } from '../auth.js';
@@ -80,7 +80,7 @@ export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, web
     async (request, reply): Promise<CreatedTenant> => {
       const body = request.body ?? {};
       if (body.management_key !== undefined && body.management_key === body.private_key) {
-        throw new HttpError(400, 'management_key and private_key must differ.', { private_key: ['must differ from management_key'] }, 'Validation failed');
+        throw fieldError('management_key and private_key must differ.', { private_key: ['must differ from management_key'] });
       }
       const tenant = await tenants.create(body.name ?? 'tenant', {
         ...(body.management_key !== undefined && { managementKey: body.management_key }),
