@@ -10,10 +10,10 @@ import { CodeWatcher } from '../dist/emulator/watch/index.js';
 
 const [file, managementKey, privateKey] = process.argv.slice(2);
 const emulator = createEmulator({ port: 0, inMemory: true, managementKey, privateKey, runtime: { prewarm: true } });
-await emulator.ready;
+const { url } = await emulator.ready;
 
 async function call(method, path, body, contentType = 'application/json') {
-  const response = await request(`${emulator.url}${path}`, { method, headers: { 'svc-api-key': managementKey, 'content-type': contentType }, body: JSON.stringify(body) });
+  const response = await request(`${url}${path}`, { method, headers: { 'svc-api-key': managementKey, 'content-type': contentType }, body: JSON.stringify(body) });
   const text = await response.body.text();
   if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
   return text ? JSON.parse(text) : undefined;
@@ -26,7 +26,7 @@ const watcher = new CodeWatcher(
   { emit: (event) => event.type === 'reload' && !event.ok && process.stderr.write(`reload failed: ${event.error}\n`) },
 );
 await watcher.whenReady();
-process.stdout.write(`${JSON.stringify({ url: emulator.url, id: reactor.id })}\n`);
+process.stdout.write(`${JSON.stringify({ url, id: reactor.id })}\n`);
 
 process.on('SIGTERM', async () => {
   await watcher.close();

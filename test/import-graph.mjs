@@ -40,17 +40,20 @@ export function importsOf(file) {
   });
 }
 
+/** The emulator's entry: createEmulator and its options, where the parts are assembled. */
+const EMULATOR_ENTRY = new Set(['index.ts', 'options.ts']);
+
 /**
  * The area a file belongs to, as the dependency rule names them: the top folder (`cli`, `api`),
- * in the emulator its layer (`emulator/http`), `emulator/kernel` for the emulator's own top-level
- * modules (errors, events, ...) and `emulator` for its entry, index.ts.
+ * in the emulator its layer (`emulator/http`), `emulator` for its entry (index.ts, options.ts)
+ * and `emulator/kernel` for its other top-level modules (errors, events, header and body checks).
  */
 export function areaOf(file) {
   const parts = file.split('/');
   if (parts.length === 1) return parts[0].replace(/\.tsx?$/, '');
   if (parts[0] !== 'emulator') return parts[0];
   if (parts.length > 2) return `emulator/${parts[1]}`;
-  return parts[1] === 'index.ts' ? 'emulator' : 'emulator/kernel';
+  return EMULATOR_ENTRY.has(parts[1]) ? 'emulator' : 'emulator/kernel';
 }
 
 /** `from -> to` between areas, with the files that make each edge. */

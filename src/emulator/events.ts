@@ -1,19 +1,66 @@
-/**
- * What the emulator reports as it runs. It never logs by itself: `svc serve` (or a test) turns
- * these typed events into lines. No event carries an API key.
- */
-export type EmulatorEvent =
-  | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string }
-  | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
-  | { type: 'warning'; traceId?: string; message: string }
-  | { type: 'expired'; applications: number; tokens: number; transactions: number; results: number }
-  /** A run of user code: a reactor invocation or a proxy transform. */
-  | { type: 'invocation'; kind: 'reactor' | 'transform'; name: string; id: string; status: number; ms: number; requestId: string; error?: string; stack?: string | undefined }
-  /** A line user code wrote to its console. */
-  | { type: 'console'; source: string; level: string; text: string; requestId?: string | undefined }
-  /** Hot reload: a saved code file was loaded (ok) or refused, and the previous code keeps serving. */
-  | { type: 'reload'; target: string; file: string; ok: boolean; ms: number; error?: string | undefined }
-  /** One attempt to deliver an asynchronous reactor result, and where the delivery stands after it. */
-  | { type: 'webhook'; reactorId: string; requestId: string; url: string; attempt: number; ok: boolean; status?: number | undefined; error?: string | undefined; delivery: 'pending' | 'delivered' | 'failed' };
+import type { EmulatorEvent, EmulatorEventInit } from '../api/events.js';
 
-export type EmitEvent = (event: EmulatorEvent) => void;
+export type { EmulatorEvent, EmulatorEventInit, EmulatorEventType } from '../api/events.js';
+
+/** What the emulator's parts call to report: the event as they know it; the hub stamps the time. */
+export type EmitEvent = (event: EmulatorEventInit) => void;
+
+export type EventListener = (event: EmulatorEvent) => void;
+
+/** Where the emulator's events can be followed: the serve log, the dashboard, tests, `svc logs`. */
+export interface EmulatorEvents {
+  /** Calls `listener` with every event from now on, until the function returned is called. */
+  subscribe(listener: EventListener): () => void;
+}
+
+/**
+ * The emulator's events, to any number of subscribers. The emulator never logs by itself: it
+ * publishes, and whoever listens turns events into lines. A subscriber that throws is told to the
+ * others as an `error` event and keeps its subscription; it breaks neither them nor the emulator.
+ */
+export class EventHub implements EmulatorEvents {
+  /** One entry per subscription: the same function subscribed twice is called twice, and unsubscribed once each. */
+  private readonly subscriptions = new Set<{ listener: EventListener }>();
+  private reporting = false;
+
+  /** Stamps `event` with the time and hands it to every subscriber (nothing to do when none listens). */
+  readonly publish: EmitEvent = (event) => {
+    if (this.subscriptions.size === 0) return;
+    const stamped = { time: new Date().toISOString(), ...event } as EmulatorEvent;
+    for (const subscription of this.subscriptions) {
+      try {
+        subscription.listener(stamped);
+      } catch (error) {
+        this.reportFailure(subscription, error);
+      }
+    }
+  };
+
+  subscribe(listener: EventListener): () => void {
+    const subscription = { listener };
+    this.subscriptions.add(subscription);
+    return () => {
+      this.subscriptions.delete(subscription);
+    };
+  }
+
+  private reportFailure(failed: { listener: EventListener }, error: unknown): void {
+    // A failure while reporting a failure is dropped: reporting it again could go round forever.
+    if (this.reporting) return;
+    this.reporting = true;
+    try {
+      const cause = error instanceof Error ? error : new Error(String(error));
+      const report = { time: new Date().toISOString(), type: 'error', message: `an event subscriber failed: ${cause.message}`, stack: cause.stack } as const;
+      for (const subscription of this.subscriptions) {
+        if (subscription === failed) continue;
+        try {
+          subscription.listener(report);
+        } catch {
+          // The same rule as above: one failing subscriber is reported once, not in a loop.
+        }
+      }
+    } finally {
+      this.reporting = false;
+    }
+  }
+}

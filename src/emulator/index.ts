@@ -1,100 +1,81 @@
 import { unlink } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DEFAULT_HOST, DEFAULT_PORT, MASTER_KEY_FILE } from '../api/defaults.js';
-import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
-import { DEFAULT_TIER, TIERS, type Tier } from '../api/tiers.js';
-import { EmulatorError, HttpError } from './errors.js';
-import type { EmitEvent } from './events.js';
-import { credentialsPath, writeCredentials } from './store/credentials.js';
-import { DEFAULT_TIMEOUTS } from './http/connections.js';
-import { buildServer } from './http/server.js';
-import { ProxyPipeline } from './proxy/pipeline.js';
-import type { Clock } from './services/applications.js';
-import { createServices } from './services/index.js';
-import type { BootstrapResult } from './services/tenants.js';
+import { DEFAULT_TIER, type Tier } from '../api/tiers.js';
+import { Teardown } from '../lib/teardown.js';
 import { Cipher } from './crypto/cipher.js';
-import { loadMasterKey } from './store/master-key.js';
+import { EmulatorError, HttpError } from './errors.js';
+import { EventHub, type EmulatorEvents } from './events.js';
+import { DEFAULT_TIMEOUTS } from './http/connections.js';
+import { listen } from './http/listen.js';
+import { buildServer } from './http/server.js';
+import { checkOptions, type EmulatorOptions } from './options.js';
+import { ProxyPipeline } from './proxy/pipeline.js';
+import { Runtime } from './runtime/index.js';
+import type { CodeOwner } from './services/applications.js';
+import { createServices } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
+import { DEFAULT_RESULT_RETENTION_MS } from './services/reactor-results.js';
+import type { BootstrapResult } from './services/tenants.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
-import type { WebhookOptions } from './services/webhooks.js';
-import { DEFAULT_RESULT_RETENTION_MS, type ResultOptions } from './services/reactor-results.js';
-import { Runtime, type RuntimeOptions } from './runtime/index.js';
-import type { StoreFileSystem } from './store/io.js';
+import { credentialsPath, writeCredentials } from './store/credentials.js';
+import { loadMasterKey } from './store/master-key.js';
 import { Store } from './store/store.js';
 
 export type { Tier } from '../api/tiers.js';
+export type { EmulatorOptions } from './options.js';
 /** How often expired Applications, tokens and transactions are swept out of the store. */
 const SWEEP_INTERVAL_MS = 30_000;
 
-export interface EmulatorOptions {
-  /** Default 8790; 0 picks a free port. */
-  port?: number;
-  host?: string;
-  /** The data file; default `.svc/data.json` (relative to the process's cwd). */
-  data?: string;
-  inMemory?: boolean;
-  /** Keys the bootstrap Applications must use (else generated on first start). */
-  managementKey?: string;
-  privateKey?: string;
-  tier?: Tier;
-  /** How long a transaction stays open (default 1 h). */
-  transactionTtlMs?: number;
-  /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
-  masterKey?: string;
-  /** The sandbox: where npm packages resolve from, its processes and limits (see RuntimeOptions). */
-  runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
-  /** The synchronous reactor timeout (30 s, as on the platform). */
-  syncTimeoutMs?: number;
-  /** Webhook delivery: attempts, backoff, per-attempt timeout. */
-  webhooks?: WebhookOptions;
-  /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
-  results?: ResultOptions;
-  /** A client must send a whole request (headers and body) within this; else 408 (default 30 s). */
-  requestTimeoutMs?: number;
-  /** ... and its headers within this (default 10 s). */
-  headersTimeoutMs?: number;
-  /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
-  shutdownGraceMs?: number;
-  debug?: boolean;
-  /** The hot routes on the lean path in front of fastify (default true); tests compare the two. */
-  leanRoutes?: boolean;
-  onEvent?: EmitEvent;
-  /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
-  fileSystem?: StoreFileSystem;
-  clock?: Clock;
+/** What a start brought up: `ready` resolves to it. */
+export interface EmulatorReady {
+  /** `http://host:port`. */
+  url: string;
+  /** What the start found or created: the tenant, and the keys it generated (to be shown once). */
+  bootstrap: BootstrapResult;
+  /** Where the CLI finds the URL and keys (0600); undefined in memory. */
+  credentialsFile: string | undefined;
+  tier: Tier;
+  /** The bootstrap tenant's webhook signing secret (SVC-SIGNATURE). */
+  webhookSecret: string;
 }
 
+/**
+ * A running emulator. It has no `reload()`: what it serves changes through its own HTTP API (the
+ * path `svc apply` and hot reload take, as against a remote server), never through a side door.
+ */
 export interface Emulator {
-  /** `http://host:port`, known once `ready` has resolved. */
-  readonly url: string;
-  readonly ready: Promise<void>;
-  /** What the first start created (keys to show once), known once ready. */
-  readonly bootstrap: BootstrapResult;
-  /** Where the CLI finds the URL and keys; undefined in memory. */
-  readonly credentialsFile: string | undefined;
-  readonly tier: Tier;
-  /** The bootstrap tenant's webhook signing secret (SVC-SIGNATURE), known once ready. */
-  readonly webhookSecret: string;
-  /** Stops listening, flushes the store and releases it; safe to call more than once. */
+  /** `http://host:port` once listening, undefined before: the same as `(await ready).url`. */
+  readonly url: string | undefined;
+  /** Resolves once the emulator serves, to what started; rejects with an EmulatorError when it cannot start. */
+  readonly ready: Promise<EmulatorReady>;
+  /** The emulator's events (requests, runs of user code, console lines, webhooks, warnings), from the start. */
+  readonly events: EmulatorEvents;
+  /** Stops listening, lets requests in flight finish, flushes the store and releases it; safe to call more than once. */
   dispose(): Promise<void>;
 }
 
 export { EmulatorError } from './errors.js';
-export type { EmulatorEvent, EmitEvent } from './events.js';
+export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
+export type { BootstrapResult, TenantKeys } from './services/tenants.js';
 
-/** Starts the emulator: opens the store, bootstraps the first tenant, listens. */
+/**
+ * Starts the emulator: opens the store, the sandbox and the services, bootstraps the first
+ * tenant, listens. Every resource registers its close as it opens; dispose, or a start that fails
+ * half-way, closes them in reverse.
+ */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
-  const emit = options.onEvent ?? (() => {});
+  const events = new EventHub();
+  if (options.onEvent) events.subscribe(options.onEvent);
+  const emit = events.publish;
   const tier = options.tier ?? DEFAULT_TIER;
+  const teardown = new Teardown();
+  /** When dispose began: the grace of requests in flight and of asynchronous runs counts from it. */
+  let stopping = 0;
   let url: string | undefined;
-  let bootstrap: BootstrapResult | undefined;
-  let credentialsFile: string | undefined;
-  let webhookSecret: string | undefined;
   let disposed = false;
-  let stop: (() => Promise<void>) | undefined;
 
-  const start = async () => {
+  const start = async (): Promise<EmulatorReady> => {
     checkOptions(options);
     const store = await Store.open({
       ...(options.data !== undefined && { path: options.data }),
@@ -102,28 +83,33 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.fileSystem && { fileSystem: options.fileSystem }),
       report: (message) => emit({ type: 'error', message }),
     });
-    stop = () => store.close();
+    teardown.push(() => store.close());
     for (const problem of store.problems) emit({ type: 'warning', message: problem });
     const { key, created } = await loadMasterKey(store.dir, options.masterKey);
+    // The key just made cannot read what a lost one sealed: it is removed if the start fails before
+    // all that is made anew (see sealAtStart), so that the next start asks again.
+    const forgetNewKey = async () => {
+      if (created && store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
+    };
     if (created && holdsTokens(store)) {
-      // The key just made cannot read these tokens: remove it, so the next start asks again.
-      if (store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
+      await forgetNewKey();
       throw new EmulatorError(
         `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
           'Restore master.key from a backup, or pass it as options.masterKey; to start over without the tokens, move the data folder aside.',
+        { option: 'masterKey' },
       );
     }
     const cipher = new Cipher(key);
-    // User code's console lines are reported under the name of what they belong to.
-    let nameOf = (id: string): string | undefined => id;
+    // User code's console lines are reported under the name and tenant of what they belong to.
+    let ownerOf = (_id: string): CodeOwner | undefined => undefined;
     const runtime = new Runtime({
       ...options.runtime,
-      onLog: (entry) => emit({ type: 'console', source: nameOf(entry.instance) ?? entry.instance, level: entry.level, text: entry.text, requestId: entry.requestId }),
+      onLog: (entry) => {
+        const owner = ownerOf(entry.instance);
+        emit({ type: 'console', source: owner?.name ?? entry.instance, tenantId: owner?.tenantId, level: entry.level, text: entry.text, requestId: entry.requestId });
+      },
     });
-    stop = async () => {
-      await runtime.dispose();
-      await store.close();
-    };
+    teardown.push(() => runtime.dispose());
     const services = createServices(store, {
       cipher,
       runtime,
@@ -135,14 +121,23 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.results && { results: options.results }),
       ...(options.clock && { clock: options.clock }),
     });
-    nameOf = (id) => services.reactors.nameOf(id) ?? services.proxies.nameOf(id);
+    ownerOf = (id) => services.reactors.ownerOf(id) ?? services.proxies.ownerOf(id);
+    teardown.push(async () => {
+      // Asynchronous invocations under way get what is left of the grace to store their results
+      // (webhooks stop retrying: a delivery left pending resumes on the next start); then the
+      // sandbox stops, and the runs it cut off store how they ended before the store closes.
+      await services.dispose();
+      await within(services.reactors.settle(), stopping + graceMs(options) - Date.now());
+      await runtime.dispose();
+      await services.reactors.settle();
+    });
     let resealed: string[];
     try {
       // Before anything is served: plaintext configuration sealed, and what a lost key sealed made anew.
       resealed = await sealAtStart(store, services, cipher, created);
     } catch (error) {
       // Nothing of it was saved: without the key just made, the next start makes it all anew again.
-      if (created && store.dir !== undefined) await unlink(path.join(store.dir, MASTER_KEY_FILE)).catch(() => {});
+      await forgetNewKey();
       throw error;
     }
     for (const message of resealed) emit({ type: 'warning', message });
@@ -151,6 +146,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
     const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
+    teardown.push(() => pipeline.close());
     const server = buildServer({
       services,
       pipeline,
@@ -174,30 +170,18 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     // A retention shorter than the interval (tests use one) is swept as often as it asks.
     const sweeper = setInterval(() => void sweep(), Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)));
     sweeper.unref();
-    stop = async () => {
-      clearInterval(sweeper);
-      const deadline = Date.now() + (options.shutdownGraceMs ?? DEFAULT_TIMEOUTS.shutdownGraceMs);
-      // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
-      await server.closeGracefully();
-      // Then asynchronous invocations under way get what is left of the grace to store their
-      // results (webhooks stop retrying: a delivery left pending resumes on the next start).
-      await services.dispose();
-      await pipeline.close();
-      await within(services.reactors.settle(), deadline - Date.now());
-      await runtime.dispose();
-      await services.reactors.settle();
-      await store.close();
-    };
+    teardown.push(() => clearInterval(sweeper));
     await sweep();
-    bootstrap = await services.tenants.bootstrap({
+    const bootstrap = await services.tenants.bootstrap({
       ...(options.managementKey !== undefined && { managementKey: options.managementKey }),
       ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
     });
-    webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
-    if (disposed) return;
-    const host = options.host ?? DEFAULT_HOST;
-    await listen(server, options.port ?? DEFAULT_PORT, host);
-    url = formatUrl(host, (server.server.address() as AddressInfo).port);
+    const webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
+    if (disposed) throw new EmulatorError('The emulator was disposed while it started.');
+    url = await listen(server, options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST);
+    // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
+    teardown.push(() => server.closeGracefully());
+    let credentialsFile: string | undefined;
     if (store.dir !== undefined) {
       credentialsFile = credentialsPath(store.dir);
       await writeCredentials(credentialsFile, {
@@ -207,90 +191,36 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         private_key: bootstrap.keys.privateKey,
       });
     }
+    return { url, bootstrap, credentialsFile, tier, webhookSecret };
   };
-  // A failed start releases what it opened (the store's lock above all) and is reported through
-  // `ready`; disposing after it is still safe.
-  const ready = start().catch(async (error: unknown) => {
-    await stop?.().catch(() => {});
-    stop = undefined;
-    throw startFailure(error);
-  });
+
+  // Started on the next microtask: whoever subscribes right after createEmulator() sees every event.
+  // A failed start closes what it opened (the store's lock above all) and is reported through `ready`.
+  const ready = Promise.resolve()
+    .then(start)
+    .catch(async (error: unknown) => {
+      await teardown.run().catch(() => {});
+      throw startFailure(error);
+    });
   ready.catch(() => {});
 
+  let disposing: Promise<void> | undefined;
   return {
     get url() {
-      if (url === undefined) throw new Error('the emulator is not listening yet: await ready first');
       return url;
     },
     ready,
-    get bootstrap() {
-      if (bootstrap === undefined) throw new Error('the emulator has not started yet: await ready first');
-      return bootstrap;
-    },
-    get credentialsFile() {
-      return credentialsFile;
-    },
-    get webhookSecret() {
-      if (webhookSecret === undefined) throw new Error('the emulator has not started yet: await ready first');
-      return webhookSecret;
-    },
-    tier,
-    async dispose() {
-      if (disposed) return;
-      disposed = true;
-      await ready.catch(() => {});
-      await stop?.();
+    events,
+    dispose() {
+      disposing ??= (async () => {
+        disposed = true;
+        await ready.catch(() => {});
+        stopping = Date.now();
+        await teardown.run();
+      })();
+      return disposing;
     },
   };
-}
-
-function checkOptions(options: EmulatorOptions): void {
-  const refuse = (option: string, reason: string) => new EmulatorError(`options.${option} ${reason}`, { option });
-  for (const [option, key] of [['managementKey', options.managementKey], ['privateKey', options.privateKey]] as const) {
-    if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
-      throw refuse(option, 'must be 16 to 256 characters of letters, digits, "_", "-" or ".".');
-    }
-  }
-  if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
-    throw refuse('privateKey', 'must differ from options.managementKey.');
-  }
-  const port = options.port ?? DEFAULT_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);
-  }
-  for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, 'must be a whole number of milliseconds, at least 1.');
-  }
-  const ttl = options.transactionTtlMs;
-  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
-    throw refuse('transactionTtlMs', `must be at least 1000 (1 s), not ${ttl}.`);
-  }
-  for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, `must be a whole number above 0, not ${value}.`);
-  }
-  if (options.tier !== undefined && !TIERS.includes(options.tier)) {
-    throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
-  }
-}
-
-async function listen(server: ReturnType<typeof buildServer>, port: number, host: string): Promise<void> {
-  try {
-    await server.listen({ port, host });
-  } catch (error) {
-    await server.close().catch(() => {});
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new EmulatorError(`Port ${port} on ${host} is already in use (another svc serve?). Stop it, or choose another options.port (0 picks a free one).`, {
-        option: 'port',
-        cause: error,
-      });
-    }
-    if (code === 'EACCES') throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick another options.port, above 1023.`, { option: 'port', cause: error });
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EmulatorError(`Cannot listen on options.host ${host}: no such local address.`, { option: 'host', cause: error });
-    }
-    throw error;
-  }
 }
 
 /**
@@ -304,14 +234,14 @@ function startFailure(error: unknown): EmulatorError {
   return new EmulatorError(`The emulator could not start: ${reason}`, { cause: error });
 }
 
+/** How long requests in flight, then asynchronous runs, get to finish once dispose begins. */
+function graceMs(options: EmulatorOptions): number {
+  return options.shutdownGraceMs ?? DEFAULT_TIMEOUTS.shutdownGraceMs;
+}
+
 /** Waits for `task`, or `ms` at most. */
 async function within(task: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([task, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
   clearTimeout(timer);
-}
-
-function formatUrl(host: string, port: number): string {
-  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }

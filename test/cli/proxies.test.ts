@@ -26,14 +26,16 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`
 
 /** One emulator for the whole file (each test uses names of its own). */
 let emulator: Emulator;
+let url: string;
 let managementKey: string;
 let privateKey: string;
 
 beforeAll(async () => {
   emulator = createEmulator({ port: 0, inMemory: true });
-  await emulator.ready;
-  managementKey = emulator.bootstrap.keys.managementKey!;
-  privateKey = emulator.bootstrap.keys.privateKey!;
+  const started = await emulator.ready;
+  url = started.url;
+  managementKey = started.bootstrap.keys.managementKey!;
+  privateKey = started.bootstrap.keys.privateKey!;
 });
 
 afterAll(async () => {
@@ -41,7 +43,7 @@ afterAll(async () => {
 });
 
 function api<T = any>(method: string, urlPath: string, options: CallOptions = {}): Promise<HttpResult<T>> {
-  return http<T>(emulator.url + urlPath, method, { ...options, key: options.key === undefined ? managementKey : options.key });
+  return http<T>(url + urlPath, method, { ...options, key: options.key === undefined ? managementKey : options.key });
 }
 
 /** The CLI in-process against the emulator, with both keys, in a temp folder of its own. */
@@ -49,7 +51,7 @@ async function setup() {
   const cwd = await tempDir();
   const svc = (line: string | string[]): Promise<CliResult> => {
     const argv = typeof line === 'string' ? splitArgs(line) : line;
-    return runSvc([...argv, '--base-url', emulator.url, '--management-key', managementKey, '--api-key', privateKey], { cwd });
+    return runSvc([...argv, '--base-url', url, '--management-key', managementKey, '--api-key', privateKey], { cwd });
   };
   const write = (file: string, text: string) => writeFile(path.join(cwd, file), text);
   return { cwd, svc, write };

@@ -608,7 +608,7 @@ describe('webhooks secret', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(`${api.body.secret}\n`);
     expect(api.body.secret).toMatch(/^whsec_/);
-    expect(emu.emulator.webhookSecret).toBe(api.body.secret);
+    expect(emu.started.webhookSecret).toBe(api.body.secret);
     const json = await svc('webhooks secret --json');
     expect(json.json()).toEqual({ secret: api.body.secret });
   });

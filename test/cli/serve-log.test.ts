@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, test, vi } from 'vitest';
 import type { IO } from '../../src/cli/io.js';
 import { createServeLog, type LogFormat } from '../../src/cli/serve-log.js';
-import type { Emulator, EmulatorEvent } from '../../src/emulator/index.js';
+import type { EmulatorEvent, EmulatorReady } from '../../src/emulator/index.js';
 
 const URL = 'http://127.0.0.1:43210';
 const TENANT = '6e156901-0b0e-4da5-bf04-f2d552c4e3da';
@@ -12,28 +12,31 @@ const SECRET = 'whsec_CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
 const CREDENTIALS = '/project/.svc/credentials.json';
 const REQUEST_ID = '5b4bc383-b52e-4a56-9238-0f5bb9877d7b';
 const REACTOR_ID = '85675246-ddf9-48e4-b162-7282458fd976';
+const TIME = '2030-01-02T03:04:05.678Z';
 
-/** One of each event, as the emulator emits them. */
+/** One of each event, as the emulator publishes them (stamped with the time). */
 const EVENTS = {
-  request: { type: 'request', method: 'GET', path: '/x', status: 200, ms: 3, traceId: 'trace-1' },
-  invocation: { type: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 200, ms: 12.5, requestId: REQUEST_ID },
+  request: { time: TIME, type: 'request', method: 'GET', path: '/x', status: 200, ms: 3, traceId: 'trace-1', tenantId: TENANT },
+  invocation: { time: TIME, type: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenantId: TENANT, status: 200, ms: 12.5, requestId: REQUEST_ID },
   failed: {
+    time: TIME,
     type: 'invocation',
     kind: 'reactor',
     name: 'charge',
     id: REACTOR_ID,
+    tenantId: TENANT,
     status: 400,
     ms: 4,
     requestId: REQUEST_ID,
     error: 'Bad request: amount is required',
     stack: 'BadRequestError: amount is required\n    at module.exports (charge.js:2:9)',
   },
-  console: { type: 'console', source: 'charge', level: 'log', text: 'charging 42', requestId: REQUEST_ID },
-  warn: { type: 'console', source: 'charge', level: 'warn', text: 'slow upstream', requestId: undefined },
-  webhook: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
-  webhookFailed: { type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
-  error: { type: 'error', traceId: 'trace-2', message: 'boom', stack: 'Error: boom\n    at handler (server.js:1:1)' },
-  expired: { type: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
+  console: { time: TIME, type: 'console', source: 'charge', tenantId: TENANT, level: 'log', text: 'charging 42', requestId: REQUEST_ID },
+  warn: { time: TIME, type: 'console', source: 'charge', tenantId: TENANT, level: 'warn', text: 'slow upstream', requestId: undefined },
+  webhook: { time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
+  webhookFailed: { time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
+  error: { time: TIME, type: 'error', traceId: 'trace-2', message: 'boom', stack: 'Error: boom\n    at handler (server.js:1:1)' },
+  expired: { time: TIME, type: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
 } satisfies Record<string, EmulatorEvent>;
 
 /** An IO whose stdout is captured; serve-log writes nowhere else. */
@@ -51,13 +54,12 @@ function fakeIo() {
   return { io, stdout: () => stdout, stderr: () => stderr, lines: () => stdout.split('\n').slice(0, -1) };
 }
 
-type Bootstrap = Emulator['bootstrap'];
+type Bootstrap = EmulatorReady['bootstrap'];
 
-/** The fields of an emulator that serve reports; `created` and `generated` vary per start. */
-function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emulator, 'credentialsFile' | 'tier'>> = {}): Emulator {
+/** What a start brought up, as serve reports it; `created` and `generated` vary per start. */
+function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<EmulatorReady, 'credentialsFile' | 'tier'>> = {}): EmulatorReady {
   return {
     url: URL,
-    ready: Promise.resolve(),
     tier: rest.tier ?? 'enterprise',
     credentialsFile: 'credentialsFile' in rest ? rest.credentialsFile : CREDENTIALS,
     webhookSecret: SECRET,
@@ -68,7 +70,6 @@ function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emu
       keys: { managementKey: MANAGEMENT_KEY, privateKey: PRIVATE_KEY },
       ...bootstrap,
     },
-    dispose: async () => {},
   };
 }
 
@@ -132,19 +133,19 @@ describe('the JSON log', () => {
       'stopping', 'stopped',
     ]);
     expect(parsed.slice(2, -2)).toEqual([
-      { event: 'request', method: 'GET', path: '/x', status: 200, ms: 3, trace_id: 'trace-1' },
-      { event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 200, ms: 12.5, request_id: REQUEST_ID },
+      { time: TIME, event: 'request', method: 'GET', path: '/x', status: 200, ms: 3, trace_id: 'trace-1', tenant_id: TENANT },
+      { time: TIME, event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenant_id: TENANT, status: 200, ms: 12.5, request_id: REQUEST_ID },
       {
-        event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, status: 400, ms: 4, request_id: REQUEST_ID,
+        time: TIME, event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenant_id: TENANT, status: 400, ms: 4, request_id: REQUEST_ID,
         error: 'Bad request: amount is required', stack: EVENTS.failed.stack,
       },
-      { event: 'console', source: 'charge', level: 'log', text: 'charging 42', request_id: REQUEST_ID },
+      { time: TIME, event: 'console', source: 'charge', tenant_id: TENANT, level: 'log', text: 'charging 42', request_id: REQUEST_ID },
       // An undefined field is kept as null: every line of a kind has the same keys.
-      { event: 'console', source: 'charge', level: 'warn', text: 'slow upstream', request_id: null },
-      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
-      { event: 'webhook', reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
-      { event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
-      { event: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
+      { time: TIME, event: 'console', source: 'charge', tenant_id: TENANT, level: 'warn', text: 'slow upstream', request_id: null },
+      { time: TIME, event: 'webhook', tenant_id: TENANT, reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
+      { time: TIME, event: 'webhook', tenant_id: TENANT, reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
+      { time: TIME, event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
+      { time: TIME, event: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
     ]);
     expect(lines().at(-2)).toBe('{"event":"stopping","signal":"SIGTERM"}');
     expect(lines().at(-1)).toBe('{"event":"stopped"}');
@@ -156,23 +157,23 @@ describe('the JSON log', () => {
   test('a request line stays one line of valid JSON whatever its path holds', () => {
     const { log, lines } = logWith('json');
     const path = '/tokens/"quoted"\\back\nline\u0000nul☃';
-    log.event({ type: 'request', method: 'GET', path, status: 404, ms: 0.4, traceId: 'trace-"3"' });
+    log.event({ time: TIME, type: 'request', method: 'GET', path, status: 404, ms: 0.4, traceId: 'trace-"3"' });
     log.flush();
     expect(lines()).toHaveLength(1);
-    expect(JSON.parse(lines()[0]!)).toEqual({ event: 'request', method: 'GET', path, status: 404, ms: 0.4, trace_id: 'trace-"3"' });
+    expect(JSON.parse(lines()[0]!)).toEqual({ time: TIME, event: 'request', method: 'GET', path, status: 404, ms: 0.4, trace_id: 'trace-"3"' });
   });
 
   test('a reload: ok with its time, or failed with the reason the previous code keeps serving', () => {
     const { log, lines } = logWith('json');
-    log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 });
-    log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 });
+    log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
     log.flush();
     expect(lines().map((line) => JSON.parse(line))).toEqual([
-      { event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 },
-      { event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' },
+      { time: TIME, event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 },
+      { time: TIME, event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' },
     ]);
     const pretty = logWith('pretty');
-    pretty.log.event({ type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    pretty.log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
     pretty.log.flush();
     expect(pretty.lines()[0]).toMatch(/reload reactor charge failed, the previous code keeps serving: SyntaxError: Unexpected end of input$/);
   });
@@ -228,7 +229,8 @@ describe('the pretty log', () => {
   test('one readable line per event, a time first; the user stack indented under a failed invocation', () => {
     const { log, lines, stdout } = logWith('pretty');
     for (const event of Object.values(EVENTS)) log.event(event);
-    const time = String.raw`\d{2}:\d{2}:\d{2}`;
+    // The time of the event (UTC, as published), not of the line's writing.
+    const time = '03:04:05';
     expect(lines()).toEqual([
       expect.stringMatching(new RegExp(`^${time} GET /x 200 3ms$`)),
       expect.stringMatching(new RegExp(`^${time} reactor charge 200 12\\.5ms$`)),
@@ -248,9 +250,9 @@ describe('the pretty log', () => {
 
   test('an error without a stack shows its message; a failed webhook without a reason says failed', () => {
     const { log, lines } = logWith('pretty');
-    log.event({ type: 'error', message: 'sweeping failed' });
-    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500, delivery: 'pending' });
-    log.event({ type: 'webhook', reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false, delivery: 'pending' });
+    log.event({ time: TIME, type: 'error', message: 'sweeping failed' });
+    log.event({ time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500, delivery: 'pending' });
+    log.event({ time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false, delivery: 'pending' });
     expect(lines()[0]).toMatch(/ error sweeping failed$/);
     expect(lines()[0]).not.toContain('[');
     expect(lines()[1]).toMatch(/ attempt 3: 500$/);

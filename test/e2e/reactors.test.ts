@@ -41,13 +41,17 @@ describe('reactors with svc serve as a real process', () => {
     expect(invoked.stdout).not.toContain('charging');
 
     const consoleLine = parse(await serve.waitForLine(jsonEvent('console')));
-    expect(consoleLine).toEqual({ event: 'console', source: 'charge', level: 'log', text: 'charging 42 for acme', request_id: expect.any(String) });
+    const time = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const tenant = expect.stringMatching(/^[0-9a-f-]{36}$/);
+    expect(consoleLine).toEqual({ time, event: 'console', source: 'charge', tenant_id: tenant, level: 'log', text: 'charging 42 for acme', request_id: expect.any(String) });
     const invocation = parse(await serve.waitForLine(jsonEvent('invocation')));
     expect(invocation).toEqual({
+      time,
       event: 'invocation',
       kind: 'reactor',
       name: 'charge',
       id: reactor.id,
+      tenant_id: consoleLine.tenant_id,
       status: 200,
       ms: expect.any(Number),
       request_id: consoleLine.request_id,

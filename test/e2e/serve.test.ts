@@ -25,7 +25,16 @@ describe('svc serve as a real process', () => {
     expect(JSON.parse(listed.stdout)).toMatchObject({ name: 'from-cli', type: 'private' });
 
     const request = JSON.parse(await serve.waitForLine((line) => line.includes('"event":"request"') && line.includes('POST')));
-    expect(request).toEqual({ event: 'request', method: 'POST', path: '/applications', status: 201, ms: expect.any(Number), trace_id: expect.any(String) });
+    expect(request).toEqual({
+      time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      event: 'request',
+      method: 'POST',
+      path: '/applications',
+      status: 201,
+      ms: expect.any(Number),
+      trace_id: expect.any(String),
+      tenant_id: ready.tenant_id,
+    });
     const log = serve.lines.filter((line) => line.includes('"event":"request"')).join('\n');
     expect(log).not.toContain(ready.management_key);
 

@@ -11,7 +11,7 @@ const mode = async (file: string) => (await stat(file)).mode & 0o777;
 describe('bootstrap', () => {
   it('creates a tenant with a management and a private Application on an empty store', async () => {
     const emu = await startEmulator();
-    const { bootstrap } = emu.emulator;
+    const { bootstrap } = emu.started;
     expect(bootstrap.created).toBe(true);
     expect(bootstrap.generated.managementKey).toMatch(/^key_local_mgt_/);
     expect(bootstrap.generated.privateKey).toMatch(/^key_local_pvt_/);
@@ -27,7 +27,7 @@ describe('bootstrap', () => {
   it('writes the URL and both keys to .svc/credentials.json, mode 0600, and every store file 0600', async () => {
     const emu = await startEmulator();
     const file = path.join(emu.dir, '.svc', 'credentials.json');
-    expect(emu.emulator.credentialsFile).toBe(file);
+    expect(emu.started.credentialsFile).toBe(file);
     const credentials = JSON.parse(await readFile(file, 'utf8'));
     expect(credentials).toEqual({ url: emu.url, tenant_id: emu.tenantId, management_key: emu.managementKey, private_key: emu.privateKey });
     expect(await mode(file)).toBe(0o600);
@@ -55,7 +55,7 @@ describe('bootstrap', () => {
 
   it('uses exactly the keys given, and generates none', async () => {
     const emu = await startEmulator({ managementKey: 'ci-management-key-0001', privateKey: 'ci-private-key-0001' });
-    expect(emu.emulator.bootstrap.generated).toEqual({});
+    expect(emu.started.bootstrap.generated).toEqual({});
     expect((await http(`${emu.url}/applications`, 'GET', { key: 'ci-management-key-0001' })).status).toBe(200);
     expect((await http(`${emu.url}/applications`, 'GET', { key: 'ci-private-key-0001' })).status).toBe(403);
   });
@@ -69,7 +69,7 @@ describe('bootstrap', () => {
     await first.dispose();
 
     const second = await startEmulator({ dir });
-    expect(second.emulator.bootstrap.created).toBe(false);
+    expect(second.started.bootstrap.created).toBe(false);
     expect(second.tenantId).toBe(first.tenantId);
     // the generated keys of the first start are still in the credentials file, and still work
     const credentials = JSON.parse(await readFile(path.join(dir, '.svc', 'credentials.json'), 'utf8'));
@@ -101,7 +101,7 @@ describe('bootstrap', () => {
     await emu.call('POST', '/applications', { body: { name: 'x', type: 'private', permissions: ['token:read'] } });
     await emu.dispose();
     expect(await readdir(dir)).toEqual([]);
-    expect(emu.emulator.credentialsFile).toBeUndefined();
+    expect(emu.started.credentialsFile).toBeUndefined();
   });
 });
 
@@ -171,5 +171,66 @@ describe('the master key', () => {
     await expect(second.ready).rejects.toThrow(/holds tokens but its master key .* is missing/);
     await second.dispose();
     await expect(access(keyFile)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('the emulator as a library', () => {
+  it('ready resolves to what started; url is undefined until then and never throws', async () => {
+    const dir = await tempDir();
+    const emulator = createEmulator({ port: 0, data: path.join(dir, '.svc', 'data.json') });
+    expect(emulator.url).toBeUndefined();
+    const started = await emulator.ready;
+    try {
+      expect(started).toEqual({
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        bootstrap: { tenantId: expect.any(String), created: true, generated: expect.any(Object), keys: expect.any(Object) },
+        credentialsFile: path.join(dir, '.svc', 'credentials.json'),
+        tier: 'enterprise',
+        webhookSecret: expect.any(String),
+      });
+      expect(emulator.url).toBe(started.url);
+      expect((await http(`${started.url}/health`, 'GET')).status).toBe(200);
+    } finally {
+      await emulator.dispose();
+    }
+  });
+
+  it('dispose is idempotent: called twice at once or again later, it stops once and the port is free', async () => {
+    const emulator = createEmulator({ port: 0, inMemory: true });
+    const { url } = await emulator.ready;
+    const first = emulator.dispose();
+    const second = emulator.dispose();
+    await Promise.all([first, second]);
+    await emulator.dispose();
+    await expect(http(`${url}/health`, 'GET')).rejects.toThrow();
+    // The same port can be taken again: the server is closed, not merely forgotten.
+    const again = createEmulator({ port: Number(new URL(url).port), inMemory: true });
+    await again.ready;
+    await again.dispose();
+  });
+
+  it('a dispose during the start ends it: ready rejects with an EmulatorError and everything opened is closed', async () => {
+    const dir = await tempDir();
+    const data = path.join(dir, '.svc', 'data.json');
+    const emulator = createEmulator({ port: 0, data });
+    const disposed = emulator.dispose();
+    await expect(emulator.ready).rejects.toMatchObject({ name: 'EmulatorError' });
+    await disposed;
+    expect(emulator.url).toBeUndefined();
+    // The store's lock was released: the same data opens again.
+    const again = createEmulator({ port: 0, data });
+    await again.ready;
+    await again.dispose();
+  });
+
+  it('a start that fails half-way closes what it opened: the store can be opened again', async () => {
+    const dir = await tempDir();
+    const data = path.join(dir, '.svc', 'data.json');
+    const failed = createEmulator({ port: 0, data, clock: () => new Date(Number.NaN) });
+    await expect(failed.ready).rejects.toMatchObject({ name: 'EmulatorError' });
+    await failed.dispose();
+    const again = createEmulator({ port: 0, data });
+    await again.ready;
+    await again.dispose();
   });
 });

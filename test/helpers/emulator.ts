@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
-import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions } from '../../src/emulator/index.js';
+import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions, type EmulatorReady } from '../../src/emulator/index.js';
 import { tempDir } from './temp.js';
 
 export interface HttpResult<T = any> {
@@ -24,6 +24,8 @@ export interface CallOptions {
 
 export interface TestEmulator {
   emulator: Emulator;
+  /** What the start brought up (the emulator's `await ready`). */
+  started: EmulatorReady;
   url: string;
   dir: string;
   /** The data file, unless in memory. */
@@ -78,13 +80,14 @@ export async function startEmulator(options: EmulatorOptions & { dir?: string } 
     },
   });
   onTestFinished(() => emulator.dispose());
-  await emulator.ready;
-  const url = emulator.url;
-  const { keys, tenantId } = emulator.bootstrap;
+  const started = await emulator.ready;
+  const { url } = started;
+  const { keys, tenantId } = started.bootstrap;
   const managementKey = keys.managementKey ?? options.managementKey;
   const privateKey = keys.privateKey ?? options.privateKey;
   return {
     emulator,
+    started,
     url,
     dir,
     data,
@@ -116,11 +119,12 @@ export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): (
     const events: EmulatorEvent[] = [];
     const emulator = createEmulator({ port: 0, ...options, onEvent: (event) => events.push(event) });
     dispose = () => emulator.dispose();
-    await emulator.ready;
-    const { keys, tenantId } = emulator.bootstrap;
-    const url = emulator.url;
+    const started = await emulator.ready;
+    const { keys, tenantId } = started.bootstrap;
+    const { url } = started;
     emu = {
       emulator,
+      started,
       url,
       dir: '',
       data: undefined,

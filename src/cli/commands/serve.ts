@@ -3,6 +3,7 @@ import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/default
 import { DEFAULT_TIER, TIERS, type Tier } from '../../api/tiers.js';
 import { UsageError, UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
+import type { EmulatorReady } from '../../emulator/index.js';
 import type { LogFormat } from '../serve-log.js';
 
 interface ServeOptions {
@@ -65,19 +66,20 @@ export const serve = defineCommand<ServeOptions>({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true },
-      onEvent: (event) => log.event(event),
     });
+    emulator.events.subscribe(log.event);
     const stop = new Promise<string>((resolve) => {
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
     });
+    let started: EmulatorReady;
     try {
-      await emulator.ready;
+      started = await emulator.ready;
     } catch (error) {
       await emulator.dispose();
       throw userError(error);
     }
-    log.started(emulator, dataFile && path.relative(io.cwd, dataFile));
+    log.started(started, dataFile && path.relative(io.cwd, dataFile));
     log.stopping(await stop);
     await emulator.dispose().catch((error: unknown) => {
       throw userError(error);

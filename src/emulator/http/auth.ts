@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set by the auth hook on every route that is not public. */
     caller: Caller | undefined;
+    /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
+    tenantId: string | undefined;
   }
   interface FastifyContextConfig {
     /** The permission the calling Application needs (spec section 4). */
@@ -36,23 +38,31 @@ export function authHook(applications: ApplicationService) {
 function authenticate(applications: ApplicationService, request: FastifyRequest): void {
   const config = request.routeOptions.config;
   if (request.is404 || config.public) return;
-  request.caller = callerByKey(applications, request.headers[API_KEY_HEADER], config.permission);
+  const caller = callerByKey(applications, request.headers[API_KEY_HEADER]);
+  request.caller = caller;
+  request.tenantId = caller.tenantId;
+  requirePermission(caller, config.permission);
 }
 
 /**
- * The caller an `SVC-API-KEY` value names (401 when missing or unknown), holding `permission`
- * when one is needed (403). Both HTTP paths authenticate here: fastify's hook and the lean routes.
+ * The caller an `SVC-API-KEY` value names (401 when missing or unknown). Both HTTP paths
+ * authenticate here: fastify's hook and the lean routes.
  */
-export function callerByKey(applications: ApplicationService, key: string | string[] | undefined, permission: string | undefined): Caller {
+export function callerByKey(applications: ApplicationService, key: string | string[] | undefined): Caller {
   if (typeof key !== 'string' || key === '') {
     throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
   if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
+  return { tenantId: application.tenant_id, application };
+}
+
+/** A 403 unless the caller holds the permission a route needs (none: any caller). */
+export function requirePermission(caller: Caller, permission: string | undefined): void {
+  const { application } = caller;
   if (permission && !application.permissions.includes(permission)) {
     throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`);
   }
-  return { tenantId: application.tenant_id, application };
 }
 
 /** The caller of a route behind the auth hook. */

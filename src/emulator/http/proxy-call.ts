@@ -17,6 +17,7 @@ export const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
 export function proxyCallOf(
   request: { method: string; url: string; headers: IncomingHttpHeaders; rawHeaders: readonly string[]; traceId: string },
   body: unknown,
+  onTenant: (tenantId: string) => void,
 ): ProxyCall {
   const { query, proxyKey } = forwardedQuery(request.url);
   const header = (name: string) => {
@@ -35,5 +36,6 @@ export function proxyCallOf(
     connection: header(PROXY_CONNECTION_HEADER),
     hop: request.headers[PROXY_HOP_HEADER] !== undefined,
     traceId: request.traceId,
+    onTenant,
   };
 }

@@ -93,6 +93,7 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
   app.setErrorHandler(problemHandler(emit, debug));
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('tenantId', undefined);
 
   // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
   // waits for it), echo the trace id, guard the admin routes (before any key is looked at), then
@@ -116,7 +117,7 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    emit(requestEvent(request.method, request.url, reply.statusCode, reply.elapsedTime, request.id));
+    emit(requestEvent(request.method, request.url, reply.statusCode, reply.elapsedTime, request.id, request.tenantId));
     done();
   });
 

@@ -48,6 +48,8 @@ export interface ProxyCall {
   /** Whether it carries the hop header of a call this emulator forwarded. */
   hop: boolean;
   traceId: string;
+  /** Told the proxy's tenant once the proxy is found (the request's log line belongs to it). */
+  onTenant?: (tenantId: string) => void;
 }
 
 export interface ProxyAnswer {
@@ -89,6 +91,7 @@ export class ProxyPipeline {
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
     if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', { title: 'Proxy loop' });
     const proxy = this.findProxy(call.proxyKey);
+    call.onTenant?.(proxy.tenant_id);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
     const url = call.suffix === '' && call.query === '' ? this.plainUrl(proxy) : destinationUrl(proxy.destination_url, call.suffix, call.query);
@@ -251,6 +254,7 @@ export class ProxyPipeline {
         kind: 'transform',
         name: `${proxy.name} (${kind})`,
         id: proxy.id,
+        tenantId: proxy.tenant_id,
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,

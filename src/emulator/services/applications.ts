@@ -23,6 +23,12 @@ export interface Caller {
 
 export type Clock = () => Date;
 
+/** Who a piece of running code belongs to, for the log: a reactor, or a proxy's transform. */
+export interface CodeOwner {
+  name: string;
+  tenantId: string;
+}
+
 /** An Application made outside any request: the bootstrap's two, the admin route's. */
 export interface ProvisionSpec {
   name: string;

@@ -7,7 +7,7 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
-import type { Caller, Clock } from './applications.js';
+import type { Caller, Clock, CodeOwner } from './applications.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
@@ -32,7 +32,7 @@ export function transformId(proxyId: string, kind: TransformKind): string {
  * so code that does not load is refused then.
  */
 export class ProxyService {
-  private readonly names = new Map<string, string>();
+  private readonly owners = new Map<string, CodeOwner>();
   private readonly keyHashes = new KeyHashes();
 
   constructor(
@@ -42,9 +42,9 @@ export class ProxyService {
     private readonly clock: Clock,
   ) {}
 
-  /** A transform's name for the log, by runtime id. */
-  nameOf(id: string): string | undefined {
-    return this.names.get(id);
+  /** A transform's name and tenant for the log, by runtime id. */
+  ownerOf(id: string): CodeOwner | undefined {
+    return this.owners.get(id);
   }
 
   async create(caller: Caller, body: ProxyBody): Promise<Proxy> {
@@ -172,7 +172,7 @@ export class ProxyService {
     const id = transformId(record.id, kind);
     const filename = transformFile(record, kind);
     const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename, tenant: record.tenant_id, group: record.id, label: `the ${kind} transform of proxy ${record.name}` });
-    this.names.set(id, `${record.name} (${kind} transform)`);
+    this.owners.set(id, { name: `${record.name} (${kind} transform)`, tenantId: record.tenant_id });
     return instance;
   }
 

@@ -184,7 +184,7 @@ export class ReactorResults {
         return after;
       });
       // Reported once stored: an attempt in the log is one a restart knows of.
-      this.deps.emit({ type: 'webhook', reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
+      this.deps.emit({ type: 'webhook', tenantId: record.tenant_id, reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
     });
   }
 

@@ -14,7 +14,7 @@ import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../s
 import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication, requirePatchObject } from './bound-application.js';
-import { toWire as applicationToWire, type Caller, type Clock } from './applications.js';
+import { toWire as applicationToWire, type Caller, type Clock, type CodeOwner } from './applications.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch } from './merge-patch.js';
@@ -49,14 +49,14 @@ export interface ReactorServiceOptions {
  * saving new code hot-swaps the running version.
  */
 export class ReactorService {
-  private readonly names = new Map<string, string>();
+  private readonly owners = new Map<string, CodeOwner>();
   private readonly configurations = new WeakMap<ReactorRecord, Record<string, string>>();
 
   constructor(private readonly options: ReactorServiceOptions) {}
 
-  /** A reactor's name for the log, by id (the runtime knows code by id only). */
-  nameOf(id: string): string | undefined {
-    return this.names.get(id);
+  /** A reactor's name and tenant for the log, by id (the runtime knows code by id only). */
+  ownerOf(id: string): CodeOwner | undefined {
+    return this.owners.get(id);
   }
 
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
@@ -128,7 +128,7 @@ export class ReactorService {
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
     if (!(await this.options.store.reactors.delete(caller.tenantId, record.id))) throw notFound('reactor', id);
-    this.names.delete(record.id);
+    this.owners.delete(record.id);
     await this.options.runtime.unload(record.id);
   }
 
@@ -195,6 +195,7 @@ export class ReactorService {
         kind: 'reactor',
         name: reactor.name,
         id: reactor.id,
+        tenantId: reactor.tenant_id,
         status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         requestId,
@@ -269,7 +270,7 @@ export class ReactorService {
       label: `reactor ${reactor.name}`,
     });
     // Named only once loaded: a refused update must not relabel the version still serving.
-    this.names.set(reactor.id, reactor.name);
+    this.owners.set(reactor.id, { name: reactor.name, tenantId: reactor.tenant_id });
     return instance;
   }
 

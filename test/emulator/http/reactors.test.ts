@@ -909,11 +909,14 @@ describe('errors thrown by reactor code', () => {
     expect(logged.status).toBe(200);
     const loggedId = traceId(logged);
     await eventually(() => expect(invocationEvents(emu(), loggedId)).toHaveLength(1));
+    const time = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(invocationEvents(emu(), loggedId)[0]).toEqual({
+      time,
       type: 'invocation',
       kind: 'reactor',
       name: reactor.name,
       id: reactor.id,
+      tenantId: emu().tenantId,
       status: 200,
       ms: expect.any(Number),
       requestId: loggedId,
@@ -921,9 +924,9 @@ describe('errors thrown by reactor code', () => {
     expect(invocationEvents(emu(), loggedId)[0]!.ms).toBeGreaterThanOrEqual(0);
     const consoleEvents = emu().events.filter((event) => event.type === 'console' && event.requestId === loggedId);
     expect(consoleEvents).toEqual([
-      { type: 'console', source: reactor.name, level: 'log', text: 'hello 7', requestId: loggedId },
-      { type: 'console', source: reactor.name, level: 'error', text: 'bad { a: 1 }', requestId: loggedId },
-      { type: 'console', source: reactor.name, level: 'warn', text: 'careful', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'log', text: 'hello 7', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'error', text: 'bad { a: 1 }', requestId: loggedId },
+      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'warn', text: 'careful', requestId: loggedId },
     ]);
 
     const failed = await invoke(emu(), reactor.id, { args: { kind: 'plain' } });
@@ -1045,7 +1048,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const secretResult = await emu().call('GET', '/_emulator/webhook-secret');
     expect(secretResult.status).toBe(200);
     const secret = secretResult.body.secret as string;
-    expect(secret).toBe(emu().emulator.webhookSecret);
+    expect(secret).toBe(emu().started.webhookSecret);
     expect(secret.length).toBeGreaterThanOrEqual(16);
     const header = delivery!.headers['svc-signature'];
     expect(typeof header).toBe('string');
@@ -1083,7 +1086,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });
-    expect(verifySignature(emu().emulator.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
+    expect(verifySignature(emu().started.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
     await eventually(async () => expect((await result(accepted.body.id)).body).toEqual({ ...payload, delivery: expect.objectContaining({ status: 'delivered' }) }));
   });
 
@@ -1099,7 +1102,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     // The same payload each time, each signed.
     expect(new Set(deliveries.map((delivery) => delivery.body)).size).toBe(1);
     for (const delivery of deliveries) {
-      expect(verifySignature(emu().emulator.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
+      expect(verifySignature(emu().started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
     }
     const events = webhookEvents(emu(), requestId);
     expect(events.map(({ attempt, status, ok }) => ({ attempt, status, ok }))).toEqual([
@@ -1168,7 +1171,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const dir = await tempDir();
     const managementKey = 'restart-test-management-key-0001';
     const first = await startEmulator({ dir, managementKey });
-    const secret = first.emulator.webhookSecret;
+    const secret = first.started.webhookSecret;
     expect((await first.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
     const other = await createTenant(first);
     const otherSecret = (await first.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret as string;
@@ -1178,11 +1181,11 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
     const second = await startEmulator({ dir, managementKey });
     expect(second.tenantId).toBe(first.tenantId);
-    expect(second.emulator.webhookSecret).toBe(secret);
+    expect(second.started.webhookSecret).toBe(secret);
     expect((await second.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
     expect((await second.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret).toBe(otherSecret);
     // Another emulator (another store) has another secret.
-    expect(emu().emulator.webhookSecret).not.toBe(secret);
+    expect(emu().started.webhookSecret).not.toBe(secret);
   });
 });
 

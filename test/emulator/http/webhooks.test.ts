@@ -67,7 +67,7 @@ const validResult = (() => {
 })();
 
 function expectSigned(emu: TestEmulator, delivery: Delivery): void {
-  expect(verifySignature(emu.emulator.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
+  expect(verifySignature(emu.started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
 }
 
 describe('the result shows the delivery apart from the execution', () => {

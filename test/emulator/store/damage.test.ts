@@ -81,7 +81,7 @@ describe('missing files', () => {
     await rm(path.join(first.dir, '.svc', 'data', 'tenants.json'));
 
     const emu = await startEmulator({ dir: first.dir });
-    expect(emu.emulator.bootstrap.created).toBe(false);
+    expect(emu.started.bootstrap.created).toBe(false);
     expect(emu.tenantId).toBe(tenantId);
     expect(warnings(emu).join('\n')).toMatch(/tenant .* but no row for it in tenants\.json .* rebuilt it, .* restore tenants\.json from a backup/);
     expect((await emu.call('GET', '/applications', { key: managementKey })).status).toBe(200);
@@ -113,7 +113,7 @@ describe('missing files', () => {
     expect(said).toContain('master.key was missing');
     expect(said).toContain('webhook signing secret');
     expect(said).toContain('proxies billing have new keys');
-    expect(emu.emulator.webhookSecret).not.toBe(first.emulator.webhookSecret);
+    expect(emu.started.webhookSecret).not.toBe(first.started.webhookSecret);
     const shown = await emu.call('GET', `/proxies/${proxy.body.id}`);
     expect(shown.status).toBe(200);
     expect(shown.body.key).toMatch(/^proxy_local_/);
@@ -122,7 +122,7 @@ describe('missing files', () => {
 
     // Not bricked: every later start works, with the same secret.
     const again = await startEmulator({ dir: first.dir });
-    expect(again.emulator.webhookSecret).toBe(emu.emulator.webhookSecret);
+    expect(again.started.webhookSecret).toBe(emu.started.webhookSecret);
     expect(warnings(again)).toEqual([]);
   });
 

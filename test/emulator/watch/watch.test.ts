@@ -1,19 +1,19 @@
 import { rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { EmulatorEvent } from '../../../src/emulator/events.js';
+import type { EmulatorEventInit } from '../../../src/emulator/events.js';
 import { CodeWatcher, type WatchedFile } from '../../../src/emulator/watch/index.js';
 import { startEmulator } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 
-type ReloadEvent = Extract<EmulatorEvent, { type: 'reload' }>;
+type ReloadEvent = Extract<EmulatorEventInit, { type: 'reload' }>;
 
 /** A watcher over one file whose reloads are recorded; `reload` may be replaced per test. */
 async function watchOne(options: { initial?: string; reload?: (code: string) => Promise<void>; debounceMs?: number } = {}) {
   const dir = await tempDir();
   const file = path.join(dir, 'reactor.js');
   await writeFile(file, options.initial ?? 'v0');
-  const events: EmulatorEvent[] = [];
+  const events: EmulatorEventInit[] = [];
   const loads: string[] = [];
   const spec: WatchedFile = {
     file,
@@ -207,7 +207,7 @@ describe('hot reload of a reactor through the emulator', () => {
     const dir = await tempDir();
     const file = path.join(dir, 'hot.js');
     await writeFile(file, code('first'));
-    const events: EmulatorEvent[] = [];
+    const events: EmulatorEventInit[] = [];
     const watcher = new CodeWatcher(
       [
         {

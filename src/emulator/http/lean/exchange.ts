@@ -22,6 +22,8 @@ export class Exchange implements ErrorRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: IncomingMessage['headers'];
+  /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
+  tenantId: string | undefined;
   private readonly started = performance.now();
   private status = 200;
   private readonly out: Record<string, string | string[]> = Object.create(null);
@@ -41,7 +43,7 @@ export class Exchange implements ErrorRequest {
     const done = () => {
       res.off('finish', done);
       res.off('error', done);
-      emit(requestEvent(this.method, this.url, res.statusCode, performance.now() - this.started, this.id));
+      emit(requestEvent(this.method, this.url, res.statusCode, performance.now() - this.started, this.id, this.tenantId));
     };
     res.on('finish', done);
     res.on('error', done);

@@ -36,8 +36,11 @@ export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchang
   const createToken = routeValidator(createTokenSchema, 'body');
   const invoke = routeValidator(invokeReactorSchema, 'body');
   // The auth hook's work, before any body is read, on routes that are not public and declare no permission.
-  const authenticate = (exchange: Exchange) =>
-    tokenContextOf(callerByKey(deps.applications, exchange.headers[API_KEY_HEADER], undefined), exchange.headers[TRANSACTION_HEADER]);
+  const authenticate = (exchange: Exchange) => {
+    const caller = callerByKey(deps.applications, exchange.headers[API_KEY_HEADER]);
+    exchange.tenantId = caller.tenantId;
+    return tokenContextOf(caller, exchange.headers[TRANSACTION_HEADER]);
+  };
 
   const handlers: Record<LeanRoute, Handler> = {
     getToken(exchange, id, _body, ctx) {
@@ -61,7 +64,10 @@ export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchang
 
     async proxy(exchange, _id, body) {
       const { req } = exchange;
-      const call = proxyCallOf({ method: exchange.method, url: exchange.url, headers: exchange.headers, rawHeaders: req.rawHeaders, traceId: exchange.id }, body);
+      const request = { method: exchange.method, url: exchange.url, headers: exchange.headers, rawHeaders: req.rawHeaders, traceId: exchange.id };
+      const call = proxyCallOf(request, body, (tenantId) => {
+        exchange.tenantId = tenantId;
+      });
       const answer = await deps.pipeline.invoke(call);
       for (const [name, value] of Object.entries(answer.headers)) exchange.header(name, value);
       if (answer.body === undefined || typeof answer.body === 'string') {

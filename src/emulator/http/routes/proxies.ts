@@ -55,7 +55,10 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROXY_BODY_LIMIT }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const { method, url, headers, id } = request;
-      const answer = await pipeline.invoke(proxyCallOf({ method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id }, request.body));
+      const call = proxyCallOf({ method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id }, request.body, (tenantId) => {
+        request.tenantId = tenantId;
+      });
+      const answer = await pipeline.invoke(call);
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
       if (answer.body === undefined || typeof answer.body === 'string') return sendText(reply, answer.body ?? '');

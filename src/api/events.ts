@@ -1,0 +1,47 @@
+/**
+ * What the emulator reports as it runs: published by the emulator (src/emulator/events.ts), shown
+ * by the serve log and the dashboard, and meant for `svc logs` to stream. Events that belong to a
+ * tenant (requests, runs of user code, its console lines, webhook attempts) carry its id, so that
+ * each tenant's key can be shown only its own. No event carries an API key.
+ */
+export type EmulatorEventInit =
+  /** One answered request; `tenantId` is the caller's (or, on /proxy, the proxy's), when known. */
+  | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string; tenantId?: string | undefined }
+  | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
+  | { type: 'warning'; traceId?: string; message: string }
+  | { type: 'expired'; applications: number; tokens: number; transactions: number; results: number }
+  /** A run of user code: a reactor invocation or a proxy transform. */
+  | {
+      type: 'invocation';
+      kind: 'reactor' | 'transform';
+      name: string;
+      id: string;
+      tenantId: string;
+      status: number;
+      ms: number;
+      requestId: string;
+      error?: string;
+      stack?: string | undefined;
+    }
+  /** A line user code wrote to its console. */
+  | { type: 'console'; source: string; tenantId?: string | undefined; level: string; text: string; requestId?: string | undefined }
+  /** Hot reload: a saved code file was loaded (ok) or refused, and the previous code keeps serving. */
+  | { type: 'reload'; target: string; file: string; ok: boolean; ms: number; error?: string | undefined }
+  /** One attempt to deliver an asynchronous reactor result, and where the delivery stands after it. */
+  | {
+      type: 'webhook';
+      tenantId: string;
+      reactorId: string;
+      requestId: string;
+      url: string;
+      attempt: number;
+      ok: boolean;
+      status?: number | undefined;
+      error?: string | undefined;
+      delivery: 'pending' | 'delivered' | 'failed';
+    };
+
+/** An event as subscribers get it: stamped with the ISO time it was published. */
+export type EmulatorEvent = EmulatorEventInit & { time: string };
+
+export type EmulatorEventType = EmulatorEvent['type'];

@@ -1,0 +1,79 @@
+import { DEFAULT_PORT } from '../api/defaults.js';
+import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
+import { TIERS, type Tier } from '../api/tiers.js';
+import { EmulatorError } from './errors.js';
+import type { EventListener } from './events.js';
+import type { RuntimeOptions } from './runtime/index.js';
+import type { Clock } from './services/applications.js';
+import type { ResultOptions } from './services/reactor-results.js';
+import type { WebhookOptions } from './services/webhooks.js';
+import type { StoreFileSystem } from './store/io.js';
+
+export interface EmulatorOptions {
+  /** Default 8790; 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** The data file; default `.svc/data.json` (relative to the process's cwd). */
+  data?: string;
+  inMemory?: boolean;
+  /** Keys the bootstrap Applications must use (else generated on first start). */
+  managementKey?: string;
+  privateKey?: string;
+  tier?: Tier;
+  /** How long a transaction stays open (default 1 h). */
+  transactionTtlMs?: number;
+  /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
+  masterKey?: string;
+  /** The sandbox: where npm packages resolve from, its processes and limits (see RuntimeOptions). */
+  runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
+  /** The synchronous reactor timeout (30 s, as on the platform). */
+  syncTimeoutMs?: number;
+  /** Webhook delivery: attempts, backoff, per-attempt timeout. */
+  webhooks?: WebhookOptions;
+  /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
+  results?: ResultOptions;
+  /** A client must send a whole request (headers and body) within this; else 408 (default 30 s). */
+  requestTimeoutMs?: number;
+  /** ... and its headers within this (default 10 s). */
+  headersTimeoutMs?: number;
+  /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
+  shutdownGraceMs?: number;
+  debug?: boolean;
+  /** The hot routes on the lean path in front of fastify (default true); tests compare the two. */
+  leanRoutes?: boolean;
+  /** Subscribes to the emulator's events from the start (see Emulator.events). */
+  onEvent?: EventListener;
+  /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
+  fileSystem?: StoreFileSystem;
+  clock?: Clock;
+}
+
+/** Refuses options that cannot work, before anything opens; each message names its option (`options.port`). */
+export function checkOptions(options: EmulatorOptions): void {
+  const refuse = (option: string, reason: string) => new EmulatorError(`options.${option} ${reason}`, { option });
+  for (const [option, key] of [['managementKey', options.managementKey], ['privateKey', options.privateKey]] as const) {
+    if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
+      throw refuse(option, 'must be 16 to 256 characters of letters, digits, "_", "-" or ".".');
+    }
+  }
+  if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
+    throw refuse('privateKey', 'must differ from options.managementKey.');
+  }
+  const port = options.port ?? DEFAULT_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);
+  }
+  for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, 'must be a whole number of milliseconds, at least 1.');
+  }
+  const ttl = options.transactionTtlMs;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
+    throw refuse('transactionTtlMs', `must be at least 1000 (1 s), not ${ttl}.`);
+  }
+  for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, `must be a whole number above 0, not ${value}.`);
+  }
+  if (options.tier !== undefined && !TIERS.includes(options.tier)) {
+    throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
+  }
+}
