@@ -8,7 +8,7 @@ import { EmulatorError, HttpError } from './errors.js';
 import { EventHub, type EmulatorEvents } from './events.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
-import { buildServer } from './http/server.js';
+import { createHttpServer } from './http/front.js';
 import { checkOptions, type EmulatorOptions } from './options.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { Runtime } from './runtime/index.js';
@@ -142,12 +142,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     for (const message of resealed) emit({ type: 'warning', message });
     for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
-    if (options.runtime?.prewarm) runtime.prewarm();
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
     const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
     teardown.push(() => pipeline.close());
-    const server = buildServer({
+    const server = createHttpServer({
       services,
       pipeline,
       emit,
@@ -179,6 +178,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
     if (disposed) throw new EmulatorError('The emulator was disposed while it started.');
     url = await listen(server, options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST);
+    // Booted once listening: its start would compete with the emulator's for the cores.
+    if (options.runtime?.prewarm) runtime.prewarm();
     // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
     teardown.push(() => server.closeGracefully());
     let credentialsFile: string | undefined;

@@ -20,8 +20,6 @@ export interface LeanDeps {
   json: JsonBody;
   answerError: ErrorAnswer;
   emit: EmitEvent;
-  /** Notes an answer as in flight: a graceful stop waits for it. */
-  track: (res: ServerResponse) => void;
 }
 
 /** An id the lean routes take as it is: what find-my-way would hand over undecoded, well within its length limit. */
@@ -30,7 +28,7 @@ const PROXY_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The hot routes on node:http, in front of fastify: `/proxy...`, `POST /reactors/{id}/react`,
- * `GET /tokens/{id}` and `POST /tokens`. They share fastify's modules (trace ids, auth, the JSON
+ * `GET /tokens/{id}` and `POST /tokens`, and `GET /health` (a start is ready before fastify is loaded). They share fastify's modules (trace ids, auth, the JSON
  * decoder, route schemas, the one error answer, the log line) and answer as fastify would, byte
  * for byte; what they do not take plainly (a percent-encoded path, a chunked or oversized body, a
  * Content-Type fastify would refuse, a missing Host) is left to fastify before anything is read.
@@ -41,14 +39,14 @@ export function leanRoutes(deps: LeanDeps): (req: IncomingMessage, res: ServerRe
   return (req, res) => {
     const route = routeOf(req);
     if (route === undefined) return false;
-    deps.track(res);
     const proxy = route.name === 'proxy';
     const exchange = new Exchange(req, res, proxy, deps.answerError, deps.emit);
     const handle = handlers[route.name];
-    // As fastify's hook does: the caller is known (or refused) before the body is read.
+    // As fastify's hook does: the caller is known (or refused) before the body is read. /proxy
+    // authenticates itself; /health is public.
     let ctx: TokenContext | undefined;
     try {
-      ctx = proxy ? undefined : authenticate(exchange);
+      ctx = proxy || route.name === 'health' ? undefined : authenticate(exchange);
     } catch (error) {
       exchange.fail(error);
       return true;
@@ -111,6 +109,7 @@ function routeOf(req: IncomingMessage): Match | undefined {
     if (type === false || !(Number(req.headers['content-length'] ?? 0) <= PROXY_BODY_LIMIT)) return undefined;
     return { name: 'proxy', id: '', body: type === undefined && noBody(req) ? 'none' : 'bytes' };
   }
+  if (method === 'GET' && path === '/health') return { name: 'health', id: '', body: 'none' };
   if (method === 'GET') {
     const id = path.startsWith('/tokens/') ? path.slice('/tokens/'.length) : '';
     return PLAIN_ID.test(id) ? { name: 'getToken', id, body: 'none' } : undefined;

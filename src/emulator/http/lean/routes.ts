@@ -10,7 +10,9 @@ import { TEXT_CONTENT_TYPE } from '../send.js';
 import type { Exchange } from './exchange.js';
 import type { LeanDeps } from './index.js';
 
-export type LeanRoute = 'proxy' | 'getToken' | 'createToken' | 'react';
+const HEALTHY = JSON.stringify({ status: 'ok' });
+
+export type LeanRoute = 'proxy' | 'getToken' | 'createToken' | 'react' | 'health';
 /** A route's work once its caller is known (undefined on /proxy, which authenticates itself). */
 type Handler = (exchange: Exchange, id: string, body: unknown, ctx: TokenContext | undefined) => void | Promise<void>;
 
@@ -43,6 +45,11 @@ export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchang
   };
 
   const handlers: Record<LeanRoute, Handler> = {
+    // routes/emulator.ts
+    health(exchange) {
+      exchange.json(200, HEALTHY);
+    },
+
     getToken(exchange, id, _body, ctx) {
       check(tokenId, 'params', { params: { id } });
       exchange.json(200, JSON.stringify(deps.tokens.get(ctx!, id)));
