@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { createEmulator } from '../dist/emulator/index.js';
-import { CodeWatcher } from '../dist/emulator/watch/index.js';
+import { CodeWatcher } from '../dist/emulator/watch/code-watcher.js';
 
 const [file, managementKey, privateKey] = process.argv.slice(2);
 const emulator = createEmulator({ port: 0, inMemory: true, managementKey, privateKey, runtime: { prewarm: true } });

@@ -1,4 +1,17 @@
-/** The library entry: the emulator, the API client and the wire types. */
-export { createEmulator, EmulatorError, type Emulator, type EmulatorOptions, type EmulatorEvent, type Tier } from './emulator/index.js';
+/**
+ * The library entry: the emulator (createEmulator), the HTTP client of the API (ApiClient, also
+ * pointed at a remote server), and the wire types, problem types and events they share.
+ */
+export {
+  createEmulator,
+  EmulatorError,
+  type Emulator,
+  type EmulatorEvent,
+  type EmulatorEvents,
+  type EmulatorOptions,
+  type EmulatorReady,
+  type Tier,
+} from './emulator/index.js';
+export { ApiClient, ApiError, ConnectionError, type ClientOptions } from './client/index.js';
+export { PROBLEM_TYPES, type Problem, type ProblemType } from './api/problem.js';
 export type * from './api/types.js';
-export type { Problem } from './api/problem.js';

@@ -20,9 +20,24 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The library entry (src/index.ts).
   index: ['api', 'client', 'emulator'],
   // createEmulator: where the emulator is assembled, it may use every part of it.
-  emulator: [...EMULATOR_BASE, 'emulator/http', 'emulator/proxy', 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  emulator: [
+    ...EMULATOR_BASE,
+    'emulator/http',
+    'emulator/proxy',
+    'emulator/services',
+    'emulator/store',
+    'emulator/runtime',
+    'emulator/crypto',
+  ],
   'emulator/kernel': ['api', 'lib'],
-  'emulator/http': [...EMULATOR_BASE, 'emulator/proxy', 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/http': [
+    ...EMULATOR_BASE,
+    'emulator/proxy',
+    'emulator/services',
+    'emulator/store',
+    'emulator/runtime',
+    'emulator/crypto',
+  ],
   'emulator/proxy': [...EMULATOR_BASE, 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
   'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
   'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
@@ -36,7 +51,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** Single files a file may import beyond its area's, each with its reason. */
 const EXCEPTIONS: Record<string, readonly string[]> = {
   // UserCodeError is an HttpError (answered by the HTTP layer like any other) of a problem type.
-  'emulator/runtime/errors.ts': ['emulator/errors.ts', 'api/problem.ts'],
+  'emulator/runtime/user-code-error.ts': ['emulator/errors.ts', 'api/problem.ts'],
 };
 
 /** Packages `api` and `lib` may import: none (node: builtins only), so that every side can use them. */
@@ -66,12 +81,17 @@ function violations(): Violation[] {
         continue;
       }
       if (target === undefined) {
-        if (LEAVES.has(area) && !specifier.startsWith('node:')) found.push({ file, imports: specifier, why: `${label(area)} imports node: builtins only` });
+        if (LEAVES.has(area) && !specifier.startsWith('node:'))
+          found.push({ file, imports: specifier, why: `${label(area)} imports node: builtins only` });
         continue;
       }
       const targetArea = areaOf(target);
       if (allowed === undefined) {
-        found.push({ file, imports: `src/${target}`, why: `the area ${area} has no place in the dependency rule (test/architecture.test.ts)` });
+        found.push({
+          file,
+          imports: `src/${target}`,
+          why: `the area ${area} has no place in the dependency rule (test/architecture.test.ts)`,
+        });
       } else if (targetArea !== area && !allowed.includes(targetArea) && !EXCEPTIONS[file]?.includes(target)) {
         const may = [...allowed, ...(EXCEPTIONS[file] ?? [])].map(label).join(', ');
         found.push({ file, imports: `src/${target}`, why: `${label(area)} may import only ${may || 'its own files'}` });
@@ -100,13 +120,18 @@ function hostClosure(entry: string): string[] {
   return [...seen].sort();
 }
 
-const readable = (list: Violation[]) => list.map(({ file, imports, why }) => `src/${file} imports ${imports}: ${why}`).join('\n');
+const readable = (list: Violation[]) =>
+  list.map(({ file, imports, why }) => `src/${file} imports ${imports}: ${why}`).join('\n');
 
 describe('the dependency rule', () => {
   it('sees the whole tree (the checks below are not vacuous)', () => {
     const files = sourceFiles();
-    expect(files).toEqual(expect.arrayContaining(['cli/main.ts', 'emulator/index.ts', 'emulator/http/server.ts', 'api/headers.ts']));
-    expect(files.flatMap((file) => importsOf(file)).filter(({ target }) => target !== undefined).length).toBeGreaterThan(300);
+    expect(files).toEqual(
+      expect.arrayContaining(['cli/main.ts', 'emulator/index.ts', 'emulator/http/server.ts', 'api/headers.ts']),
+    );
+    expect(
+      files.flatMap((file) => importsOf(file)).filter(({ target }) => target !== undefined).length,
+    ).toBeGreaterThan(300);
   });
 
   it('holds for every import in src/', () => {
@@ -115,7 +140,9 @@ describe('the dependency rule', () => {
   });
 
   it('keeps the sandbox host process to runtime/ and lib/ (the only folders it may read)', () => {
-    const outside = hostClosure('emulator/runtime/host.ts').filter((file) => !file.startsWith('emulator/runtime/') && !file.startsWith('lib/'));
+    const outside = hostClosure('emulator/runtime/host.ts').filter(
+      (file) => !file.startsWith('emulator/runtime/') && !file.startsWith('lib/'),
+    );
     expect(outside).toEqual([]);
   });
 });

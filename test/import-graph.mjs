@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const srcFlag = process.argv.indexOf('--src');
-export const SRC = srcFlag > 0 && process.argv[srcFlag + 1] ? path.resolve(process.argv[srcFlag + 1]) : fileURLToPath(new URL('../src/', import.meta.url));
+export const SRC =
+  srcFlag > 0 && process.argv[srcFlag + 1]
+    ? path.resolve(process.argv[srcFlag + 1])
+    : fileURLToPath(new URL('../src/', import.meta.url));
 
 /** Every .ts and .tsx file under `dir`, relative to SRC with `/` separators. */
 export function sourceFiles(dir = SRC) {
@@ -16,7 +19,8 @@ export function sourceFiles(dir = SRC) {
   for (const entry of readdirSync(dir)) {
     const full = path.join(dir, entry);
     if (statSync(full).isDirectory()) files.push(...sourceFiles(full));
-    else if (/\.tsx?$/.test(entry) && !entry.endsWith('.d.ts')) files.push(path.relative(SRC, full).split(path.sep).join('/'));
+    else if (/\.tsx?$/.test(entry) && !entry.endsWith('.d.ts'))
+      files.push(path.relative(SRC, full).split(path.sep).join('/'));
   }
   return files.sort();
 }

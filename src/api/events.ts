@@ -6,7 +6,15 @@
  */
 export type EmulatorEventInit =
   /** One answered request; `tenantId` is the caller's (or, on /proxy, the proxy's), when known. */
-  | { type: 'request'; method: string; path: string; status: number; ms: number; traceId: string; tenantId?: string | undefined }
+  | {
+      type: 'request';
+      method: string;
+      path: string;
+      status: number;
+      ms: number;
+      traceId: string;
+      tenantId?: string | undefined;
+    }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
   | { type: 'warning'; traceId?: string; message: string }
   | { type: 'expired'; applications: number; tokens: number; transactions: number; results: number }
@@ -24,7 +32,14 @@ export type EmulatorEventInit =
       stack?: string | undefined;
     }
   /** A line user code wrote to its console. */
-  | { type: 'console'; source: string; tenantId?: string | undefined; level: string; text: string; requestId?: string | undefined }
+  | {
+      type: 'console';
+      source: string;
+      tenantId?: string | undefined;
+      level: string;
+      text: string;
+      requestId?: string | undefined;
+    }
   /** Hot reload: a saved code file was loaded (ok) or refused, and the previous code keeps serving. */
   | { type: 'reload'; target: string; file: string; ok: boolean; ms: number; error?: string | undefined }
   /** One attempt to deliver an asynchronous reactor result, and where the delivery stands after it. */

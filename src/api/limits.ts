@@ -1,4 +1,4 @@
-/** Limits of the API (DESIGN.md section 2), shared by the emulator that enforces them and the clients that check first. */
+/** Limits of the API (DESIGN.md section 2): the emulator enforces them, clients may check first. */
 
 /** A request body, a reactor's detokenized args, a transform's payload and a reactor's result: 5 MB. */
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;

@@ -1,4 +1,4 @@
-import type { EmulatorEvent, EmulatorReady } from '../emulator/index.js';
+import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
@@ -26,14 +26,23 @@ export interface ServeLog {
   event(event: EmulatorEvent): void;
   stopping(signal: string): void;
   stopped(): void;
+  /**
+   * Writes the events held back for the first lines, and every later one as it comes: for a start
+   * that failed (it has no first lines). `started` does it after its lines.
+   */
+  release(): void;
   /** Writes what is gathered now (lines are otherwise written once per turn of the event loop). */
   flush(): void;
 }
 
+type Lines = Omit<ServeLog, 'release'>;
+
 /**
  * How `svc serve` reports: one JSON object per line (for machines, and whenever stdout is not a
- * terminal; the first is always `{"event":"listening",...}`), or short human lines.
- * Keys appear once, in the first start's bootstrap report, and only when they were generated.
+ * terminal; the first is always `{"time":...,"event":"listening",...}`, every one has an ISO
+ * `time`), or short human lines. No line carries a secret: the keys and the webhook signing secret
+ * are in the 0600 credentials file; only the banner on a terminal shows them, once, when the first
+ * start generates them.
  */
 export function createServeLog(format: LogFormat, io: IO, color: boolean): ServeLog {
   // Lines are gathered and written once per turn of the event loop: under load that is one write
@@ -49,49 +58,80 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     if (buffered === '') setImmediate(flush);
     buffered += `${line}\n`;
   };
-  if (format === 'json') {
-    const json = (value: Record<string, unknown>) => out(JSON.stringify(value));
-    return {
-      started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
-        json({ event: 'listening', url });
-        const { tenantId, created, generated } = bootstrap;
-        json({
-          event: 'ready',
-          tier,
-          data: dataFile ?? null,
-          credentials_file: credentialsFile ?? null,
-          tenant_id: tenantId,
-          created,
-          ...(generated.managementKey && { management_key: generated.managementKey }),
-          ...(generated.privateKey && { private_key: generated.privateKey }),
-          // Like the keys, shown in the machine log on the first start only; `svc webhooks secret` prints it any time.
-          ...(created && { webhook_secret: webhookSecret }),
-        });
-      },
-      event(event) {
-        // The line of every request is written as text: the hot path, with fields of known types.
-        if (event.type === 'request') {
-          const { time, method, path, status, ms, traceId, tenantId } = event;
-          const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
-          return out(
-            `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
-          );
-        }
-        // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
-        const line: Record<string, unknown> = { time: event.time, event: event.type };
-        for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
-        if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
-        json(line);
-      },
-      stopping: (signal) => json({ event: 'stopping', signal }),
-      stopped: () => {
-        json({ event: 'stopped' });
-        flush();
-      },
-      flush,
-    };
-  }
+  const log = format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true);
+  // Events of the start (warnings about the store or its keys) are held until the first lines are
+  // out: the first line is always the one that says where the emulator listens.
+  let held: EmulatorEvent[] | undefined = [];
+  const release = () => {
+    const events = held ?? [];
+    held = undefined;
+    for (const event of events) log.event(event);
+  };
+  return {
+    ...log,
+    started(ready, dataFile) {
+      log.started(ready, dataFile);
+      release();
+    },
+    event(event) {
+      if (held) held.push(event);
+      else log.event(event);
+    },
+    release,
+  };
+}
 
+/** One JSON object per line. */
+function jsonLines(out: (line: string) => void, flush: () => void): Lines {
+  /** A line of the log's own, stamped like the emulator's events. */
+  const json = (value: Record<string, unknown>) => out(JSON.stringify({ time: new Date().toISOString(), ...value }));
+  return {
+    started({ url, tier, bootstrap, credentialsFile }, dataFile) {
+      json({ event: 'listening', url });
+      const { tenantId, created, generated } = bootstrap;
+      const kinds = generatedKinds(generated);
+      json({
+        event: 'ready',
+        tier,
+        data: dataFile ?? null,
+        credentials_file: credentialsFile ?? null,
+        tenant_id: tenantId,
+        created,
+        // Which keys this start made (they are in credentials_file), never the keys themselves: CI keeps its logs.
+        generated_keys: kinds,
+      });
+      if (kinds.length > 0 && credentialsFile === undefined) json({ event: 'warning', message: keysShownNowhere(false) });
+    },
+    event(event) {
+      // The line of every request is written as text: the hot path, with fields of known types.
+      if (event.type === 'request') {
+        const { time, method, path, status, ms, traceId, tenantId } = event;
+        const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
+        return out(
+          `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
+        );
+      }
+      // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
+      const line: Record<string, unknown> = { time: event.time, event: event.type };
+      for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
+      if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
+      json(line);
+    },
+    stopping: (signal) => json({ event: 'stopping', signal }),
+    stopped: () => {
+      json({ event: 'stopped' });
+      flush();
+    },
+    flush,
+  };
+}
+
+/**
+ * Short human lines, a time first, painted when `color`. The banner shows the keys and the webhook
+ * signing secret a first start made once, and only on a terminal (`--log-format pretty` into a
+ * file is a log like any other).
+ */
+function prettyLines(out: (line: string) => void, flush: () => void, color: boolean, terminal: boolean): Lines {
   const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
@@ -99,13 +139,20 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
       out(`${paint('green', '●')} svc emulator listening on ${paint('bold', url)}  ${paint('dim', `(${tier} tier, ${where})`)}`);
       const { created, generated, tenantId } = bootstrap;
       if (created) out(`  Created tenant ${tenantId} with a management and a private Application.`);
-      if (generated.managementKey || generated.privateKey) {
-        const saved = credentialsFile ? ` (saved to ${credentialsFile})` : '';
-        out(`  Their keys, shown this once${saved}:`);
-        if (generated.managementKey) out(`    management  ${generated.managementKey}`);
-        if (generated.privateKey) out(`    private     ${generated.privateKey}`);
+      if (generatedKinds(generated).length > 0) {
+        if (terminal) {
+          const saved = credentialsFile ? ` (saved to ${credentialsFile})` : '';
+          out(`  Their keys, shown this once${saved}:`);
+          if (generated.managementKey) out(`    management  ${generated.managementKey}`);
+          if (generated.privateKey) out(`    private     ${generated.privateKey}`);
+        } else if (credentialsFile) {
+          out(`  Their keys are saved to ${credentialsFile} (not shown: stdout is not a terminal).`);
+        } else {
+          out(`  ${keysShownNowhere(true)}`);
+        }
       }
-      out(`  Webhook signing secret (SVC-SIGNATURE): ${webhookSecret}`);
+      if (created && terminal) out(`  Webhook signing secret (SVC-SIGNATURE), shown this once: ${webhookSecret}`);
+      else out('  Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
       out(paint('dim', '  Try: npx svc applications list        Stop: Ctrl-C'));
     },
     event(event) {
@@ -142,6 +189,20 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     },
     flush,
   };
+}
+
+/** The kinds of key a start generated (`management`, `private`). */
+function generatedKinds(generated: TenantKeys): string[] {
+  return [...(generated.managementKey ? ['management'] : []), ...(generated.privateKey ? ['private'] : [])];
+}
+
+/** Keys generated in memory, where no credentials file keeps them, on a log that shows no secret. */
+function keysShownNowhere(pretty: boolean): string {
+  const where = pretty ? 'stdout is not a terminal' : 'JSON log lines carry no secret';
+  return (
+    `The keys this start generated are saved nowhere (in memory) and not shown (${where}): ` +
+    'give your own with --management-key and --private-key (or SVC_MANAGEMENT_KEY and SVC_PRIVATE_KEY).'
+  );
 }
 
 /** How `svc serve` sets each option of createEmulator that the emulator's messages name (`options.port`). */

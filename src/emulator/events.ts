@@ -50,7 +50,12 @@ export class EventHub implements EmulatorEvents {
     this.reporting = true;
     try {
       const cause = error instanceof Error ? error : new Error(String(error));
-      const report = { time: new Date().toISOString(), type: 'error', message: `an event subscriber failed: ${cause.message}`, stack: cause.stack } as const;
+      const report = {
+        time: new Date().toISOString(),
+        type: 'error',
+        message: `an event subscriber failed: ${cause.message}`,
+        stack: cause.stack,
+      } as const;
       for (const subscription of this.subscriptions) {
         if (subscription === failed) continue;
         try {

@@ -18,7 +18,7 @@ import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_RESULT_RETENTION_MS } from './services/reactor-results.js';
 import type { BootstrapResult } from './services/tenants.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
-import { credentialsPath, writeCredentials } from './store/credentials.js';
+import { credentialsPath, readCredentials, writeCredentials } from './store/credentials.js';
 import { loadMasterKey } from './store/master-key.js';
 import { Store } from './store/store.js';
 
@@ -146,10 +146,12 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     await services.results.recover();
     const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
     teardown.push(() => pipeline.close());
+    let serving = false;
     const server = createHttpServer({
       services,
       pipeline,
       emit,
+      serving: () => serving,
       debug: options.debug ?? false,
       lean: options.leanRoutes ?? true,
       timeouts: {
@@ -170,21 +172,24 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const sweeper = setInterval(() => void sweep(), Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)));
     sweeper.unref();
     teardown.push(() => clearInterval(sweeper));
+    if (disposed) throw new EmulatorError('The emulator was disposed while it started.');
+    // Listening comes before the bootstrap: a port in use fails the start before a tenant (whose
+    // keys would be shown nowhere) is written. Requests meanwhile are answered 503.
+    url = await listen(server, options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST);
+    // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
+    teardown.push(() => server.closeGracefully());
     await sweep();
     const bootstrap = await services.tenants.bootstrap({
       ...(options.managementKey !== undefined && { managementKey: options.managementKey }),
       ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
     });
     const webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
-    if (disposed) throw new EmulatorError('The emulator was disposed while it started.');
-    url = await listen(server, options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST);
-    // Booted once listening: its start would compete with the emulator's for the cores.
-    if (options.runtime?.prewarm) runtime.prewarm();
-    // Requests in flight finish first: the runtime and the proxy pool they use stay up meanwhile.
-    teardown.push(() => server.closeGracefully());
     let credentialsFile: string | undefined;
     if (store.dir !== undefined) {
       credentialsFile = credentialsPath(store.dir);
+      const saved = await readCredentials(credentialsFile);
+      const known = [bootstrap.keys.managementKey, bootstrap.keys.privateKey, saved.management_key, saved.private_key];
+      for (const { kind, id } of services.tenants.lostKeys(bootstrap.tenantId, known)) emit({ type: 'warning', message: lostKeyWarning(kind, id, credentialsFile) });
       await writeCredentials(credentialsFile, {
         url,
         tenant_id: bootstrap.tenantId,
@@ -192,6 +197,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         private_key: bootstrap.keys.privateKey,
       });
     }
+    serving = true;
+    server.started();
+    // Booted once serving: its start would compete with the emulator's for the cores.
+    if (options.runtime?.prewarm) runtime.prewarm();
     return { url, bootstrap, credentialsFile, tier, webhookSecret };
   };
 
@@ -233,6 +242,16 @@ function startFailure(error: unknown): EmulatorError {
   if (error instanceof EmulatorError) return error;
   const reason = error instanceof HttpError ? error.detail : error instanceof Error ? error.message : String(error);
   return new EmulatorError(`The emulator could not start: ${reason}`, { cause: error });
+}
+
+/** What a start says of a starter Application whose key nobody has, and how to get a working one. */
+function lostKeyWarning(kind: 'management' | 'private', id: string, credentialsFile: string): string {
+  return (
+    `The key of the bootstrap ${kind} Application (${id}) is in neither ${credentialsFile} nor the options given ` +
+    '(an earlier start failed before saving it, or it was regenerated since): it cannot be shown again. To use that ' +
+    `Application, start with options.${kind}Key set to a key of your choice (16 to 256 letters, digits, "_", "-" or "."): ` +
+    'it replaces the lost one.'
+  );
 }
 
 /** How long requests in flight, then asynchronous runs, get to finish once dispose begins. */

@@ -51,7 +51,10 @@ export interface EmulatorOptions {
 /** Refuses options that cannot work, before anything opens; each message names its option (`options.port`). */
 export function checkOptions(options: EmulatorOptions): void {
   const refuse = (option: string, reason: string) => new EmulatorError(`options.${option} ${reason}`, { option });
-  for (const [option, key] of [['managementKey', options.managementKey], ['privateKey', options.privateKey]] as const) {
+  for (const [option, key] of [
+    ['managementKey', options.managementKey],
+    ['privateKey', options.privateKey],
+  ] as const) {
     if (key !== undefined && !GIVEN_KEY_PATTERN.test(key)) {
       throw refuse(option, 'must be 16 to 256 characters of letters, digits, "_", "-" or ".".');
     }
@@ -63,15 +66,24 @@ export function checkOptions(options: EmulatorOptions): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);
   }
-  for (const [name, value] of [['requestTimeoutMs', options.requestTimeoutMs], ['headersTimeoutMs', options.headersTimeoutMs], ['shutdownGraceMs', options.shutdownGraceMs]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, 'must be a whole number of milliseconds, at least 1.');
+  for (const [name, value] of [
+    ['requestTimeoutMs', options.requestTimeoutMs],
+    ['headersTimeoutMs', options.headersTimeoutMs],
+    ['shutdownGraceMs', options.shutdownGraceMs],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw refuse(name, 'must be a whole number of milliseconds, at least 1.');
   }
   const ttl = options.transactionTtlMs;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1000)) {
     throw refuse('transactionTtlMs', `must be at least 1000 (1 s), not ${ttl}.`);
   }
-  for (const [name, value] of [['results.retentionMs', options.results?.retentionMs], ['results.maxPerTenant', options.results?.maxPerTenant]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw refuse(name, `must be a whole number above 0, not ${value}.`);
+  for (const [name, value] of [
+    ['results.retentionMs', options.results?.retentionMs],
+    ['results.maxPerTenant', options.results?.maxPerTenant],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw refuse(name, `must be a whole number above 0, not ${value}.`);
   }
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);

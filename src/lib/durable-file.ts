@@ -71,7 +71,10 @@ export class DurableJsonFile<T> {
   async replace(data: T): Promise<void> {
     // Stringify before the first await: the snapshot is the data as it was when write() was called.
     const text = JSON.stringify(data);
-    const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = path.join(
+      path.dirname(this.file),
+      `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`,
+    );
     try {
       await this.fs.writeNew(temp, text);
       await this.fs.rename(temp, this.file);

@@ -13,6 +13,7 @@ const CREDENTIALS = '/project/.svc/credentials.json';
 const REQUEST_ID = '5b4bc383-b52e-4a56-9238-0f5bb9877d7b';
 const REACTOR_ID = '85675246-ddf9-48e4-b162-7282458fd976';
 const TIME = '2030-01-02T03:04:05.678Z';
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** One of each event, as the emulator publishes them (stamped with the time). */
 const EVENTS = {
@@ -39,12 +40,12 @@ const EVENTS = {
   expired: { time: TIME, type: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
 } satisfies Record<string, EmulatorEvent>;
 
-/** An IO whose stdout is captured; serve-log writes nowhere else. */
-function fakeIo() {
+/** An IO whose stdout is captured (a terminal when `tty`); serve-log writes nowhere else. */
+function fakeIo(tty = false) {
   let stdout = '';
   let stderr = '';
   const io: IO = {
-    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: tty },
     stderr: { write: (chunk: string) => (stderr += chunk) },
     stdin: Readable.from([]),
     env: {},
@@ -73,32 +74,34 @@ function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<Emu
   };
 }
 
-function logWith(format: LogFormat, color = false) {
-  const capture = fakeIo();
+function logWith(format: LogFormat, color = false, { held = false, tty = false } = {}) {
+  const capture = fakeIo(tty);
   const log = createServeLog(format, capture.io, color);
+  // Events published before the first lines are held for after them; most tests look at events alone.
+  if (!held) log.release();
   // The log writes once per turn of the event loop; reading flushes what is gathered so far.
   return { ...capture, log, stdout: () => (log.flush(), capture.stdout()), lines: () => (log.flush(), capture.lines()) };
 }
 
 describe('the JSON log', () => {
-  test('listening first, then ready with the keys and the webhook secret on a first start', () => {
+  test('listening first, then ready: which keys were generated and where they are, never a key or the secret', () => {
     const { log, lines, stderr } = logWith('json');
     log.started(fakeEmulator(), '.svc/data.json');
     const [listening, ready, ...rest] = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines()[0]).toBe(`{"event":"listening","url":"${URL}"}`);
-    expect(listening).toEqual({ event: 'listening', url: URL });
+    expect(lines()[0]).toMatch(new RegExp(`^\\{"time":"[^"]+","event":"listening","url":"${URL}"\\}$`));
+    expect(listening).toEqual({ time: expect.stringMatching(ISO), event: 'listening', url: URL });
     expect(ready).toEqual({
+      time: expect.stringMatching(ISO),
       event: 'ready',
       tier: 'enterprise',
       data: '.svc/data.json',
       credentials_file: CREDENTIALS,
       tenant_id: TENANT,
       created: true,
-      management_key: MANAGEMENT_KEY,
-      private_key: PRIVATE_KEY,
-      webhook_secret: SECRET,
+      generated_keys: ['management', 'private'],
     });
     expect(rest).toEqual([]);
+    for (const secret of [MANAGEMENT_KEY, PRIVATE_KEY, SECRET]) expect(lines().join('\n')).not.toContain(secret);
     expect(stderr()).toBe('');
   });
 
@@ -106,18 +109,19 @@ describe('the JSON log', () => {
     const { log, lines } = logWith('json');
     log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
     const ready = JSON.parse(lines()[1]!) as Record<string, unknown>;
-    expect(ready).toEqual({ event: 'ready', tier: 'standard', data: null, credentials_file: null, tenant_id: TENANT, created: false });
+    expect(ready).toEqual({ time: expect.stringMatching(ISO), event: 'ready', tier: 'standard', data: null, credentials_file: null, tenant_id: TENANT, created: false, generated_keys: [] });
+    expect(lines()).toHaveLength(2);
     expect(lines().join('\n')).not.toContain(SECRET);
     expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
   });
 
-  test('given keys are not repeated, but a created tenant still shows its webhook secret', () => {
+  test('keys generated in memory are shown nowhere: a warning says to give them', () => {
     const { log, lines } = logWith('json');
-    log.started(fakeEmulator({ created: true, generated: { privateKey: PRIVATE_KEY } }), '.svc/data.json');
-    const ready = JSON.parse(lines()[1]!) as Record<string, unknown>;
-    expect(ready).not.toHaveProperty('management_key');
-    expect(ready.private_key).toBe(PRIVATE_KEY);
-    expect(ready.webhook_secret).toBe(SECRET);
+    log.started(fakeEmulator({ created: true, generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }), undefined);
+    const [, ready, warning] = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(ready).toMatchObject({ generated_keys: ['private'], credentials_file: null });
+    expect(warning).toEqual({ time: expect.stringMatching(ISO), event: 'warning', message: expect.stringMatching(/saved nowhere.*--management-key and --private-key/) });
+    for (const secret of [PRIVATE_KEY, SECRET]) expect(lines().join('\n')).not.toContain(secret);
   });
 
   test('one flat snake_case line per event, then stopping and stopped', () => {
@@ -147,8 +151,10 @@ describe('the JSON log', () => {
       { time: TIME, event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
       { time: TIME, event: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
     ]);
-    expect(lines().at(-2)).toBe('{"event":"stopping","signal":"SIGTERM"}');
-    expect(lines().at(-1)).toBe('{"event":"stopped"}');
+    expect(JSON.parse(lines().at(-2)!)).toEqual({ time: expect.stringMatching(ISO), event: 'stopping', signal: 'SIGTERM' });
+    expect(JSON.parse(lines().at(-1)!)).toEqual({ time: expect.stringMatching(ISO), event: 'stopped' });
+    // Every line carries its time.
+    for (const line of lines()) expect(JSON.parse(line).time).toMatch(ISO);
     // Each event is exactly one line, even with a multi-line stack inside.
     expect(lines()).toHaveLength(13);
     for (const line of lines()) expect(line).not.toMatch(/^\s/);
@@ -191,9 +197,27 @@ describe('the JSON log', () => {
   });
 });
 
+describe('events of the start', () => {
+  test.each(['json', 'pretty'] as const)('are held until the first lines are out (%s): where it listens comes first', (format) => {
+    const { log, lines } = logWith(format, false, { held: true });
+    log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
+    expect(lines()).toEqual([]);
+    log.started(fakeEmulator(), '.svc/data.json');
+    expect(lines()[0]).toContain(URL);
+    expect(lines().at(-1)).toContain('the store had a damaged record');
+  });
+
+  test('a start that fails writes them all the same', () => {
+    const { log, lines } = logWith('json', false, { held: true });
+    log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
+    log.release();
+    expect(lines().map((line) => JSON.parse(line))).toEqual([{ time: TIME, event: 'warning', message: 'the store had a damaged record' }]);
+  });
+});
+
 describe('the pretty log', () => {
-  test('a first start: the URL, tier and data, the tenant, the keys once with where they are saved, the secret', () => {
-    const { log, lines, stdout, stderr } = logWith('pretty');
+  test('a first start on a terminal: the URL, tier and data, the tenant, the keys and the secret once, where the keys are saved', () => {
+    const { log, lines, stdout, stderr } = logWith('pretty', false, { tty: true });
     log.started(fakeEmulator(), '.svc/data.json');
     expect(lines()).toEqual([
       `● svc emulator listening on ${URL}  (enterprise tier, data .svc/data.json)`,
@@ -201,25 +225,34 @@ describe('the pretty log', () => {
       `  Their keys, shown this once (saved to ${CREDENTIALS}):`,
       `    management  ${MANAGEMENT_KEY}`,
       `    private     ${PRIVATE_KEY}`,
-      `  Webhook signing secret (SVC-SIGNATURE): ${SECRET}`,
+      `  Webhook signing secret (SVC-SIGNATURE), shown this once: ${SECRET}`,
       '  Try: npx svc applications list        Stop: Ctrl-C',
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);
     expect(stderr()).toBe('');
   });
 
-  test('a later start in memory: no keys, no tenant line, the secret still shown', () => {
-    const { log, stdout } = logWith('pretty');
+  test('a first start, pretty but not on a terminal (a log file): no key and no secret, where the keys are', () => {
+    const { log, lines } = logWith('pretty');
+    log.started(fakeEmulator(), '.svc/data.json');
+    expect(lines()).toContain(`  Their keys are saved to ${CREDENTIALS} (not shown: stdout is not a terminal).`);
+    expect(lines()).toContain('  Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
+    for (const secret of [MANAGEMENT_KEY, PRIVATE_KEY, SECRET]) expect(lines().join('\n')).not.toContain(secret);
+  });
+
+  test('a later start in memory: no keys, no tenant line, no secret (svc webhooks secret prints it)', () => {
+    const { log, stdout } = logWith('pretty', false, { tty: true });
     log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
     expect(stdout()).toContain(`listening on ${URL}  (standard tier, in memory)`);
     expect(stdout()).not.toContain('Created tenant');
     expect(stdout()).not.toContain('shown this once');
     expect(stdout()).not.toContain(MANAGEMENT_KEY);
-    expect(stdout()).toContain(`Webhook signing secret (SVC-SIGNATURE): ${SECRET}`);
+    expect(stdout()).not.toContain(SECRET);
+    expect(stdout()).toContain('Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
   });
 
   test('only the generated key is shown, without "saved to" when there is no credentials file', () => {
-    const { log, lines } = logWith('pretty');
+    const { log, lines } = logWith('pretty', false, { tty: true });
     log.started(fakeEmulator({ generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }), undefined);
     expect(lines()).toContain('  Their keys, shown this once:');
     expect(lines()).toContain(`    private     ${PRIVATE_KEY}`);

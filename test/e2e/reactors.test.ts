@@ -72,7 +72,7 @@ describe('reactors with svc serve as a real process', () => {
 
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
-    expect(serve.lines.at(-1)).toBe('{"event":"stopped"}');
+    expect(parse(serve.lines.at(-1)!)).toMatchObject({ event: 'stopped' });
   });
 
   // Stopping wakes the backoff sleep: the delivery stays pending and resumes at the next start
@@ -97,6 +97,6 @@ describe('reactors with svc serve as a real process', () => {
     serve.child.kill('SIGTERM');
     const exited = await Promise.race([serve.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 8_000))]);
     expect(exited).toEqual({ code: 0, signal: null });
-    expect(serve.lines.at(-1)).toBe('{"event":"stopped"}');
+    expect(parse(serve.lines.at(-1)!)).toMatchObject({ event: 'stopped' });
   });
 });

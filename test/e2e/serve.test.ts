@@ -6,16 +6,19 @@ import { execSvc, spawnSvc } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp.js';
 
 const jsonLine = (event: string) => (line: string) => line.startsWith('{') && JSON.parse(line).event === event;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('svc serve as a real process', () => {
   it('prints JSON lines (listening first) when stdout is not a terminal, serves the CLI, and stops cleanly on SIGTERM', async () => {
     const cwd = await tempDir();
     const serve = spawnSvc(['serve', '--port', '0'], { cwd });
     const listening = JSON.parse(await serve.waitForLine(() => true));
-    expect(listening).toEqual({ event: 'listening', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(listening).toEqual({ time: expect.stringMatching(ISO), event: 'listening', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     const ready = JSON.parse(await serve.waitForLine(jsonLine('ready')));
-    expect(ready).toMatchObject({ event: 'ready', created: true, tier: 'enterprise', data: path.join('.svc', 'data.json') });
-    expect(ready.management_key).toMatch(/^key_local_mgt_/);
+    expect(ready).toMatchObject({ event: 'ready', created: true, tier: 'enterprise', data: path.join('.svc', 'data.json'), generated_keys: ['management', 'private'] });
+    // The keys are in the credentials file, never in a log line.
+    const { management_key: managementKey } = JSON.parse(await readFile(path.join(cwd, '.svc', 'credentials.json'), 'utf8'));
+    expect(managementKey).toMatch(/^key_local_mgt_/);
 
     expect((await http(`${listening.url}/health`, 'GET')).status).toBe(200);
 
@@ -26,7 +29,7 @@ describe('svc serve as a real process', () => {
 
     const request = JSON.parse(await serve.waitForLine((line) => line.includes('"event":"request"') && line.includes('POST')));
     expect(request).toEqual({
-      time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      time: expect.stringMatching(ISO),
       event: 'request',
       method: 'POST',
       path: '/applications',
@@ -35,12 +38,11 @@ describe('svc serve as a real process', () => {
       trace_id: expect.any(String),
       tenant_id: ready.tenant_id,
     });
-    const log = serve.lines.filter((line) => line.includes('"event":"request"')).join('\n');
-    expect(log).not.toContain(ready.management_key);
+    expect(serve.lines.join('\n')).not.toContain(managementKey);
 
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
-    expect(serve.lines.at(-1)).toBe('{"event":"stopped"}');
+    expect(JSON.parse(serve.lines.at(-1)!)).toEqual({ time: expect.stringMatching(ISO), event: 'stopped' });
     const stored = await readFile(path.join(cwd, '.svc', 'data', 'applications.json'), 'utf8');
     expect(stored).toContain('from-cli');
 
@@ -48,7 +50,7 @@ describe('svc serve as a real process', () => {
     const again = spawnSvc(['serve', '--port', '0', '--log-format', 'json'], { cwd });
     const readyAgain = JSON.parse(await again.waitForLine(jsonLine('ready')));
     expect(readyAgain.created).toBe(false);
-    expect(readyAgain).not.toHaveProperty('management_key');
+    expect(readyAgain.generated_keys).toEqual([]);
     const after = await execSvc(['applications', 'list', '--json'], { cwd });
     expect(JSON.parse(after.stdout).data.map((app: { name: string }) => app.name)).toContain('from-cli');
     again.child.kill('SIGINT');
@@ -63,7 +65,8 @@ describe('svc serve as a real process', () => {
     });
     const { url } = JSON.parse(await serve.waitForLine(jsonLine('listening')));
     const ready = JSON.parse(await serve.waitForLine(jsonLine('ready')));
-    expect(ready).not.toHaveProperty('management_key');
+    expect(ready.generated_keys).toEqual([]);
+    expect(serve.lines.join('\n')).not.toContain('e2e-management-key-123');
     expect((await http(`${url}/applications`, 'GET', { key: 'e2e-management-key-123' })).status).toBe(200);
     const cli = await execSvc(['applications', 'whoami', '--json', '--base-url', url], { cwd, env: { SVC_MANAGEMENT_KEY: 'e2e-management-key-123' } });
     expect(JSON.parse(cli.stdout).type).toBe('management');

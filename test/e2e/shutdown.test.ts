@@ -91,7 +91,7 @@ describe('stopping svc serve', () => {
     }
     expect((await Promise.all(reacted)).map((result) => [result.status, result.body])).toEqual(reacted.map((_, n) => [200, { raw: { n } }]));
     expect(await serve.exited).toEqual({ code: 0, signal: null });
-    expect(serve.lines.at(-1)).toBe('{"event":"stopped"}');
+    expect(JSON.parse(serve.lines.at(-1)!)).toMatchObject({ event: 'stopped', time: expect.any(String) });
     expect(serve.stderr()).toBe('');
   });
 });

@@ -56,7 +56,11 @@ describe('EventHub', () => {
     hub.subscribe((event) => seen.push(event));
     expect(() => hub.publish({ type: 'warning', message: 'a' })).not.toThrow();
     expect(seen.map((event) => event.type)).toEqual(['error', 'warning']);
-    expect(seen[0]).toMatchObject({ type: 'error', message: 'an event subscriber failed: listener bug', time: expect.stringMatching(ISO) });
+    expect(seen[0]).toMatchObject({
+      type: 'error',
+      message: 'an event subscriber failed: listener bug',
+      time: expect.stringMatching(ISO),
+    });
   });
 
   it('does not go round when every subscriber throws', () => {
@@ -84,8 +88,12 @@ describe('the emulator’s events', () => {
       const { url } = await emulator.ready;
       expect(emulator.url).toBe(url);
       await fetch(`${url}/health`);
-      await eventually(() => expect(viaSubscribe.some((event) => event.type === 'request' && event.path === '/health')).toBe(true));
-      expect(viaOption.filter((event) => event.type === 'request')).toEqual(viaSubscribe.filter((event) => event.type === 'request'));
+      await eventually(() =>
+        expect(viaSubscribe.some((event) => event.type === 'request' && event.path === '/health')).toBe(true),
+      );
+      expect(viaOption.filter((event) => event.type === 'request')).toEqual(
+        viaSubscribe.filter((event) => event.type === 'request'),
+      );
       for (const event of viaSubscribe) expect(event.time).toMatch(ISO);
     } finally {
       await emulator.dispose();
@@ -115,26 +123,47 @@ describe('the emulator’s events', () => {
     await emu.call('GET', '/applications', { key: null });
     const requests = () => emu.events.filter((event) => event.type === 'request' && event.path === '/applications');
     await eventually(() => expect(requests()).toHaveLength(3));
-    expect(requests().map((event) => (event as { tenantId?: string }).tenantId)).toEqual([emu.tenantId, other.id, undefined]);
+    expect(requests().map((event) => (event as { tenantId?: string }).tenantId)).toEqual([
+      emu.tenantId,
+      other.id,
+      undefined,
+    ]);
 
     // A reactor of the other tenant: its run, its console line and its webhook attempt are the other tenant's.
     const reactor = await emu.call('POST', '/reactors', {
       key: other.management_key,
-      body: { name: 'talks', code: "module.exports = async () => { console.log('hello'); return { raw: 1 }; };", configuration: {} },
+      body: {
+        name: 'talks',
+        code: "module.exports = async () => { console.log('hello'); return { raw: 1 }; };",
+        configuration: {},
+      },
     });
     const receiver = await startReceiver(() => 204);
-    const invoked = await emu.call('POST', `/reactors/${reactor.body.id}/react`, { key: other.private_key, body: { callback_url: receiver.url } });
+    const invoked = await emu.call('POST', `/reactors/${reactor.body.id}/react`, {
+      key: other.private_key,
+      body: { callback_url: receiver.url },
+    });
     expect(invoked.status).toBe(202);
     await eventually(() => expect(emu.events.some((event) => event.type === 'webhook')).toBe(true));
     for (const type of ['invocation', 'console', 'webhook'] as const) {
-      expect(emu.events.find((event) => event.type === type), type).toMatchObject({ tenantId: other.id });
+      expect(
+        emu.events.find((event) => event.type === type),
+        type,
+      ).toMatchObject({ tenantId: other.id });
     }
 
     // A proxy call is the proxy's tenant's, whoever calls.
     const app = await createApplication(emu, { type: 'private', permissions: ['token:use'] });
-    const proxy = await emu.call('POST', '/proxies', { key: other.management_key, body: { name: 'p', destination_url: receiver.url, require_auth: false } });
+    const proxy = await emu.call('POST', '/proxies', {
+      key: other.management_key,
+      body: { name: 'p', destination_url: receiver.url, require_auth: false },
+    });
     await emu.call('POST', '/proxy', { key: app.key, headers: { 'svc-proxy-key': proxy.body.key }, body: {} });
-    await eventually(() => expect(emu.events.some((event) => event.type === 'request' && event.path === '/proxy')).toBe(true));
-    expect(emu.events.find((event) => event.type === 'request' && event.path === '/proxy')).toMatchObject({ tenantId: other.id });
+    await eventually(() =>
+      expect(emu.events.some((event) => event.type === 'request' && event.path === '/proxy')).toBe(true),
+    );
+    expect(emu.events.find((event) => event.type === 'request' && event.path === '/proxy')).toMatchObject({
+      tenantId: other.id,
+    });
   });
 });

@@ -77,6 +77,9 @@ export const serve = defineCommand<ServeOptions>({
       started = await emulator.ready;
     } catch (error) {
       await emulator.dispose();
+      // What the start said before it failed (a damaged store, say) is written before the error.
+      log.release();
+      log.flush();
       throw userError(error);
     }
     log.started(started, dataFile && path.relative(io.cwd, dataFile));

@@ -9,7 +9,7 @@ import type { ServerOptions } from './server.js';
 
 /** fastify's default: how long an idle keep-alive connection is kept open. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-/** fastify is loaded this long after the server listens, unless a request needs it sooner. */
+/** fastify is loaded this long after the emulator serves, unless a request needs it sooner. */
 const FASTIFY_PRELOAD_MS = 250;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -22,12 +22,14 @@ export interface HttpServer {
   close(): Promise<void>;
   /** Stops accepting at once; answers in flight finish within the shutdown grace, then the rest is cut. */
   closeGracefully(): Promise<void>;
+  /** The emulator serves: fastify is loaded a moment later, unless a request needed it already. */
+  started(): void;
 }
 
 /**
  * The emulator's HTTP server: node:http, with the lean routes (lean/) answering the hot paths and
  * /health, and fastify (server.ts) everything else. fastify is most of what a start would load: it
- * is loaded a moment after the server listens, or with the first request that needs it (which
+ * is loaded a moment after the emulator serves, or with the first request that needs it (which
  * waits for it), so that a start is ready sooner. Every answer is tracked for a graceful stop.
  */
 export function createHttpServer(options: ServerOptions & { lean: boolean }): HttpServer {
@@ -35,9 +37,9 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
   const http = serverOptions(timeouts);
   const inFlight = new Set<ServerResponse>();
   const answerError = errorAnswer(options.emit, options.debug ?? false);
-  const { services, pipeline, emit } = options;
+  const { services, pipeline, emit, serving = () => true } = options;
   const lean = options.lean
-    ? leanRoutes({ applications: services.applications, tokens: services.tokens, reactors: services.reactors, pipeline, json: jsonBody, answerError, emit })
+    ? leanRoutes({ applications: services.applications, tokens: services.tokens, reactors: services.reactors, pipeline, json: jsonBody, answerError, emit, serving })
     : undefined;
 
   let app: FastifyInstance | undefined;
@@ -71,10 +73,6 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
   server.on('clientError', clientErrorHandler(emit));
 
   let preload: NodeJS.Timeout | undefined;
-  server.once('listening', () => {
-    preload = setTimeout(() => void load().catch(() => {}), FASTIFY_PRELOAD_MS);
-    preload.unref();
-  });
 
   return {
     server,
@@ -87,6 +85,10 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
         });
       }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
+    started() {
+      preload ??= setTimeout(() => void load().catch(() => {}), FASTIFY_PRELOAD_MS);
+      preload.unref();
+    },
     async closeGracefully() {
       clearTimeout(preload);
       await closeGracefully(server, inFlight, timeouts.shutdownGraceMs);

@@ -2,7 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { EmulatorError } from '../errors.js';
 import type { HttpServer } from './front.js';
 
-/** Listens on `host:port`; resolves to the URL callers use. A port in use or an address that is not local is an EmulatorError. */
+/**
+ * Listens on `host:port`; resolves to the URL callers use. A port in use or an address that is not
+ * local is an EmulatorError.
+ */
 export async function listen(server: HttpServer, port: number, host: string): Promise<string> {
   try {
     await server.listen(port, host);
@@ -10,14 +13,25 @@ export async function listen(server: HttpServer, port: number, host: string): Pr
     await server.close().catch(() => {});
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new EmulatorError(`Port ${port} on ${host} is already in use (another svc serve?). Stop it, or choose another options.port (0 picks a free one).`, {
+      throw new EmulatorError(
+        `Port ${port} on ${host} is already in use (another svc serve?). ` +
+          'Stop it, or choose another options.port (0 picks a free one).',
+        {
+          option: 'port',
+          cause: error,
+        },
+      );
+    }
+    if (code === 'EACCES')
+      throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick another options.port, above 1023.`, {
         option: 'port',
         cause: error,
       });
-    }
-    if (code === 'EACCES') throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick another options.port, above 1023.`, { option: 'port', cause: error });
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EmulatorError(`Cannot listen on options.host ${host}: no such local address.`, { option: 'host', cause: error });
+      throw new EmulatorError(`Cannot listen on options.host ${host}: no such local address.`, {
+        option: 'host',
+        cause: error,
+      });
     }
     throw error;
   }

@@ -52,6 +52,17 @@ function pathOf(url: string): string {
   return url.split('?')[0] ?? url;
 }
 
+/** The Retry-After of an answer while the emulator starts. */
+export const STARTING_RETRY_AFTER = '1';
+
+/**
+ * The answer to any request while the emulator starts (it listens before it bootstraps, so that a
+ * port in use fails first): a 503, with Retry-After, on both HTTP paths.
+ */
+export function startingError(): HttpError {
+  return new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' });
+}
+
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
 export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   if (error instanceof HttpError) return error;

@@ -8,7 +8,7 @@ import {
 } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import type { ProxyCall } from '../proxy/pipeline.js';
-import { forwardedQuery, pathSuffix } from '../proxy/parts.js';
+import { forwardedQuery, pathSuffix } from '../proxy/destination.js';
 
 /** Bodies of proxy calls are taken as bytes, whatever their type, up to this (BODY_LIMIT_BYTES with a transform). */
 export const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;

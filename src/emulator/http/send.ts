@@ -15,5 +15,8 @@ export function sendText(reply: FastifyReply, body: string, type = TEXT_CONTENT_
 
 /** Any JSON value as the body (fastify would send a bare string as text/plain). */
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
-  return reply.status(status).type(JSON_UTF8_CONTENT_TYPE).send(JSON.stringify(value ?? null));
+  return reply
+    .status(status)
+    .type(JSON_UTF8_CONTENT_TYPE)
+    .send(JSON.stringify(value ?? null));
 }

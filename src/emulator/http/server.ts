@@ -9,7 +9,7 @@ import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
 import { DEFAULT_TIMEOUTS, clientErrorHandler, serverOptions, type HttpTimeouts } from './connections.js';
-import { MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
+import { MAX_PARAM_LENGTH, STARTING_RETRY_AFTER, notFoundHandler, problemHandler, sendProblem, startingError, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
@@ -26,6 +26,11 @@ export interface ServerOptions {
   emit: EmitEvent;
   /** Put stack traces of internal errors in responses (`svc serve --debug`). */
   debug?: boolean;
+  /**
+   * Whether requests are served yet: the emulator listens before it bootstraps (so that a port in
+   * use fails before anything is written), and answers 503 until then. Default: always.
+   */
+  serving?: () => boolean;
   timeouts?: Partial<HttpTimeouts>;
   /**
    * The server fastify answers on, given fastify's handler (front.ts: node:http with the lean
@@ -35,7 +40,7 @@ export interface ServerOptions {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, pipeline, emit, debug = false, timeouts: given, attach }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, debug = false, serving = () => true, timeouts: given, attach }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -69,11 +74,16 @@ export function buildServer({ services, pipeline, emit, debug = false, timeouts:
   app.decorateRequest('caller', undefined);
   app.decorateRequest('tenantId', undefined);
 
-  // One onRequest hook (each is a step of every request): echo the trace id, guard the admin
-  // routes (before any key is looked at), then authenticate.
+  // One onRequest hook (each is a step of every request): echo the trace id, answer 503 while
+  // starting, guard the admin routes (before any key is looked at), then authenticate.
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(TRACE_HEADER, request.id);
+    if (!serving()) {
+      reply.header('retry-after', STARTING_RETRY_AFTER);
+      done(startingError());
+      return;
+    }
     if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
       done(new HttpError(400, 'An HTTP/1.1 request needs a Host header.'));
       return;

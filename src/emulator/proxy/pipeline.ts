@@ -20,12 +20,13 @@ import type { Instance } from '../runtime/index.js';
 import { holdsAnywhere } from '../services/access.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
-import { svcHandler } from '../services/svc-client.js';
+import { svcHandler } from '../services/req-svc.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
-import { destinationUrl, forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './parts.js';
+import { destinationUrl } from './destination.js';
+import { forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './forwarded-headers.js';
 
 /** The payload limit of a proxy with a transform (spec section 8). */
 const TRANSFORM_PAYLOAD_LIMIT = BODY_LIMIT_BYTES;

@@ -9,7 +9,7 @@ import vm from 'node:vm';
 import { neutralizeSesTriggers } from './neutralize.js';
 import { BUILTIN_ALLOWLIST, ERRORS_MODULE, type InitRequest, type LoadRequest, type SerializedError } from './protocol.js';
 import { MODULE_PARAMETERS, MODULE_PREFIX, describeType, locate, userSources } from './stacks.js';
-import { USER_ERRORS_SOURCE } from './user-errors.js';
+import { USER_ERRORS_SOURCE } from './platform-errors.js';
 
 export type UserErrors = Record<string, new (...args: never[]) => Error>;
 

@@ -19,7 +19,7 @@ import { hardenHost } from './harden-host.js';
 import { MAX_FRAME_BYTES, MIN_BUSY_WINDOW_MS, busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { TimerHandle, sandboxTimers } from './timers.js';
-import { USER_ERROR_STATUS } from './user-errors.js';
+import { USER_ERROR_STATUS } from './platform-errors.js';
 
 const hostRequire = createRequire(import.meta.url);
 

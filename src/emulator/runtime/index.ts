@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { SandboxStoppedError } from './errors.js';
+import { SandboxStoppedError } from './user-code-error.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
 import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
 import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
 
-export { UserCodeError } from './errors.js';
+export { UserCodeError } from './user-code-error.js';
 export type { Instance } from './instance.js';
 export type { InvokeOptions, InvokeResult, LoadSpec, LogEntry, RuntimeOptions, SvcHandler } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';

@@ -1,4 +1,4 @@
-import { UserCodeError } from './errors.js';
+import { UserCodeError } from './user-code-error.js';
 import type { SandboxGroup } from './sandbox-group.js';
 import type { InvokeOptions, InvokeResult, LoadSpec } from './types.js';
 

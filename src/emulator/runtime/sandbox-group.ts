@@ -1,4 +1,4 @@
-import { UserCodeError } from './errors.js';
+import { UserCodeError } from './user-code-error.js';
 import type { Instance } from './instance.js';
 import type { SandboxProcess } from './sandbox-process.js';
 import type { InvokeOptions, LogEntry } from './types.js';

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { Channel } from './channel.js';
-import { SandboxStoppedError, UserCodeError } from './errors.js';
+import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
-import { USER_ERROR_STATUS } from './user-errors.js';
+import { USER_ERROR_STATUS } from './platform-errors.js';
 
 const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
 

@@ -1,3 +1,6 @@
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { HttpError } from '../errors.js';
+
 /**
  * JSON Merge Patch (RFC 7386), pure: an object patch merges member by member, `null` deletes a
  * member, and anything that is not an object replaces the target whole. Neither input is changed.
@@ -19,4 +22,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Sets a member as data, so that a member named `__proto__` stays a member. */
 function define(object: Record<string, unknown>, name: string, value: unknown): void {
   Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A merge patch must be a JSON object to apply to a resource. */
+export function requirePatchObject(patch: unknown, noun: string): Record<string, unknown> {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    throw new HttpError(400, `A merge patch for a ${noun} must be a JSON object.`);
+  }
+  if (exceedsDepth(patch, MAX_DEPTH)) throw new HttpError(400, `The merge patch is nested deeper than ${MAX_DEPTH} levels.`);
+  return patch as Record<string, unknown>;
 }

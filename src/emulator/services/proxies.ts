@@ -8,11 +8,11 @@ import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
 import type { Caller, Clock, CodeOwner } from './applications.js';
-import { bindableApplication, requirePatchObject } from './bound-application.js';
+import { bindableApplication } from './application-binding.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { KeyHashes, hashKey, randomBase58 } from './keys.js';
-import { applyMergePatch } from './merge-patch.js';
+import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { fileNameOf } from './reactors.js';
 

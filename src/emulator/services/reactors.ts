@@ -1,31 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
-import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
-import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
-import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
-import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
-import { HttpError, notFound, problemOf } from '../errors.js';
+import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResult } from '../../api/types.js';
+import type { Cipher } from '../crypto/cipher.js';
+import { HttpError, notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { checkedCustomResponse } from '../headers.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import type { ApplicationRecord, ReactorRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
-import { bindableApplication, requirePatchObject } from './bound-application.js';
+import { bindableApplication } from './application-binding.js';
 import { toWire as applicationToWire, type Caller, type Clock, type CodeOwner } from './applications.js';
-import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
-import { applyMergePatch } from './merge-patch.js';
-import type { Outcome, ReactorResults } from './reactor-results.js';
+import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
-import { svcHandler } from './svc-client.js';
+import { ReactorInvocations } from './reactor-invocation.js';
+import type { ReactorResults } from './reactor-results.js';
 import type { TokenContext, TokenService } from './tokens.js';
-import { enterpriseOnly } from './transactions.js';
-
-export const SYNC_TIMEOUT_MS = 30_000;
-export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
 
 const checkReactor = bodyValidator<ReactorBody>(reactorSchema);
 
@@ -44,15 +36,28 @@ export interface ReactorServiceOptions {
 }
 
 /**
- * Reactors: stored code run on demand in the sandbox. Code is loaded when it is saved, so a
- * reactor that does not load is refused then (422, with file:line:column), not at first invoke;
- * saving new code hot-swaps the running version.
+ * Reactors: stored code run on demand in the sandbox (running it: reactor-invocation.ts). Code is
+ * loaded when it is saved, so a reactor that does not load is refused then (422, with
+ * file:line:column), not at first invoke; saving new code hot-swaps the running version.
  */
 export class ReactorService {
   private readonly owners = new Map<string, CodeOwner>();
   private readonly configurations = new WeakMap<ReactorRecord, Record<string, string>>();
 
-  constructor(private readonly options: ReactorServiceOptions) {}
+  private readonly invocations: ReactorInvocations;
+
+  constructor(private readonly options: ReactorServiceOptions) {
+    this.invocations = new ReactorInvocations({
+      tokens: options.tokens,
+      results: options.results,
+      tier: options.tier,
+      emit: options.emit,
+      syncTimeoutMs: options.syncTimeoutMs,
+      instanceOf: (reactor) => this.instanceOf(reactor),
+      boundApplication: (reactor) => this.boundApplication(reactor),
+      configurationOf: (reactor) => this.configurationOf(reactor),
+    });
+  }
 
   /** A reactor's name and tenant for the log, by id (the runtime knows code by id only). */
   ownerOf(id: string): CodeOwner | undefined {
@@ -133,39 +138,15 @@ export class ReactorService {
   }
 
   /**
-   * Invokes a reactor: `args` are detokenized (per-container token:use, at most 100 tokens) and
-   * checked, the code runs with `{ args, configuration, svc }`, `raw` comes back as it is and the
-   * `tokenize` block as `tokens`. With `callback_url` (Enterprise) it answers 202 at once and
-   * delivers the result as a signed webhook.
+   * Invokes a reactor (see ReactorInvocations): the caller needs token:use on some container, as
+   * detokenizing its args and tokenizing the answer check per container.
    */
   async invoke(ctx: TokenContext, id: string, body: InvokeReactorBody, requestId: string): Promise<{ status: 200 | 202; body: unknown }> {
     const { caller } = ctx;
     if (!holdsAnywhere(caller.application, 'token:use')) {
       throw new HttpError(403, `This ${caller.application.type} Application lacks token:use, which invoking a reactor needs.`);
     }
-    const reactor = this.find(caller, id);
-    const asynchronous = body.callback_url != null;
-    if ((body.callback_url != null || body.timeout_ms != null) && this.options.tier !== 'enterprise') {
-      throw enterpriseOnly('Asynchronous invocation (callback_url, timeout_ms)');
-    }
-    if (body.timeout_ms != null && !asynchronous) {
-      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', { errors: { timeout_ms: ['needs callback_url'] } });
-    }
-    const args = this.options.tokens.detokenize(ctx, body.args ?? {}, DETOKENIZE_LIMIT);
-    // Checked after detokenization: the code gets an object, within the payload limit.
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      throw new HttpError(400, 'args must be a JSON object once detokenized.', { errors: { args: ['must be an object'] } });
-    }
-    if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
-      throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
-    }
-    const instance = await this.instanceOf(reactor);
-    if (!asynchronous) {
-      return { status: 200, body: await this.run(ctx, reactor, instance, args, this.options.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId) };
-    }
-    const record = await this.options.results.open(caller.tenantId, reactor.id, body.callback_url!);
-    this.options.results.track(this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record));
-    return { status: 202, body: { id: record.id, status: 'pending' } };
+    return this.invocations.invoke(ctx, this.find(caller, id), body, requestId);
   }
 
   /** An asynchronous invocation's outcome, for polling. */
@@ -173,84 +154,12 @@ export class ReactorService {
     if (!holdsAnywhere(caller.application, 'token:use')) {
       throw new HttpError(403, `This ${caller.application.type} Application lacks token:use.`);
     }
-    const reactor = this.find(caller, reactorId);
-    const result = this.options.results.find(caller.tenantId, reactor.id, requestId.toLowerCase());
-    if (!result) {
-      const kept = `results are kept ${formatDuration(this.options.results.retentionMs)} after their delivery ends`;
-      throw new HttpError(404, `No result ${requestId} for reactor ${reactorId} (${kept}).`);
-    }
-    return result;
+    return this.invocations.result(caller, this.find(caller, reactorId), reactorId, requestId);
   }
 
   /** Waits for the asynchronous runs under way, and the deliveries (which end at once once stopping). */
   async settle(): Promise<void> {
     await this.options.results.settle();
-  }
-
-  private async run(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, requestId: string): Promise<ReactorResponse> {
-    const started = performance.now();
-    const report = (status: number, error?: HttpError, stack?: string) =>
-      this.options.emit({
-        type: 'invocation',
-        kind: 'reactor',
-        name: reactor.name,
-        id: reactor.id,
-        tenantId: reactor.tenant_id,
-        status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
-      });
-    try {
-      const bound = this.boundApplication(reactor);
-      const svc = bound ? svcHandler(this.options.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId) : null;
-      const { value } = await instance.invoke({ args, configuration: this.configurationOf(reactor) }, { timeoutMs, requestId, svc });
-      const response = await this.shape(ctx, reactor, value);
-      report(200);
-      return response;
-    } catch (thrown) {
-      const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
-      throw error;
-    }
-  }
-
-  /** `{ raw, tokenize }` -> `{ raw, tokens }`: the tokenize block as POST /tokenize would, in the caller's transaction. */
-  private async shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): Promise<ReactorResponse> {
-    if (value === null) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new HttpError(500, `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`, {
-        title: 'Invalid reactor result',
-        type: PROBLEM_TYPES.userCode,
-      });
-    }
-    const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
-    // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
-    if (exceedsDepth(raw, MAX_DEPTH)) {
-      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, { title: 'Invalid reactor result', type: PROBLEM_TYPES.userCode });
-    }
-    const response: ReactorResponse = {};
-    if (raw !== undefined) response.raw = raw;
-    if (tokenize !== undefined && tokenize !== null) {
-      const bound = this.boundApplication(reactor);
-      const tokenCtx: TokenContext = bound ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId } : ctx;
-      response.tokens = await this.options.tokens.tokenize(tokenCtx, tokenize);
-    }
-    return response;
-  }
-
-  /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
-  private async runAsync(ctx: TokenContext, reactor: ReactorRecord, instance: Instance, args: unknown, timeoutMs: number, record: ReactorResultRecord): Promise<void> {
-    let status: 'completed' | 'failed';
-    let outcome: Outcome;
-    try {
-      outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
-      status = 'completed';
-    } catch (error) {
-      status = 'failed';
-      outcome = { error: problemOf(error) };
-    }
-    await this.options.results.finish(record, status, outcome);
   }
 
   /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
@@ -308,11 +217,4 @@ function versionOf(reactor: ReactorRecord): string {
 /** The file name stack traces and load errors show for a reactor. */
 export function fileNameOf(name: string): string {
   return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
-}
-
-/** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
-function formatDuration(ms: number): string {
-  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
-  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
-  return `${ms / 1000} s`;
 }

@@ -146,6 +146,22 @@ export class TenantService {
     bootstrap[kind] = this.provisionIn(batch, tenant.id, kind, key).application.id;
   }
 
+  /**
+   * The starter Applications of `tenantId` that no key in `known` opens (the keys given, and those
+   * saved in credentials.json): their keys exist nowhere in plaintext, so nobody can use them.
+   */
+  lostKeys(tenantId: string, known: readonly (string | undefined)[]): { kind: 'management' | 'private'; id: string }[] {
+    const tenant = this.store.tenants.get(tenantId, tenantId);
+    const hashes = new Set(known.filter((key) => key !== undefined).map(hashKey));
+    const lost: { kind: 'management' | 'private'; id: string }[] = [];
+    for (const kind of ['management', 'private'] as const) {
+      const id = tenant?.bootstrap?.[kind];
+      const application = id === undefined ? undefined : this.store.applications.get(tenantId, id);
+      if (application && !hashes.has(application.key_hash)) lost.push({ kind, id: application.id });
+    }
+    return lost;
+  }
+
   /** The oldest tenant: the one `svc serve` bootstrapped. */
   private first(): TenantRow | undefined {
     let oldest: TenantRow | undefined;

@@ -16,6 +16,16 @@ export function credentialsPath(dir: string): string {
   return path.join(dir, CREDENTIALS_FILE);
 }
 
+/** The credentials file as it is: empty when missing or unreadable (writeCredentials then moves it aside). */
+export async function readCredentials(file: string): Promise<Credentials> {
+  try {
+    const current = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    return typeof current === 'object' && current !== null && !Array.isArray(current) ? (current as Credentials) : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * Merges what this start knows into the credentials file (0600). Keys that were generated on an
  * earlier start exist nowhere else in plaintext, so they are kept unless replaced; an unreadable

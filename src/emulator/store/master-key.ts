@@ -11,21 +11,32 @@ import { describeCause } from './io.js';
  * The master key: `options.masterKey` (base64, 32 bytes) when given; else `master.key` (0600) beside
  * the data file, created on first start; in memory, a fresh random key.
  */
-export async function loadMasterKey(dir: string | undefined, fromEnv: string | undefined): Promise<{ key: Buffer; created: boolean }> {
+export async function loadMasterKey(
+  dir: string | undefined,
+  fromEnv: string | undefined,
+): Promise<{ key: Buffer; created: boolean }> {
   if (fromEnv !== undefined) {
     const key = Buffer.from(fromEnv, 'base64');
-    if (key.length !== 32) throw new EmulatorError('options.masterKey must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).', { option: 'masterKey' });
+    if (key.length !== 32)
+      throw new EmulatorError(
+        'options.masterKey must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).',
+        { option: 'masterKey' },
+      );
     return { key, created: false };
   }
   if (dir === undefined) return { key: randomBytes(32), created: true };
   const file = path.join(dir, MASTER_KEY_FILE);
   try {
     const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
-    if (key.length !== 32) throw new EmulatorError(`${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`);
+    if (key.length !== 32)
+      throw new EmulatorError(
+        `${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`,
+      );
     return { key, created: false };
   } catch (error) {
     if (error instanceof EmulatorError) throw error;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new EmulatorError(`Cannot read ${file}: ${describeCause(error)}.`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new EmulatorError(`Cannot read ${file}: ${describeCause(error)}.`);
   }
   const key = randomBytes(32);
   try {

@@ -23,6 +23,7 @@ export function readJsonSync(file: string): unknown {
     throw corruptFile(file, (error as Error).message);
   }
   // Every svc file holds an object; anything else (lowdb would read `null` as "no file") is damage.
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw corruptFile(file, 'expected a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw corruptFile(file, 'expected a JSON object');
   return parsed;
 }

@@ -14,14 +14,24 @@ describe('problem types', () => {
 
   it('a body with invalid fields is `validation`; a bad request otherwise is `bad-request`', async () => {
     const invalid = await emu().call('POST', '/applications', { body: { name: '', type: 'private' } });
-    expect(invalid.body).toMatchObject({ status: 400, type: PROBLEM_TYPES.validation, errors: { name: expect.any(Array) } });
+    expect(invalid.body).toMatchObject({
+      status: 400,
+      type: PROBLEM_TYPES.validation,
+      errors: { name: expect.any(Array) },
+    });
     const malformed = await emu().call('POST', '/applications', { raw: '{"name":', contentType: 'application/json' });
     expect(malformed.body).toMatchObject({ status: 400, type: PROBLEM_TYPES.badRequest, title: 'Malformed JSON' });
   });
 
   it('tells unauthenticated, forbidden and not-found apart', async () => {
-    expect((await emu().call('GET', '/applications', { key: null })).body).toMatchObject({ status: 401, type: PROBLEM_TYPES.unauthenticated });
-    expect((await emu().call('GET', '/applications', { key: emu().privateKey })).body).toMatchObject({ status: 403, type: PROBLEM_TYPES.forbidden });
+    expect((await emu().call('GET', '/applications', { key: null })).body).toMatchObject({
+      status: 401,
+      type: PROBLEM_TYPES.unauthenticated,
+    });
+    expect((await emu().call('GET', '/applications', { key: emu().privateKey })).body).toMatchObject({
+      status: 403,
+      type: PROBLEM_TYPES.forbidden,
+    });
     const missing = await emu().call('GET', '/applications/00000000-0000-4000-8000-000000000000');
     expect(missing.body).toMatchObject({ status: 404, type: PROBLEM_TYPES.notFound });
   });
@@ -34,7 +44,11 @@ describe('problem types', () => {
   });
 
   it('a body over the limit is `payload-too-large`', async () => {
-    const big = await emu().call('POST', '/tokens', { key: emu().privateKey, raw: `{"type":"token","data":"${'x'.repeat(5 * 1024 * 1024)}"}`, contentType: 'application/json' });
+    const big = await emu().call('POST', '/tokens', {
+      key: emu().privateKey,
+      raw: `{"type":"token","data":"${'x'.repeat(5 * 1024 * 1024)}"}`,
+      contentType: 'application/json',
+    });
     expect(big.body).toMatchObject({ status: 413, type: PROBLEM_TYPES.payloadTooLarge });
   });
 
@@ -46,14 +60,22 @@ describe('problem types', () => {
     const refusing = await reactor("module.exports = async () => { throw new AuthorizationError('no'); };");
     const refused = await emu().call('POST', `/reactors/${refusing}/react`, { key: emu().privateKey, body: {} });
     expect(refused.body).toMatchObject({ status: 403, type: PROBLEM_TYPES.userCode });
-    const broken = await emu().call('POST', '/reactors', { body: { name: unique('r'), code: 'module.exports = (', configuration: {} } });
+    const broken = await emu().call('POST', '/reactors', {
+      body: { name: unique('r'), code: 'module.exports = (', configuration: {} },
+    });
     expect(broken.body).toMatchObject({ status: 422, type: PROBLEM_TYPES.userCode });
   });
 
   it('a destination that cannot be reached is `bad-gateway`', async () => {
     const app = await createApplication(emu(), { type: 'private', permissions: ['token:use'] });
-    const proxy = await emu().call('POST', '/proxies', { body: { name: unique('p'), destination_url: 'http://127.0.0.1:1' } });
-    const answer = await emu().call('POST', '/proxy', { key: app.key, headers: { 'svc-proxy-key': proxy.body.key }, body: {} });
+    const proxy = await emu().call('POST', '/proxies', {
+      body: { name: unique('p'), destination_url: 'http://127.0.0.1:1' },
+    });
+    const answer = await emu().call('POST', '/proxy', {
+      key: app.key,
+      headers: { 'svc-proxy-key': proxy.body.key },
+      body: {},
+    });
     expect(answer.body.proxy_error).toMatchObject({ status: 502, type: PROBLEM_TYPES.badGateway });
   });
 });
@@ -69,7 +91,9 @@ describe('problem types of the tiers and of time', () => {
 
   it('user code that runs past its timeout is `timeout`', async () => {
     const emu = await startEmulator({ inMemory: true, syncTimeoutMs: 300 });
-    const created = await emu.call('POST', '/reactors', { body: { name: 'slow', code: 'module.exports = () => new Promise(() => {});', configuration: {} } });
+    const created = await emu.call('POST', '/reactors', {
+      body: { name: 'slow', code: 'module.exports = () => new Promise(() => {});', configuration: {} },
+    });
     const answer = await emu.call('POST', `/reactors/${created.body.id}/react`, { key: emu.privateKey, body: {} });
     expect(answer.body).toMatchObject({ status: 408, type: PROBLEM_TYPES.timeout });
   });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, type Runtime, type LogEntry, type SvcHandler, type SvcMethod } from '../../../src/emulator/runtime/index.js';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { createServices } from '../../../src/emulator/services/index.js';
-import { svcHandler } from '../../../src/emulator/services/svc-client.js';
+import { svcHandler } from '../../../src/emulator/services/req-svc.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { tempDir } from '../../helpers/temp.js';
 import { FILENAME, attempt, freshId, invoke, load, rejection, run, runtime, sharedRuntime, sleep, value } from './helpers.js';

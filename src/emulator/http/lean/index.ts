@@ -6,6 +6,7 @@ import type { ApplicationService } from '../../services/applications.js';
 import type { ReactorService } from '../../services/reactors.js';
 import type { TokenContext, TokenService } from '../../services/tokens.js';
 import type { JsonBody } from '../body.js';
+import { STARTING_RETRY_AFTER, startingError } from '../problems.js';
 import { PROXY_BODY_LIMIT } from '../proxy-call.js';
 import { mediaTypeOf, readBody } from './body.js';
 import { type ErrorAnswer, Exchange } from './exchange.js';
@@ -20,6 +21,8 @@ export interface LeanDeps {
   json: JsonBody;
   answerError: ErrorAnswer;
   emit: EmitEvent;
+  /** Whether the emulator serves yet (503 while it starts, as fastify's hook answers). */
+  serving: () => boolean;
 }
 
 /** An id the lean routes take as it is: what find-my-way would hand over undecoded, well within its length limit. */
@@ -42,6 +45,11 @@ export function leanRoutes(deps: LeanDeps): (req: IncomingMessage, res: ServerRe
     const proxy = route.name === 'proxy';
     const exchange = new Exchange(req, res, proxy, deps.answerError, deps.emit);
     const handle = handlers[route.name];
+    if (!deps.serving()) {
+      exchange.header('retry-after', STARTING_RETRY_AFTER);
+      exchange.fail(startingError());
+      return true;
+    }
     // As fastify's hook does: the caller is known (or refused) before the body is read. /proxy
     // authenticates itself; /health is public.
     let ctx: TokenContext | undefined;

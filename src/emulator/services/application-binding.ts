@@ -1,5 +1,4 @@
-import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
-import { HttpError, fieldError } from '../errors.js';
+import { fieldError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
 import type { Caller } from './applications.js';
@@ -18,13 +17,4 @@ export function bindableApplication(store: Store, caller: Caller, reference: { i
     });
   }
   return application;
-}
-
-/** A merge patch must be a JSON object to apply to a resource. */
-export function requirePatchObject(patch: unknown, noun: string): Record<string, unknown> {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw new HttpError(400, `A merge patch for a ${noun} must be a JSON object.`);
-  }
-  if (exceedsDepth(patch, MAX_DEPTH)) throw new HttpError(400, `The merge patch is nested deeper than ${MAX_DEPTH} levels.`);
-  return patch as Record<string, unknown>;
 }

@@ -2,7 +2,7 @@ import { rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { EmulatorEventInit } from '../../../src/emulator/events.js';
-import { CodeWatcher, type WatchedFile } from '../../../src/emulator/watch/index.js';
+import { CodeWatcher, type WatchedFile } from '../../../src/emulator/watch/code-watcher.js';
 import { startEmulator } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 

@@ -1,0 +1,204 @@
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import type { Tier } from '../../api/tiers.js';
+import type { InvokeReactorBody, ReactorResponse, ReactorResult } from '../../api/types.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { HttpError, problemOf } from '../errors.js';
+import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse } from '../headers.js';
+import type { Instance } from '../runtime/index.js';
+import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
+import type { Caller } from './applications.js';
+import type { Outcome, ReactorResults } from './reactor-results.js';
+import { svcHandler } from './req-svc.js';
+import type { TokenContext, TokenService } from './tokens.js';
+import { enterpriseOnly } from './transactions.js';
+
+export const SYNC_TIMEOUT_MS = 30_000;
+export const DEFAULT_ASYNC_TIMEOUT_MS = 10_000;
+
+/** What running a reactor needs of the emulator; the reactor service gives its own lookups. */
+export interface InvocationDeps {
+  tokens: TokenService;
+  /** Asynchronous invocations: their results and webhook deliveries. */
+  results: ReactorResults;
+  tier: Tier;
+  emit: EmitEvent;
+  /** The synchronous invocation timeout (30 s on the platform). */
+  syncTimeoutMs?: number | undefined;
+  /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
+  instanceOf(reactor: ReactorRecord): Promise<Instance>;
+  /** The Application whose permissions `req.svc` and the `tokenize` block get, if any. */
+  boundApplication(reactor: ReactorRecord): ApplicationRecord | undefined;
+  configurationOf(reactor: ReactorRecord): Record<string, string>;
+}
+
+/**
+ * Running a reactor: `args` detokenized and checked, the code run in the sandbox, its answer
+ * shaped (`raw`, and the `tokenize` block as `tokens`); or, with `callback_url` (Enterprise), run
+ * in the background with its outcome stored and delivered as a signed webhook.
+ */
+export class ReactorInvocations {
+  constructor(private readonly deps: InvocationDeps) {}
+
+  /**
+   * `args` are detokenized (per-container token:use, at most 100 tokens) and checked, the code runs
+   * with `{ args, configuration, svc }`; 200 with the response, or 202 at once when asynchronous.
+   */
+  async invoke(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    body: InvokeReactorBody,
+    requestId: string,
+  ): Promise<{ status: 200 | 202; body: unknown }> {
+    const asynchronous = body.callback_url != null;
+    if ((body.callback_url != null || body.timeout_ms != null) && this.deps.tier !== 'enterprise') {
+      throw enterpriseOnly('Asynchronous invocation (callback_url, timeout_ms)');
+    }
+    if (body.timeout_ms != null && !asynchronous) {
+      throw new HttpError(400, 'timeout_ms applies to asynchronous invocations only; add a callback_url.', {
+        errors: { timeout_ms: ['needs callback_url'] },
+      });
+    }
+    const args = this.deps.tokens.detokenize(ctx, body.args ?? {}, DETOKENIZE_LIMIT);
+    // Checked after detokenization: the code gets an object, within the payload limit.
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw new HttpError(400, 'args must be a JSON object once detokenized.', {
+        errors: { args: ['must be an object'] },
+      });
+    }
+    if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
+      throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
+    }
+    const instance = await this.deps.instanceOf(reactor);
+    if (!asynchronous) {
+      return {
+        status: 200,
+        body: await this.run(ctx, reactor, instance, args, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId),
+      };
+    }
+    const record = await this.deps.results.open(ctx.caller.tenantId, reactor.id, body.callback_url!);
+    this.deps.results.track(
+      this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record),
+    );
+    return { status: 202, body: { id: record.id, status: 'pending' } };
+  }
+
+  /** An asynchronous invocation's outcome, for polling (`asked`: the reactor id as the caller wrote it). */
+  result(caller: Caller, reactor: ReactorRecord, asked: string, requestId: string): ReactorResult {
+    const result = this.deps.results.find(caller.tenantId, reactor.id, requestId.toLowerCase());
+    if (!result) {
+      const kept = `results are kept ${formatDuration(this.deps.results.retentionMs)} after their delivery ends`;
+      throw new HttpError(404, `No result ${requestId} for reactor ${asked} (${kept}).`);
+    }
+    return result;
+  }
+
+  private async run(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    instance: Instance,
+    args: unknown,
+    timeoutMs: number,
+    requestId: string,
+  ): Promise<ReactorResponse> {
+    const started = performance.now();
+    const report = (status: number, error?: HttpError, stack?: string) =>
+      this.deps.emit({
+        type: 'invocation',
+        kind: 'reactor',
+        name: reactor.name,
+        id: reactor.id,
+        tenantId: reactor.tenant_id,
+        status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        requestId,
+        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
+      });
+    try {
+      const bound = this.deps.boundApplication(reactor);
+      const svc = bound
+        ? svcHandler(this.deps.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId)
+        : null;
+      const { value } = await instance.invoke(
+        { args, configuration: this.deps.configurationOf(reactor) },
+        { timeoutMs, requestId, svc },
+      );
+      const response = await this.shape(ctx, reactor, value);
+      report(200);
+      return response;
+    } catch (thrown) {
+      const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
+      report(
+        error instanceof HttpError ? error.status : 500,
+        error instanceof HttpError ? error : undefined,
+        (thrown as { userStack?: string }).userStack,
+      );
+      throw error;
+    }
+  }
+
+  /**
+   * `{ raw, tokenize }` -> `{ raw, tokens }`: the tokenize block as POST /tokenize would, in the
+   * caller's transaction.
+   */
+  private async shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): Promise<ReactorResponse> {
+    if (value === null) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      throw new HttpError(
+        500,
+        `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`,
+        {
+          title: 'Invalid reactor result',
+          type: PROBLEM_TYPES.userCode,
+        },
+      );
+    }
+    const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
+    // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
+    if (exceedsDepth(raw, MAX_DEPTH)) {
+      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, {
+        title: 'Invalid reactor result',
+        type: PROBLEM_TYPES.userCode,
+      });
+    }
+    const response: ReactorResponse = {};
+    if (raw !== undefined) response.raw = raw;
+    if (tokenize !== undefined && tokenize !== null) {
+      const bound = this.deps.boundApplication(reactor);
+      const tokenCtx: TokenContext = bound
+        ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId }
+        : ctx;
+      response.tokens = await this.deps.tokens.tokenize(tokenCtx, tokenize);
+    }
+    return response;
+  }
+
+  /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
+  private async runAsync(
+    ctx: TokenContext,
+    reactor: ReactorRecord,
+    instance: Instance,
+    args: unknown,
+    timeoutMs: number,
+    record: ReactorResultRecord,
+  ): Promise<void> {
+    let status: 'completed' | 'failed';
+    let outcome: Outcome;
+    try {
+      outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
+      status = 'completed';
+    } catch (error) {
+      status = 'failed';
+      outcome = { error: problemOf(error) };
+    }
+    await this.deps.results.finish(record, status, outcome);
+  }
+}
+
+/** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a dropped result says it. */
+function formatDuration(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1000} s`;
+}
