@@ -2,9 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { EmulatorEvent } from '../../../src/emulator/index.js';
+import path from 'node:path';
+import { createEmulator, type EmulatorEvent } from '../../../src/emulator/index.js';
+import { nodeFileSystem } from '../../../src/lib/durable-file.js';
 import { Exchange } from '../../../src/emulator/http/lean/exchange.js';
 import { sharedEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { tempDir } from '../../helpers/temp.js';
+import { eventually } from '../../helpers/wait.js';
 
 /**
  * The lean routes (http/lean/) answer as fastify's routes do. Two emulators, one with the lean
@@ -276,6 +280,45 @@ describe('/proxy on the lean path answers as fastify does', () => {
     ['the hop header of a proxied call (508 proxy_error)', { headers: { 'svc-proxy-key': 'x', 'svc-proxy-hop': '1' } }],
   ] as [string, Sent][])('%s', async (_name, sent) => {
     await compare('POST', '/proxy', { key: null, ...sent });
+  });
+});
+
+describe('while the emulator starts, the lean routes answer 503 as fastify does', () => {
+  it.each([
+    ['GET', '/health', {}],
+    ['GET', '/tokens/some-token', {}],
+    ['POST', '/tokens', json({ type: 'token', data: 'v' })],
+    ['POST', `/reactors/${NO_REACTOR}/react`, json({ args: {} })],
+    ['POST', '/proxy', { body: '{}', headers: { 'content-type': JSON_TYPE, 'svc-proxy-key': 'proxy_local_unknownunknownunknown1' } }],
+  ] as [string, string, Sent][])('%s %s', async (method, target, sent) => {
+    const answers: { status: number; headers: Record<string, unknown>; text: string }[] = [];
+    for (const leanRoutes of [true, false]) {
+      // The store's writes wait until released: the bootstrap's write holds the start half-way.
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const fileSystem = {
+        ...nodeFileSystem,
+        writeNew: async (file: string, text: string) => {
+          await released;
+          await nodeFileSystem.writeNew(file, text);
+        },
+      };
+      const emulator = createEmulator({ port: 0, data: path.join(await tempDir(), '.svc', 'data.json'), fileSystem, leanRoutes });
+      try {
+        const url = await eventually(() => {
+          expect(emulator.url).toBeDefined();
+          return emulator.url!;
+        });
+        const response = await request(url + target, { method: method as never, headers: { 'svc-trace-id': TRACE, ...sent.headers }, body: sent.body });
+        const { date: _date, ...headers } = response.headers;
+        answers.push({ status: response.statusCode, headers, text: await response.body.text() });
+      } finally {
+        release();
+        await emulator.dispose();
+      }
+    }
+    expect(answers[0]!.status).toBe(503);
+    expect(answers[0]).toEqual(answers[1]);
   });
 });
 
