@@ -25,9 +25,9 @@ const rows = [];
 const children = new Set();
 const scratch = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
 
-/** One row of the table: `value` against `baseline`, `ratio` = value / baseline. */
-function record(figure, value, baseline, unit, target, holds, note = '') {
-  const ratio = baseline ? value / baseline : NaN;
+/** One row of the table: `value` against `baseline`; `ratio` is value / baseline unless given (paired runs). */
+function record(figure, value, baseline, unit, target, holds, note = '', given = undefined) {
+  const ratio = given ?? (baseline ? value / baseline : NaN);
   // Sub-millisecond latencies keep two decimals: one would turn 0.14 vs 0.26 into 0.1 vs 0.3.
   const digits = Math.abs(value) < 10 ? 2 : 1;
   rows.push({ figure, value: round(value, digits), baseline: baseline === undefined ? null : round(baseline, digits), unit, ratio: Number.isFinite(ratio) ? round(ratio, 2) : null, target, holds, note });
@@ -40,20 +40,30 @@ function round(value, digits = 1) {
 }
 
 /**
- * Runs each load in turn, `rounds` times over, and keeps each one's best run (highest req/s, or
- * lowest p50 when `by` is 'p50'). The processes share two cores with the load generator here:
- * alternating them and keeping the best keeps a scheduling hiccup in one run from deciding a ratio.
+ * Runs each load in turn, `rounds` times over, and keeps every run. The processes share two cores
+ * with the load generator (and, here, with other work): a figure beside its baseline is taken from
+ * runs made next to each other (see paired), never from the best of one against the worst of the other.
  */
-async function bestOf(runs, { rounds = quick ? 1 : 3, by = 'rps' } = {}) {
-  const best = {};
+async function alternate(runs, { rounds = quick ? 1 : 5 } = {}) {
+  const all = Object.fromEntries(Object.keys(runs).map((name) => [name, []]));
   for (let i = 0; i < rounds; i++) {
-    for (const [name, run] of Object.entries(runs)) {
-      const result = await run();
-      const better = by === 'rps' ? result.rps > best[name]?.rps : result.p50 < best[name]?.p50;
-      if (!best[name] || better) best[name] = result;
-    }
+    for (const [name, run] of Object.entries(runs)) all[name].push(await run());
   }
-  return best;
+  return all;
+}
+
+/**
+ * A figure and its baseline from alternated runs: each the median of its runs, and the ratio the
+ * median of the ratios of the runs made side by side (round i against round i).
+ */
+function paired(runs, baselines, by = 'rps') {
+  return {
+    value: median(runs.map((run) => run[by])),
+    baseline: median(baselines.map((run) => run[by])),
+    ratio: median(runs.map((run, i) => run[by] / baselines[i][by])),
+    p50: median(runs.map((run) => run.p50)),
+    p99: median(runs.map((run) => run.p99)),
+  };
 }
 
 /**
@@ -154,14 +164,16 @@ async function benchApi() {
   const headers = { 'svc-api-key': PRIVATE_KEY };
   const body = JSON.stringify({ type: 'token', data: { note: 'bench' } });
   const posted = { method: 'POST', body, connections: CONNECTIONS, durationMs: DURATION };
-  const { get, getBare, post, postBare } = await bestOf({
+  const runs = await alternate({
     get: () => load(`${url}/tokens/${token.id}`, { headers, connections: CONNECTIONS, durationMs: DURATION }),
     getBare: () => load(`${bare.url}/tokens/x`, { connections: CONNECTIONS, durationMs: DURATION }),
     post: () => load(`${url}/tokens`, { ...posted, headers: { ...headers, 'content-type': 'application/json' }, expect: 201 }),
     postBare: () => load(`${bare.url}/tokens`, { ...posted, headers: { 'content-type': 'application/json' } }),
   });
-  record('GET /tokens/{id}', get.rps, getBare.rps, 'req/s', '>= 0.5x bare', get.rps >= 0.5 * getBare.rps, `p50 ${round(get.p50, 2)} ms`);
-  record('POST /tokens (in memory)', post.rps, postBare.rps, 'req/s', '>= 0.5x bare', post.rps >= 0.5 * postBare.rps, `p50 ${round(post.p50, 2)} ms`);
+  const get = paired(runs.get, runs.getBare);
+  const post = paired(runs.post, runs.postBare);
+  record('GET /tokens/{id}', get.value, get.baseline, 'req/s', '>= 0.5x bare', get.ratio >= 0.5, `p50 ${round(get.p50, 2)} ms`, get.ratio);
+  record('POST /tokens (in memory)', post.value, post.baseline, 'req/s', '>= 0.5x bare', post.ratio >= 0.5, `p50 ${round(post.p50, 2)} ms`, post.ratio);
   await stop(bare.child);
   await stop(child);
 }
@@ -202,10 +214,13 @@ async function benchReactor() {
 
   // Latency at one call at a time (hot concurrency 1), and at 8 in flight, each against the bare
   // server at the same concurrency.
-  const { warm, warmBare } = await bestOf({ warm: invoke(react, 1), warmBare: invoke(`${bare.url}/react`, 1) }, { by: 'p50' });
-  record('reactor warm invoke p50 (1 in flight)', warm.p50, warmBare.p50, 'ms', '<= 2x bare', warm.p50 <= 2 * warmBare.p50, `p99 ${round(warm.p99, 2)} vs ${round(warmBare.p99, 2)} ms`);
-  const { busy, busyBare } = await bestOf({ busy: invoke(react, 8), busyBare: invoke(`${bare.url}/react`, 8) }, { by: 'p50' });
-  record('reactor invoke p50 (8 in flight)', busy.p50, busyBare.p50, 'ms', '<= 3x bare', busy.p50 <= 3 * busyBare.p50, `${round(busy.rps)} vs ${round(busyBare.rps)} req/s (x${round(busy.rps / busyBare.rps, 2)})`);
+  const one = await alternate({ svc: invoke(react, 1), bare: invoke(`${bare.url}/react`, 1) });
+  const warm = paired(one.svc, one.bare, 'p50');
+  record('reactor warm invoke p50 (1 in flight)', warm.value, warm.baseline, 'ms', '<= 2x bare', warm.ratio <= 2, `p99 ${round(warm.p99, 2)} vs ${round(median(one.bare.map((run) => run.p99)), 2)} ms`, warm.ratio);
+  const eight = await alternate({ svc: invoke(react, 8), bare: invoke(`${bare.url}/react`, 8) });
+  const busy = paired(eight.svc, eight.bare, 'p50');
+  const busyRps = paired(eight.svc, eight.bare, 'rps');
+  record('reactor invoke p50 (8 in flight)', busy.value, busy.baseline, 'ms', '<= 3x bare', busy.ratio <= 3, `${round(busyRps.value)} vs ${round(busyRps.baseline)} req/s (x${round(busyRps.ratio, 2)})`, busy.ratio);
   const underLoad = processTreeMemory(child.pid);
   process.stderr.write(`  after the load runs: RSS ${round(underLoad.rss)} MB, PSS ${round(underLoad.pss)} MB\n`);
   await stop(bare.child);
@@ -310,14 +325,17 @@ async function benchProxy() {
   const proxied = { ...json, 'svc-api-key': PRIVATE_KEY, 'svc-proxy-key': proxy.key };
   // At 10 connections, as the issue's target has it (8-10).
   const run = (target, headers, body) => () => load(target, { method: 'POST', headers, body, connections: PROXY_CONNECTIONS, durationMs: DURATION });
-  const { direct, bare, zero, one } = await bestOf({
+  const runs = await alternate({
     direct: run(`${destination.url}/charge`, json, plain),
     bare: run(`${forwarder.url}/charge`, json, plain),
     zero: run(`${url}/proxy`, proxied, plain),
     one: run(`${url}/proxy`, proxied, withToken),
   });
-  record('proxy, 0 tokens (10 connections)', zero.rps, bare.rps, 'req/s', '>= 0.8x bare forwarder', zero.rps >= 0.8 * bare.rps, `direct ${round(direct.rps)} req/s; p50 ${round(zero.p50, 2)} ms`);
-  record('proxy, 1 detokenized token', one.rps, zero.rps, 'req/s', '>= 0.9x 0 tokens', one.rps >= 0.9 * zero.rps, `p50 ${round(one.p50, 2)} ms`);
+  const zero = paired(runs.zero, runs.bare);
+  const one = paired(runs.one, runs.zero);
+  const direct = median(runs.direct.map((run) => run.rps));
+  record('proxy, 0 tokens (10 connections)', zero.value, zero.baseline, 'req/s', '>= 0.8x bare forwarder', zero.ratio >= 0.8, `direct ${round(direct)} req/s; p50 ${round(zero.p50, 2)} ms`, zero.ratio);
+  record('proxy, 1 detokenized token', one.value, one.baseline, 'req/s', '>= 0.9x 0 tokens', one.ratio >= 0.9, `p50 ${round(one.p50, 2)} ms`, one.ratio);
   await stop(child);
   await stop(forwarder.child);
   await stop(destination.child);
