@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 
 /**
  * @param {string} url
- * @param {{ method?: string, headers?: Record<string,string>, body?: string | (() => string), connections?: number, durationMs?: number, warmupMs?: number, expect?: number }} options
+ * @param {{ method?: string, headers?: Record<string,string>, body?: string | (() => string), connections?: number, durationMs?: number, warmupMs?: number, expect?: number, onStart?: () => void }} options
  */
 export async function load(url, options = {}) {
   const target = new URL(url);
@@ -30,6 +30,7 @@ export async function load(url, options = {}) {
     );
   };
   await run(options.warmupMs ?? 500);
+  options.onStart?.();
   const latencies = [];
   const started = performance.now();
   await run(options.durationMs ?? 3000, latencies);

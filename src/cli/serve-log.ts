@@ -116,7 +116,8 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
       const line: Record<string, unknown> = { time: event.time, event: event.type };
       for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
       if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
-      json(line);
+      // Stamped by the emulator already: no second time to make and drop (a line per reactor call).
+      out(JSON.stringify(line));
     },
     stopping: (signal) => json({ event: 'stopping', signal }),
     stopped: () => {

@@ -22,11 +22,13 @@ export class EventHub implements EmulatorEvents {
   /** One entry per subscription: the same function subscribed twice is called twice, and unsubscribed once each. */
   private readonly subscriptions = new Set<{ listener: EventListener }>();
   private reporting = false;
+  /** The last time stamped, by its millisecond: under load many events share one, and formatting it is most of a stamp. */
+  private stamp = { ms: Number.NaN, iso: '' };
 
   /** Stamps `event` with the time and hands it to every subscriber (nothing to do when none listens). */
   readonly publish: EmitEvent = (event) => {
     if (this.subscriptions.size === 0) return;
-    const stamped = { time: new Date().toISOString(), ...event } as EmulatorEvent;
+    const stamped = { time: this.now(), ...event } as EmulatorEvent;
     for (const subscription of this.subscriptions) {
       try {
         subscription.listener(stamped);
@@ -35,6 +37,12 @@ export class EventHub implements EmulatorEvents {
       }
     }
   };
+
+  private now(): string {
+    const ms = Date.now();
+    if (ms !== this.stamp.ms) this.stamp = { ms, iso: new Date(ms).toISOString() };
+    return this.stamp.iso;
+  }
 
   subscribe(listener: EventListener): () => void {
     const subscription = { listener };

@@ -9,7 +9,7 @@ import { TenantEventLog } from './event-log.js';
 import { EventHub, type EmulatorEvents } from './events.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
-import { buildServer } from './http/server.js';
+import { createHttpServer } from './http/front.js';
 import { checkOptions, type EmulatorOptions } from './options.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { Runtime } from './runtime/index.js';
@@ -143,20 +143,20 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
     for (const message of resealed) emit({ type: 'warning', message });
     for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
-    if (options.runtime?.prewarm) runtime.prewarm();
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
     const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
     teardown.push(() => pipeline.close());
     let serving = false;
     const eventLog = new TenantEventLog(events);
-    const server = buildServer({
+    const server = createHttpServer({
       services,
       pipeline,
       emit,
       eventLog,
       serving: () => serving,
       debug: options.debug ?? false,
+      lean: options.leanRoutes ?? true,
       timeouts: {
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.headersTimeoutMs !== undefined && { headersTimeoutMs: options.headersTimeoutMs }),
@@ -203,6 +203,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       });
     }
     serving = true;
+    server.started();
+    // Booted once serving: its start would compete with the emulator's for the cores.
+    if (options.runtime?.prewarm) runtime.prewarm();
     return { url, bootstrap, credentialsFile, tier, webhookSecret };
   };
 

@@ -39,6 +39,8 @@ export interface EmulatorOptions {
   /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
   shutdownGraceMs?: number;
   debug?: boolean;
+  /** The hot routes on the lean path in front of fastify (default true); tests compare the two. */
+  leanRoutes?: boolean;
   /** Subscribes to the emulator's events from the start (see Emulator.events). */
   onEvent?: EventListener;
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */

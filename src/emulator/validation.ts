@@ -1,12 +1,17 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import formats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { GIVEN_KEY_PATTERN, HTTP_URL_PATTERN, TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../api/patterns.js';
 import { validationError } from './errors.js';
 
 type DataValidationCxt = Parameters<ValidateFunction>[1];
 
+const require = createRequire(import.meta.url);
+
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  // Loaded here, with the first schema compiled, not at start: ajv is a fifth of what a start loads.
+  const { Ajv } = require('ajv') as typeof import('ajv');
+  const formats = require('ajv-formats') as typeof import('ajv-formats');
   // validateSchema: false spares compiling the JSON Schema meta-schema at start (about 75 ms);
   // the schemas are our own and a test checks each against the meta-schema instead.
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false, validateSchema: false });
@@ -43,9 +48,13 @@ function malformedIntegers(query: unknown, names: string[]): ErrorObject[] {
   return errors;
 }
 
+let ajvs: { body: Ajv; query: Ajv } | undefined;
+
 /** Bodies are checked as sent (a number is not a string); query and path strings are coerced. */
-const bodyAjv = makeAjv(false);
-const queryAjv = makeAjv('array');
+function ajvFor(httpPart: string | undefined): Ajv {
+  ajvs ??= { body: makeAjv(false), query: makeAjv('array') };
+  return httpPart === 'body' ? ajvs.body : ajvs.query;
+}
 
 /**
  * Route schemas are compiled on first use, not when the route is registered: compiling all of
@@ -60,7 +69,7 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
       validate.errors = malformed;
       return false;
     }
-    compiled ??= (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema as object);
+    compiled ??= ajvFor(httpPart).compile(schema as object);
     const valid = compiled(data, context);
     validate.errors = compiled.errors;
     return valid;
@@ -71,6 +80,16 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
   return validate;
 };
 
+/** A route part's validator, called as fastify calls it: with the object holding the value, so that a root value can be coerced. */
+export type RouteValidator = ((data: unknown, holder?: { parentData: object; parentDataProperty: string }) => boolean) & {
+  errors?: ErrorObject[] | null;
+};
+
+/** The validator fastify would use for a route's `schema` part: the lean routes validate with it. */
+export function routeValidator(schema: object, httpPart: 'params' | 'body'): RouteValidator {
+  return schemaCompiler({ schema, httpPart, method: '', url: '' }) as RouteValidator;
+}
+
 /**
  * A checker for values that arrive other than as HTTP bodies (req.svc calls from user code):
  * the same schema and messages as the HTTP route, as a 400 with field errors.
@@ -79,7 +98,7 @@ export function bodyValidator<T>(schema: object): (value: unknown) => T {
   // Compiled on first use: most are for paths (req.svc, PATCH) a run may never take.
   let validate: ReturnType<Ajv['compile']> | undefined;
   return (value) => {
-    validate ??= bodyAjv.compile(schema);
+    validate ??= ajvFor('body').compile(schema);
     if (!validate(value)) throw validationError(fieldErrors(validate.errors ?? [], 'body'));
     return value as T;
   };

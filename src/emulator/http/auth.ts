@@ -38,17 +38,30 @@ export function authHook(applications: ApplicationService) {
 function authenticate(applications: ApplicationService, request: FastifyRequest): void {
   const config = request.routeOptions.config;
   if (request.is404 || config.public) return;
-  const key = request.headers[API_KEY_HEADER];
+  const caller = callerByKey(applications, request.headers[API_KEY_HEADER]);
+  request.caller = caller;
+  request.tenantId = caller.tenantId;
+  requirePermission(caller, config.permission);
+}
+
+/**
+ * The caller an `SVC-API-KEY` value names (401 when missing or unknown). Both HTTP paths
+ * authenticate here: fastify's hook and the lean routes.
+ */
+export function callerByKey(applications: ApplicationService, key: string | string[] | undefined): Caller {
   if (typeof key !== 'string' || key === '') {
     throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
   if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
-  request.caller = { tenantId: application.tenant_id, application };
-  request.tenantId = application.tenant_id;
-  const needed = config.permission;
-  if (needed && !application.permissions.includes(needed)) {
-    throw new HttpError(403, `This ${application.type} Application lacks the ${needed} permission.`);
+  return { tenantId: application.tenant_id, application };
+}
+
+/** A 403 unless the caller holds the permission a route needs (none: any caller). */
+export function requirePermission(caller: Caller, permission: string | undefined): void {
+  const { application } = caller;
+  if (permission && !application.permissions.includes(permission)) {
+    throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`);
   }
 }
 
@@ -60,6 +73,10 @@ export function callerOf(request: FastifyRequest): Caller {
 
 /** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */
 export function tokenContext(request: FastifyRequest): TokenContext {
-  const header = request.headers[TRANSACTION_HEADER];
-  return { caller: callerOf(request), transactionId: typeof header === 'string' && header !== '' ? header : undefined };
+  return tokenContextOf(callerOf(request), request.headers[TRANSACTION_HEADER]);
+}
+
+/** The token context of a caller and the value of its `SVC-TRANSACTION-ID` header (both HTTP paths). */
+export function tokenContextOf(caller: Caller, transaction: string | string[] | undefined): TokenContext {
+  return { caller, transactionId: typeof transaction === 'string' && transaction !== '' ? transaction : undefined };
 }

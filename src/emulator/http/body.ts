@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { parse as secureJsonParse } from 'secure-json-parse';
 import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
@@ -20,39 +22,64 @@ export function parseContentType(header: string | undefined): { type: string; ch
 }
 
 type Done = (error: Error | null, body?: unknown) => void;
-type JsonParser = (request: FastifyRequest, body: string, done: Done) => void;
+/** A JSON body's bytes to its value, for a request with these headers. */
+export type JsonBody = (request: { headers: IncomingHttpHeaders }, raw: Buffer, done: Done) => void;
+
+/** fastify's errors for a JSON body it cannot parse (same codes and words), which problems.ts words for the caller. */
+function parseError(code: 'FST_ERR_CTP_EMPTY_JSON_BODY' | 'FST_ERR_CTP_INVALID_JSON_BODY'): Error {
+  const message =
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? "Body cannot be empty when content-type is set to 'application/json'" : "Body is not valid JSON but content-type is set to 'application/json'";
+  return Object.assign(new Error(message), { code, statusCode: 400 });
+}
+
+/**
+ * fastify's default JSON parser (secure-json-parse refusing `__proto__` and `constructor.prototype`),
+ * here so that both HTTP paths use it without the lean one loading fastify.
+ */
+function parseJson(text: string, done: Done): void {
+  if (text.length === 0) {
+    done(parseError('FST_ERR_CTP_EMPTY_JSON_BODY'));
+    return;
+  }
+  let value: unknown;
+  try {
+    value = secureJsonParse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    done(parseError('FST_ERR_CTP_INVALID_JSON_BODY'));
+    return;
+  }
+  done(null, value);
+}
 
 /**
  * The one way a JSON body becomes a value: uncompressed UTF-8 only (a declared charset other than
  * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
  * and nesting bounded (every later walk over the value, and JSON.stringify, recurse).
  */
-function jsonBody(parse: JsonParser) {
-  return (request: FastifyRequest, raw: Buffer, done: Done): void => {
-    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-      done(new HttpError(415, `Content-Encoding ${encoding} is not accepted: send the JSON body uncompressed.`));
-      return;
-    }
-    const { type, charset } = parseContentType(request.headers['content-type']);
-    if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
-      done(new HttpError(415, `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`));
-      return;
-    }
-    let text: string;
-    try {
-      text = utf8.decode(raw);
-    } catch {
-      done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }));
-      return;
-    }
-    parse(request, text, (error, value) => {
-      if (error) done(error);
-      else if (exceedsDepth(value, MAX_DEPTH)) done(new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
-      else done(null, value);
-    });
-  };
-}
+export const jsonBody: JsonBody = (request, raw, done) => {
+  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    done(new HttpError(415, `Content-Encoding ${encoding} is not accepted: send the JSON body uncompressed.`));
+    return;
+  }
+  const { type, charset } = parseContentType(request.headers['content-type']);
+  if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
+    done(new HttpError(415, `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`));
+    return;
+  }
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }));
+    return;
+  }
+  parseJson(text, (error, value) => {
+    if (error) done(error);
+    else if (exceedsDepth(value, MAX_DEPTH)) done(new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
+    else done(null, value);
+  });
+};
 
 /**
  * Request bodies of the API: `application/json`, and `application/merge-patch+json` on PATCH
@@ -60,16 +87,14 @@ function jsonBody(parse: JsonParser) {
  * plain text or a merge patch elsewhere is a 415, not a value the route would misread.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error') as JsonParser;
   app.removeAllContentTypeParsers();
-  const json = jsonBody(parse);
-  app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, json);
+  app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, jsonBody);
   app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'buffer' }, (request, raw, done) => {
     if (request.method !== 'PATCH') {
       done(new HttpError(415, `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${request.method} with ${JSON_CONTENT_TYPE}.`));
       return;
     }
-    json(request, raw as Buffer, done);
+    jsonBody(request, raw as Buffer, done);
   });
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, TRACE_HEADER } from '../../api/headers.js';
 import { problemDefaults, type Problem } from '../../api/problem.js';
 import type { EmitEvent } from '../events.js';
@@ -98,11 +97,11 @@ export function clientErrorHandler(emit: EmitEvent) {
  * Stops accepting connections at once; requests in flight get `graceMs` to finish, each answer
  * marked `Connection: close` so that no client sends another on it; then what is left is cut.
  */
-export async function closeGracefully(app: FastifyInstance, inFlight: ReadonlySet<ServerResponse>, graceMs: number): Promise<void> {
+export async function closeGracefully(server: Server, inFlight: ReadonlySet<ServerResponse>, graceMs: number): Promise<void> {
   for (const response of inFlight) if (!response.headersSent) response.setHeader('connection', 'close');
-  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
   try {
-    await app.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   } finally {
     clearTimeout(cut);
   }

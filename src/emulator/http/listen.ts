@@ -1,14 +1,14 @@
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { EmulatorError } from '../errors.js';
+import type { HttpServer } from './front.js';
 
 /**
  * Listens on `host:port`; resolves to the URL callers use. A port in use or an address that is not
  * local is an EmulatorError.
  */
-export async function listen(server: FastifyInstance, port: number, host: string): Promise<string> {
+export async function listen(server: HttpServer, port: number, host: string): Promise<string> {
   try {
-    await server.listen({ port, host });
+    await server.listen(port, host);
   } catch (error) {
     await server.close().catch(() => {});
     const code = (error as NodeJS.ErrnoException).code;

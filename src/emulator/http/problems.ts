@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_CONTENT_TYPE, JSON_UTF8_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
@@ -6,7 +7,7 @@ import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
-import { sendText } from './send.js';
+import { TEXT_CONTENT_TYPE } from './send.js';
 
 /**
  * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
@@ -14,8 +15,24 @@ import { sendText } from './send.js';
  */
 export const MAX_PARAM_LENGTH = 1024;
 
+/** What of a request its error answer depends on: a fastify request, or one the lean routes answer. */
+export interface ErrorRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The trace id. */
+  id: string;
+}
+
+/** An answer as it is written: status, headers (names in lower case) and the body's bytes or text. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | string;
+}
+
 /** What fastify's own errors mean to a caller, by code. */
-const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest) => HttpError> = {
+const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest) => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit.`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
     new HttpError(
@@ -35,8 +52,19 @@ function pathOf(url: string): string {
   return url.split('?')[0] ?? url;
 }
 
+/** The Retry-After of an answer while the emulator starts. */
+export const STARTING_RETRY_AFTER = '1';
+
+/**
+ * The answer to any request while the emulator starts (it listens before it bootstraps, so that a
+ * port in use fails first): a 503, with Retry-After, on both HTTP paths.
+ */
+export function startingError(): HttpError {
+  return new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' });
+}
+
 /** Maps anything thrown while answering a request to an HttpError; unknown errors become 500. */
-export function toHttpError(error: unknown, request: FastifyRequest): HttpError {
+export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   if (error instanceof HttpError) return error;
   // The disk refused a write (full, read-only): nothing was kept, and the caller may retry.
   if (error instanceof StoreWriteError) return new HttpError(503, error.message, { title: 'Not saved', cause: error });
@@ -55,59 +83,89 @@ export function toHttpError(error: unknown, request: FastifyRequest): HttpError 
   return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, { cause: error });
 }
 
-export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
+/** The answer to an HttpError: its problem document, or the custom response user code threw as it is. */
+export function problemAnswer(error: HttpError, traceId: string): Answer {
   if (error.response) {
     // Checked where user code is called (naming it); this is the last guard before Node's writer.
     const checked = checkedCustomResponse(error, 'User code');
-    if (checked !== error) return sendProblem(reply, checked as HttpError, traceId);
+    if (checked !== error) return problemAnswer(checked as HttpError, traceId);
     const { status, headers, body } = error.response;
-    // The trace id and the framing of the answer stay the emulator's.
-    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) reply.header(name, value);
-    reply.status(status);
-    if (typeof body === 'string') return sendText(reply, body);
-    return sendText(reply.type(JSON_UTF8_CONTENT_TYPE), JSON.stringify(body ?? null));
+    // The trace id and the framing of the answer stay the emulator's; names as fastify keeps them.
+    const answer: Answer = { status, headers: {}, body: '' };
+    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) answer.headers[name.toLowerCase()] = value;
+    if (typeof body === 'string') {
+      answer.headers['content-type'] ??= TEXT_CONTENT_TYPE;
+      // Bytes: given a string, Node writes the header block in the body's encoding (UTF-8), which
+      // would turn a Latin-1 header value into other bytes than the ones set.
+      answer.body = Buffer.from(body);
+    } else {
+      answer.headers['content-type'] = JSON_UTF8_CONTENT_TYPE;
+      answer.body = Buffer.from(JSON.stringify(body ?? null));
+    }
+    return answer;
   }
-  return reply.status(error.status).type(PROBLEM_CONTENT_TYPE).send(problemOf(error, traceId));
+  return { status: error.status, headers: { 'content-type': PROBLEM_UTF8_CONTENT_TYPE }, body: JSON.stringify(problemOf(error, traceId)) };
 }
 
-/** The single place where errors become problem+json responses. */
-export function problemHandler(emit: EmitEvent, debug: boolean) {
-  const answer = answerError(emit, debug);
-  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+const PROBLEM_UTF8_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
+
+/** Sends an answer through fastify, which frames it (Content-Length) as it is. */
+function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
+  return reply.status(answer.status).send(answer.body);
+}
+
+export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
+  return sendAnswer(reply, problemAnswer(error, traceId));
+}
+
+/**
+ * The single place where errors become answers (problem+json; `{"proxy_error": ...}` on a proxy
+ * call), for both HTTP paths: fastify's error handler and the lean routes. A bug in answering is
+ * a 500 problem too, never another shape.
+ */
+export function errorAnswer(emit: EmitEvent, debug: boolean): (error: unknown, request: ErrorRequest, proxy: boolean) => Answer {
+  return (error, request, proxy) => {
     try {
-      return answer(error, request, reply);
+      return answerOf(error, request, proxy, emit, debug);
     } catch (failure) {
-      // A bug in answering (fastify's fallback would answer a body of another shape): still a problem.
       const cause = failure instanceof Error ? failure : new Error(String(failure));
       emit({ type: 'error', traceId: request.id, message: `answering an error failed: ${cause.message}`, stack: cause.stack });
-      return sendProblem(reply, new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
+      return problemAnswer(new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
     }
   };
 }
 
-function answerError(emit: EmitEvent, debug: boolean) {
+/** fastify's error handler. */
+export function problemHandler(emit: EmitEvent, debug: boolean) {
+  const answer = errorAnswer(emit, debug);
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    // A custom response that cannot be sent is a problem like any other (a proxy_error on /proxy).
-    const httpError = checkedCustomResponse(toHttpError(error, request), 'User code') as HttpError;
-    // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's
-    // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
-    if (!(error instanceof HttpError)) {
-      const cause = error instanceof Error ? error : new Error(String(error));
-      // A store error says all there is to say: its stack would only hide the cause in the log.
-      const stack = error instanceof StoreError ? undefined : cause.stack;
-      if (httpError.status >= 500) emit({ type: 'error', traceId: request.id, message: cause.message, stack });
-      if (debug && httpError.status >= 500 && stack !== undefined) {
-        return sendProblem(reply, new HttpError(500, `${httpError.detail}\n${cause.stack ?? cause.message}`), request.id);
-      }
-    }
-    if (request.routeOptions.config?.proxy && !httpError.response) {
-      // Spec 4.3: an error inside the proxy is an object with `proxy_error`, and never carries
-      // SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
-      reply.removeHeader(PROXY_DESTINATION_STATUS_HEADER);
-      return reply.status(httpError.status).type(JSON_UTF8_CONTENT_TYPE).send({ proxy_error: problemOf(httpError, request.id) });
-    }
-    return sendProblem(reply, httpError, request.id);
+    const proxy = request.routeOptions.config?.proxy === true;
+    // A proxy_error never carries SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
+    if (proxy) reply.removeHeader(PROXY_DESTINATION_STATUS_HEADER);
+    return sendAnswer(reply, answer(error, request, proxy));
   };
+}
+
+function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: EmitEvent, debug: boolean): Answer {
+  // A custom response that cannot be sent is a problem like any other (a proxy_error on /proxy).
+  const httpError = checkedCustomResponse(toHttpError(error, request), 'User code') as HttpError;
+  // An HttpError is an answer svc chose (a 502 from an unreachable destination, a reactor's
+  // own 500, already logged as its invocation); anything else is a bug, logged with its stack.
+  if (!(error instanceof HttpError)) {
+    const cause = error instanceof Error ? error : new Error(String(error));
+    // A store error says all there is to say: its stack would only hide the cause in the log.
+    const stack = error instanceof StoreError ? undefined : cause.stack;
+    if (httpError.status >= 500) emit({ type: 'error', traceId: request.id, message: cause.message, stack });
+    if (debug && httpError.status >= 500 && stack !== undefined) {
+      return problemAnswer(new HttpError(500, `${httpError.detail}\n${cause.stack ?? cause.message}`), request.id);
+    }
+  }
+  if (proxy && !httpError.response) {
+    // Spec 4.3: an error inside the proxy is an object with `proxy_error`.
+    return { status: httpError.status, headers: { 'content-type': JSON_UTF8_CONTENT_TYPE }, body: JSON.stringify({ proxy_error: problemOf(httpError, request.id) }) };
+  }
+  return problemAnswer(httpError, request.id);
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
@@ -10,8 +9,8 @@ import type { ProxyPipeline } from '../proxy/pipeline.js';
 import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
-import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions, type HttpTimeouts } from './connections.js';
-import { MAX_PARAM_LENGTH, notFoundHandler, problemHandler, sendProblem, toHttpError } from './problems.js';
+import { DEFAULT_TIMEOUTS, clientErrorHandler, serverOptions, type HttpTimeouts } from './connections.js';
+import { MAX_PARAM_LENGTH, STARTING_RETRY_AFTER, notFoundHandler, problemHandler, sendProblem, startingError, toHttpError } from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { eventRoutes } from './routes/events.js';
@@ -19,9 +18,8 @@ import { proxyInvokeRoutes, proxyRoutes } from './routes/proxies.js';
 import { reactorRoutes } from './routes/reactors.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { transactionRoutes } from './routes/transactions.js';
+import { requestEvent, traceIdOf } from './trace.js';
 import { schemaCompiler } from '../validation.js';
-
-const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ServerOptions {
   services: Services;
@@ -38,26 +36,26 @@ export interface ServerOptions {
    */
   serving?: () => boolean;
   timeouts?: Partial<HttpTimeouts>;
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Stops accepting at once; answers in flight finish within the shutdown grace, then the rest is cut. */
-    closeGracefully(): Promise<void>;
-  }
+  /**
+   * The server fastify answers on, given fastify's handler (front.ts: node:http with the lean
+   * routes in front). Without it fastify makes a server of its own.
+   */
+  attach?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, pipeline, emit, eventLog, debug = false, serving = () => true, timeouts: given }: ServerOptions): FastifyInstance {
+export function buildServer({ services, pipeline, emit, eventLog, debug = false, serving = () => true, timeouts: given, attach }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
+    ...(attach && { serverFactory: attach }),
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
     requestTimeout: http.requestTimeout,
     http,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    clientErrorHandler: clientErrorHandler(emit),
+    // The server given is the front's, which answers client errors itself.
+    clientErrorHandler: attach ? () => {} : clientErrorHandler(emit),
     // The router's own refusals (a path that is not valid percent-encoding, a parameter too long)
     // are problems like every other answer.
     frameworkErrors: (error, request, reply) => {
@@ -65,12 +63,9 @@ export function buildServer({ services, pipeline, emit, eventLog, debug = false,
       void sendProblem(reply, toHttpError(error, request), request.id);
     },
     // A trace id given by the caller is echoed when it is a plausible id; otherwise one is made.
-    genReqId: (req) => {
-      const given = req.headers[TRACE_HEADER];
-      return typeof given === 'string' && TRACE_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => traceIdOf(req.headers[TRACE_HEADER]),
     requestIdHeader: false,
-    // A stop lets requests in flight finish (closeGracefully); one that arrives on an open
+    // A stop lets requests in flight finish (front.ts closeGracefully); one that arrives on an open
     // connection meanwhile is answered too, with Connection: close, rather than a bare 503.
     forceCloseConnections: false,
     return503OnClosing: false,
@@ -83,19 +78,14 @@ export function buildServer({ services, pipeline, emit, eventLog, debug = false,
   app.decorateRequest('caller', undefined);
   app.decorateRequest('tenantId', undefined);
 
-  // One onRequest hook (each is a step of every request): note the answer as in flight (a stop
-  // waits for it), echo the trace id, answer 503 while starting, guard the admin routes (before any key is
-  // looked at), then authenticate.
-  const inFlight = new Set<ServerResponse>();
+  // One onRequest hook (each is a step of every request): echo the trace id, answer 503 while
+  // starting, guard the admin routes (before any key is looked at), then authenticate.
   const authenticate = authHook(services.applications);
   app.addHook('onRequest', (request, reply, done) => {
-    const response = reply.raw;
-    inFlight.add(response);
-    response.once('close', () => inFlight.delete(response));
     reply.header(TRACE_HEADER, request.id);
     if (!serving()) {
-      reply.header('retry-after', '1');
-      done(new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' }));
+      reply.header('retry-after', STARTING_RETRY_AFTER);
+      done(startingError());
       return;
     }
     if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
@@ -113,16 +103,7 @@ export function buildServer({ services, pipeline, emit, eventLog, debug = false,
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    emit({
-      type: 'request',
-      method: request.method,
-      // The path only: a query string may carry a proxy key.
-      path: request.url.split('?')[0] ?? request.url,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10,
-      traceId: request.id,
-      tenantId: request.tenantId,
-    });
+    emit(requestEvent(request.method, request.url, reply.statusCode, reply.elapsedTime, request.id, request.tenantId));
     done();
   });
 
@@ -134,6 +115,5 @@ export function buildServer({ services, pipeline, emit, eventLog, debug = false,
   reactorRoutes(app, services.reactors);
   proxyRoutes(app, services.proxies);
   proxyInvokeRoutes(app, pipeline);
-  app.decorate('closeGracefully', () => closeGracefully(app, inFlight, timeouts.shutdownGraceMs));
   return app;
 }

@@ -40,6 +40,8 @@ export interface ForwarderOptions {
  */
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
+  /** What a URL's getters give, per URL object: they parse on every read (the pipeline reuses a proxy's URL). */
+  private readonly parts = new WeakMap<URL, { origin: string; path: string }>();
   /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
   private undici: Promise<typeof import('undici')> | undefined;
   private readonly headersTimeoutMs: number;
@@ -53,9 +55,10 @@ export class Forwarder {
   async send(request: ForwardRequest): Promise<ForwardResponse> {
     try {
       if (request.keepAlive !== undefined || request.connection !== undefined) return await this.sendWithNodeHttp(request);
-      const pool = this.pools.get(request.url.origin) ?? (await this.newPool(request.url.origin));
+      const { origin, path } = this.partsOf(request.url);
+      const pool = this.pools.get(origin) ?? (await this.newPool(origin));
       const response = await pool.request({
-        path: `${request.url.pathname}${request.url.search}`,
+        path,
         method: request.method as never,
         headers: { ...request.headers, [PROXY_HOP_HEADER]: '1' },
         body: request.body,
@@ -73,6 +76,12 @@ export class Forwarder {
     const pools = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map((pool) => pool.destroy()));
+  }
+
+  private partsOf(url: URL): { origin: string; path: string } {
+    let parts = this.parts.get(url);
+    if (!parts) this.parts.set(url, (parts = { origin: url.origin, path: `${url.pathname}${url.search}` }));
+    return parts;
   }
 
   private async newPool(origin: string): Promise<Pool> {

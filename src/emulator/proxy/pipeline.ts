@@ -79,6 +79,11 @@ export interface PipelineDeps {
  */
 export class ProxyPipeline {
   private readonly forwarder: Forwarder;
+  /**
+   * The destination of a call with no path suffix and no query, per proxy record: parsed once, as
+   * records are replaced on every change. Never changed after (the forwarder only reads it).
+   */
+  private readonly plainUrls = new WeakMap<ProxyRecord, URL>();
 
   constructor(private readonly deps: PipelineDeps) {
     this.forwarder = new Forwarder(deps.forwarder);
@@ -90,7 +95,7 @@ export class ProxyPipeline {
     call.onTenant?.(proxy.tenant_id);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
-    const url = destinationUrl(proxy.destination_url, call.suffix, call.query);
+    const url = call.suffix === '' && call.query === '' ? this.plainUrl(proxy) : destinationUrl(proxy.destination_url, call.suffix, call.query);
     const { keepAlive, connection } = this.reservedHeaders(call);
     // Most proxies have no transform: no await (a turn of the microtask queue each) for those.
     const transforms = {
@@ -159,6 +164,12 @@ export class ProxyPipeline {
 
   close(): Promise<void> {
     return this.forwarder.close();
+  }
+
+  private plainUrl(proxy: ProxyRecord): URL {
+    let url = this.plainUrls.get(proxy);
+    if (!url) this.plainUrls.set(proxy, (url = destinationUrl(proxy.destination_url, '', '')));
+    return url;
   }
 
   private findProxy(key: string | undefined): ProxyRecord {
@@ -313,22 +324,35 @@ function transformOwner(proxy: ProxyRecord, kind: TransformKind): string {
  * connection is dropped, so memory does not grow with what the destination sends) and the call
  * is a 502, as is an answer broken off midway.
  */
-async function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
-      if (size > limit) throw answerTooLarge(url, tooLarge);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    stream.destroy();
-    if (error instanceof HttpError) throw error;
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, { title: 'Destination unreachable', cause: error });
-  }
-  return Buffer.concat(chunks, size);
+function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string): Promise<Buffer> {
+  // Events rather than an async iterator: a small answer is most calls, and the iterator's promise
+  // per chunk is most of the cost of reading one.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      if (error instanceof HttpError) return reject(error);
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      reject(new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, { title: 'Destination unreachable', cause: error }));
+    };
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) fail(answerTooLarge(url, tooLarge));
+      else chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    stream.once('error', fail);
+    // Closed with neither its end nor an error: cut off.
+    stream.once('close', () => fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+  });
 }
 
 function answerTooLarge(url: URL, what: string): HttpError {

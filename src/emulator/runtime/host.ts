@@ -16,7 +16,7 @@ import { loadCode, type Loaded } from './compartment.js';
 import { closeInheritedDescriptors, hostInstances, nodeErrors, restrictNetwork } from './host-hardening.js';
 import { Agent, SandboxRequest, SandboxResponse, cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
-import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import { MAX_FRAME_BYTES, MIN_BUSY_WINDOW_MS, busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { TimerHandle, sandboxTimers } from './timers.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
@@ -219,8 +219,12 @@ function endTimers(owner: TimerOwner): void {
 /** CPU time used while no call ran (work a finished call left running), over the wall time since. */
 function idleReport(): { idleCpuMs: number; idleWallMs: number } {
   if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0 };
+  const idleWallMs = now() - idleSince.at;
+  // A window shorter than any that could count as busy needs no CPU reading (a system call, on the
+  // path of every call that follows another closely).
+  if (idleWallMs < MIN_BUSY_WINDOW_MS) return { idleCpuMs: 0, idleWallMs };
   const used = process.cpuUsage(idleSince.cpu);
-  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs: now() - idleSince.at };
+  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs };
 }
 
 async function invoke(request: InvokeRequest): Promise<void> {

@@ -96,13 +96,16 @@ export type FromSandbox =
   /** CPU time used while no call was running, over the wall time since the last call ended or probe. */
   | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number };
 
+/** The shortest idle window busyWhileIdle judges. */
+export const MIN_BUSY_WINDOW_MS = 40;
+
 /**
  * Whether a process with no call running was running work a call left behind: half a core or more,
  * over at least 40 ms (a process between calls does next to nothing; a garbage collection after a
  * large call is one such window, which is why the emulator waits for a second one).
  */
 export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
-  return wallMs >= 40 && cpuMs > wallMs / 2;
+  return wallMs >= MIN_BUSY_WINDOW_MS && cpuMs > wallMs / 2;
 }
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';

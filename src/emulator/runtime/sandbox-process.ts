@@ -60,6 +60,8 @@ export class SandboxProcess {
   readonly calls = new Map<number, PendingCall>();
   /** Versions loaded (or loading), most recently used last. */
   private readonly versions = new Map<string, Promise<void>>();
+  /** Versions whose load has finished. */
+  private readonly ready = new Set<string>();
   private readonly vidInstance = new Map<string, string>();
   private readonly pins = new Map<string, number>();
   private readonly child: ChildProcess;
@@ -136,6 +138,15 @@ export class SandboxProcess {
 
   has(vid: string): boolean {
     return this.versions.has(vid);
+  }
+
+  /** Whether a version is loaded and ready (not only asked for); marks it the most recently used. */
+  loaded(vid: string): boolean {
+    if (!this.ready.has(vid)) return false;
+    const loading = this.versions.get(vid)!;
+    this.versions.delete(vid);
+    this.versions.set(vid, loading);
+    return true;
   }
 
   /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
@@ -274,6 +285,7 @@ export class SandboxProcess {
         this.pendingBoot = undefined;
         return;
       case 'loaded':
+        if (this.pendingLoads.has(message.vid) && this.versions.has(message.vid)) this.ready.add(message.vid);
         this.pendingLoads.get(message.vid)?.resolve();
         this.pendingLoads.delete(message.vid);
         return;
@@ -416,11 +428,13 @@ export class SandboxProcess {
     }
     this.calls.clear();
     this.versions.clear();
+    this.ready.clear();
     this.onDeath(this);
   }
 
   private forget(vid: string): void {
     this.versions.delete(vid);
+    this.ready.delete(vid);
     this.vidInstance.delete(vid);
   }
 }

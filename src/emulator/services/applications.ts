@@ -12,7 +12,7 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
 import { checkGrants } from './grants.js';
-import { generateKey, hashKey } from './keys.js';
+import { KeyHashes, generateKey, hashKey } from './keys.js';
 import { filterItems, paginate } from './pagination.js';
 
 /** Who is calling: the Application a key resolved to, and so its tenant. */
@@ -48,6 +48,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export class ApplicationService {
   private expiryTimer: NodeJS.Timeout | undefined;
+  private readonly keyHashes = new KeyHashes();
 
   constructor(
     private readonly store: Store,
@@ -56,7 +57,7 @@ export class ApplicationService {
 
   /** Resolves an API key to its Application, or undefined for an unknown or expired key. */
   authenticate(key: string): ApplicationRecord | undefined {
-    const app = this.store.applications.findBy('key', hashKey(key));
+    const app = this.store.applications.findBy('key', this.keyHashes.of(key));
     return app && !this.isExpired(app) ? app : undefined;
   }
 

@@ -27,3 +27,24 @@ export function randomBase58(length: number): string {
 export function hashKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
+
+/** How many keys a KeyHashes remembers: more than the keys a busy run uses, little memory. */
+const REMEMBERED_KEYS = 1024;
+
+/**
+ * hashKey for the keys of requests, remembered: each request names its key (a proxy call two), and
+ * SHA-256 is most of the work of finding one. Bounded: past its size, what it remembered is
+ * dropped and learned again. It remembers hashes of keys callers sent, never keys it was not given.
+ */
+export class KeyHashes {
+  private readonly hashes = new Map<string, string>();
+
+  of(key: string): string {
+    let hashed = this.hashes.get(key);
+    if (hashed === undefined) {
+      if (this.hashes.size >= REMEMBERED_KEYS) this.hashes.clear();
+      this.hashes.set(key, (hashed = hashKey(key)));
+    }
+    return hashed;
+  }
+}

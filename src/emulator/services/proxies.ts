@@ -11,7 +11,7 @@ import type { Caller, Clock, CodeOwner } from './applications.js';
 import { bindableApplication } from './application-binding.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
-import { hashKey, randomBase58 } from './keys.js';
+import { KeyHashes, hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { fileNameOf } from './reactors.js';
@@ -33,6 +33,7 @@ export function transformId(proxyId: string, kind: TransformKind): string {
  */
 export class ProxyService {
   private readonly owners = new Map<string, CodeOwner>();
+  private readonly keyHashes = new KeyHashes();
 
   constructor(
     private readonly store: Store,
@@ -146,7 +147,7 @@ export class ProxyService {
 
   /** The proxy an invocation names by its key (any tenant: the key is what selects it). */
   byKey(key: string): ProxyRecord | undefined {
-    return this.store.proxies.findBy('key', hashKey(key));
+    return this.store.proxies.findBy('key', this.keyHashes.of(key));
   }
 
   /** A transform's running instance, loading it if need be (e.g. after a restart). */

@@ -42,6 +42,7 @@ export interface ReactorServiceOptions {
  */
 export class ReactorService {
   private readonly owners = new Map<string, CodeOwner>();
+  private readonly configurations = new WeakMap<ReactorRecord, Record<string, string>>();
 
   private readonly invocations: ReactorInvocations;
 
@@ -192,8 +193,14 @@ export class ReactorService {
     return reactor.application_id ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id) : undefined;
   }
 
+  /**
+   * The configuration, opened once per record (records are replaced on every change): opening is
+   * a decryption, and every invocation hands the configuration to the code. Frozen: it is shared.
+   */
   private configurationOf(record: ReactorRecord): Record<string, string> {
-    return openConfiguration(this.options.cipher, 'reactor', record);
+    let configuration = this.configurations.get(record);
+    if (!configuration) this.configurations.set(record, (configuration = Object.freeze(openConfiguration<Record<string, string>>(this.options.cipher, 'reactor', record))));
+    return configuration;
   }
 
   private toWire(record: ReactorRecord): Reactor {

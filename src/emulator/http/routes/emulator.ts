@@ -7,7 +7,7 @@ import { HttpError, fieldError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
 import { callerOf } from '../auth.js';
-import { packageVersion } from '../../../lib/package-version.js';
+import { healthBody } from '../health.js';
 
 interface CreateTenantBody {
   name?: string;
@@ -68,8 +68,7 @@ function isLoopbackOrigin(origin: string): boolean {
 
 /** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
 export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, webhooks: WebhookService): void {
-  const health = { status: 'ok', version: packageVersion() };
-  app.get('/health', { config: { public: true } }, async () => health);
+  app.get('/health', { config: { public: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(healthBody()));
 
   /**
    * `POST /_emulator/tenants` creates a tenant with its own management and private Applications

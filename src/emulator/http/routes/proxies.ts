@@ -1,25 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  API_KEY_HEADER,
-  PROXY_CONNECTION_HEADER,
-  PROXY_HOP_HEADER,
-  PROXY_KEEP_ALIVE_HEADER,
-  PROXY_KEY_HEADER,
-} from '../../../api/headers.js';
-import { BODY_LIMIT_BYTES } from '../../../api/limits.js';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
 import type { ProxyPipeline } from '../../proxy/pipeline.js';
-import { forwardedQuery, pathSuffix } from '../../proxy/destination.js';
 import type { ProxyService } from '../../services/proxies.js';
 import { callerOf } from '../auth.js';
 import { requireMergePatch } from '../body.js';
+import { PROXY_BODY_LIMIT, proxyCallOf } from '../proxy-call.js';
 import { sendText } from '../send.js';
 
 type IdParams = { Params: { id: string } };
-
-/** Bodies of proxy calls are taken as bytes, whatever their type, up to this (BODY_LIMIT_BYTES with a transform). */
-const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
 
 /** Spec section 4.3: the proxies resource. */
 export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
@@ -65,27 +54,11 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROXY_BODY_LIMIT }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      const { query, proxyKey } = forwardedQuery(request.url);
-      const header = (name: string) => {
-        const value = request.headers[name];
-        return typeof value === 'string' ? value : undefined;
-      };
-      const answer = await pipeline.invoke({
-        method: request.method,
-        suffix: pathSuffix(request.url),
-        query,
-        rawHeaders: request.raw.rawHeaders,
-        body: Buffer.isBuffer(request.body) ? request.body : undefined,
-        proxyKey: header(PROXY_KEY_HEADER) ?? proxyKey,
-        apiKey: header(API_KEY_HEADER),
-        keepAlive: header(PROXY_KEEP_ALIVE_HEADER),
-        connection: header(PROXY_CONNECTION_HEADER),
-        hop: request.headers[PROXY_HOP_HEADER] !== undefined,
-        traceId: request.id,
-        onTenant: (tenantId) => {
-          request.tenantId = tenantId;
-        },
+      const { method, url, headers, id } = request;
+      const call = proxyCallOf({ method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id }, request.body, (tenantId) => {
+        request.tenantId = tenantId;
       });
+      const answer = await pipeline.invoke(call);
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
       if (answer.body === undefined || typeof answer.body === 'string') return sendText(reply, answer.body ?? '');

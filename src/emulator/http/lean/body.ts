@@ -1,0 +1,66 @@
+import type { IncomingMessage } from 'node:http';
+
+/** fastify's error codes for a body that cannot be read; the one error answer maps them (problems.ts). */
+function bodyError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code, statusCode: code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : 400 });
+}
+
+/**
+ * A request body's bytes, read as fastify reads one (its rawBody): refused past `limit`, and
+ * checked against its Content-Length once whole. `done` is called once.
+ */
+export function readBody(req: IncomingMessage, limit: number, done: (error: Error | null, body?: Buffer) => void): void {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    done(bodyError('FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > limit) {
+      stop();
+      done(bodyError('FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'));
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (error?: Error & { statusCode?: number }) => {
+    stop();
+    if (error) {
+      if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400;
+      done(error);
+      return;
+    }
+    if (!Number.isNaN(declared) && received !== declared) {
+      done(bodyError('FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'Request body size did not match Content-Length'));
+      return;
+    }
+    done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+  };
+  const stop = () => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onEnd);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onEnd);
+  req.resume();
+}
+
+/** fastify's test of a Content-Type header (its `type/subtype` made of token characters), without parameters. */
+const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+$/;
+
+/**
+ * The media type of a Content-Type header, lower-cased, when fastify would take the header as
+ * valid; undefined when there is none; `false` for one the lean path leaves to fastify (whose 415
+ * is then the answer). Parameters are not looked at here (the JSON decoder reads the charset).
+ */
+export function mediaTypeOf(header: string | undefined): string | undefined | false {
+  if (header === undefined) return undefined;
+  const at = header.indexOf(';');
+  const type = (at < 0 ? header : header.slice(0, at)).trimEnd();
+  return MEDIA_TYPE.test(type) ? type.toLowerCase() : false;
+}

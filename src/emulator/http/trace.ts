@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+import type { EmulatorEventInit } from '../events.js';
+
+/** A trace id a caller may choose: anything else it sends is replaced (it is echoed and logged). */
+const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The trace id of a request: the caller's `SVC-TRACE-ID` when it is a plausible id, else a new one.
+ * Both HTTP paths (fastify and the lean routes) take it from here.
+ */
+export function traceIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && TRACE_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * The log line of an answered request. The path only: a query string may carry a proxy key.
+ * `ms` is rounded to a tenth; the tenant is the caller's (on /proxy the proxy's), when known.
+ */
+export function requestEvent(method: string, url: string, status: number, ms: number, traceId: string, tenantId: string | undefined): EmulatorEventInit {
+  const query = url.indexOf('?');
+  return { type: 'request', method, path: query < 0 ? url : url.slice(0, query), status, ms: Math.round(ms * 10) / 10, traceId, tenantId };
+}
