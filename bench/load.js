@@ -8,7 +8,8 @@ import { Pool } from 'undici';
  */
 export async function load(url, options = {}) {
   const target = new URL(url);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) throw new Error(`load is for loopback only, not ${target.hostname}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname))
+    throw new Error(`load is for loopback only, not ${target.hostname}`);
   const connections = options.connections ?? 16;
   const pool = new Pool(target.origin, { connections, keepAliveTimeout: 30_000 });
   const path = `${target.pathname}${target.search}`;
@@ -16,9 +17,15 @@ export async function load(url, options = {}) {
   const once = async () => {
     const body = typeof options.body === 'function' ? options.body() : options.body;
     const started = performance.now();
-    const response = await pool.request({ path, method: options.method ?? 'GET', headers: options.headers ?? {}, body });
+    const response = await pool.request({
+      path,
+      method: options.method ?? 'GET',
+      headers: options.headers ?? {},
+      body,
+    });
     await response.body.dump();
-    if (response.statusCode !== expected) throw new Error(`${options.method ?? 'GET'} ${url} answered ${response.statusCode}`);
+    if (response.statusCode !== expected)
+      throw new Error(`${options.method ?? 'GET'} ${url} answered ${response.statusCode}`);
     return performance.now() - started;
   };
   const run = async (durationMs, latencies) => {
@@ -37,7 +44,12 @@ export async function load(url, options = {}) {
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), count: latencies.length };
+  return {
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    count: latencies.length,
+  };
 }
 
 export function percentile(sorted, p) {
@@ -46,5 +58,8 @@ export function percentile(sorted, p) {
 }
 
 export function median(values) {
-  return percentile([...values].sort((a, b) => a - b), 0.5);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }

@@ -53,7 +53,16 @@ export function summarize(profile, { requests, top = 30 } = {}) {
   const unit = requests ? 'us/req' : 'ms';
   const scale = (us) => (requests ? us / requests : us / 1000);
   const table = (title, map, count) =>
-    [`-- ${title}`, ...[...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, us]) => `${scale(us).toFixed(1).padStart(9)} ${unit} ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`)].join('\n');
+    [
+      `-- ${title}`,
+      ...[...map]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, count)
+        .map(
+          ([name, us]) =>
+            `${scale(us).toFixed(1).padStart(9)} ${unit} ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`,
+        ),
+    ].join('\n');
   return [
     `busy ${(busy / 1000).toFixed(0)} ms${requests ? `, ${scale(busy).toFixed(1)} us per request` : ''}`,
     table('self time by module', groups, 25),

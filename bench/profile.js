@@ -21,7 +21,10 @@ const keep = process.argv.includes('--keep') ? process.argv[process.argv.indexOf
 const dir = keep ?? (await mkdtemp(path.join(os.tmpdir(), 'svc-profile-')));
 
 function start(args) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH, HOME: os.tmpdir() } });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { PATH: process.env.PATH, HOME: os.tmpdir() },
+  });
   return new Promise((resolve, reject) => {
     let text = '';
     const onData = (chunk) => {
@@ -39,7 +42,11 @@ function start(args) {
 }
 
 async function api(url, method, pathname, body, key = PRIVATE_KEY) {
-  const response = await request(url + pathname, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await request(url + pathname, {
+    method,
+    headers: { 'svc-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await response.body.text();
   if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
   return JSON.parse(text);
@@ -51,7 +58,9 @@ function treeCpu(root) {
   const ticks = new Map();
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
       children.set(Number(fields[1]), [...(children.get(Number(fields[1])) ?? []), Number(entry)]);
       ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
     } catch {
@@ -72,10 +81,32 @@ const servers = [];
 const profiled = process.argv.includes('--cpu-only') ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 // bare-* scenarios profile the baseline server of the same figure instead of svc.
 const bare = scenario.startsWith('bare-');
-const svc = bare ? undefined : await start([...profiled, SVC, 'serve', '--port', '0', '--in-memory', '--log-format', 'json', '--management-key', MANAGEMENT_KEY, '--private-key', PRIVATE_KEY]);
+const svc = bare
+  ? undefined
+  : await start([
+      ...profiled,
+      SVC,
+      'serve',
+      '--port',
+      '0',
+      '--in-memory',
+      '--log-format',
+      'json',
+      '--management-key',
+      MANAGEMENT_KEY,
+      '--private-key',
+      PRIVATE_KEY,
+    ]);
 const durationMs = Number(seconds) * 1000;
 const json = { 'content-type': 'application/json' };
-const reactorBody = JSON.stringify({ args: { items: [{ price: 2.5, quantity: 4 }, { price: 1, quantity: 3 }] } });
+const reactorBody = JSON.stringify({
+  args: {
+    items: [
+      { price: 2.5, quantity: 4 },
+      { price: 1, quantity: 3 },
+    ],
+  },
+});
 let target;
 let profiledServer = svc;
 if (scenario === 'bare-forwarder') {
@@ -89,34 +120,80 @@ if (scenario === 'bare-forwarder') {
   target = { url: `${profiledServer.url}/tokens/x`, connections: 16 };
 } else if (scenario.startsWith('bare-function')) {
   profiledServer = await start([...profiled, path.join(here, 'servers.js'), 'function']);
-  target = { url: `${profiledServer.url}/react`, method: 'POST', headers: json, body: reactorBody, connections: scenario.endsWith('8') ? 8 : 1 };
+  target = {
+    url: `${profiledServer.url}/react`,
+    method: 'POST',
+    headers: json,
+    body: reactorBody,
+    connections: scenario.endsWith('8') ? 8 : 1,
+  };
 } else if (scenario.startsWith('proxy')) {
   const destination = await start([path.join(here, 'servers.js'), 'destination']);
   servers.push(destination);
-  const proxy = await api(svc.url, 'POST', '/proxies', { name: 'p', destination_url: `${destination.url}/charge` }, MANAGEMENT_KEY);
+  const proxy = await api(
+    svc.url,
+    'POST',
+    '/proxies',
+    { name: 'p', destination_url: `${destination.url}/charge` },
+    MANAGEMENT_KEY,
+  );
   const token = await api(svc.url, 'POST', '/tokens', { type: 'token', data: 'tok_visa' });
   const source = scenario === 'proxy-token' ? `{{ ${token.id} }}` : 'tok_visa';
   const body = JSON.stringify({ amount: 1000, currency: 'usd', source, description: 'bench order' });
-  target = { url: `${svc.url}/proxy`, method: 'POST', headers: { ...json, 'svc-api-key': PRIVATE_KEY, 'svc-proxy-key': proxy.key }, body, connections: 16 };
+  target = {
+    url: `${svc.url}/proxy`,
+    method: 'POST',
+    headers: { ...json, 'svc-api-key': PRIVATE_KEY, 'svc-proxy-key': proxy.key },
+    body,
+    connections: 16,
+  };
 } else if (scenario === 'get' || scenario === 'post') {
   const token = await api(svc.url, 'POST', '/tokens', { type: 'token', data: { note: 'bench' } });
   target =
     scenario === 'get'
       ? { url: `${svc.url}/tokens/${token.id}`, headers: { 'svc-api-key': PRIVATE_KEY }, connections: 16 }
-      : { url: `${svc.url}/tokens`, method: 'POST', headers: { ...json, 'svc-api-key': PRIVATE_KEY }, body: JSON.stringify({ type: 'token', data: { note: 'bench' } }), connections: 16, expect: 201 };
+      : {
+          url: `${svc.url}/tokens`,
+          method: 'POST',
+          headers: { ...json, 'svc-api-key': PRIVATE_KEY },
+          body: JSON.stringify({ type: 'token', data: { note: 'bench' } }),
+          connections: 16,
+          expect: 201,
+        };
 } else {
-  const reactor = await api(svc.url, 'POST', '/reactors', { name: 'bench', code: reactorSource, configuration: {} }, MANAGEMENT_KEY);
-  target = { url: `${svc.url}/reactors/${reactor.id}/react`, method: 'POST', headers: { ...json, 'svc-api-key': PRIVATE_KEY }, body: reactorBody, connections: scenario === 'react8' ? 8 : 1 };
+  const reactor = await api(
+    svc.url,
+    'POST',
+    '/reactors',
+    { name: 'bench', code: reactorSource, configuration: {} },
+    MANAGEMENT_KEY,
+  );
+  target = {
+    url: `${svc.url}/reactors/${reactor.id}/react`,
+    method: 'POST',
+    headers: { ...json, 'svc-api-key': PRIVATE_KEY },
+    body: reactorBody,
+    connections: scenario === 'react8' ? 8 : 1,
+  };
 }
 // CPU time of the server and its sandbox processes over the measured run: unlike the profile's
 // samples (wall time: a process waiting for a core looks busy), it is what the requests cost.
 let before;
-const result = await load(target.url, { ...target, durationMs, warmupMs: 1000, onStart: () => (before = treeCpu(profiledServer.child.pid)) });
+const result = await load(target.url, {
+  ...target,
+  durationMs,
+  warmupMs: 1000,
+  onStart: () => (before = treeCpu(profiledServer.child.pid)),
+});
 const after = treeCpu(profiledServer.child.pid);
 const cpu = [...after].map(([pid, ticks]) => [pid, ticks - (before.get(pid) ?? ticks)]);
 const perRequest = (ticks) => ((ticks * 10_000) / result.count).toFixed(1);
-process.stdout.write(`${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms\n`);
-process.stdout.write(`CPU per request: ${perRequest(cpu.reduce((sum, [, ticks]) => sum + ticks, 0))} us (${cpu.map(([pid, ticks]) => `${pid === profiledServer.child.pid ? 'server' : `child ${pid}`} ${perRequest(ticks)}`).join(', ')})\n`);
+process.stdout.write(
+  `${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms\n`,
+);
+process.stdout.write(
+  `CPU per request: ${perRequest(cpu.reduce((sum, [, ticks]) => sum + ticks, 0))} us (${cpu.map(([pid, ticks]) => `${pid === profiledServer.child.pid ? 'server' : `child ${pid}`} ${perRequest(ticks)}`).join(', ')})\n`,
+);
 const exited = new Promise((resolve) => profiledServer.child.once('exit', resolve));
 profiledServer.child.kill('SIGTERM');
 await exited;

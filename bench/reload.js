@@ -46,11 +46,27 @@ async function call(url, method, pathname, key, body) {
 
 /** Starts serve in `dir` and resolves once it listens (its first JSON line). */
 async function startServe(dir) {
-  const child = spawn(process.execPath, [SVC, 'serve', '--port', '0', '--in-memory', '--log-format', 'json', '--management-key', MANAGEMENT_KEY, '--private-key', PRIVATE_KEY], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, HOME: os.tmpdir() },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      SVC,
+      'serve',
+      '--port',
+      '0',
+      '--in-memory',
+      '--log-format',
+      'json',
+      '--management-key',
+      MANAGEMENT_KEY,
+      '--private-key',
+      PRIVATE_KEY,
+    ],
+    {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: os.tmpdir() },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   for (;;) {
@@ -111,7 +127,8 @@ export async function measureReload({ saves = 20, scratch = os.tmpdir() } = {}) 
     current = i;
     await writeFile(file, version(i)); // an editor's save, in place
     while (!firstNew.has(i)) {
-      if (performance.now() - saved > 10_000) throw new Error(`version ${i} was not served 10 s after the save: ${output()}`);
+      if (performance.now() - saved > 10_000)
+        throw new Error(`version ${i} was not served 10 s after the save: ${output()}`);
       await sleep(1);
     }
     samples.push(firstNew.get(i) - saved);
@@ -128,5 +145,7 @@ export async function measureReload({ saves = 20, scratch = os.tmpdir() } = {}) 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const saves = Number(process.argv[2] ?? 20);
   const result = await measureReload({ saves });
-  process.stdout.write(`${JSON.stringify({ ...result, medianMs: Math.round(result.medianMs * 10) / 10, maxMs: Math.round(result.maxMs * 10) / 10 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...result, medianMs: Math.round(result.medianMs * 10) / 10, maxMs: Math.round(result.maxMs * 10) / 10 })}\n`,
+  );
 }

@@ -43,7 +43,9 @@ if (kind === 'canned') {
     const body = await readBody(request);
     // With its length, as JSON APIs answer (a proxy may send such an answer in one piece).
     const text = `{"ok":true,"received":${body.length}}`;
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    response
+      .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+      .end(text);
   });
 } else if (kind === 'forwarder') {
   const target = new URL(arg);
@@ -54,7 +56,9 @@ if (kind === 'canned') {
     delete headers.host;
     delete headers.connection;
     const forwarded = await pool.request({ path: target.pathname, method: request.method, headers, body });
-    response.writeHead(forwarded.statusCode, { 'content-type': forwarded.headers['content-type'] ?? 'application/json' });
+    response.writeHead(forwarded.statusCode, {
+      'content-type': forwarded.headers['content-type'] ?? 'application/json',
+    });
     for await (const chunk of forwarded.body) response.write(chunk);
     response.end();
   });

@@ -12,9 +12,7 @@ export const PERMISSIONS_BY_TYPE: Readonly<Record<ApplicationType, readonly stri
   public: ['token:create', 'token:update'],
 };
 
-export const ALL_PERMISSIONS: readonly string[] = [
-  ...new Set(Object.values(PERMISSIONS_BY_TYPE).flat()),
-];
+export const ALL_PERMISSIONS: readonly string[] = [...new Set(Object.values(PERMISSIONS_BY_TYPE).flat())];
 
 /** Types whose Applications may hold access rules (rules are scoped to token containers). */
 export const RULE_TYPES: readonly ApplicationType[] = ['private', 'public'];

@@ -8,7 +8,6 @@ import { DEFAULT_PAGE_SIZE, MAX_NAME_LENGTH, MAX_PAGE, MAX_PAGE_SIZE } from './l
 import { GIVEN_KEY_PATTERN, HTTP_URL_PATTERN, TOKEN_ID_PATTERN } from './patterns.js';
 import { APPLICATION_TYPES, RULE_TRANSFORMS } from './permissions.js';
 
-
 export const uuid = { type: 'string', format: 'uuid' } as const;
 const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH } as const;
 const permissions = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100 } as const;
@@ -159,7 +158,12 @@ export const invokeReactorSchema = {
 const problem = {
   type: 'object',
   required: ['type', 'title', 'status'],
-  properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' } },
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+  },
 } as const;
 
 /** What GET /reactors/{id}/results/{request_id} answers (ReactorResult), for clients that check it. */
@@ -194,7 +198,12 @@ export const reactorResultSchema = {
 const transform = {
   anyOf: [
     { type: 'null' },
-    { type: 'object', additionalProperties: false, required: ['code'], properties: { code: { type: 'string', minLength: 1 } } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code'],
+      properties: { code: { type: 'string', minLength: 1 } },
+    },
   ],
 } as const;
 

@@ -33,7 +33,8 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
         issues.push({ path, message });
       }
     };
-    for (const [i, permission] of (app.permissions ?? []).entries()) checkPermission([...at, 'permissions', i], permission);
+    for (const [i, permission] of (app.permissions ?? []).entries())
+      checkPermission([...at, 'permissions', i], permission);
     const rules = app.rules ?? [];
     if ((app.permissions ?? []).length === 0 && rules.length === 0) {
       issues.push({ path: at, atKey: true, message: 'give it permissions or rules (at least one of them non-empty)' });
@@ -45,7 +46,8 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
     }
     const priorities = new Map<number, number>();
     rules.forEach((rule, i) => {
-      for (const [j, permission] of rule.permissions.entries()) checkPermission([...at, 'rules', i, 'permissions', j], permission);
+      for (const [j, permission] of rule.permissions.entries())
+        checkPermission([...at, 'rules', i, 'permissions', j], permission);
       const other = priorities.get(rule.priority);
       if (other !== undefined) {
         const message = `${rule.priority} is already the priority of rules[${other}]`;
@@ -71,7 +73,10 @@ function checkReferences(config: RawConfig, issues: CheckIssue[]): void {
         const hint = suggestion ? ` (did you mean ${suggestion}?)` : none ? ' (this file has no applications)' : '';
         issues.push({ path, message: `no Application "${ref}"${hint}` });
       } else if (!RULE_TYPES.includes(target.type)) {
-        issues.push({ path, message: `"${ref}" is a ${target.type} Application; ${kind} take a private or public one` });
+        issues.push({
+          path,
+          message: `"${ref}" is a ${target.type} Application; ${kind} take a private or public one`,
+        });
       }
     }
   }
@@ -89,8 +94,8 @@ function checkRenames(config: RawConfig, issues: CheckIssue[]): void {
       if (from === name) issues.push({ path, message: 'is the same as the name; remove it' });
       else if (from in resources) {
         issues.push({ path, message: `"${from}" is still in ${kind}; a rename takes the old name out of the file` });
-      }
-      else if (claimed.has(from)) issues.push({ path, message: `"${from}" is already renamed to ${claimed.get(from)}` });
+      } else if (claimed.has(from))
+        issues.push({ path, message: `"${from}" is already renamed to ${claimed.get(from)}` });
       claimed.set(from, name);
     }
   }

@@ -76,7 +76,10 @@ export function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /** One configuration map against another, by key, values masked. */
-export function configurationDiffs(before: Record<string, string> | undefined, after: Record<string, string>): FieldDiff[] {
+export function configurationDiffs(
+  before: Record<string, string> | undefined,
+  after: Record<string, string>,
+): FieldDiff[] {
   const diffs: FieldDiff[] = [];
   const old = before ?? {};
   for (const key of Object.keys(after).sort()) {

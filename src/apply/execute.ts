@@ -90,7 +90,14 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
           return settle({ address, action, status: 'applied', id, ms: elapsed(started) });
         } catch (error) {
           const id = change.id && { id: change.id };
-          return settle({ address, action, status: 'failed', ...id, ms: elapsed(started), error: describeFailure(error) });
+          return settle({
+            address,
+            action,
+            status: 'failed',
+            ...id,
+            ms: elapsed(started),
+            error: describeFailure(error),
+          });
         }
       });
     })();
@@ -118,10 +125,15 @@ async function applyChange(
   const changed = new Set(change.diffs.map((diff) => diff.field.split('.')[0]!));
   if (kind === 'applications') {
     const app = desired.applications.find((item) => item.name === change.name)!;
-    const fields = { name: app.name, rules: app.rules, ...(app.permissions.length > 0 && { permissions: app.permissions }) };
+    const fields = {
+      name: app.name,
+      rules: app.rules,
+      ...(app.permissions.length > 0 && { permissions: app.permissions }),
+    };
     if (action === 'create') {
       const created = await client.applications.create(createApplicationBody({ ...fields, type: app.type }));
-      if (created.key !== undefined) keys.push({ name: app.name, id: created.id, type: created.type, key: created.key });
+      if (created.key !== undefined)
+        keys.push({ name: app.name, id: created.id, type: created.type, key: created.key });
       return created.id;
     }
     await client.applications.update(id!, updateApplicationBody({ name: app.name }, fields));
@@ -136,37 +148,45 @@ async function applyChange(
       return (await client.reactors.create(body)).id;
     }
     // Only what changed is sent (a merge patch): a saved code file is one PATCH of the code.
-    await client.reactors.patch(id!, patchReactorBody({
-      ...(action === 'rename' && { name: reactor.name }),
-      ...(changed.has('code') && { code: reactor.code.code }),
-      ...configurationChanges(change.diffs, reactor.configuration),
-      ...(changed.has('application') && { applicationId }),
-    }));
+    await client.reactors.patch(
+      id!,
+      patchReactorBody({
+        ...(action === 'rename' && { name: reactor.name }),
+        ...(changed.has('code') && { code: reactor.code.code }),
+        ...configurationChanges(change.diffs, reactor.configuration),
+        ...(changed.has('application') && { applicationId }),
+      }),
+    );
     return id!;
   }
   const proxy = desired.proxies.find((item) => item.name === change.name)!;
   const applicationId = appRef(proxy.application);
   if (action === 'create') {
-    const created = await client.proxies.create(createProxyBody({
-      name: proxy.name,
-      destinationUrl: proxy.destination_url,
-      ...(proxy.request_transform && { requestTransform: proxy.request_transform.code }),
-      ...(proxy.response_transform && { responseTransform: proxy.response_transform.code }),
-      ...(proxy.configuration && { configuration: proxy.configuration }),
-      ...(applicationId !== null && { applicationId }),
-      requireAuth: proxy.require_auth,
-    }));
+    const created = await client.proxies.create(
+      createProxyBody({
+        name: proxy.name,
+        destinationUrl: proxy.destination_url,
+        ...(proxy.request_transform && { requestTransform: proxy.request_transform.code }),
+        ...(proxy.response_transform && { responseTransform: proxy.response_transform.code }),
+        ...(proxy.configuration && { configuration: proxy.configuration }),
+        ...(applicationId !== null && { applicationId }),
+        requireAuth: proxy.require_auth,
+      }),
+    );
     return created.id;
   }
-  await client.proxies.patch(id!, patchProxyBody({
-    ...(action === 'rename' && { name: proxy.name }),
-    ...(changed.has('destination_url') && { destinationUrl: proxy.destination_url }),
-    ...(changed.has('request_transform') && { requestTransform: proxy.request_transform?.code ?? null }),
-    ...(changed.has('response_transform') && { responseTransform: proxy.response_transform?.code ?? null }),
-    ...configurationChanges(change.diffs, proxy.configuration ?? {}),
-    ...(changed.has('application') && { applicationId }),
-    ...(changed.has('require_auth') && { requireAuth: proxy.require_auth }),
-  }));
+  await client.proxies.patch(
+    id!,
+    patchProxyBody({
+      ...(action === 'rename' && { name: proxy.name }),
+      ...(changed.has('destination_url') && { destinationUrl: proxy.destination_url }),
+      ...(changed.has('request_transform') && { requestTransform: proxy.request_transform?.code ?? null }),
+      ...(changed.has('response_transform') && { responseTransform: proxy.response_transform?.code ?? null }),
+      ...configurationChanges(change.diffs, proxy.configuration ?? {}),
+      ...(changed.has('application') && { applicationId }),
+      ...(changed.has('require_auth') && { requireAuth: proxy.require_auth }),
+    }),
+  );
   return id!;
 }
 
@@ -177,7 +197,10 @@ function configurationChanges(
 ): { configuration?: Record<string, string | null> } {
   const keys = diffs.filter((diff) => diff.type === 'secret');
   const set = Object.fromEntries(
-    keys.filter((diff) => diff.change !== 'removed').map(configKey).map((key) => [key, wanted[key]!]),
+    keys
+      .filter((diff) => diff.change !== 'removed')
+      .map(configKey)
+      .map((key) => [key, wanted[key]!]),
   );
   const patch = configurationPatch(set, keys.filter((diff) => diff.change === 'removed').map(configKey));
   return patch ? { configuration: patch } : {};
@@ -189,7 +212,8 @@ function configKey(diff: FieldDiff): string {
 
 function hashOf(change: Change, desired: Desired, appRef: AppRef): string {
   const named = <T extends { name: string }>(list: T[]): T => list.find((item) => item.name === change.name)!;
-  if (change.kind === 'applications') return contentHash('applications', wantedApplication(named(desired.applications)));
+  if (change.kind === 'applications')
+    return contentHash('applications', wantedApplication(named(desired.applications)));
   if (change.kind === 'reactors') return contentHash('reactors', wantedReactor(named(desired.reactors), appRef));
   return contentHash('proxies', wantedProxy(named(desired.proxies), appRef));
 }

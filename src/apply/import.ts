@@ -57,7 +57,9 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     items.filter((item, i) => {
       const first = items.findIndex((other) => other.name === item.name);
       if (first !== i) {
-        warnings.push(`${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`);
+        warnings.push(
+          `${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`,
+        );
       }
       return first === i;
     });
@@ -86,7 +88,10 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
 
   const self = actual.applications.find((app) => app.id === target.selfApplicationId);
   if (self) warnings.push(`applications.${self.name} is not imported: it is the Application whose key svc is using.`);
-  const applications = unique('applications', actual.applications.filter((app) => app.id !== target.selfApplicationId));
+  const applications = unique(
+    'applications',
+    actual.applications.filter((app) => app.id !== target.selfApplicationId),
+  );
   const appNames = new Map(applications.map((app) => [app.id, app.name]));
   const appRef = (address: string, id: string | null): { application?: string } => {
     if (id === null) return {};
@@ -107,14 +112,16 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
 
   const reactors = unique('reactors', actual.reactors);
   if (reactors.length > 0) {
-    config.reactors = Object.fromEntries(reactors.map((reactor) => {
-      const address = `reactors.${reactor.name}`;
-      const code = fileFor('reactors', reactor.name, '.js');
-      addFile(code, reactor.code);
-      const configuration = configurationOf(address, 'reactors', reactor.name, reactor.configuration);
-      const application = appRef(address, reactor.application?.id ?? null);
-      return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
-    }));
+    config.reactors = Object.fromEntries(
+      reactors.map((reactor) => {
+        const address = `reactors.${reactor.name}`;
+        const code = fileFor('reactors', reactor.name, '.js');
+        addFile(code, reactor.code);
+        const configuration = configurationOf(address, 'reactors', reactor.name, reactor.configuration);
+        const application = appRef(address, reactor.application?.id ?? null);
+        return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
+      }),
+    );
   }
   for (const reactor of reactors) {
     entries.reactors[reactor.name] = { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) };
@@ -122,22 +129,27 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
 
   const proxies = unique('proxies', actual.proxies);
   if (proxies.length > 0) {
-    config.proxies = Object.fromEntries(proxies.map((proxy) => {
-      const address = `proxies.${proxy.name}`;
-      const transform = (which: 'request' | 'response', code: string | undefined) => {
-        if (code === undefined) return {};
-        const relative = fileFor('proxies', proxy.name, `.${which}.js`);
-        addFile(relative, code);
-        return { [`${which}_transform`]: relative };
-      };
-      const configuration = configurationOf(address, 'proxies', proxy.name, proxy.configuration ?? {});
-      return [proxy.name, proxyEntry(proxy, {
-        ...transform('request', proxy.request_transform?.code),
-        ...transform('response', proxy.response_transform?.code),
-        ...(configuration !== undefined && { configuration }),
-        ...appRef(address, proxy.application_id),
-      })];
-    }));
+    config.proxies = Object.fromEntries(
+      proxies.map((proxy) => {
+        const address = `proxies.${proxy.name}`;
+        const transform = (which: 'request' | 'response', code: string | undefined) => {
+          if (code === undefined) return {};
+          const relative = fileFor('proxies', proxy.name, `.${which}.js`);
+          addFile(relative, code);
+          return { [`${which}_transform`]: relative };
+        };
+        const configuration = configurationOf(address, 'proxies', proxy.name, proxy.configuration ?? {});
+        return [
+          proxy.name,
+          proxyEntry(proxy, {
+            ...transform('request', proxy.request_transform?.code),
+            ...transform('response', proxy.response_transform?.code),
+            ...(configuration !== undefined && { configuration }),
+            ...appRef(address, proxy.application_id),
+          }),
+        ];
+      }),
+    );
   }
   for (const proxy of proxies) {
     entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
@@ -151,7 +163,9 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
 
   if (!options.force) {
-    const found = await Promise.all(files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)));
+    const found = await Promise.all(
+      files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)),
+    );
     const existing = found.filter((file) => file !== undefined).map((file) => displayPath(file, options.cwd));
     if (existing.length > 0) {
       const verb = existing.length === 1 ? 'exists' : 'exist';
@@ -187,7 +201,11 @@ function applicationEntry(app: Application): Record<string, unknown> {
 }
 
 function proxyEntry(proxy: Proxy, rest: Record<string, unknown>): Record<string, unknown> {
-  return { destination_url: escape(proxy.destination_url), ...rest, ...(!proxy.require_auth && { require_auth: false }) };
+  return {
+    destination_url: escape(proxy.destination_url),
+    ...rest,
+    ...(!proxy.require_auth && { require_auth: false }),
+  };
 }
 
 /** svc.yaml interpolates `${env:...}`: a literal `${` in a value is written `$${`. */
@@ -225,5 +243,8 @@ function schemaReference(dir: string): string {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }

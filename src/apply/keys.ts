@@ -68,7 +68,8 @@ export class KeysFile {
       );
     const value = await readJsonFile(this.file, damaged);
     if (value === undefined) return { version: 1, targets: {} };
-    if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets)) throw damaged('not a version 1 keys document');
+    if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets))
+      throw damaged('not a version 1 keys document');
     return value as unknown as KeysDocument;
   }
 }

@@ -49,7 +49,11 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     issues.push({ line, text: `${shown}:${line} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}` });
   };
   const named = new Set<string>([absolute]);
-  const fail = () => ApplyError.of(issues.sort((a, b) => a.line - b.line).map((issue) => issue.text), { files: [...named] });
+  const fail = () =>
+    ApplyError.of(
+      issues.sort((a, b) => a.line - b.line).map((issue) => issue.text),
+      { files: [...named] },
+    );
 
   const found: unknown = doc.toJS() ?? {};
   const interpolationIssues: InterpolationIssue[] = [];

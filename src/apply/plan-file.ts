@@ -68,7 +68,8 @@ export async function prepareFromPlanFile(
   const names = new Set([...Object.keys(now), ...Object.keys(document.files)]);
   const changed = [...names].filter((name) => now[name] !== document.files[name]);
   const remake = `make a new plan (svc apply --out ${shown})`;
-  if (changed.length > 0) throw new ApplyError(`${changed.join(', ')} changed since the plan ${shown} was made; ${remake}.`);
+  if (changed.length > 0)
+    throw new ApplyError(`${changed.join(', ')} changed since the plan ${shown} was made; ${remake}.`);
   const { prune, targets } = document.options;
   const prepared = await prepareFor(desired, { client: options.client, prune, ...(targets && { targets }) });
   const { url, tenantId } = prepared.target;
@@ -84,7 +85,9 @@ export async function prepareFromPlanFile(
 
 async function readPlanFile(absolute: string, shown: string): Promise<PlanFileDocument> {
   const invalid = (reason: string) =>
-    new ApplyError(`${shown} is not a plan made by \`svc apply --out\` (${reason}); to apply a config, give it with -f.`);
+    new ApplyError(
+      `${shown} is not a plan made by \`svc apply --out\` (${reason}); to apply a config, give it with -f.`,
+    );
   const value = await readJsonFile(absolute, invalid);
   if (value === undefined) throw new ApplyError(`Cannot read the plan ${shown}: no such file.`);
   if (!isRecord(value) || value.svc_plan !== 1) throw invalid('no "svc_plan": 1');

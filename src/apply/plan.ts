@@ -65,7 +65,11 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     const byId = new Map(list.map((item) => [item.id, item]));
     const entries = state[kind];
     for (const [name, entry] of Object.entries(entries)) if (!byId.has(entry.id)) forgotten.push(addressOf(kind, name));
-    const claimed = new Set(Object.values(entries).map((entry) => entry.id).filter((id) => byId.has(id)));
+    const claimed = new Set(
+      Object.values(entries)
+        .map((entry) => entry.id)
+        .filter((id) => byId.has(id)),
+    );
     const used = usedStateNames.get(kind)!;
     const byName = (name: string, resource: { name: string; line: number }): Match<Kind> | undefined => {
       const found = list.filter((item) => item.name === name && !claimed.has(item.id));
@@ -89,8 +93,7 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
       else if (old && byId.has(old.id)) match = { actual: byId.get(old.id)!, via: 'state', entry: old };
       else if (resource.renamedFrom !== undefined) {
         match = byName(resource.renamedFrom, resource) ?? byName(resource.name, resource);
-      }
-      else match = byName(resource.name, resource);
+      } else match = byName(resource.name, resource);
       used.add(resource.name);
       if (match?.entry === old && old) used.add(resource.renamedFrom!);
       if (!match) continue;
@@ -103,7 +106,9 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
   const appName = (id: string | null): string | null => {
     if (id === null) return null;
     if (id.startsWith(PENDING)) return id.slice(PENDING.length);
-    const desiredName = Object.entries(ids).find(([address, value]) => value === id && address.startsWith('applications.'));
+    const desiredName = Object.entries(ids).find(
+      ([address, value]) => value === id && address.startsWith('applications.'),
+    );
     if (desiredName) return desiredName[0].slice('applications.'.length);
     return actual.applications.find((app) => app.id === id)?.name ?? id;
   };
@@ -156,7 +161,12 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
       continue;
     }
     const diffs = valueDiffs(before, wanted, before ? ['permissions', 'rules'] : ['type', 'permissions', 'rules']);
-    changeOf('applications', app, diffs.filter((diff) => before || !isEmptyList(diff)), applicationSpec);
+    changeOf(
+      'applications',
+      app,
+      diffs.filter((diff) => before || !isEmptyList(diff)),
+      applicationSpec,
+    );
   }
 
   for (const reactor of desired.reactors) {
@@ -178,7 +188,12 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     const diffs = [
       ...valueDiffs(before, wanted, ['destination_url', 'require_auth']),
       codeDiff('request_transform', proxy.request_transform?.path, before?.request_transform, wanted.request_transform),
-      codeDiff('response_transform', proxy.response_transform?.path, before?.response_transform, wanted.response_transform),
+      codeDiff(
+        'response_transform',
+        proxy.response_transform?.path,
+        before?.response_transform,
+        wanted.response_transform,
+      ),
       ...configurationDiffs(before?.configuration, wanted.configuration),
       ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], showApp) : []),
     ].filter((diff): diff is FieldDiff => diff !== undefined);
@@ -221,7 +236,8 @@ function linkDependencies(changes: Change[], desired: Desired, actual: Actual): 
     changes
       .filter((change) => change.kind !== 'applications' && change.id !== undefined)
       .filter((change) => {
-        const list: { id: string; application?: Application | null; application_id?: string | null }[] = actual[change.kind];
+        const list: { id: string; application?: Application | null; application_id?: string | null }[] =
+          actual[change.kind];
         const item = list.find((candidate) => candidate.id === change.id);
         return (item?.application?.id ?? item?.application_id) === appId;
       })
@@ -248,7 +264,8 @@ function selectTargets(changes: Change[], targets: Address[], desired: Desired, 
     if (known.has(target)) continue;
     const suggestion = closest(target, known);
     const hint = suggestion ? ` (did you mean ${suggestion}?)` : '';
-    const message = `--target ${target}: no such resource in ${desired.file}${hint}; ` +
+    const message =
+      `--target ${target}: no such resource in ${desired.file}${hint}; ` +
       'address one as kind.name, e.g. reactors.charge';
     throw new ApplyError(message, { exitCode: 2 });
   }

@@ -72,7 +72,8 @@ function describe(error: ErrorObject, path: (string | number)[]): SchemaIssue | 
     case 'pattern':
       return { path, atKey: false, message: patternWords(path) };
     case 'minLength': {
-      const message = params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} characters`;
+      const message =
+        params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} characters`;
       return { path, atKey: path.length === 2, message };
     }
     case 'maxLength':

@@ -129,7 +129,8 @@ function recordOutcomes(
     }
     const id = ids[change.address]!;
     // A rename leaves the old name's entry behind: the id now lives under the new name only.
-    for (const [name, entry] of Object.entries(entries)) if (entry.id === id && name !== change.name) delete entries[name];
+    for (const [name, entry] of Object.entries(entries))
+      if (entry.id === id && name !== change.name) delete entries[name];
     entries[change.name] = { id, hash: hashes[change.address]! };
   }
 }

@@ -25,7 +25,12 @@ export async function readSource(absolute: string): Promise<{ text: string } | {
  */
 export function syntaxError(code: string): { line: number; column: number; message: string } | undefined {
   try {
-    parseJs(code, { ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true, allowHashBang: true });
+    parseJs(code, {
+      ecmaVersion: 'latest',
+      sourceType: 'script',
+      allowReturnOutsideFunction: true,
+      allowHashBang: true,
+    });
     return undefined;
   } catch (error) {
     const loc = (error as { loc?: { line: number; column: number } }).loc;

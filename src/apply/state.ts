@@ -55,7 +55,8 @@ export class StateFile {
       );
     const value = await readJsonFile(this.file, damaged);
     if (value === undefined) return { version: 1, targets: {} };
-    if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets)) throw damaged('not a version 1 state document');
+    if (!isRecord(value) || value.version !== 1 || !isRecord(value.targets))
+      throw damaged('not a version 1 state document');
     for (const [url, tenants] of Object.entries(value.targets)) {
       if (!isRecord(tenants)) throw damaged(`targets["${url}"] is not an object`);
       for (const [tenant, state] of Object.entries(tenants)) {

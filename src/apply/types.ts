@@ -21,7 +21,9 @@ export function addressOf(kind: Kind, name: string): Address {
 export function parseAddress(address: string): { kind: Kind; name: string } | undefined {
   const dot = address.indexOf('.');
   const kind = address.slice(0, dot) as Kind;
-  return dot > 0 && KINDS.includes(kind) && dot < address.length - 1 ? { kind, name: address.slice(dot + 1) } : undefined;
+  return dot > 0 && KINDS.includes(kind) && dot < address.length - 1
+    ? { kind, name: address.slice(dot + 1) }
+    : undefined;
 }
 
 /** A file svc.yaml names (or svc.yaml itself), as read when it was loaded. */
@@ -107,7 +109,14 @@ export function emptyTargetState(): TargetState {
 export type FieldDiff =
   | { field: string; type: 'value'; before?: unknown; after?: unknown }
   | { field: string; type: 'secret'; change: 'added' | 'removed' | 'changed' }
-  | { field: string; type: 'code'; path?: string; change: 'added' | 'removed' | 'changed'; diff?: string; lines?: number };
+  | {
+      field: string;
+      type: 'code';
+      path?: string;
+      change: 'added' | 'removed' | 'changed';
+      diff?: string;
+      lines?: number;
+    };
 
 export type Action = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
 

@@ -210,7 +210,14 @@ function signatureOf(desired: Desired): string {
 }
 
 async function mtimesOf(desired: Desired): Promise<string> {
-  const times = await Promise.all(desired.files.map((file) => stat(file.absolute).then((stats) => stats.mtimeMs, () => 0)));
+  const times = await Promise.all(
+    desired.files.map((file) =>
+      stat(file.absolute).then(
+        (stats) => stats.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
   return times.join(',');
 }
 

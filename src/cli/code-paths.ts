@@ -23,7 +23,10 @@ export async function withCodePaths<T>(sent: (SentCode | undefined)[], call: () 
   try {
     return await call();
   } catch (error) {
-    throw localized(error, sent.filter((code): code is SentCode => code !== undefined));
+    throw localized(
+      error,
+      sent.filter((code): code is SentCode => code !== undefined),
+    );
   }
 }
 

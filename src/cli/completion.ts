@@ -46,14 +46,22 @@ const quote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
  */
 function bashLike(root: Node, shell: Shell): string {
   const all = paths(root);
-  const valueFlags = [...new Set(all.flatMap(([, node]) => node.flags.filter((flag) => flag.takesValue).flatMap((flag) => flag.names)))];
+  const valueFlags = [
+    ...new Set(all.flatMap(([, node]) => node.flags.filter((flag) => flag.takesValue).flatMap((flag) => flag.names))),
+  ];
   const cases = all.map(([path, node]) => {
     // Aliases are understood in the words typed, but offered only by their main name.
     const words = [...node.children.map((child) => child.names[0]!), ...node.flags.flatMap((flag) => flag.names)];
     return `    ${quote(path)}) words=${quote(words.join(' '))} ;;`;
   });
   const choices = [
-    ...new Map(all.flatMap(([, node]) => node.flags.filter((flag) => flag.choices.length > 0).flatMap((flag) => flag.names.map((name) => [name, flag.choices.join(' ')] as const)))),
+    ...new Map(
+      all.flatMap(([, node]) =>
+        node.flags
+          .filter((flag) => flag.choices.length > 0)
+          .flatMap((flag) => flag.names.map((name) => [name, flag.choices.join(' ')] as const)),
+      ),
+    ),
   ].map(([name, list]) => `    ${name}) COMPREPLY=($(compgen -W ${quote(list)} -- "$cur")); return ;;`);
   return `${shell === 'zsh' ? 'autoload -U +X bashcompinit && bashcompinit\n' : ''}# svc completion (${shell}): source it from your shell's startup file.
 _svc_complete() {
@@ -82,7 +90,10 @@ function fish(root: Node): string {
   const lines = ['# svc completion (fish): save as ~/.config/fish/completions/svc.fish', 'complete -c svc -f'];
   const walk = (node: Node, trail: Node[]) => {
     const seen = trail.map((step) => `__fish_seen_subcommand_from ${step.names.join(' ')}`);
-    const notYet = node.children.length > 0 ? [`not __fish_seen_subcommand_from ${node.children.flatMap((child) => child.names).join(' ')}`] : [];
+    const notYet =
+      node.children.length > 0
+        ? [`not __fish_seen_subcommand_from ${node.children.flatMap((child) => child.names).join(' ')}`]
+        : [];
     const condition = (parts: string[]) => (parts.length === 0 ? '' : ` -n ${quote(parts.join('; and '))}`);
     const here = trail.length === 0 ? ['__fish_use_subcommand'] : [...seen, ...notYet];
     for (const child of node.children) {
@@ -91,7 +102,11 @@ function fish(root: Node): string {
     for (const flag of node.flags) {
       const long = flag.names.find((name) => name.startsWith('--'));
       const short = flag.names.find((name) => !name.startsWith('--'));
-      const value = flag.takesValue ? (flag.choices.length > 0 ? ` -x -a ${quote(flag.choices.join(' '))}` : ' -r') : '';
+      const value = flag.takesValue
+        ? flag.choices.length > 0
+          ? ` -x -a ${quote(flag.choices.join(' '))}`
+          : ' -r'
+        : '';
       lines.push(
         `complete -c svc${condition(trail.length === 0 ? [] : seen)}${long ? ` -l ${long.slice(2)}` : ''}${short ? ` -s ${short.slice(1)}` : ''}${value} -d ${quote(flag.description)}`,
       );

@@ -17,7 +17,9 @@ export const yesOption = {
 export function mustAsk(ctx: Context, yes: boolean | undefined, action: string): boolean {
   if (yes) return false;
   if (!canPrompt(ctx.io)) {
-    throw new UsageError(`${action[0]?.toUpperCase()}${action.slice(1)} needs --yes: there is no terminal to confirm on.`);
+    throw new UsageError(
+      `${action[0]?.toUpperCase()}${action.slice(1)} needs --yes: there is no terminal to confirm on.`,
+    );
   }
   return true;
 }

@@ -53,6 +53,11 @@ export function createContext(io: IO, output: Output, globals: GlobalOptions): C
 
 function missingKey(kind: KeyKind, target: Target): UserError {
   const [flag, env] = kind === 'management' ? ['--management-key', 'SVC_MANAGEMENT_KEY'] : ['--api-key', 'SVC_API_KEY'];
-  const local = target.source === 'local' ? `, or start the emulator here (\`svc serve\`) so that ${path.join(STATE_DIR, CREDENTIALS_FILE)} exists` : '';
-  return new UserError(`No ${kind === 'management' ? 'management' : 'API'} key for ${target.baseUrl}: pass ${flag}, set ${env}, use a profile (\`svc profiles add\`)${local}.`);
+  const local =
+    target.source === 'local'
+      ? `, or start the emulator here (\`svc serve\`) so that ${path.join(STATE_DIR, CREDENTIALS_FILE)} exists`
+      : '';
+  return new UserError(
+    `No ${kind === 'management' ? 'management' : 'API'} key for ${target.baseUrl}: pass ${flag}, set ${env}, use a profile (\`svc profiles add\`)${local}.`,
+  );
 }

@@ -29,7 +29,9 @@ export async function readCredentials(file: string): Promise<EmulatorCredentials
     if (!isObject) throw new Error('not an object');
     return credentials;
   } catch (error) {
-    throw new UserError(`Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`);
+    throw new UserError(
+      `Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`,
+    );
   }
 }
 
@@ -47,6 +49,8 @@ export async function updateCredentials(
     await new DurableJsonFile<EmulatorCredentials>(file).write({ ...current, ...keys });
   } catch (error) {
     const reason = (error as Error).message;
-    throw new UserError(`Cannot update ${file} with the new key (${reason}); the new key is shown above: save it yourself.`);
+    throw new UserError(
+      `Cannot update ${file} with the new key (${reason}); the new key is shown above: save it yourself.`,
+    );
   }
 }

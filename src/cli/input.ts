@@ -19,7 +19,8 @@ export function intOption(
 }
 
 /** RFC 3339 as the API takes it: a date, a time with seconds, and a zone. */
-const DATE_TIME = /^\d{4}-(\d{2})-(\d{2})[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+const DATE_TIME =
+  /^\d{4}-(\d{2})-(\d{2})[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 /** An ISO 8601 date-time flag value as the API takes it, or a usage error naming the flag. */
 export function dateTimeOption(value: string | undefined, flag: string): string | undefined {
@@ -65,7 +66,9 @@ export async function readInput(value: string | undefined, io: IO, flag: string)
     try {
       return await readFile(file, 'utf8');
     } catch (error) {
-      throw new UserError(`Cannot read ${flag} file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.`);
+      throw new UserError(
+        `Cannot read ${flag} file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.`,
+      );
     }
   }
   return value;
@@ -74,7 +77,8 @@ export async function readInput(value: string | undefined, io: IO, flag: string)
 /** Like readInput, parsed as JSON; the error says which flag held what. */
 export async function readJsonInput(value: string | undefined, io: IO, flag: string): Promise<unknown> {
   const text = await readInput(value, io, flag);
-  if (text === undefined || text.trim() === '') throw new UsageError(`Give ${flag} as JSON, @file or - (stdin), or pipe JSON in.`);
+  if (text === undefined || text.trim() === '')
+    throw new UsageError(`Give ${flag} as JSON, @file or - (stdin), or pipe JSON in.`);
   return parseJson(text, flag);
 }
 

@@ -33,7 +33,9 @@ export async function explainKeyError(error: unknown, target: () => Promise<Targ
     );
   }
   // Only a refusal of the key itself: not, say, a reactor whose own Application was refused.
-  const refused = error instanceof ApiError && (error.type === PROBLEM_TYPES.unauthenticated || error.type === PROBLEM_TYPES.forbidden);
+  const refused =
+    error instanceof ApiError &&
+    (error.type === PROBLEM_TYPES.unauthenticated || error.type === PROBLEM_TYPES.forbidden);
   if (refused && error.note === undefined && error.key) {
     const key = (await target())?.keys[error.key];
     const note = key && `The key sent was ${describeKey(key, error.key)}.`;

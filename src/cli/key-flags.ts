@@ -22,7 +22,10 @@ export async function readKeyFlags<F extends GlobalFlags>(flags: F, io: IO): Pro
       if (read[name] === '') throw new UsageError(`${FLAGS[name]} - got no key.`);
     }
   } else {
-    const key = await readKeyFromStdin(dashed.map((name) => FLAGS[name]), io);
+    const key = await readKeyFromStdin(
+      dashed.map((name) => FLAGS[name]),
+      io,
+    );
     read[dashed[0]!] = key;
   }
   return { ...flags, ...read, stdinKeys: dashed };

@@ -6,7 +6,14 @@ import { withFlagNames } from './field-flags.js';
 import type { GlobalFlags } from './target.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import { Command, CommanderError, register, type CommandGroup, type RegisteredCommand, type RunHandler } from './registry.js';
+import {
+  Command,
+  CommanderError,
+  register,
+  type CommandGroup,
+  type RegisteredCommand,
+  type RunHandler,
+} from './registry.js';
 import { reportError } from './report.js';
 import { packageVersion } from '../lib/package-version.js';
 import { asCliError } from './resource-errors.js';
@@ -61,7 +68,11 @@ export function createProgram(io: IO, argv: string[], run: RunHandler, entries: 
       // Usage errors read like every other error, and are JSON with --json (parsed or not yet).
       outputError: (text, write) => {
         const message = text.trim().replace(/^error: /, '');
-        write(argv.includes('--json') ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n` : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`);
+        write(
+          argv.includes('--json')
+            ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n`
+            : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`,
+        );
       },
     });
   register(program, entries, run);

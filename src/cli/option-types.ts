@@ -26,11 +26,8 @@ export interface ArgSpec {
 type LongForm<F extends string> = F extends `${string}, ${infer Rest}` ? LongForm<Rest> : F;
 
 /** `--request <method>` -> `request`; `--no-auth` -> `no-auth`. */
-type FlagName<F extends string> = LongForm<F> extends `--${infer Name} ${string}`
-  ? Name
-  : LongForm<F> extends `--${infer Name}`
-    ? Name
-    : never;
+type FlagName<F extends string> =
+  LongForm<F> extends `--${infer Name} ${string}` ? Name : LongForm<F> extends `--${infer Name}` ? Name : never;
 
 type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}`
   ? `${Head}${Capitalize<CamelCase<Tail>>}`
@@ -48,9 +45,8 @@ type KeyOf<S extends OptionSpec> = S extends OptionSpec
     : CamelCase<FlagName<S['flags']>>
   : never;
 
-type TakesValue<F extends string> = LongForm<F> extends `${string} <${string}>` | `${string} [${string}]`
-  ? true
-  : false;
+type TakesValue<F extends string> =
+  LongForm<F> extends `${string} <${string}>` | `${string} [${string}]` ? true : false;
 
 /** What one spec can put under its key: `--no-x` false, a switch boolean, a value string (or a choice), a list. */
 type ValueOf<S extends OptionSpec> = S extends OptionSpec

@@ -77,7 +77,8 @@ export class Output {
     } else {
       const width = Math.max(...pairs.map(([label]) => label.length));
       const indent = `\n${' '.repeat(width + 2)}`;
-      for (const [label, value] of pairs) this.io.stdout.write(`${label.padEnd(width)}  ${value.replaceAll('\n', indent)}\n`);
+      for (const [label, value] of pairs)
+        this.io.stdout.write(`${label.padEnd(width)}  ${value.replaceAll('\n', indent)}\n`);
     }
   }
 
@@ -90,6 +91,9 @@ export class Output {
 export function plainTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
   const format = (row: string[]) =>
-    row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [format(headers), ...rows.map(format)].map((line) => `${line}\n`).join('');
 }

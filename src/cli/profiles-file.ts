@@ -39,10 +39,12 @@ export async function readProfilesFile(file: string): Promise<ProfilesFile> {
     for (const [name, profile] of Object.entries(config.profiles)) {
       if (!isObject(profile)) throw new Error(`profile "${name}" is not an object`);
       for (const field of ['base_url', 'management_key', 'api_key'] as const) {
-        if (profile[field] !== undefined && typeof profile[field] !== 'string') throw new Error(`${name}.${field} is not a string`);
+        if (profile[field] !== undefined && typeof profile[field] !== 'string')
+          throw new Error(`${name}.${field} is not a string`);
       }
     }
-    if (config.current !== undefined && typeof config.current !== 'string') throw new Error('"current" is not a string');
+    if (config.current !== undefined && typeof config.current !== 'string')
+      throw new Error('"current" is not a string');
     return config;
   } catch (error) {
     throw new UserError(`${file} is not a valid svc config (${(error as Error).message}); fix it or move it aside.`);

@@ -34,7 +34,8 @@ export interface CommandDefinition<
 export type RawInput = CommandInput<Record<string, unknown>, Record<string, string | undefined>>;
 
 /** A definition as the registry holds it: the handler's input built from the specs, its types erased. */
-export interface RegisteredCommand extends Omit<CommandDefinition<readonly OptionSpec[], readonly ArgSpec[]>, 'handler'> {
+export interface RegisteredCommand
+  extends Omit<CommandDefinition<readonly OptionSpec[], readonly ArgSpec[]>, 'handler'> {
   handler(input: RawInput, ctx: Context): Promise<void | number>;
 }
 
@@ -87,7 +88,8 @@ export function register(parent: Command, entries: (RegisteredCommand | CommandG
 function toOption(spec: OptionSpec): Option {
   const option = new Option(spec.flags, spec.description);
   if (spec.choices) option.choices(spec.choices);
-  if (spec.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+  if (spec.repeatable)
+    option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
   if (spec.required) option.makeOptionMandatory();
   if (spec.default !== undefined) option.default(spec.default);
   return option;

@@ -25,11 +25,14 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
 function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
   if (error instanceof ApiError) {
     const { problem } = error;
-    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field}: ${m}`));
+    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) =>
+      messages.map((m) => `${field}: ${m}`),
+    );
     // A validation failure is best said field by field; anything else by its detail's first line
     // (a load error's code excerpt is the API's, not the one-line summary's).
     const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
-    const detail = fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
+    const detail =
+      fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
     // The emulator names no flag of its own: the way to another tier is the CLI's to say.
     const hint = error.type === PROBLEM_TYPES.tierRequired ? ' Restart it with `svc serve --tier enterprise`.' : '';
     // A failure of the server (a reactor that threw, a bug) is found in its log by the trace id.
@@ -41,12 +44,17 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
   }
   if (error instanceof ConnectionError) {
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
-    const hint = local ? ' Start the emulator with `svc serve`, or pass --base-url.' : ' Check --base-url and your network.';
+    const hint = local
+      ? ' Start the emulator with `svc serve`, or pass --base-url.'
+      : ' Check --base-url and your network.';
     const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.message;
     return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
   }
   if (error instanceof UnexpectedResponseError) {
-    return { message: `${error.message} Check --base-url (or SVC_BASE_URL, or the profile's base URL): it should be the API's root.`, exitCode: 1 };
+    return {
+      message: `${error.message} Check --base-url (or SVC_BASE_URL, or the profile's base URL): it should be the API's root.`,
+      exitCode: 1,
+    };
   }
   if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
   const message = error instanceof Error ? error.message : String(error);

@@ -36,12 +36,19 @@ export interface ScaffoldFile {
  * svc.yaml beside it (svc.yaml points editors at it). A leading `_` in a template's file name
  * stands for a dot: npm leaves files such as `.gitignore` out of a package.
  */
-export async function templateFiles(template: TemplateName, name: string, root = TEMPLATES_DIR): Promise<ScaffoldFile[]> {
+export async function templateFiles(
+  template: TemplateName,
+  name: string,
+  root = TEMPLATES_DIR,
+): Promise<ScaffoldFile[]> {
   const files = new Map<string, string>();
   for (const layer of LAYERS[template]) {
     const base = path.join(root, 'init', layer);
     for (const relative of await listFiles(base)) {
-      const target = relative.split(path.sep).map((part) => part.replace(/^_/, '.')).join('/');
+      const target = relative
+        .split(path.sep)
+        .map((part) => part.replace(/^_/, '.'))
+        .join('/');
       files.set(target, (await readFile(path.join(base, relative), 'utf8')).replace(NAME_PLACEHOLDER, name));
     }
   }
@@ -89,19 +96,26 @@ export interface WriteResult {
  * Writes the files under `dir` (created if need be). Files that exist are a UserError naming them
  * all, before anything is written, unless `force`; even then a folder in a file's place is one.
  */
-export async function writeScaffold(dir: string, files: ScaffoldFile[], options: { force: boolean }): Promise<WriteResult> {
+export async function writeScaffold(
+  dir: string,
+  files: ScaffoldFile[],
+  options: { force: boolean },
+): Promise<WriteResult> {
   const existing: string[] = [];
   for (const file of files) {
     const stat = await lstat(path.join(dir, file.path)).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       throw cannotWrite(dir, file.path, error);
     });
-    if (stat?.isDirectory()) throw new UserError(`Cannot write ${file.path} in ${dir}: a folder of that name is in the way.`);
+    if (stat?.isDirectory())
+      throw new UserError(`Cannot write ${file.path} in ${dir}: a folder of that name is in the way.`);
     if (stat) existing.push(file.path);
   }
   if (existing.length > 0 && !options.force) {
     const them = existing.length === 1 ? 'it' : 'them';
-    throw new UserError(`Not overwriting what exists in ${dir}: ${existing.join(', ')} (pass --force to replace ${them}).`);
+    throw new UserError(
+      `Not overwriting what exists in ${dir}: ${existing.join(', ')} (pass --force to replace ${them}).`,
+    );
   }
   const written: string[] = [];
   for (const file of files) {

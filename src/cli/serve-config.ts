@@ -6,7 +6,16 @@
  * dashboard word it as they word the emulator's own.
  */
 import path from 'node:path';
-import { ApplyError, describeFailure, runApply, watchConfig, type ApplyWatcher, type ChangeOutcome, type Desired, type WatchEvent } from '../apply/index.js';
+import {
+  ApplyError,
+  describeFailure,
+  runApply,
+  watchConfig,
+  type ApplyWatcher,
+  type ChangeOutcome,
+  type Desired,
+  type WatchEvent,
+} from '../apply/index.js';
 import { ApiClient } from '../client/index.js';
 import type { EmulatorEventInit } from '../api/events.js';
 import type { ServeResource } from '../ui/serve-types.js';
@@ -58,8 +67,15 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   const applyAll = async (): Promise<Desired | undefined> => {
     const started = performance.now();
     try {
-      const { prepared, result } = await runApply({ client, file: options.file, cwd: options.cwd, env: options.env, prune: true });
-      for (const resource of resourcesOf(prepared.desired)) resources.set(`${resource.kind === 'proxy' ? 'proxies' : `${resource.kind}s`}.${resource.name}`, resource);
+      const { prepared, result } = await runApply({
+        client,
+        file: options.file,
+        cwd: options.cwd,
+        env: options.env,
+        prune: true,
+      });
+      for (const resource of resourcesOf(prepared.desired))
+        resources.set(`${resource.kind === 'proxy' ? 'proxies' : `${resource.kind}s`}.${resource.name}`, resource);
       options.onResources?.([...resources.values()]);
       for (const each of result?.outcomes ?? []) outcome(each, Math.round(performance.now() - started));
       return result?.status === 'failed' ? undefined : prepared.desired;
@@ -73,7 +89,8 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   const onEvent = (event: WatchEvent) => {
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'invalid') refused(event.message);
-    else if (event.type === 'error') options.report({ type: 'error', message: `applying ${shown} failed: ${event.message}` });
+    else if (event.type === 'error')
+      options.report({ type: 'error', message: `applying ${shown} failed: ${event.message}` });
   };
   const watchFrom = async (applied: Desired | undefined): Promise<ApplyWatcher | undefined> => {
     if (!options.watch) return undefined;
@@ -99,7 +116,13 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   };
 }
 
-const DONE: Record<string, string> = { create: 'created', update: 'updated', rename: 'renamed', adopt: 'adopted', delete: 'deleted' };
+const DONE: Record<string, string> = {
+  create: 'created',
+  update: 'updated',
+  rename: 'renamed',
+  adopt: 'adopted',
+  delete: 'deleted',
+};
 const doneOf = (action: string) => DONE[action] ?? action;
 
 function resourceOf(address: string): ServeResource {

@@ -21,7 +21,8 @@ export interface DashboardServeOptions {
 export async function serveWithDashboard(options: DashboardServeOptions): Promise<void> {
   const { started, io } = options;
   const keys: ServeKey[] = [];
-  if (started.bootstrap.keys.managementKey) keys.push({ name: 'management', value: started.bootstrap.keys.managementKey });
+  if (started.bootstrap.keys.managementKey)
+    keys.push({ name: 'management', value: started.bootstrap.keys.managementKey });
   if (started.bootstrap.keys.privateKey) keys.push({ name: 'private', value: started.bootstrap.keys.privateKey });
   let config: ServeConfig | undefined;
   // ink needs the process's own streams (a terminal's size, raw mode); serve runs on a TTY here.

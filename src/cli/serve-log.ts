@@ -18,7 +18,8 @@ const ANSI = {
 const snakeNames = new Map<string, string>();
 function snakeCase(name: string): string {
   let snake = snakeNames.get(name);
-  if (snake === undefined) snakeNames.set(name, (snake = name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)));
+  if (snake === undefined)
+    snakeNames.set(name, (snake = name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)));
   return snake;
 }
 
@@ -59,7 +60,8 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     if (buffered === '') setImmediate(flush);
     buffered += `${line}\n`;
   };
-  const log = format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true, io.cwd);
+  const log =
+    format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true, io.cwd);
   // Events of the start (warnings about the store or its keys) are held until the first lines are
   // out: the first line is always the one that says where the emulator listens.
   let held: EmulatorEvent[] | undefined = [];
@@ -101,7 +103,8 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
         // Which keys this start made (they are in credentials_file), never the keys themselves: CI keeps its logs.
         generated_keys: kinds,
       });
-      if (kinds.length > 0 && credentialsFile === undefined) json({ event: 'warning', message: keysShownNowhere(false) });
+      if (kinds.length > 0 && credentialsFile === undefined)
+        json({ event: 'warning', message: keysShownNowhere(false) });
     },
     event(event) {
       // The line of every request is written as text: the hot path, with fields of known types.
@@ -114,7 +117,8 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
       }
       // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
       const line: Record<string, unknown> = { time: event.time, event: event.type };
-      for (const [key, value] of Object.entries(event)) if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
+      for (const [key, value] of Object.entries(event))
+        if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
       if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
       // Stamped by the emulator already: no second time to make and drop (a line per reactor call).
       out(JSON.stringify(line));
@@ -133,12 +137,21 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
  * signing secret a first start made once, and only on a terminal (`--log-format pretty` into a
  * file is a log like any other).
  */
-function prettyLines(out: (line: string) => void, flush: () => void, color: boolean, terminal: boolean, cwd: string): Lines {
-  const paint = (style: keyof typeof ANSI, text: string) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
+function prettyLines(
+  out: (line: string) => void,
+  flush: () => void,
+  color: boolean,
+  terminal: boolean,
+  cwd: string,
+): Lines {
+  const paint = (style: keyof typeof ANSI, text: string) =>
+    color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text;
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
       const where = dataFile ? `data ${dataFile}` : 'in memory';
-      out(`${paint('green', '●')} svc emulator listening on ${paint('bold', url)}  ${paint('dim', `(${tier} tier, ${where})`)}`);
+      out(
+        `${paint('green', '●')} svc emulator listening on ${paint('bold', url)}  ${paint('dim', `(${tier} tier, ${where})`)}`,
+      );
       const { created, generated, tenantId } = bootstrap;
       if (created) out(`  Created tenant ${tenantId} with a management and a private Application.`);
       if (generatedKinds(generated).length > 0) {
@@ -164,11 +177,17 @@ function prettyLines(out: (line: string) => void, flush: () => void, color: bool
         case 'request':
           return out(`${time} ${event.method} ${event.path} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}`);
         case 'error':
-          return out(`${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? inFlags(event.message)}`);
+          return out(
+            `${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? inFlags(event.message)}`,
+          );
         case 'warning':
-          return out(`${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${inFlags(event.message)}`);
+          return out(
+            `${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${inFlags(event.message)}`,
+          );
         case 'expired':
-          return out(`${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`);
+          return out(
+            `${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`,
+          );
         case 'invocation': {
           // A failure shows its trace id, the one the CLI printed with the error.
           const failure = event.error ? ` [${event.requestId}] ${userText(event.error)}` : '';
@@ -179,12 +198,18 @@ function prettyLines(out: (line: string) => void, flush: () => void, color: bool
         }
         case 'console': {
           const text = userText(event.text);
-          return out(`${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', text) : text}`);
+          return out(
+            `${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', text) : text}`,
+          );
         }
         case 'reload':
-          return out(`${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`);
+          return out(
+            `${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`,
+          );
         case 'webhook':
-          return out(`${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}${event.delivery === 'failed' ? ', delivery failed' : ''}`);
+          return out(
+            `${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}${event.delivery === 'failed' ? ', delivery failed' : ''}`,
+          );
       }
     },
     stopping: (signal) => out(`Stopping (${signal})…`),
@@ -237,10 +262,15 @@ export function inFlags(message: string): string {
  * with --data elsewhere. Then the URL and keys go by env; a key that was given, not generated, is
  * not repeated, and off a terminal none is printed (a log file is no place for keys).
  */
-function tryLines(emulator: Pick<EmulatorReady, 'url' | 'bootstrap' | 'credentialsFile'>, cwd: string, terminal: boolean): string[] {
+function tryLines(
+  emulator: Pick<EmulatorReady, 'url' | 'bootstrap' | 'credentialsFile'>,
+  cwd: string,
+  terminal: boolean,
+): string[] {
   const file = emulator.credentialsFile;
   // The folder whose `.svc/` holds the credentials: the CLI finds them from there and below.
-  const dir = file !== undefined && path.basename(path.dirname(file)) === '.svc' ? path.dirname(path.dirname(file)) : undefined;
+  const dir =
+    file !== undefined && path.basename(path.dirname(file)) === '.svc' ? path.dirname(path.dirname(file)) : undefined;
   if (dir !== undefined && (cwd === dir || cwd.startsWith(`${dir}${path.sep}`))) {
     return ['  Try: svc applications list        Stop: Ctrl-C'];
   }
@@ -255,7 +285,12 @@ function tryLines(emulator: Pick<EmulatorReady, 'url' | 'bootstrap' | 'credentia
   const env = [`SVC_BASE_URL=${emulator.url}`];
   if (management) env.push(`SVC_MANAGEMENT_KEY=${management}`);
   if (api) env.push(`SVC_API_KEY=${api}`);
-  return [`  Try, from another shell (${why}):`, `    export ${env.join(' ')}`, '    svc applications list', '  Stop: Ctrl-C'];
+  return [
+    `  Try, from another shell (${why}):`,
+    `    export ${env.join(' ')}`,
+    '    svc applications list',
+    '  Stop: Ctrl-C',
+  ];
 }
 
 /**
@@ -265,6 +300,8 @@ function tryLines(emulator: Pick<EmulatorReady, 'url' | 'bootstrap' | 'credentia
  */
 export function userText(text: string): string {
   return text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
+      c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    )
     .replace(/\n/g, '\n    ');
 }

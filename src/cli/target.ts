@@ -5,7 +5,6 @@ import { UserError } from './errors.js';
 import type { KeySource, ResolvedKey } from './key-source.js';
 import { profilesFilePath, readProfilesFile, type Profile } from './profiles-file.js';
 
-
 /** The global flags, as given on the command line only (env is read here, not by commander). */
 export interface GlobalFlags {
   baseUrl?: string;
@@ -50,7 +49,9 @@ export async function resolveTarget(
     const found = config.profiles[profileName];
     if (!found) {
       const known = Object.keys(config.profiles);
-      throw new UserError(`No profile named "${profileName}"${known.length ? ` (known: ${known.join(', ')})` : ''}; add it with \`svc profiles add ${profileName} --base-url URL\`.`);
+      throw new UserError(
+        `No profile named "${profileName}"${known.length ? ` (known: ${known.join(', ')})` : ''}; add it with \`svc profiles add ${profileName} --base-url URL\`.`,
+      );
     }
     profile = found;
   }
@@ -58,7 +59,11 @@ export async function resolveTarget(
   const credentialsFile = findCredentials(cwd);
   const credentials = credentialsFile ? await readCredentials(credentialsFile) : {};
   const localUrl = checkBaseUrl(credentials.url ?? DEFAULT_BASE_URL);
-  const explicit: [string | undefined, Target['source']][] = [[flags.baseUrl, 'flag'], [env.SVC_BASE_URL, 'env'], [profile.base_url, 'profile']];
+  const explicit: [string | undefined, Target['source']][] = [
+    [flags.baseUrl, 'flag'],
+    [env.SVC_BASE_URL, 'env'],
+    [profile.base_url, 'profile'],
+  ];
   const [given, source] = explicit.find(([url]) => url) ?? [undefined, 'local' as const];
   const baseUrl = given === undefined ? localUrl : checkBaseUrl(given);
 
@@ -74,7 +79,9 @@ export async function resolveTarget(
   if (localUrl === baseUrl && credentialsFile !== undefined) {
     const file = credentialsFile;
     const from = (field: 'management_key' | 'private_key'): KeySource => ({ from: 'credentials', file, field });
-    saved.push(keysOf(credentials.management_key, from('management_key'), credentials.private_key, from('private_key')));
+    saved.push(
+      keysOf(credentials.management_key, from('management_key'), credentials.private_key, from('private_key')),
+    );
   }
   const stdin = new Set(flags.stdinKeys);
   const fromFlags = keysOf(
@@ -83,12 +90,10 @@ export async function resolveTarget(
     flags.apiKey,
     { from: 'flag', flag: '--api-key', stdin: stdin.has('apiKey') },
   );
-  const fromEnv = keysOf(
-    env.SVC_MANAGEMENT_KEY,
-    { from: 'env', variable: 'SVC_MANAGEMENT_KEY' },
-    env.SVC_API_KEY,
-    { from: 'env', variable: 'SVC_API_KEY' },
-  );
+  const fromEnv = keysOf(env.SVC_MANAGEMENT_KEY, { from: 'env', variable: 'SVC_MANAGEMENT_KEY' }, env.SVC_API_KEY, {
+    from: 'env',
+    variable: 'SVC_API_KEY',
+  });
   const candidates = [fromFlags, fromEnv, ...saved];
   let management = candidates.find((keys) => keys.management)?.management;
   let api = candidates.find((keys) => keys.api)?.api;

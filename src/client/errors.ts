@@ -51,6 +51,8 @@ export class UnexpectedResponseError extends Error {
     readonly status: number,
     readonly contentType: string,
   ) {
-    super(`The server at ${url} did not answer like the svc API (HTTP ${status}, ${contentType || 'no content type'}).`);
+    super(
+      `The server at ${url} did not answer like the svc API (HTTP ${status}, ${contentType || 'no content type'}).`,
+    );
   }
 }

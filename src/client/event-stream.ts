@@ -15,7 +15,11 @@ export class EventStreamEndedError extends Error {
  * the answer or `signal` aborts; throws ApiError for a refusal, ConnectionError when nothing
  * answers, EventStreamEndedError when the connection breaks mid-stream.
  */
-export async function* readEventStream(url: URL, managementKey: string, signal: AbortSignal): AsyncGenerator<EmulatorEvent> {
+export async function* readEventStream(
+  url: URL,
+  managementKey: string,
+  signal: AbortSignal,
+): AsyncGenerator<EmulatorEvent> {
   const { request } = await import(url.protocol === 'https:' ? 'node:https' : 'node:http');
   const headers = { accept: 'text/event-stream', [API_KEY_HEADER]: managementKey };
   let response: IncomingMessage;
@@ -41,7 +45,9 @@ export async function* readEventStream(url: URL, managementKey: string, signal: 
     } catch {
       throw new UnexpectedResponseError(url.origin, response.statusCode ?? 0, type);
     }
-    throw new ApiError(response.statusCode ?? 0, problemFromAnswer(response.statusCode ?? 0, parsed, text), { key: 'management' });
+    throw new ApiError(response.statusCode ?? 0, problemFromAnswer(response.statusCode ?? 0, parsed, text), {
+      key: 'management',
+    });
   }
   if (!type.startsWith('text/event-stream')) {
     response.destroy();

@@ -1,5 +1,11 @@
 import type { EmulatorEvent } from '../api/events.js';
-import { API_KEY_HEADER, JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, TRACE_HEADER, TRANSACTION_HEADER } from '../api/headers.js';
+import {
+  API_KEY_HEADER,
+  JSON_CONTENT_TYPE,
+  MERGE_PATCH_CONTENT_TYPE,
+  TRACE_HEADER,
+  TRANSACTION_HEADER,
+} from '../api/headers.js';
 import { MAX_PAGE_SIZE } from '../api/limits.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
 import type {
@@ -94,7 +100,11 @@ export class ApiClient {
     const { response, text } = await this.send(url, init);
     const parsed = parseJson(text) as { status?: unknown; version?: unknown } | undefined;
     if (response.status !== 200 || typeof parsed?.status !== 'string') {
-      throw new UnexpectedResponseError(this.options.baseUrl, response.status, response.headers.get('content-type') ?? '');
+      throw new UnexpectedResponseError(
+        this.options.baseUrl,
+        response.status,
+        response.headers.get('content-type') ?? '',
+      );
     }
     return { status: parsed.status, ...(typeof parsed.version === 'string' && { version: parsed.version }) };
   }
@@ -140,7 +150,11 @@ export class ApiClient {
    * own 4xx and 5xx are results, not errors). Only a connection failure throws. It sends only the
    * headers given (a proxy forwards them), so it is a plain node:http request rather than fetch.
    */
-  async raw(method: string, path: string, options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' }): Promise<PlainResponse> {
+  async raw(
+    method: string,
+    path: string,
+    options: { headers: Record<string, string>; body?: string | Buffer | undefined; key?: KeyKind | 'none' },
+  ): Promise<PlainResponse> {
     const headers = { ...options.headers };
     if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
     const { plainRequest } = await import('./plain-request.js');
@@ -270,7 +284,10 @@ export class ReactorsApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Reactor>> {
-    return this.client.request('GET', '/reactors', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
+    return this.client.request('GET', '/reactors', {
+      query: { page: query.page, size: query.size, id: query.id, name: query.name },
+      shape: 'page',
+    });
   }
 
   all(name?: string): Promise<Reactor[]> {
@@ -291,7 +308,10 @@ export class ReactorsApi {
 
   /** An RFC 7386 merge patch; the API answers 204. */
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
+    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, {
+      body: patch,
+      contentType: MERGE_PATCH_CONTENT_TYPE,
+    });
   }
 
   delete(id: string): Promise<void> {
@@ -300,7 +320,12 @@ export class ReactorsApi {
 
   /** 200 with the reactor response, or (with callback_url) 202 `{ id, status: 'pending' }`. */
   /** `traceId` names the call in the server's events (its console lines carry it as their requestId). */
-  invoke(id: string, body: InvokeReactorBody, transaction?: string, traceId?: string): Promise<ReactorResponse | { id: string; status: 'pending' }> {
+  invoke(
+    id: string,
+    body: InvokeReactorBody,
+    transaction?: string,
+    traceId?: string,
+  ): Promise<ReactorResponse | { id: string; status: 'pending' }> {
     return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
       key: 'api',
       body,
@@ -312,7 +337,9 @@ export class ReactorsApi {
   }
 
   result(id: string, requestId: string): Promise<ReactorResult> {
-    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}/results/${encodeURIComponent(requestId)}`, { key: 'api' });
+    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}/results/${encodeURIComponent(requestId)}`, {
+      key: 'api',
+    });
   }
 }
 
@@ -321,7 +348,11 @@ export class TokensApi {
   constructor(private readonly client: ApiClient) {}
 
   private options(transaction: string | undefined, rest: RequestOptions = {}): RequestOptions {
-    return { key: 'api', ...rest, ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }) };
+    return {
+      key: 'api',
+      ...rest,
+      ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }),
+    };
   }
 
   create(body: CreateTokenBody, transaction?: string): Promise<Token> {
@@ -334,7 +365,11 @@ export class TokensApi {
 
   list(query: TokenListQuery = {}, transaction?: string): Promise<Page<Token>> {
     const { page, size, id, container, type } = query;
-    return this.client.request('GET', '/tokens', this.options(transaction, { query: { page, size, id, container, type }, shape: 'page' }));
+    return this.client.request(
+      'GET',
+      '/tokens',
+      this.options(transaction, { query: { page, size, id, container, type }, shape: 'page' }),
+    );
   }
 
   delete(id: string, transaction?: string): Promise<void> {
@@ -376,7 +411,10 @@ export class ProxiesApi {
   constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}): Promise<Page<Proxy>> {
-    return this.client.request('GET', '/proxies', { query: { page: query.page, size: query.size, id: query.id, name: query.name }, shape: 'page' });
+    return this.client.request('GET', '/proxies', {
+      query: { page: query.page, size: query.size, id: query.id, name: query.name },
+      shape: 'page',
+    });
   }
 
   all(name?: string): Promise<Proxy[]> {
@@ -396,7 +434,10 @@ export class ProxiesApi {
   }
 
   patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, { body: patch, contentType: MERGE_PATCH_CONTENT_TYPE });
+    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, {
+      body: patch,
+      contentType: MERGE_PATCH_CONTENT_TYPE,
+    });
   }
 
   delete(id: string): Promise<void> {

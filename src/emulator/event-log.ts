@@ -33,7 +33,10 @@ export class TenantEventLog {
   private readonly closers = new Set<() => void>();
   private readonly unsubscribe: () => void;
 
-  constructor(events: EmulatorEvents, private readonly limit = RECENT_EVENTS) {
+  constructor(
+    events: EmulatorEvents,
+    private readonly limit = RECENT_EVENTS,
+  ) {
     this.unsubscribe = events.subscribe((event) => this.add(event));
   }
 
@@ -90,7 +93,11 @@ export class TenantEventLog {
  * The test of a filter on a tenant's events. A name or id is looked up once: given an id, the
  * events that carry only the name (console lines) match too.
  */
-export function eventMatcher(filter: EventFilter, lookup: { reactor: OwnerLookup; proxy: OwnerLookup }, tenantId: string): (event: EmulatorEvent) => boolean {
+export function eventMatcher(
+  filter: EventFilter,
+  lookup: { reactor: OwnerLookup; proxy: OwnerLookup },
+  tenantId: string,
+): (event: EmulatorEvent) => boolean {
   const reactor = filter.reactor === undefined ? undefined : named(filter.reactor, lookup.reactor, tenantId);
   const proxy = filter.proxy === undefined ? undefined : named(filter.proxy, lookup.proxy, tenantId);
   const status = filter.status === undefined ? undefined : statusTest(filter.status);
@@ -125,14 +132,18 @@ function ofCode(event: EmulatorEvent, kind: 'reactor' | 'proxy', code: Named): b
     case 'invocation':
       if (event.kind !== (kind === 'reactor' ? 'reactor' : 'transform')) return false;
       // A transform is reported as `name (request)` or `name (response)`.
-      return code.ids.has(event.id) || code.names.has(kind === 'proxy' ? event.name.replace(/ \(\w+\)$/, '') : event.name);
+      return (
+        code.ids.has(event.id) || code.names.has(kind === 'proxy' ? event.name.replace(/ \(\w+\)$/, '') : event.name)
+      );
     case 'console':
       return code.names.has(event.source) || code.ids.has(event.source);
     case 'webhook':
       return kind === 'reactor' && code.ids.has(event.reactorId);
     case 'request': {
       const [, collection, id] = event.path.split('/');
-      return collection === (kind === 'reactor' ? 'reactors' : 'proxies') && id !== undefined && code.ids.has(decoded(id));
+      return (
+        collection === (kind === 'reactor' ? 'reactors' : 'proxies') && id !== undefined && code.ids.has(decoded(id))
+      );
     }
     default:
       return false;
@@ -160,5 +171,7 @@ function statusOf(event: EmulatorEvent): number | undefined {
 
 function requestOf(event: EmulatorEvent): string | undefined {
   if (event.type === 'request') return event.traceId;
-  return event.type === 'invocation' || event.type === 'console' || event.type === 'webhook' ? event.requestId : undefined;
+  return event.type === 'invocation' || event.type === 'console' || event.type === 'webhook'
+    ? event.requestId
+    : undefined;
 }

@@ -32,12 +32,14 @@ export const OWNED_ANSWER_HEADERS: ReadonlySet<string> = new Set([
 
 /** Why a header cannot be sent as it is, or undefined when it can. */
 export function headerProblem(name: string, value: string): string | undefined {
-  if (!TOKEN.test(name)) return `the header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-)`;
+  if (!TOKEN.test(name))
+    return `the header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-)`;
   if (/[\r\n]/.test(value)) return `the value of header ${name} contains CR or LF`;
   if (value.includes('\0')) return `the value of header ${name} contains NUL`;
   if (CONTROL.test(value)) return `the value of header ${name} contains a control character`;
   const wide = NOT_LATIN1.exec(value);
-  if (wide) return `the value of header ${name} contains ${JSON.stringify(wide[0])}, outside Latin-1 (encode it, e.g. with encodeURIComponent)`;
+  if (wide)
+    return `the value of header ${name} contains ${JSON.stringify(wide[0])}, outside Latin-1 (encode it, e.g. with encodeURIComponent)`;
   return undefined;
 }
 
@@ -53,7 +55,11 @@ export function checkedHeaders(headers: unknown, owner: string): Record<string, 
     if (raw === undefined || raw === null) continue;
     const value = Array.isArray(raw) ? raw.join(', ') : String(raw);
     const problem = headerProblem(name, value);
-    if (problem) throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, { title: 'Invalid header', type: PROBLEM_TYPES.userCode });
+    if (problem)
+      throw new HttpError(500, `${owner} set an invalid header: ${problem}.`, {
+        title: 'Invalid header',
+        type: PROBLEM_TYPES.userCode,
+      });
     result[name] = value;
   }
   return result;
@@ -62,7 +68,8 @@ export function checkedHeaders(headers: unknown, owner: string): Record<string, 
 /** Headers of a custom answer without those the emulator owns. */
 export function withoutOwnedHeaders(headers: Record<string, string>): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (!OWNED_ANSWER_HEADERS.has(name.toLowerCase())) result[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (!OWNED_ANSWER_HEADERS.has(name.toLowerCase())) result[name] = value;
   return result;
 }
 
@@ -77,10 +84,14 @@ export function checkedCustomResponse(error: unknown, owner: string): unknown {
   if (!response) return error;
   const { status } = response;
   if (!Number.isInteger(status) || status < 200 || status > 599) {
-    return new HttpError(500, `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`, {
-      title: 'Invalid custom response',
-      type: PROBLEM_TYPES.userCode,
-    });
+    return new HttpError(
+      500,
+      `${owner} threw a CustomHttpResponseError with status ${status}; a response status must be 200 to 599.`,
+      {
+        title: 'Invalid custom response',
+        type: PROBLEM_TYPES.userCode,
+      },
+    );
   }
   try {
     checkedHeaders(response.headers, `${owner} (CustomHttpResponseError)`);

@@ -107,7 +107,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...options.runtime,
       onLog: (entry) => {
         const owner = ownerOf(entry.instance);
-        emit({ type: 'console', source: owner?.name ?? entry.instance, tenantId: owner?.tenantId, level: entry.level, text: entry.text, requestId: entry.requestId });
+        emit({
+          type: 'console',
+          source: owner?.name ?? entry.instance,
+          tenantId: owner?.tenantId,
+          level: entry.level,
+          text: entry.text,
+          requestId: entry.requestId,
+        });
       },
     });
     teardown.push(() => runtime.dispose());
@@ -145,7 +152,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     for (const message of await services.tenants.recoverMissing()) emit({ type: 'warning', message });
     // Runs cut off by the last stop end failed; deliveries pending then resume.
     await services.results.recover();
-    const pipeline = new ProxyPipeline({ proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit });
+    const pipeline = new ProxyPipeline({
+      proxies: services.proxies,
+      applications: services.applications,
+      tokens: services.tokens,
+      tier,
+      emit,
+    });
     teardown.push(() => pipeline.close());
     let serving = false;
     const eventLog = new TenantEventLog(events);
@@ -166,13 +179,21 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const sweep = async () => {
       try {
         const removed = await services.sweep();
-        if (removed.applications + removed.tokens + removed.transactions + removed.results > 0) emit({ type: 'expired', ...removed });
+        if (removed.applications + removed.tokens + removed.transactions + removed.results > 0)
+          emit({ type: 'expired', ...removed });
       } catch (error) {
-        emit({ type: 'error', message: `sweeping expired records failed: ${(error as Error).message}`, stack: (error as Error).stack });
+        emit({
+          type: 'error',
+          message: `sweeping expired records failed: ${(error as Error).message}`,
+          stack: (error as Error).stack,
+        });
       }
     };
     // A retention shorter than the interval (tests use one) is swept as often as it asks.
-    const sweeper = setInterval(() => void sweep(), Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)));
+    const sweeper = setInterval(
+      () => void sweep(),
+      Math.max(100, Math.min(SWEEP_INTERVAL_MS, options.results?.retentionMs ?? DEFAULT_RESULT_RETENTION_MS)),
+    );
     sweeper.unref();
     teardown.push(() => clearInterval(sweeper));
     if (disposed) throw new EmulatorError('The emulator was disposed while it started.');
@@ -194,7 +215,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       credentialsFile = credentialsPath(store.dir);
       const saved = await readCredentials(credentialsFile);
       const known = [bootstrap.keys.managementKey, bootstrap.keys.privateKey, saved.management_key, saved.private_key];
-      for (const { kind, id } of services.tenants.lostKeys(bootstrap.tenantId, known)) emit({ type: 'warning', message: lostKeyWarning(kind, id, credentialsFile) });
+      for (const { kind, id } of services.tenants.lostKeys(bootstrap.tenantId, known))
+        emit({ type: 'warning', message: lostKeyWarning(kind, id, credentialsFile) });
       await writeCredentials(credentialsFile, {
         url,
         tenant_id: bootstrap.tenantId,

@@ -14,13 +14,23 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const formats = require('ajv-formats') as typeof import('ajv-formats');
   // validateSchema: false spares compiling the JSON Schema meta-schema at start (about 75 ms);
   // the schemas are our own and a test checks each against the meta-schema instead.
-  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false, validateSchema: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    validateSchema: false,
+  });
   formats.default(ajv, ['uuid', 'date-time', 'uri']);
   // RFC 3339 allows a leap second (23:59:60); a JavaScript Date cannot hold one, and an expiry
   // a second either way of it means nothing here: refused as the field's error, not met later as
   // an invalid date.
   const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean };
-  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)) });
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)),
+  });
   return ajv;
 }
 
@@ -43,7 +53,13 @@ function malformedIntegers(query: unknown, names: string[]): ErrorObject[] {
     const value = (query as Record<string, unknown> | null)?.[name];
     const written = Array.isArray(value) ? value : [value];
     if (value === undefined || written.every((item) => typeof item !== 'string' || DIGITS.test(item))) continue;
-    errors.push({ keyword: 'digits', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: {}, message: 'must be a whole number written in digits (e.g. 2)' });
+    errors.push({
+      keyword: 'digits',
+      instancePath: `/${name}`,
+      schemaPath: `#/properties/${name}/type`,
+      params: {},
+      message: 'must be a whole number written in digits (e.g. 2)',
+    });
   }
   return errors;
 }
@@ -81,7 +97,10 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
 };
 
 /** A route part's validator, called as fastify calls it: with the object holding the value, so that a root value can be coerced. */
-export type RouteValidator = ((data: unknown, holder?: { parentData: object; parentDataProperty: string }) => boolean) & {
+export type RouteValidator = ((
+  data: unknown,
+  holder?: { parentData: object; parentDataProperty: string },
+) => boolean) & {
   errors?: ErrorObject[] | null;
 };
 
@@ -112,9 +131,14 @@ export function fieldErrors(errors: ErrorObject[], part: string | undefined): Re
     // `anyOf`/`oneOf` repeat what their branches already said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     // A nullable field's `null` branch failing says nothing the other branch does not say better.
-    if (error.keyword === 'type' && (error.params as { type?: string }).type === 'null' && error.schemaPath.includes('/anyOf/')) continue;
+    if (
+      error.keyword === 'type' &&
+      (error.params as { type?: string }).type === 'null' &&
+      error.schemaPath.includes('/anyOf/')
+    )
+      continue;
     const [field, message] = describe(error);
-    const key = field || (part === 'body' ? 'body' : part ?? 'request');
+    const key = field || (part === 'body' ? 'body' : (part ?? 'request'));
     const messages = (result[key] ??= []);
     if (!messages.includes(message)) messages.push(message);
   }
@@ -144,9 +168,15 @@ function describe(error: ErrorObject): [field: string, message: string] {
     case 'maxLength':
       return [at, `must be at most ${String(params.limit)} characters`];
     case 'minLength':
-      return [at, Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`];
+      return [
+        at,
+        Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`,
+      ];
     case 'minItems':
-      return [at, Number(params.limit) === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} items`];
+      return [
+        at,
+        Number(params.limit) === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} items`,
+      ];
     case 'maxItems':
       return [at, `must have at most ${String(params.limit)} items`];
     case 'minimum':
@@ -181,5 +211,8 @@ function readablePath(pointer: string): string {
     .split('/')
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+    .reduce(
+      (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment),
+      '',
+    );
 }

@@ -63,7 +63,12 @@ function mapStrings(value: unknown, map: (text: string) => unknown, depth = 0): 
   const result: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     // defineProperty: a key named __proto__ stays a plain key, never a prototype.
-    Object.defineProperty(result, key, { value: mapStrings(item, map, depth + 1), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(result, key, {
+      value: mapStrings(item, map, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return result;
 }

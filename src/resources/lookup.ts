@@ -36,7 +36,11 @@ export async function resolveByName<T extends { id: string; name: string }>(
   if (isUuid(idOrName)) return idOrName;
   const matches = await findByName(idOrName, all, noun);
   if (matches.length === 1) return matches[0]!.id;
-  throw new NameLookupError(noun, idOrName, matches.map((item) => item.id));
+  throw new NameLookupError(
+    noun,
+    idOrName,
+    matches.map((item) => item.id),
+  );
 }
 
 export function resolveApplicationId(client: ApiClient, idOrName: string): Promise<string> {

@@ -17,7 +17,11 @@ export function fitColumns(headers: string[], rows: string[][], columns: number)
   const cells = (i: number) => [headers[i] ?? '', ...rows.map((row) => row[i] ?? '')];
   const widths = headers.map((_, i) => Math.max(...cells(i).map((cell) => longest(cell, '\n'))));
   const kept = headers.map((header) => KEEP.has(header));
-  const words = headers.map((_, i) => (cells(i).some((cell) => /\s/.test(cell.trim())) ? Math.max(MIN_WIDTH, ...cells(i).map((cell) => longest(cell, /\s/))) : Infinity));
+  const words = headers.map((_, i) =>
+    cells(i).some((cell) => /\s/.test(cell.trim()))
+      ? Math.max(MIN_WIDTH, ...cells(i).map((cell) => longest(cell, /\s/)))
+      : Infinity,
+  );
   const least = headers.map((header) => Math.max(MIN_WIDTH, header.length));
   let excess = widths.reduce((sum, width) => sum + width, 0) + GAP * (widths.length - 1) - columns;
   for (const floor of [words, least]) {

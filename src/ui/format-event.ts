@@ -69,7 +69,8 @@ export function formatEvent(event: ServeEvent): EventLine {
     }
     case 'reload': {
       const head: Span[] = [{ text: 'reload' }, { text: event.target, tone: 'strong' }];
-      if (event.ok) return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
+      if (event.ok)
+        return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
       const why = `the previous code keeps serving: ${userText(event.error ?? 'unknown error')}`;
       return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why }] };
     }

@@ -30,7 +30,15 @@ export function clearScreen(rows: number | undefined): string {
  * of the event loop however many requests arrive in it) and answers the keys. Keys are read only
  * when stdin is a terminal: ink's raw mode would throw on anything else.
  */
-export function LiveServeDashboard({ url, keys, resources, feed, onQuit, onReapply, onSettled }: LiveServeDashboardProps) {
+export function LiveServeDashboard({
+  url,
+  keys,
+  resources,
+  feed,
+  onQuit,
+  onReapply,
+  onSettled,
+}: LiveServeDashboardProps) {
   const [state, dispatch] = useReducer(reduceDashboard, initialDashboardState);
   const { isRawModeSupported } = useStdin();
   const { stdout, write } = useStdout();
@@ -76,7 +84,10 @@ export function LiveServeDashboard({ url, keys, resources, feed, onQuit, onReapp
       try {
         await onReapply();
       } catch (error) {
-        feed.note({ level: 'error', text: `Re-apply failed: ${error instanceof Error ? error.message : String(error)}` });
+        feed.note({
+          level: 'error',
+          text: `Re-apply failed: ${error instanceof Error ? error.message : String(error)}`,
+        });
       } finally {
         reapplying.current = false;
         dispatch({ type: 'reapplying', on: false });

@@ -10,7 +10,14 @@ export type PlanAction = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
 export type PlanFieldDiff =
   | { field: string; type: 'value'; before?: unknown; after?: unknown }
   | { field: string; type: 'secret'; change: 'added' | 'removed' | 'changed' }
-  | { field: string; type: 'code'; path?: string; change: 'added' | 'removed' | 'changed'; diff?: string; lines?: number };
+  | {
+      field: string;
+      type: 'code';
+      path?: string;
+      change: 'added' | 'removed' | 'changed';
+      diff?: string;
+      lines?: number;
+    };
 
 export interface PlanChangeView {
   address: string;
@@ -97,10 +104,15 @@ function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => `${indent}    ${paintDiffLine(line, paint)}`);
-    return [`${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${diff.path})`) : ''}`, ...body];
+    return [
+      `${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${diff.path})`) : ''}`,
+      ...body,
+    ];
   }
   if (!('before' in diff)) return [`${indent}${paint('green', '+')} ${diff.field}: ${show(diff.after)}`];
-  return [`${indent}${paint('yellow', '~')} ${diff.field}: ${show(diff.before)} ${paint('dim', '->')} ${show(diff.after)}`];
+  return [
+    `${indent}${paint('yellow', '~')} ${diff.field}: ${show(diff.before)} ${paint('dim', '->')} ${show(diff.after)}`,
+  ];
 }
 
 function paintDiffLine(line: string, paint: (style: Style, text: string) => string): string {

@@ -107,24 +107,27 @@ describe('loadConfig: a valid file', () => {
       'c.js': CODE,
       'svc.yaml': '',
     });
-    expect((await loadConfig(
-      'svc.json',
-      { cwd, env: {} },
-    )).reactors.map((reactor) => reactor.name)).toEqual(['charge']);
-    expect(await loadConfig(
-      'svc.yaml',
-      { cwd, env: {} },
-    )).toMatchObject({ applications: [], reactors: [], proxies: [] });
+    expect((await loadConfig('svc.json', { cwd, env: {} })).reactors.map((reactor) => reactor.name)).toEqual([
+      'charge',
+    ]);
+    expect(await loadConfig('svc.yaml', { cwd, env: {} })).toMatchObject({
+      applications: [],
+      reactors: [],
+      proxies: [],
+    });
   });
 });
 
 describe('loadConfig: each error names svc.yaml:line and the path', () => {
   test('an Application reference with a typo suggests the name', async () => {
     const error = await loadError({
-      'svc.yaml': 'applications:\n  backend:\n    type: private\n    permissions: [token:use]\nreactors:\n  charge:\n    code: c.js\n    application: backnd\n',
+      'svc.yaml':
+        'applications:\n  backend:\n    type: private\n    permissions: [token:use]\nreactors:\n  charge:\n    code: c.js\n    application: backnd\n',
       'c.js': CODE,
     });
-    expect(error.message).toBe('svc.yaml:8 reactors.charge.application: no Application "backnd" (did you mean backend?)');
+    expect(error.message).toBe(
+      'svc.yaml:8 reactors.charge.application: no Application "backnd" (did you mean backend?)',
+    );
   });
 
   test('an unknown key is an error at its own line, naming the known ones', async () => {
@@ -132,12 +135,19 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
       'svc.yaml': 'reactors:\n  charge:\n    code: c.js\n    timeout: 30\n',
       'c.js': CODE,
     });
-    expect(error.message).toBe('svc.yaml:4 reactors.charge.timeout: unknown key "timeout" (known: code, configuration, application, renamed_from)');
+    expect(error.message).toBe(
+      'svc.yaml:4 reactors.charge.timeout: unknown key "timeout" (known: code, configuration, application, renamed_from)',
+    );
   });
 
   test('a missing environment variable', async () => {
-    const error = await loadError({ 'svc.yaml': 'proxies:\n  p:\n    destination_url: https://x.test\n    configuration:\n      TOKEN: ${env:NOT_SET}\n' });
-    expect(error.message).toBe('svc.yaml:5 proxies.p.configuration.TOKEN: the environment variable NOT_SET is not set (${env:NOT_SET})');
+    const error = await loadError({
+      'svc.yaml':
+        'proxies:\n  p:\n    destination_url: https://x.test\n    configuration:\n      TOKEN: ${env:NOT_SET}\n',
+    });
+    expect(error.message).toBe(
+      'svc.yaml:5 proxies.p.configuration.TOKEN: the environment variable NOT_SET is not set (${env:NOT_SET})',
+    );
   });
 
   test('a ${...} that is not ${env:NAME}', async () => {
@@ -182,7 +192,10 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
   });
 
   test('a permission the type does not allow, and an Application without any grant', async () => {
-    const error = await loadError({ 'svc.yaml': 'applications:\n  admin:\n    type: management\n    permissions: [token:use]\n  empty:\n    type: private\n' });
+    const error = await loadError({
+      'svc.yaml':
+        'applications:\n  admin:\n    type: management\n    permissions: [token:use]\n  empty:\n    type: private\n',
+    });
     expect(error.issues).toEqual([
       'svc.yaml:4 applications.admin.permissions[0]: "token:use" is not allowed for a management Application (allowed: application:create, application:read, application:update, application:delete, proxy:create, proxy:read, proxy:update, proxy:delete, reactor:create, reactor:read, reactor:update, reactor:delete)',
       'svc.yaml:5 applications.empty: give it permissions or rules (at least one of them non-empty)',
@@ -192,10 +205,13 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
 
   test('a reactor may not use a management Application', async () => {
     const error = await loadError({
-      'svc.yaml': 'applications:\n  admin:\n    type: management\n    permissions: [reactor:read]\nreactors:\n  r:\n    code: c.js\n    application: admin\n',
+      'svc.yaml':
+        'applications:\n  admin:\n    type: management\n    permissions: [reactor:read]\nreactors:\n  r:\n    code: c.js\n    application: admin\n',
       'c.js': CODE,
     });
-    expect(error.message).toBe('svc.yaml:8 reactors.r.application: "admin" is a management Application; reactors take a private or public one');
+    expect(error.message).toBe(
+      'svc.yaml:8 reactors.r.application: "admin" is a management Application; reactors take a private or public one',
+    );
   });
 
   test('renamed_from cannot name a resource still in the file', async () => {
@@ -203,11 +219,16 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
       'svc.yaml': 'reactors:\n  a:\n    code: c.js\n  b:\n    code: c.js\n    renamed_from: a\n',
       'c.js': CODE,
     });
-    expect(error.message).toBe('svc.yaml:6 reactors.b.renamed_from: "a" is still in reactors; a rename takes the old name out of the file');
+    expect(error.message).toBe(
+      'svc.yaml:6 reactors.b.renamed_from: "a" is still in reactors; a rename takes the old name out of the file',
+    );
   });
 
   test('wrong types and values are each at their line', async () => {
-    const error = await loadError({ 'svc.yaml': 'applications:\n  a:\n    type: admin\n    permissions: token:use\nproxies:\n  p:\n    destination_url: ftp://x\n    require_auth: "no"\n' });
+    const error = await loadError({
+      'svc.yaml':
+        'applications:\n  a:\n    type: admin\n    permissions: token:use\nproxies:\n  p:\n    destination_url: ftp://x\n    require_auth: "no"\n',
+    });
     expect(error.issues).toEqual([
       'svc.yaml:3 applications.a.type: must be one of private, public, management',
       'svc.yaml:4 applications.a.permissions: must be a list',
@@ -218,9 +239,8 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
 
   test('svc.yaml that is not there', async () => {
     const cwd = await project({});
-    await expect(loadConfig(
-      'svc.yaml',
-      { cwd, env: {} },
-    )).rejects.toThrow('Cannot read svc.yaml: no such file (-f names another file; `svc import` writes one from what the target holds).');
+    await expect(loadConfig('svc.yaml', { cwd, env: {} })).rejects.toThrow(
+      'Cannot read svc.yaml: no such file (-f names another file; `svc import` writes one from what the target holds).',
+    );
   });
 });

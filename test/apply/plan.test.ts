@@ -26,10 +26,14 @@ function desired(parts: Parts = {}): Desired {
   return { file: 'svc.yaml', dir: '/project', applications: [], reactors: [], proxies: [], files: [], ...parts };
 }
 
-const app = (
-  name: string,
-  extra: Partial<DesiredApplication> = {},
-): DesiredApplication => ({ name, type: 'private', permissions: ['token:use'], rules: [], line: 2, ...extra });
+const app = (name: string, extra: Partial<DesiredApplication> = {}): DesiredApplication => ({
+  name,
+  type: 'private',
+  permissions: ['token:use'],
+  rules: [],
+  line: 2,
+  ...extra,
+});
 const reactor = (name: string, extra: Partial<DesiredReactor> = {}): DesiredReactor => ({
   name,
   code: { path: `reactors/${name}.js`, code: CODE },
@@ -54,10 +58,15 @@ let ids = 0;
 const nextId = () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`;
 const target = { tenant_id: 't' };
 
-const remoteApp = (
-  name: string,
-  extra: Partial<Application> = {},
-): Application => ({ id: nextId(), ...target, name, type: 'private', permissions: ['token:use'], rules: [], ...extra });
+const remoteApp = (name: string, extra: Partial<Application> = {}): Application => ({
+  id: nextId(),
+  ...target,
+  name,
+  type: 'private',
+  permissions: ['token:use'],
+  rules: [],
+  ...extra,
+});
 const remoteReactor = (name: string, extra: Partial<Reactor> = {}): Reactor => ({
   id: nextId(),
   ...target,
@@ -92,7 +101,8 @@ function actual(parts: Partial<Actual> = {}): Actual {
 function stateOf(entries: Partial<Record<keyof TargetState, Record<string, Entry>>>): TargetState {
   const state = emptyTargetState();
   for (const [kind, byName] of Object.entries(entries) as [keyof TargetState, Record<string, Entry>][]) {
-    for (const [name, entry] of Object.entries(byName)) state[kind][name] = { id: entry.id, hash: entry.hash ?? 'recorded' };
+    for (const [name, entry] of Object.entries(byName))
+      state[kind][name] = { id: entry.id, hash: entry.hash ?? 'recorded' };
   }
   return state;
 }
@@ -129,20 +139,14 @@ describe('plan: what a desired resource needs', () => {
   });
 
   test('what the server normalises (container case, permission order and repeats) is no change', () => {
-    const remote = remoteApp(
-      'backend',
-      {
-        permissions: ['token:use', 'token:read'],
-        rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
-      },
-    );
-    const wanted = app(
-      'backend',
-      {
-        permissions: ['token:read', 'token:use', 'token:read'],
-        rules: [{ priority: 1, container: '/PCI/', transform: 'mask', permissions: ['token:read'] }],
-      },
-    );
+    const remote = remoteApp('backend', {
+      permissions: ['token:use', 'token:read'],
+      rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
+    });
+    const wanted = app('backend', {
+      permissions: ['token:read', 'token:use', 'token:read'],
+      rules: [{ priority: 1, container: '/PCI/', transform: 'mask', permissions: ['token:read'] }],
+    });
     const result = plan({
       desired: desired({ applications: [wanted] }),
       state: stateOf({ applications: { backend: { id: remote.id } } }),
@@ -152,18 +156,14 @@ describe('plan: what a desired resource needs', () => {
   });
 
   test('an update lists each field that differs: code as a unified diff, configuration by key with no value', () => {
-    const remote = remoteReactor(
-      'charge',
-      {
-        code: 'module.exports = async () => ({ raw: 0 });\n',
-        configuration: { STRIPE_KEY: 'old', GONE: 'x', SAME: 's' },
-      },
-    );
+    const remote = remoteReactor('charge', {
+      code: 'module.exports = async () => ({ raw: 0 });\n',
+      configuration: { STRIPE_KEY: 'old', GONE: 'x', SAME: 's' },
+    });
     const result = plan({
-      desired: desired({ reactors: [reactor(
-        'charge',
-        { configuration: { STRIPE_KEY: SECRET, NEW: SECRET, SAME: 's' } },
-      )] }),
+      desired: desired({
+        reactors: [reactor('charge', { configuration: { STRIPE_KEY: SECRET, NEW: SECRET, SAME: 's' } })],
+      }),
       state: stateOf({ reactors: { charge: { id: remote.id } } }),
       actual: actual({ reactors: [remote] }),
     });
@@ -245,13 +245,15 @@ describe('plan: identity, renames and adoption', () => {
       state: stateOf({ reactors: { charge: { id: remote.id } } }),
       actual: actual({ reactors: [remote] }),
     });
-    expect(result.changes).toEqual([expect.objectContaining({
-      action: 'rename',
-      address: 'reactors.pay',
-      from: 'charge',
-      id: remote.id,
-      diffs: [],
-    })]);
+    expect(result.changes).toEqual([
+      expect.objectContaining({
+        action: 'rename',
+        address: 'reactors.pay',
+        from: 'charge',
+        id: remote.id,
+        diffs: [],
+      }),
+    ]);
     expect(result.orphans).toEqual([]);
   });
 
@@ -262,12 +264,14 @@ describe('plan: identity, renames and adoption', () => {
       state: emptyTargetState(),
       actual: actual({ proxies: [remote] }),
     });
-    expect(result.changes).toEqual([expect.objectContaining({
-      action: 'rename',
-      from: 'legacy',
-      adopted: true,
-      id: remote.id,
-    })]);
+    expect(result.changes).toEqual([
+      expect.objectContaining({
+        action: 'rename',
+        from: 'legacy',
+        adopted: true,
+        id: remote.id,
+      }),
+    ]);
   });
 
   test('a resource svc did not create is adopted by its exact name: recorded, not created again', () => {
@@ -277,12 +281,14 @@ describe('plan: identity, renames and adoption', () => {
       state: emptyTargetState(),
       actual: actual({ reactors: [remote, remoteReactor('Charge')] }),
     });
-    expect(result.changes).toEqual([expect.objectContaining({
-      action: 'adopt',
-      adopted: true,
-      id: remote.id,
-      diffs: [],
-    })]);
+    expect(result.changes).toEqual([
+      expect.objectContaining({
+        action: 'adopt',
+        adopted: true,
+        id: remote.id,
+        diffs: [],
+      }),
+    ]);
   });
 
   test('an adopted resource that differs is an update', () => {
@@ -303,13 +309,16 @@ describe('plan: identity, renames and adoption', () => {
 
   test('two resources with the name and none in the state: an error naming both ids, with svc.yaml:line', () => {
     const [a, b] = [remoteReactor('charge'), remoteReactor('charge')];
-    const attempt = () => plan({
-      desired: desired({ reactors: [reactor('charge')] }),
-      state: emptyTargetState(),
-      actual: actual({ reactors: [a, b] }),
-    });
+    const attempt = () =>
+      plan({
+        desired: desired({ reactors: [reactor('charge')] }),
+        state: emptyTargetState(),
+        actual: actual({ reactors: [a, b] }),
+      });
     expect(attempt).toThrow(ApplyError);
-    expect(attempt).toThrow(`svc.yaml:8 reactors.charge: 2 reactors are named "charge" on the target (${a.id}, ${b.id})`);
+    expect(attempt).toThrow(
+      `svc.yaml:8 reactors.charge: 2 reactors are named "charge" on the target (${a.id}, ${b.id})`,
+    );
   });
 
   test('a state entry whose resource was deleted outside svc is forgotten, and the resource made again', () => {
@@ -335,13 +344,13 @@ describe('plan: identity, renames and adoption', () => {
 
   test("an Application's type cannot change in place: an error at its line", () => {
     const remote = remoteApp('backend', { type: 'public', permissions: ['token:create'] });
-    expect(() => plan({
-      desired: desired({ applications: [app('backend')] }),
-      state: stateOf({ applications: { backend: { id: remote.id } } }),
-      actual: actual({ applications: [remote] }),
-    })).toThrow(
-      /^svc\.yaml:2 applications\.backend\.type: the Application on the target is public/,
-    );
+    expect(() =>
+      plan({
+        desired: desired({ applications: [app('backend')] }),
+        state: stateOf({ applications: { backend: { id: remote.id } } }),
+        actual: actual({ applications: [remote] }),
+      }),
+    ).toThrow(/^svc\.yaml:2 applications\.backend\.type: the Application on the target is public/);
   });
 
   test('the content hash of a resource covers configuration keys, not values', () => {
@@ -419,13 +428,16 @@ describe('plan: --target', () => {
   });
 
   test('an address that is not in svc.yaml is a usage error with a suggestion', () => {
-    const attempt = () => plan({
-      desired: desired({ reactors: [reactor('charge')] }),
-      state: emptyTargetState(),
-      actual: actual(),
-      options: { targets: ['reactors.charg'] },
-    });
-    expect(attempt).toThrow(/^--target reactors\.charg: no such resource in svc\.yaml \(did you mean reactors\.charge\?\)/);
+    const attempt = () =>
+      plan({
+        desired: desired({ reactors: [reactor('charge')] }),
+        state: emptyTargetState(),
+        actual: actual(),
+        options: { targets: ['reactors.charg'] },
+      });
+    expect(attempt).toThrow(
+      /^--target reactors\.charg: no such resource in svc\.yaml \(did you mean reactors\.charge\?\)/,
+    );
     try {
       attempt();
     } catch (error) {

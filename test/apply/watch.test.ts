@@ -32,7 +32,9 @@ async function serverCode(emu: TestEmulator): Promise<string> {
 }
 
 function writes(emu: TestEmulator): number {
-  return emu.events.filter((event) => event.type === 'request' && event.method !== 'GET' && event.path.startsWith('/reactors')).length;
+  return emu.events.filter(
+    (event) => event.type === 'request' && event.method !== 'GET' && event.path.startsWith('/reactors'),
+  ).length;
 }
 
 describe('watchConfig', () => {
@@ -81,10 +83,12 @@ describe('watchConfig', () => {
     expect(writes(emu) - before).toBe(1);
 
     await write('charge.js', BROKEN);
-    await eventually(() => expect(events).toContainEqual({
-      type: 'invalid',
-      message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
-    }));
+    await eventually(() =>
+      expect(events).toContainEqual({
+        type: 'invalid',
+        message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
+      }),
+    );
     expect(await serverCode(emu)).toBe(V2);
     expect(writes(emu) - before).toBe(1);
   });
@@ -106,9 +110,15 @@ describe('watchConfig', () => {
     await watcher.ready;
 
     await write('svc.yaml', `${SVC_YAML}    configuration: [oops\n`);
-    await eventually(() => expect(events.some((event) => event.type === 'invalid' && /^svc\.yaml:\d+:\d+ Flow sequence/.test(event.message))).toBe(true));
+    await eventually(() =>
+      expect(
+        events.some((event) => event.type === 'invalid' && /^svc\.yaml:\d+:\d+ Flow sequence/.test(event.message)),
+      ).toBe(true),
+    );
     await write('svc.yaml', `${SVC_YAML}    configuration:\n      MODE: live\n`);
-    await eventually(() => expect(events.some((event) => event.type === 'change' && event.fields.includes('configuration'))).toBe(true));
+    await eventually(() =>
+      expect(events.some((event) => event.type === 'change' && event.fields.includes('configuration'))).toBe(true),
+    );
     expect((await emu.call('GET', '/reactors')).body.data[0].configuration).toEqual({ MODE: 'live' });
   });
 
@@ -129,10 +139,15 @@ describe('watchConfig', () => {
     await watcher.ready;
 
     await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
-    await eventually(() => expect(events.some((event) => event.type === 'invalid' && event.message.includes('cannot read refund.js'))).toBe(true));
+    await eventually(() =>
+      expect(events.some((event) => event.type === 'invalid' && event.message.includes('cannot read refund.js'))).toBe(
+        true,
+      ),
+    );
     await sleep(100);
     await write('refund.js', V1);
-    const names = async () => (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name);
+    const names = async () =>
+      (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name);
     await eventually(async () => expect((await names()).sort()).toEqual(['charge', 'refund']));
   });
 });
@@ -141,10 +156,10 @@ describe('svc apply --watch', () => {
   test('applies, then a line per saved change, until the signal stops it (exit 0)', async () => {
     const { emu, cwd, write } = await setup();
     const controller = new AbortController();
-    const running = runSvc(
-      ['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey],
-      { cwd, signal: controller.signal },
-    );
+    const running = runSvc(['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey], {
+      cwd,
+      signal: controller.signal,
+    });
     await eventually(async () => expect((await emu.call('GET', '/reactors')).body.data).toHaveLength(1));
     await sleep(200);
     await write('charge.js', V2);

@@ -34,7 +34,12 @@ describe('applications list', () => {
     expect(result.stderr).toBe('');
     const page = await emu.call('GET', '/applications');
     expect(result.stdout).toBe(`${JSON.stringify(page.body, null, 2)}\n`);
-    expect(result.json().data.map((app: { name: string }) => app.name).sort()).toEqual(['svc management', 'svc private']);
+    expect(
+      result
+        .json()
+        .data.map((app: { name: string }) => app.name)
+        .sort(),
+    ).toEqual(['svc management', 'svc private']);
   });
 
   test('human output is a plain table of the bootstrap apps without a TTY', async () => {
@@ -76,14 +81,23 @@ describe('applications list', () => {
     await createApp(emu, 'reporting');
     const result = await svc('applications list --name backend-* --json');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.json().data.map((app: { name: string }) => app.name).sort()).toEqual(['backend-eu', 'backend-us']);
+    expect(
+      result
+        .json()
+        .data.map((app: { name: string }) => app.name)
+        .sort(),
+    ).toEqual(['backend-eu', 'backend-us']);
     const exact = await svc(['applications', 'list', '--name', 'svc management']);
     expect(exact.stdout.trimEnd().split('\n')).toHaveLength(2);
   });
 
   test('a bad --size is a usage error', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc('applications list --size ten'), 2, /^Error: --size must be a whole number, not "ten"\.$/m);
+    expectOneLineError(
+      await svc('applications list --size ten'),
+      2,
+      /^Error: --size must be a whole number, not "ten"\.$/m,
+    );
   });
 });
 
@@ -107,7 +121,9 @@ describe('applications create', () => {
 
   test('the human form shows the key, with the "shown once" note on stderr', async () => {
     const { emu, svc } = await setup();
-    const result = await svc('applications create --name human --type private --permission token:read --permission token:create');
+    const result = await svc(
+      'applications create --name human --type private --permission token:read --permission token:create',
+    );
     expect(result.code).toBe(0);
     const key = /^key\s+(\S+)$/m.exec(result.stdout)?.[1];
     expect(key).toBeDefined();
@@ -126,9 +142,17 @@ describe('applications create', () => {
     const second = { ...RULE, priority: 2, container: '/ssn/', transform: 'redact' };
     const third = { ...RULE, priority: 3, container: '/pii/', transform: 'reveal' };
     const result = await svc([
-      'applications', 'create', '--name', 'ruled', '--type', 'private', '--json',
-      '--rule', JSON.stringify(RULE),
-      '--rule', JSON.stringify([second, third]),
+      'applications',
+      'create',
+      '--name',
+      'ruled',
+      '--type',
+      'private',
+      '--json',
+      '--rule',
+      JSON.stringify(RULE),
+      '--rule',
+      JSON.stringify([second, third]),
     ]);
     expect(result.code).toBe(0);
     const app = result.json();
@@ -143,26 +167,49 @@ describe('applications create', () => {
     const second = { ...RULE, priority: 2, container: '/ssn/', transform: 'redact' };
     await writeFile(path.join(cwd, 'rule.json'), JSON.stringify(RULE));
     await writeFile(path.join(cwd, 'rules.json'), JSON.stringify([second]));
-    const result = await svc('applications create --name filed --type private --rule @rule.json --rule @rules.json --json');
+    const result = await svc(
+      'applications create --name filed --type private --rule @rule.json --rule @rules.json --json',
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.json().rules).toEqual([RULE, second]);
     const updated = await svc(`applications update ${result.json().id} --rule @rules.json --json`);
     expect(updated.code, updated.stderr).toBe(0);
     expect((await emu.call('GET', `/applications/${result.json().id}`)).body.rules).toEqual([second]);
-    expectOneLineError(await svc('applications create --name x --type private --rule @missing.json'), 1, /^Error: Cannot read --rule file .*missing\.json: no such file\.$/);
+    expectOneLineError(
+      await svc('applications create --name x --type private --rule @missing.json'),
+      1,
+      /^Error: Cannot read --rule file .*missing\.json: no such file\.$/,
+    );
   });
 
   test('the human form lists the rules', async () => {
     const { svc } = await setup();
-    const result = await svc(['applications', 'create', '--name', 'r', '--type', 'private', '--rule', JSON.stringify(RULE)]);
+    const result = await svc([
+      'applications',
+      'create',
+      '--name',
+      'r',
+      '--type',
+      'private',
+      '--rule',
+      JSON.stringify(RULE),
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^rules\s+1: \/pci\/ mask \[token:read\]$/m);
   });
 
   test('bad --rule JSON is a usage error in one line', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc(['applications', 'create', '--name', 'x', '--type', 'private', '--rule', '{bad']), 2, /^Error: --rule must be JSON/);
-    expectOneLineError(await svc(['applications', 'create', '--name', 'x', '--type', 'private', '--rule', '42']), 2, /^Error: --rule must be a JSON object/);
+    expectOneLineError(
+      await svc(['applications', 'create', '--name', 'x', '--type', 'private', '--rule', '{bad']),
+      2,
+      /^Error: --rule must be JSON/,
+    );
+    expectOneLineError(
+      await svc(['applications', 'create', '--name', 'x', '--type', 'private', '--rule', '42']),
+      2,
+      /^Error: --rule must be a JSON object/,
+    );
     // Nothing was created.
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
   });
@@ -170,7 +217,11 @@ describe('applications create', () => {
   test('an API validation error is one line on stderr and nothing on stdout', async () => {
     const { emu, svc } = await setup();
     const result = await svc('applications create --name x --type private --permission bogus');
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): --permission \(permissions\[0\]\): "bogus" is not a known permission/);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: Validation failed \(400\): --permission \(permissions\[0\]\): "bogus" is not a known permission/,
+    );
     expect(result.stderr).not.toMatch(/bug in svc/);
     expect((await emu.call('GET', '/applications')).body.pagination.total_items).toBe(2);
   });
@@ -181,7 +232,9 @@ describe('applications create', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).not.toContain('    at ');
-    const document = JSON.parse(result.stderr) as { error: { status: number; title: string; errors: Record<string, string[]> } };
+    const document = JSON.parse(result.stderr) as {
+      error: { status: number; title: string; errors: Record<string, string[]> };
+    };
     expect(document.error.status).toBe(400);
     expect(document.error.title).toBe('Validation failed');
     expect(document.error.errors['permissions[0]']?.[0]).toMatch(/"bogus" is not a known permission/);
@@ -222,7 +275,9 @@ describe('applications get, update, regenerate, delete', () => {
   test('update by id replaces permissions and keeps the name when no --name is given', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'keepme');
-    const result = await svc(`applications update ${app.id} --permission token:create --permission token:update --json`);
+    const result = await svc(
+      `applications update ${app.id} --permission token:create --permission token:update --json`,
+    );
     expect(result.code).toBe(0);
     expect(result.json()).toMatchObject({ id: app.id, name: 'keepme', permissions: ['token:create', 'token:update'] });
     const stored = await emu.call('GET', `/applications/${app.id}`);
@@ -233,7 +288,15 @@ describe('applications get, update, regenerate, delete', () => {
   test('update by exact name renames, and sends --rule', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'old name');
-    const result = await svc(['applications', 'update', 'old name', '--name', 'new name', '--rule', JSON.stringify([RULE])]);
+    const result = await svc([
+      'applications',
+      'update',
+      'old name',
+      '--name',
+      'new name',
+      '--rule',
+      JSON.stringify([RULE]),
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^name\s+new name$/m);
     const stored = await emu.call('GET', `/applications/${app.id}`);
@@ -245,7 +308,11 @@ describe('applications get, update, regenerate, delete', () => {
   test('update with nothing to change is a usage error', async () => {
     const { svc, emu } = await setup();
     const app = await createApp(emu, 'same');
-    expectOneLineError(await svc(`applications update ${app.id}`), 2, /^Error: Nothing to update: pass --name, --permission or --rule\.$/m);
+    expectOneLineError(
+      await svc(`applications update ${app.id}`),
+      2,
+      /^Error: Nothing to update: pass --name, --permission or --rule\.$/m,
+    );
   });
 
   test('regenerate issues a new key and the old one stops working', async () => {
@@ -298,7 +365,11 @@ describe('applications get, update, regenerate, delete', () => {
     const { svc, emu } = await setup();
     const one = await createApp(emu, 'twin');
     const two = await createApp(emu, 'twin');
-    for (const line of ['applications get twin', 'applications delete twin --yes', 'applications update twin --name solo']) {
+    for (const line of [
+      'applications get twin',
+      'applications delete twin --yes',
+      'applications update twin --name solo',
+    ]) {
       const result = await svc(line);
       expectOneLineError(result, 1, /^Error: 2 Applications are named "twin"; use an id/);
       expect(result.stderr).toContain(one.id);
@@ -314,7 +385,12 @@ describe('applications whoami', () => {
     const { svc, emu } = await setup();
     const result = await svc('applications whoami --json');
     expect(result.code).toBe(0);
-    const keyUsed = { kind: 'management', key: `key_local_mgt_…${emu.managementKey.slice(-4)}`, source: 'flag', from: '--management-key' };
+    const keyUsed = {
+      kind: 'management',
+      key: `key_local_mgt_…${emu.managementKey.slice(-4)}`,
+      source: 'flag',
+      from: '--management-key',
+    };
     expect(result.json()).toEqual({ ...(await emu.call('GET', '/applications/key')).body, key_used: keyUsed });
     expect(result.json()).toMatchObject({ name: 'svc management', type: 'management' });
     const human = await svc('applications whoami');
@@ -325,8 +401,14 @@ describe('applications whoami', () => {
   test('with only a private key, that key is used and lacks application:read', async () => {
     const { emu } = await setup();
     const cwd = await tempDir();
-    const result = await runSvc(['applications', 'whoami', '--base-url', emu.url, '--api-key', emu.privateKey], { cwd });
-    expectOneLineError(result, 1, /^Error: Forbidden \(403\): This private Application lacks the application:read permission\. The key sent, the API key from --api-key \(key_local_pvt_….{4}\), is valid/m);
+    const result = await runSvc(['applications', 'whoami', '--base-url', emu.url, '--api-key', emu.privateKey], {
+      cwd,
+    });
+    expectOneLineError(
+      result,
+      1,
+      /^Error: Forbidden \(403\): This private Application lacks the application:read permission\. The key sent, the API key from --api-key \(key_local_pvt_….{4}\), is valid/m,
+    );
   });
 });
 
@@ -336,17 +418,34 @@ describe('failures that are not the API', () => {
     const url = dead.url;
     await dead.dispose();
     const cwd = await tempDir();
-    const result = await runSvc(['applications', 'list', '--base-url', url, '--management-key', 'key_whatever_1234'], { cwd });
-    expectOneLineError(result, 1, new RegExp(`^Error: Cannot reach ${url.replace(/[.]/g, '\\.')}: connection refused\\.`));
-    const json = await runSvc(['applications', 'list', '--json', '--base-url', url, '--management-key', 'key_whatever_1234'], { cwd });
+    const result = await runSvc(['applications', 'list', '--base-url', url, '--management-key', 'key_whatever_1234'], {
+      cwd,
+    });
+    expectOneLineError(
+      result,
+      1,
+      new RegExp(`^Error: Cannot reach ${url.replace(/[.]/g, '\\.')}: connection refused\\.`),
+    );
+    const json = await runSvc(
+      ['applications', 'list', '--json', '--base-url', url, '--management-key', 'key_whatever_1234'],
+      { cwd },
+    );
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stderr).error.detail).toContain(`Cannot reach ${url}`);
   });
 
   test('a base URL that is not a URL is a user error', async () => {
     const cwd = await tempDir();
-    expectOneLineError(await runSvc('applications list --base-url nope --management-key k', { cwd }), 1, /^Error: The base URL "nope" is not a valid URL/);
-    expectOneLineError(await runSvc('applications list --base-url ftp://x --management-key k', { cwd }), 1, /must use http or https/);
+    expectOneLineError(
+      await runSvc('applications list --base-url nope --management-key k', { cwd }),
+      1,
+      /^Error: The base URL "nope" is not a valid URL/,
+    );
+    expectOneLineError(
+      await runSvc('applications list --base-url ftp://x --management-key k', { cwd }),
+      1,
+      /must use http or https/,
+    );
   });
 });
 
@@ -367,13 +466,22 @@ describe('local target resolution', () => {
   test('the local private key serves as the API key', async () => {
     const emu = await startEmulator();
     const target = await resolveTarget({}, {}, emu.dir);
-    expect(target).toMatchObject({ baseUrl: emu.url, managementKey: emu.managementKey, apiKey: emu.privateKey, source: 'local' });
+    expect(target).toMatchObject({
+      baseUrl: emu.url,
+      managementKey: emu.managementKey,
+      apiKey: emu.privateKey,
+      source: 'local',
+    });
   });
 
   test('with no credentials and no keys: a clear "No management key" message', async () => {
     const cwd = await tempDir();
     const result = await runSvc('applications list', { cwd });
-    expectOneLineError(result, 1, /^Error: No management key for http:\/\/127\.0\.0\.1:8790: pass --management-key, set SVC_MANAGEMENT_KEY/);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: No management key for http:\/\/127\.0\.0\.1:8790: pass --management-key, set SVC_MANAGEMENT_KEY/,
+    );
     expect(result.stderr).toContain('.svc/credentials.json');
   });
 

@@ -7,8 +7,10 @@ import { expectOneLineError, runSvc, splitArgs, type CliResult } from '../helper
 import { http, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
-const CHARGE = 'module.exports = async (req) => ({ raw: { charged: req.args.amount, mode: req.configuration.MODE } });\n';
-const CHARGE_V2 = 'module.exports = async (req) => ({ raw: { charged: req.args.amount * 2, mode: req.configuration.MODE } });\n';
+const CHARGE =
+  'module.exports = async (req) => ({ raw: { charged: req.args.amount, mode: req.configuration.MODE } });\n';
+const CHARGE_V2 =
+  'module.exports = async (req) => ({ raw: { charged: req.args.amount * 2, mode: req.configuration.MODE } });\n';
 const SECRET = 'sk_live_51_never_print_this';
 
 const SVC_YAML = `applications:
@@ -80,11 +82,10 @@ describe('svc apply', () => {
     });
     const [proxy] = await list('proxies');
     expect(proxy).toMatchObject({ name: 'stripe', application_id: backend.id, require_auth: true });
-    const invoked = await emu.call(
-      'POST',
-      `/reactors/${reactor.id}/react`,
-      { key: emu.privateKey, body: { args: { amount: 5 } } },
-    );
+    const invoked = await emu.call('POST', `/reactors/${reactor.id}/react`, {
+      key: emu.privateKey,
+      body: { args: { amount: 5 } },
+    });
     expect(invoked.body).toEqual({ raw: { charged: 5, mode: 'test' } });
 
     const second = await svc('apply --detailed-exitcode');
@@ -122,17 +123,21 @@ describe('svc apply', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('  -> rename reactors.pay (from charge)');
     expect(result.stdout).toContain('      ~ code (reactors/charge.js)');
-    expect(result.stdout).toContain('          -module.exports = async (req) => ({ raw: { charged: req.args.amount, mode: req.configuration.MODE } });');
+    expect(result.stdout).toContain(
+      '          -module.exports = async (req) => ({ raw: { charged: req.args.amount, mode: req.configuration.MODE } });',
+    );
     expect(result.stdout).toContain('      ~ configuration.MODE (changed)');
     expect(result.stdout).toContain('      ~ configuration.STRIPE_KEY (changed)');
     expect(result.stdout).not.toMatch(/sk_rotated|live/);
     const after = await list('reactors');
-    expect(after).toEqual([expect.objectContaining({
-      id: before.id,
-      name: 'pay',
-      code: CHARGE_V2,
-      configuration: { STRIPE_KEY: 'sk_rotated', MODE: 'live' },
-    })]);
+    expect(after).toEqual([
+      expect.objectContaining({
+        id: before.id,
+        name: 'pay',
+        code: CHARGE_V2,
+        configuration: { STRIPE_KEY: 'sk_rotated', MODE: 'live' },
+      }),
+    ]);
     expect((await svc('apply --detailed-exitcode', { env: { STRIPE_KEY: 'sk_rotated' } })).code).toBe(0);
   });
 
@@ -181,7 +186,9 @@ describe('svc apply', () => {
     const { svc: other } = await setup();
     const hidden = await other('apply');
     expect(hidden.stdout).not.toMatch(/key_local_pvt_/);
-    expect(hidden.stderr).toBe('The key of applications.backend is in .svc/keys.json (0600); --show-secrets prints it.\n');
+    expect(hidden.stderr).toBe(
+      'The key of applications.backend is in .svc/keys.json (0600); --show-secrets prints it.\n',
+    );
   });
 
   test('--prune deletes only what svc recorded; without a terminal it needs --yes', async () => {
@@ -198,7 +205,9 @@ describe('svc apply', () => {
     const refused = await svc('apply --prune');
     expect(refused.code).toBe(2);
     expect(refused.stdout).toContain('  - delete proxies.stripe');
-    expect(refused.stderr).toBe('Error: The plan deletes 1 resource (proxies.stripe); pass --yes to apply it without a terminal.\n');
+    expect(refused.stderr).toBe(
+      'Error: The plan deletes 1 resource (proxies.stripe); pass --yes to apply it without a terminal.\n',
+    );
     expect(await list('proxies')).toHaveLength(1);
 
     const pruned = await svc('apply --prune --yes');
@@ -224,13 +233,13 @@ describe('svc apply', () => {
 
   test('a resource svc did not create is adopted by its exact name, not made twice', async () => {
     const { svc, list, emu } = await setup();
-    const made = await emu.call(
-      'POST',
-      '/reactors',
-      { body: { name: 'charge', code: CHARGE, configuration: { STRIPE_KEY: SECRET, MODE: 'test' } } },
-    );
+    const made = await emu.call('POST', '/reactors', {
+      body: { name: 'charge', code: CHARGE, configuration: { STRIPE_KEY: SECRET, MODE: 'test' } },
+    });
     const result = await svc('apply --target reactors.charge');
-    expect(result.stdout).toContain('  ~ update reactors.charge (found on the target by its name; svc manages it from now on)');
+    expect(result.stdout).toContain(
+      '  ~ update reactors.charge (found on the target by its name; svc manages it from now on)',
+    );
     expect(result.stdout).toContain('      ~ application: (none) -> backend');
     expect((await list('reactors')).map((reactor) => reactor.id)).toEqual([made.body.id]);
   });
@@ -309,10 +318,9 @@ describe('svc apply against several targets', () => {
     expect(second.stdout).toContain('Plan: 3 to create, 0 to update, 0 to delete.');
     expect((await svc('apply --detailed-exitcode', { server: other })).code).toBe(0);
     expect((await svc('apply --detailed-exitcode')).code).toBe(0);
-    expect(Object.keys(JSON.parse(await read('.svc/state.json')).targets).sort()).toEqual([
-      other.url,
-      (await setupUrl(cwd, read)),
-    ].sort());
+    expect(Object.keys(JSON.parse(await read('.svc/state.json')).targets).sort()).toEqual(
+      [other.url, await setupUrl(cwd, read)].sort(),
+    );
   });
 });
 
@@ -331,7 +339,7 @@ describe('svc import', () => {
         name: 'hooks',
         destination_url: 'https://hooks.example.com/in',
         request_transform: { code: CHARGE },
-        configuration: { 'my-key': "it's \"quoted\"\nand multi-line" },
+        configuration: { 'my-key': 'it\'s "quoted"\nand multi-line' },
         require_auth: false,
       },
     });
@@ -340,13 +348,15 @@ describe('svc import', () => {
       body: {
         name: 'reader',
         type: 'public',
-        rules: [{
-          description: 'cost: ${not env}',
-          priority: 1,
-          container: '/pci/',
-          transform: 'mask',
-          permissions: ['token:create'],
-        }],
+        rules: [
+          {
+            description: 'cost: ${not env}',
+            priority: 1,
+            container: '/pci/',
+            transform: 'mask',
+            permissions: ['token:create'],
+          },
+        ],
       },
     });
     expect(reader.status, reader.text).toBe(201);
@@ -355,7 +365,9 @@ describe('svc import', () => {
     const imported = await svc('import');
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain('Imported 3 Applications, 1 reactor and 2 proxies into svc.yaml.');
-    expect(imported.stderr).toMatch(/^Warning: applications\..+ is not imported: it is the Application whose key svc is using\.\n/);
+    expect(imported.stderr).toMatch(
+      /^Warning: applications\..+ is not imported: it is the Application whose key svc is using\.\n/,
+    );
     const yaml = await read('svc.yaml');
     expect(yaml).toContain('description: "cost: $${not env}"');
     // Neither quote fits this value, so the writer took backticks (and the parser reads it back exactly).
@@ -407,7 +419,9 @@ describe('svc apply at a terminal', () => {
     await write('svc.yaml', SVC_YAML.slice(0, SVC_YAML.indexOf('proxies:')));
     const declined = await atTerminal(emu, cwd, ['apply', '--prune'], 'no\n', { NO_COLOR: '1' });
     expect(declined.code).toBe(1);
-    expect(declined.stderr).toBe('Delete 1 resource (proxies.stripe)? Type yes to apply the plan: Error: Nothing applied.\n');
+    expect(declined.stderr).toBe(
+      'Delete 1 resource (proxies.stripe)? Type yes to apply the plan: Error: Nothing applied.\n',
+    );
     expect(await list('proxies')).toHaveLength(1);
     const accepted = await atTerminal(emu, cwd, ['apply', '--prune'], 'yes\n', { NO_COLOR: '1' });
     expect(accepted.code, accepted.stderr).toBe(0);

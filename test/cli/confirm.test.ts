@@ -15,7 +15,9 @@ async function deadUrl(): Promise<string> {
 }
 
 async function createManagementApp(emu: TestEmulator, name: string) {
-  const created = await emu.call('POST', '/applications', { body: { name, type: 'management', permissions: PERMISSIONS_BY_TYPE.management } });
+  const created = await emu.call('POST', '/applications', {
+    body: { name, type: 'management', permissions: PERMISSIONS_BY_TYPE.management },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body as { id: string; name: string; key: string };
 }
@@ -38,7 +40,9 @@ describe('destructive commands without a terminal need --yes (issue 14.3)', () =
     expect(result.stderr).toMatch(what);
     expect(result.stderr).not.toContain('Cannot reach');
     // The profile is still there.
-    expect((await runSvc('profiles list --json', { cwd })).json()).toEqual([expect.objectContaining({ name: 'staging' })]);
+    expect((await runSvc('profiles list --json', { cwd })).json()).toEqual([
+      expect.objectContaining({ name: 'staging' }),
+    ]);
   });
 
   test('--yes (and -y) go ahead; the help of each shows the flag', async () => {
@@ -51,7 +55,15 @@ describe('destructive commands without a terminal need --yes (issue 14.3)', () =
     expect((await runSvc(['applications', 'rm', two.id, '-y', ...keys], { cwd })).code).toBe(0);
     expect((await emu.call('GET', `/applications/${one.id}`)).status).toBe(404);
     expect((await emu.call('GET', `/applications/${two.id}`)).status).toBe(404);
-    for (const help of ['applications delete', 'applications regenerate', 'reactors delete', 'proxies delete', 'tokens delete', 'transactions rollback', 'profiles remove']) {
+    for (const help of [
+      'applications delete',
+      'applications regenerate',
+      'reactors delete',
+      'proxies delete',
+      'tokens delete',
+      'transactions rollback',
+      'profiles remove',
+    ]) {
       expect((await runSvc(`${help} --help`, { cwd })).stdout).toMatch(/-y, --yes\s+\S/);
     }
   });
@@ -93,7 +105,9 @@ describe('regenerating a key the CLI holds (issue 14.3)', () => {
     const emu = await startEmulator({ inMemory: true });
     const cwd = await tempDir();
     const ops = await createManagementApp(emu, 'ops');
-    expect((await runSvc(['profiles', 'add', 'ops', '--base-url', emu.url, '--management-key', ops.key], { cwd })).code).toBe(0);
+    expect(
+      (await runSvc(['profiles', 'add', 'ops', '--base-url', emu.url, '--management-key', ops.key], { cwd })).code,
+    ).toBe(0);
     const result = await runSvc(['applications', 'regenerate', 'ops', '--yes', '--profile', 'ops'], { cwd });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/Profile "ops" holds the old key/);
@@ -104,7 +118,10 @@ describe('regenerating a key the CLI holds (issue 14.3)', () => {
     const emu = await startEmulator({ inMemory: true });
     const cwd = await tempDir();
     const ops = await createManagementApp(emu, 'ops');
-    const result = await runSvc(['applications', 'regenerate', ops.id, '--yes'], { cwd, env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: ops.key } });
+    const result = await runSvc(['applications', 'regenerate', ops.id, '--yes'], {
+      cwd,
+      env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: ops.key },
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/SVC_MANAGEMENT_KEY .*old key/);
   });
@@ -113,7 +130,10 @@ describe('regenerating a key the CLI holds (issue 14.3)', () => {
     const emu = await startEmulator({ inMemory: true });
     const cwd = await tempDir();
     const ops = await createManagementApp(emu, 'ops');
-    const result = await runSvc(['applications', 'delete', 'ops', '--yes'], { cwd, env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: ops.key } });
+    const result = await runSvc(['applications', 'delete', 'ops', '--yes'], {
+      cwd,
+      env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: ops.key },
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/SVC_MANAGEMENT_KEY/);
     expect(result.stderr).toMatch(/no longer works/);
@@ -123,8 +143,13 @@ describe('regenerating a key the CLI holds (issue 14.3)', () => {
     const emu = await startEmulator({ inMemory: true });
     const cwd = await tempDir();
     const other = await createManagementApp(emu, 'other');
-    const result = await runSvc(['applications', 'regenerate', other.id, '--yes', '--base-url', emu.url, '--management-key', emu.managementKey], { cwd });
+    const result = await runSvc(
+      ['applications', 'regenerate', other.id, '--yes', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { cwd },
+    );
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toBe('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).\n');
+    expect(result.stderr).toBe(
+      'Store this key now: it is not shown again (`svc applications regenerate` issues a new one).\n',
+    );
   });
 });

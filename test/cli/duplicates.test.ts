@@ -9,7 +9,8 @@ async function setup() {
   const emu = await startEmulator({ inMemory: true });
   const cwd = await tempDir();
   await writeFile(path.join(cwd, 'echo.js'), 'module.exports = async (req) => ({ raw: req.args });\n');
-  const svc = (line: string) => runSvc([...splitArgs(line), '--base-url', emu.url, '--management-key', emu.managementKey], { cwd });
+  const svc = (line: string) =>
+    runSvc([...splitArgs(line), '--base-url', emu.url, '--management-key', emu.managementKey], { cwd });
   return { emu, svc };
 }
 
@@ -20,9 +21,19 @@ async function countNamed(emu: TestEmulator, collection: string, name: string): 
 
 describe('a second create with an existing name is refused unless --allow-duplicate (issue 14.5)', () => {
   test.each([
-    ['applications', 'applications create --name backend --type private --permission token:read', 'backend', /`svc applications update backend`/],
+    [
+      'applications',
+      'applications create --name backend --type private --permission token:read',
+      'backend',
+      /`svc applications update backend`/,
+    ],
     ['reactors', 'reactors create --name charge --code echo.js', 'charge', /`svc reactors update charge`/],
-    ['proxies', 'proxies create --name stripe --destination-url http://127.0.0.1:9', 'stripe', /`svc proxies update stripe`/],
+    [
+      'proxies',
+      'proxies create --name stripe --destination-url http://127.0.0.1:9',
+      'stripe',
+      /`svc proxies update stripe`/,
+    ],
   ])('%s', async (collection, line, name, update) => {
     const { emu, svc } = await setup();
     const first = await svc(line);

@@ -22,7 +22,10 @@ const plan = defineCommand({
 
 describe('a handler that returns an exit code', () => {
   test('exits with it, after printing its result', async () => {
-    const result = await runSvc('plan --pending 3 --detailed-exitcode --json', { cwd: await tempDir(), commands: [plan] });
+    const result = await runSvc('plan --pending 3 --detailed-exitcode --json', {
+      cwd: await tempDir(),
+      commands: [plan],
+    });
     expect(result.code).toBe(2);
     expect(result.json()).toEqual({ pending: 3 });
     expect(result.stderr).toBe('');

@@ -48,57 +48,75 @@ async function runWithStdin(argv: string[], options: { cwd: string; tty: boolean
 const EXPECTED: Record<TemplateName, string[]> = {
   reactor: ['reactors/charge.js', 'test/charge.test.js'],
   proxy: ['test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
-  full: ['reactors/charge.js', 'test/charge.test.js', 'test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
+  full: [
+    'reactors/charge.js',
+    'test/charge.test.js',
+    'test/transforms.test.js',
+    'transforms/request.js',
+    'transforms/response.js',
+  ],
 };
 const COMMON = ['.github/workflows/svc.yml', '.gitignore', 'README.md', 'package.json', 'svc.schema.json', 'svc.yaml'];
 
 describe('svc init', () => {
-  test.each(TEMPLATES)('--template %s --yes writes a project whose svc.yaml names files that exist', async (template) => {
-    const cwd = await tempDir();
-    const result = await runSvc(['init', 'shop', '--template', template, '--yes'], { cwd });
-    expect(result.code, result.stderr).toBe(0);
-    const dir = path.join(cwd, 'shop');
-    expect(await tree(dir)).toEqual([...COMMON, ...EXPECTED[template]].sort());
-    expect(result.stdout).toContain(`Created a ${template} project in shop:`);
-    expect(result.stdout).toContain('cd shop');
+  test.each(TEMPLATES)(
+    '--template %s --yes writes a project whose svc.yaml names files that exist',
+    async (template) => {
+      const cwd = await tempDir();
+      const result = await runSvc(['init', 'shop', '--template', template, '--yes'], { cwd });
+      expect(result.code, result.stderr).toBe(0);
+      const dir = path.join(cwd, 'shop');
+      expect(await tree(dir)).toEqual([...COMMON, ...EXPECTED[template]].sort());
+      expect(result.stdout).toContain(`Created a ${template} project in shop:`);
+      expect(result.stdout).toContain('cd shop');
 
-    const yaml = await readFile(path.join(dir, 'svc.yaml'), 'utf8');
-    expect(yaml.split('\n')[0]).toBe('# yaml-language-server: $schema=./svc.schema.json');
-    const named = [...yaml.matchAll(/^\s+(?:code|request_transform|response_transform): (\S+)$/gm)].map((match) => match[1]!);
-    expect(named.length).toBeGreaterThan(0);
-    for (const file of named) expect((await stat(path.join(dir, file))).isFile()).toBe(true);
-    expect(yaml.includes('reactors:')).toBe(template !== 'proxy');
-    expect(yaml.includes('proxies:')).toBe(template !== 'reactor');
+      const yaml = await readFile(path.join(dir, 'svc.yaml'), 'utf8');
+      expect(yaml.split('\n')[0]).toBe('# yaml-language-server: $schema=./svc.schema.json');
+      const named = [...yaml.matchAll(/^\s+(?:code|request_transform|response_transform): (\S+)$/gm)].map(
+        (match) => match[1]!,
+      );
+      expect(named.length).toBeGreaterThan(0);
+      for (const file of named) expect((await stat(path.join(dir, file))).isFile()).toBe(true);
+      expect(yaml.includes('reactors:')).toBe(template !== 'proxy');
+      expect(yaml.includes('proxies:')).toBe(template !== 'reactor');
 
-    expect(JSON.parse(await readFile(path.join(dir, 'svc.schema.json'), 'utf8'))).toEqual(
-      JSON.parse(await readFile(path.join(ROOT, 'templates', 'svc.schema.json'), 'utf8')),
-    );
-    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
-    expect(pkg).toMatchObject({ name: 'shop', private: true, scripts: { test: 'node --test' } });
-    expect(pkg.dependencies).toBeUndefined();
-    expect((await readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n')).toContain('.svc/');
-    const workflow = await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8');
-    for (const step of ['svc serve --port 0', '/health', 'svc apply', 'npm test']) expect(workflow).toContain(step);
-    expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toMatch(/^# shop\n/);
-  });
+      expect(JSON.parse(await readFile(path.join(dir, 'svc.schema.json'), 'utf8'))).toEqual(
+        JSON.parse(await readFile(path.join(ROOT, 'templates', 'svc.schema.json'), 'utf8')),
+      );
+      const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+      expect(pkg).toMatchObject({ name: 'shop', private: true, scripts: { test: 'node --test' } });
+      expect(pkg.dependencies).toBeUndefined();
+      expect((await readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n')).toContain('.svc/');
+      const workflow = await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8');
+      for (const step of ['svc serve --port 0', '/health', 'svc apply', 'npm test']) expect(workflow).toContain(step);
+      expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toMatch(/^# shop\n/);
+    },
+  );
 
-  test.each(TEMPLATES)('the %s svc.yaml validates against the schema and loads as svc apply loads it', async (template) => {
-    const dir = await tempDir();
-    expect((await runSvc(['init', '.', '--template', template, '--yes'], { cwd: dir })).code).toBe(0);
-    const validate = schemaValidator();
-    const valid = validate(parse(await readFile(path.join(dir, 'svc.yaml'), 'utf8')));
-    expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
-    expect(valid).toBe(true);
-    const desired = await loadConfig('svc.yaml', { cwd: dir, env: {} });
-    expect(desired.applications.map((application) => application.name)).toEqual(['backend']);
-    expect(desired.reactors.map((reactor) => reactor.name)).toEqual(template === 'proxy' ? [] : ['charge']);
-    expect(desired.proxies.map((proxy) => proxy.name)).toEqual(template === 'reactor' ? [] : ['payments']);
-  });
+  test.each(TEMPLATES)(
+    'the %s svc.yaml validates against the schema and loads as svc apply loads it',
+    async (template) => {
+      const dir = await tempDir();
+      expect((await runSvc(['init', '.', '--template', template, '--yes'], { cwd: dir })).code).toBe(0);
+      const validate = schemaValidator();
+      const valid = validate(parse(await readFile(path.join(dir, 'svc.yaml'), 'utf8')));
+      expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
+      expect(valid).toBe(true);
+      const desired = await loadConfig('svc.yaml', { cwd: dir, env: {} });
+      expect(desired.applications.map((application) => application.name)).toEqual(['backend']);
+      expect(desired.reactors.map((reactor) => reactor.name)).toEqual(template === 'proxy' ? [] : ['charge']);
+      expect(desired.proxies.map((proxy) => proxy.name)).toEqual(template === 'reactor' ? [] : ['payments']);
+    },
+  );
 
   test('the generated transform tests pass on their own (node:test, no dependency)', async () => {
     const cwd = await tempDir();
     expect((await runSvc('init . --template proxy --yes', { cwd })).code).toBe(0);
-    const child = spawnSync('npm', ['test', '--silent'], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd } });
+    const child = spawnSync('npm', ['test', '--silent'], {
+      cwd,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: cwd },
+    });
     expect(child.status, `${child.stdout}\n${child.stderr}`).toBe(0);
     expect(child.stdout).toMatch(/# pass 2\n/);
   });
@@ -128,7 +146,11 @@ describe('svc init', () => {
 
   test('at a terminal it asks for the template and the name, again after a wrong answer', async () => {
     const cwd = await tempDir();
-    const result = await runWithStdin(['init', 'p'], { cwd, tty: true, lines: ['everything\nfull\n', 'Bad Name\n', 'pay-app\n'] });
+    const result = await runWithStdin(['init', 'p'], {
+      cwd,
+      tty: true,
+      lines: ['everything\nfull\n', 'Bad Name\n', 'pay-app\n'],
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('Template (reactor, proxy, full) [reactor]: ');
     expect(result.stderr).toContain('Pick one of reactor, proxy, full.');
@@ -160,7 +182,11 @@ describe('svc init', () => {
     await writeFile(path.join(cwd, 'svc.yaml'), 'mine\n');
     await writeFile(path.join(cwd, 'package.json'), '{"name":"mine"}\n');
     const refused = await runSvc('init --yes', { cwd });
-    expectOneLineError(refused, 1, `Error: Not overwriting what exists in ${cwd}: package.json, svc.yaml (pass --force to replace them).`);
+    expectOneLineError(
+      refused,
+      1,
+      `Error: Not overwriting what exists in ${cwd}: package.json, svc.yaml (pass --force to replace them).`,
+    );
     expect(await tree(cwd)).toEqual(['package.json', 'svc.yaml']);
     expect(await readFile(path.join(cwd, 'svc.yaml'), 'utf8')).toBe('mine\n');
 
@@ -174,19 +200,31 @@ describe('svc init', () => {
     const cwd = await tempDir();
     await writeFile(path.join(cwd, 'test'), 'a file\n');
     const result = await runSvc('init --yes --force', { cwd });
-    expectOneLineError(result, 1, `Error: Cannot write test/charge.test.js in ${cwd}: a file is in the way of its folder.`);
+    expectOneLineError(
+      result,
+      1,
+      `Error: Cannot write test/charge.test.js in ${cwd}: a file is in the way of its folder.`,
+    );
     expect(await tree(cwd)).toEqual(['test']);
   });
 
   test('a folder where a file must go is a one-line error, even with --force', async () => {
     const cwd = await tempDir();
     await mkdir(path.join(cwd, 'svc.yaml'));
-    expectOneLineError(await runSvc('init --yes --force', { cwd }), 1, `Error: Cannot write svc.yaml in ${cwd}: a folder of that name is in the way.`);
+    expectOneLineError(
+      await runSvc('init --yes --force', { cwd }),
+      1,
+      `Error: Cannot write svc.yaml in ${cwd}: a folder of that name is in the way.`,
+    );
   });
 
   test('a --name that is no package name, or an unknown template, is a usage error (exit 2)', async () => {
     const cwd = await tempDir();
-    expectOneLineError(await runSvc(['init', '--name', 'Not Valid', '--yes'], { cwd }), 2, /--name "Not Valid" is not a package name/);
+    expectOneLineError(
+      await runSvc(['init', '--name', 'Not Valid', '--yes'], { cwd }),
+      2,
+      /--name "Not Valid" is not a package name/,
+    );
     const unknown = await runSvc('init --template everything --yes', { cwd });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/everything.*reactor, proxy, full/);
@@ -194,10 +232,17 @@ describe('svc init', () => {
   });
 
   test('every template file is in the package (npm pack), the dotfiles under their _ names', () => {
-    const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+    const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(packed.status, packed.stderr).toBe(0);
     const files = (JSON.parse(packed.stdout) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
-    for (const file of ['templates/svc.schema.json', 'templates/init/common/_gitignore', 'templates/init/common/_github/workflows/svc.yml']) {
+    for (const file of [
+      'templates/svc.schema.json',
+      'templates/init/common/_gitignore',
+      'templates/init/common/_github/workflows/svc.yml',
+    ]) {
       expect(files).toContain(file);
     }
   });

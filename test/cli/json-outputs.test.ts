@@ -42,20 +42,34 @@ describe('the --json of delete, patch, commit and rollback', () => {
 
     const emu = await startEmulator({ inMemory: true });
     const cwd = await tempDir();
-    const svc = (line: string[]) => runSvc([...line, '--json', '--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey], { cwd });
+    const svc = (line: string[]) =>
+      runSvc(
+        [...line, '--json', '--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey],
+        { cwd },
+      );
     await writeFile(path.join(cwd, 'code.js'), 'module.exports = async (req) => req;\n');
     const ids: Record<string, () => Promise<{ id: string; args: string[] }>> = {
-      applications: async () => ({ id: (await createApplication(emu, { type: 'private', permissions: ['token:read'] })).id, args: [] }),
+      applications: async () => ({
+        id: (await createApplication(emu, { type: 'private', permissions: ['token:read'] })).id,
+        args: [],
+      }),
       tokens: async () => ({ id: (await createToken(emu, { type: 'token', data: 'x' })).id, args: [] }),
       reactors: async () => {
-        const created = await emu.call('POST', '/reactors', { body: { name: unique('r'), code: 'module.exports = async () => ({});', configuration: {} } });
+        const created = await emu.call('POST', '/reactors', {
+          body: { name: unique('r'), code: 'module.exports = async () => ({});', configuration: {} },
+        });
         return { id: created.body.id, args: ['--configuration', 'A=1'] };
       },
       proxies: async () => {
-        const created = await emu.call('POST', '/proxies', { body: { name: unique('p'), destination_url: 'http://127.0.0.1:9' } });
+        const created = await emu.call('POST', '/proxies', {
+          body: { name: unique('p'), destination_url: 'http://127.0.0.1:9' },
+        });
         return { id: created.body.id, args: ['--request-transform', 'code.js'] };
       },
-      transactions: async () => ({ id: (await emu.call('POST', '/transactions', { key: emu.privateKey })).body.id, args: [] }),
+      transactions: async () => ({
+        id: (await emu.call('POST', '/transactions', { key: emu.privateKey })).body.id,
+        args: [],
+      }),
     };
 
     for (const { noun, verb, shape } of rows) {

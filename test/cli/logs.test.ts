@@ -44,7 +44,10 @@ describe('svc logs', () => {
 
     const piped = await runSvc(['logs', '--reactor', 'first', ...target], { cwd });
     expect(piped.code, piped.stderr).toBe(0);
-    const events = piped.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const events = piped.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(events).toContainEqual(expect.objectContaining({ type: 'console', source: 'first', text: 'said one' }));
     expect(events).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'first', status: 200 }));
     expect(piped.stdout).not.toContain('second');
@@ -59,7 +62,10 @@ describe('svc logs', () => {
     const { emu, cwd } = await setup();
     const refused = await runSvc(['logs', '--base-url', emu.url, '--management-key', 'key_wrong'], { cwd });
     expectOneLineError(refused, 1, /not valid/);
-    const bad = await runSvc(['logs', '--status', 'bad', '--base-url', emu.url, '--management-key', emu.managementKey], { cwd });
+    const bad = await runSvc(
+      ['logs', '--status', 'bad', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { cwd },
+    );
     expectOneLineError(bad, 2, /--status must be/);
   });
 
@@ -69,7 +75,11 @@ describe('svc logs', () => {
     await invoke(emu, id, 'before');
     const stop = new AbortController();
     let seen = '';
-    const running = runSvc(['logs', '--follow', '--reactor', 'live', ...target], { cwd, signal: stop.signal, onStdout: (chunk) => (seen += chunk) });
+    const running = runSvc(['logs', '--follow', '--reactor', 'live', ...target], {
+      cwd,
+      signal: stop.signal,
+      onStdout: (chunk) => (seen += chunk),
+    });
     await eventually(() => expect(seen).toContain('said before'));
     await invoke(emu, id, 'after');
     await eventually(() => expect(seen).toContain('said after'));
@@ -98,7 +108,9 @@ describe('svc invoke reactor --logs', () => {
     const { emu, cwd, target } = await setup();
     const id = await reactor(emu, 'talks');
     await invoke(emu, id, 'earlier call');
-    const result = await runSvc(['invoke', 'reactor', 'talks', '--args', '{"word":"this call"}', '--logs', ...target], { cwd });
+    const result = await runSvc(['invoke', 'reactor', 'talks', '--args', '{"word":"this call"}', '--logs', ...target], {
+      cwd,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ raw: { ok: true } });
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d \[talks\] said this call\n$/);

@@ -31,7 +31,12 @@ describe('OptionsOf', () => {
       readonly [
         { flags: '--type <type>'; description: ''; choices: typeof APPLICATION_TYPES; required: true },
         { flags: '--port <port>'; description: ''; default: '8790' },
-        { flags: '--tier <tier>'; description: ''; choices: readonly ['enterprise', 'standard']; default: 'enterprise' },
+        {
+          flags: '--tier <tier>';
+          description: '';
+          choices: readonly ['enterprise', 'standard'];
+          default: 'enterprise';
+        },
       ]
     >;
     expectTypeOf<Options>().toEqualTypeOf<{ type: ApplicationType; port: string; tier: 'enterprise' | 'standard' }>();
@@ -69,7 +74,9 @@ describe('OptionsOf', () => {
 
 describe('ArgsOf', () => {
   it('types a required argument as a string and an optional one as possibly undefined', () => {
-    type Args = ArgsOf<readonly [{ name: 'reactor'; description: '' }, { name: 'request-id'; description: ''; optional: true }]>;
+    type Args = ArgsOf<
+      readonly [{ name: 'reactor'; description: '' }, { name: 'request-id'; description: ''; optional: true }]
+    >;
     expectTypeOf<Args>().toEqualTypeOf<{ reactor: string; 'request-id': string | undefined }>();
   });
 });

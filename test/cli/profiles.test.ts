@@ -33,12 +33,18 @@ describe('profiles add, list, use, remove', () => {
   test('add writes $XDG_CONFIG_HOME/svc/config.json, owner-only', async () => {
     const { cwd, file, svc } = await home();
     expect(profilesFilePath({ XDG_CONFIG_HOME: path.join(cwd, '.config') })).toBe(file);
-    const result = await svc('profiles add staging --base-url https://api.example.com/ --management-key key_mgt_0123456789abcdef --api-key key_pvt_fedcba9876543210');
+    const result = await svc(
+      'profiles add staging --base-url https://api.example.com/ --management-key key_mgt_0123456789abcdef --api-key key_pvt_fedcba9876543210',
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Saved profile staging; use it with --profile staging/);
     expect(await readJson(file)).toEqual({
       profiles: {
-        staging: { base_url: 'https://api.example.com', management_key: 'key_mgt_0123456789abcdef', api_key: 'key_pvt_fedcba9876543210' },
+        staging: {
+          base_url: 'https://api.example.com',
+          management_key: 'key_mgt_0123456789abcdef',
+          api_key: 'key_pvt_fedcba9876543210',
+        },
       },
     });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -49,7 +55,9 @@ describe('profiles add, list, use, remove', () => {
     const xdg = path.join(cwd, 'elsewhere');
     const result = await svc('profiles add p --api-key key_abcdefgh12345678', { XDG_CONFIG_HOME: xdg });
     expect(result.code).toBe(0);
-    expect((await readJson(path.join(xdg, 'svc', 'config.json'))).profiles.p).toEqual({ api_key: 'key_abcdefgh12345678' });
+    expect((await readJson(path.join(xdg, 'svc', 'config.json'))).profiles.p).toEqual({
+      api_key: 'key_abcdefgh12345678',
+    });
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
   });
 
@@ -69,20 +77,41 @@ describe('profiles add, list, use, remove', () => {
     const { svc } = await home();
     const mgmt = 'key_local_mgt_SECRETmgmtVALUE0001';
     const api = 'key_local_pvt_SECRETapiVALUE00002';
-    await svc(['profiles', 'add', 'prod', '--base-url', 'https://api.example.com', '--management-key', mgmt, '--api-key', api, '--use']);
+    await svc([
+      'profiles',
+      'add',
+      'prod',
+      '--base-url',
+      'https://api.example.com',
+      '--management-key',
+      mgmt,
+      '--api-key',
+      api,
+      '--use',
+    ]);
     await svc('profiles add local --api-key key_local_pvt_OTHERapiVALUE00003');
 
     const human = await svc('profiles list');
     expect(human.code).toBe(0);
     const lines = human.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/NAME\s+BASE URL\s+MANAGEMENT KEY\s+API KEY/);
-    expect(lines.find((line) => line.includes('prod'))).toMatch(/^\*\s+prod\s+https:\/\/api\.example\.com\s+key_local_mgt_…0001\s+key_local_pvt_…0002$/);
-    expect(lines.find((line) => /\slocal\s/.test(line))).toMatch(/^\s+local\s+\(local emulator\)\s+-\s+key_local_pvt_…0003$/);
+    expect(lines.find((line) => line.includes('prod'))).toMatch(
+      /^\*\s+prod\s+https:\/\/api\.example\.com\s+key_local_mgt_…0001\s+key_local_pvt_…0002$/,
+    );
+    expect(lines.find((line) => /\slocal\s/.test(line))).toMatch(
+      /^\s+local\s+\(local emulator\)\s+-\s+key_local_pvt_…0003$/,
+    );
 
     const json = await svc('profiles list --json');
     expect(json.code).toBe(0);
     expect(json.json()).toEqual([
-      { name: 'prod', current: true, base_url: 'https://api.example.com', management_key: 'key_local_mgt_…0001', api_key: 'key_local_pvt_…0002' },
+      {
+        name: 'prod',
+        current: true,
+        base_url: 'https://api.example.com',
+        management_key: 'key_local_mgt_…0001',
+        api_key: 'key_local_pvt_…0002',
+      },
       { name: 'local', current: false, base_url: null, management_key: null, api_key: 'key_local_pvt_…0003' },
     ]);
     for (const output of [human.stdout, json.stdout]) {
@@ -132,8 +161,16 @@ describe('profiles add, list, use, remove', () => {
   test('add with nothing to hold, or an invalid name, is a usage error', async () => {
     const { file, svc } = await home();
     expectOneLineError(await svc('profiles add empty'), 2, /^Error: Give the profile something to hold/);
-    expectOneLineError(await svc(['profiles', 'add', 'bad name', '--base-url', 'http://x']), 2, /^Error: A profile name is 1 to 64 letters/);
-    expectOneLineError(await svc(['profiles', 'add', 'x'.repeat(65), '--base-url', 'http://x']), 2, /^Error: A profile name/);
+    expectOneLineError(
+      await svc(['profiles', 'add', 'bad name', '--base-url', 'http://x']),
+      2,
+      /^Error: A profile name is 1 to 64 letters/,
+    );
+    expectOneLineError(
+      await svc(['profiles', 'add', 'x'.repeat(65), '--base-url', 'http://x']),
+      2,
+      /^Error: A profile name/,
+    );
     expectOneLineError(await svc('profiles add'), 2, /missing required argument 'name'/i);
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
   });
@@ -170,7 +207,17 @@ describe('a profile supplies the target', () => {
   async function withEmulatorProfile() {
     const emu = await startEmulator();
     const ctx = await home();
-    const added = await ctx.svc(['profiles', 'add', 'emu', '--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey]);
+    const added = await ctx.svc([
+      'profiles',
+      'add',
+      'emu',
+      '--base-url',
+      emu.url,
+      '--management-key',
+      emu.managementKey,
+      '--api-key',
+      emu.privateKey,
+    ]);
     expect(added.code).toBe(0);
     const expected = (await emu.call('GET', '/applications')).body;
     return { emu, expected, ...ctx };
@@ -203,7 +250,13 @@ describe('a profile supplies the target', () => {
   test('the profile supplies both keys', async () => {
     const { svc, emu, cwd, env } = await withEmulatorProfile();
     const target = await resolveTarget({ profile: 'emu' }, env, cwd);
-    expect(target).toMatchObject({ baseUrl: emu.url, managementKey: emu.managementKey, apiKey: emu.privateKey, source: 'profile', profile: 'emu' });
+    expect(target).toMatchObject({
+      baseUrl: emu.url,
+      managementKey: emu.managementKey,
+      apiKey: emu.privateKey,
+      source: 'profile',
+      profile: 'emu',
+    });
     const management = await svc('applications whoami --json --profile emu');
     expect(management.json().type).toBe('management');
   });
@@ -213,12 +266,25 @@ describe('a profile supplies the target', () => {
     const target = await resolveTarget({ profile: 'emu', baseUrl: 'http://127.0.0.1:9' }, env, cwd);
     expect(target.managementKey).toBeUndefined();
     expect(target.apiKey).toBeUndefined();
-    expectOneLineError(await svc('applications list --profile emu --base-url http://127.0.0.1:9'), 1, /^Error: No management key for http:\/\/127\.0\.0\.1:9/);
+    expectOneLineError(
+      await svc('applications list --profile emu --base-url http://127.0.0.1:9'),
+      1,
+      /^Error: No management key for http:\/\/127\.0\.0\.1:9/,
+    );
   });
 
   test('--profile beats SVC_PROFILE, which beats the current profile', async () => {
     const { svc, expected } = await withEmulatorProfile();
-    await svc(['profiles', 'add', 'dead', '--base-url', await deadUrl(), '--management-key', 'key_dead_0000000000000000', '--use']);
+    await svc([
+      'profiles',
+      'add',
+      'dead',
+      '--base-url',
+      await deadUrl(),
+      '--management-key',
+      'key_dead_0000000000000000',
+      '--use',
+    ]);
     expectOneLineError(await svc('applications list'), 1, /^Error: Cannot reach/);
     const env = await svc('applications list --json', { SVC_PROFILE: 'emu' });
     expect(env.code).toBe(0);
@@ -232,7 +298,11 @@ describe('a profile supplies the target', () => {
     const { svc } = await withEmulatorProfile();
     const result = await svc('applications list --profile nope');
     expectOneLineError(result, 1, /^Error: No profile named "nope" \(known: emu\)/);
-    expectOneLineError(await svc('applications list', { SVC_PROFILE: 'ghost' }), 1, /No profile named "ghost" \(known: emu\)/);
+    expectOneLineError(
+      await svc('applications list', { SVC_PROFILE: 'ghost' }),
+      1,
+      /No profile named "ghost" \(known: emu\)/,
+    );
   });
 });
 
@@ -248,7 +318,10 @@ describe('precedence: flags, then env, then profile', () => {
     const env = await svc('applications list --json', { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey });
     expect(env.code).toBe(0);
     expect(env.json().pagination.total_items).toBe(2);
-    const flag = await svc(['applications', 'list', '--json', '--base-url', emu.url, '--management-key', emu.managementKey], { SVC_BASE_URL: dead });
+    const flag = await svc(
+      ['applications', 'list', '--json', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { SVC_BASE_URL: dead },
+    );
     expect(flag.code).toBe(0);
     expect(flag.json().pagination.total_items).toBe(2);
     const envLoses = await svc(['applications', 'list', '--base-url', dead], { SVC_BASE_URL: emu.url });
@@ -261,12 +334,20 @@ describe('precedence: flags, then env, then profile', () => {
     const wrong = 'key_wrong_000000000000000000';
     await svc(['profiles', 'add', 'p', '--base-url', emu.url, '--management-key', wrong, '--use']);
 
-    expectOneLineError(await svc('applications list'), 1, /^Error: Unauthenticated \(401\): The API key in SVC-API-KEY is not valid/m);
+    expectOneLineError(
+      await svc('applications list'),
+      1,
+      /^Error: Unauthenticated \(401\): The API key in SVC-API-KEY is not valid/m,
+    );
     const env = await svc('applications list --json', { SVC_MANAGEMENT_KEY: emu.managementKey });
     expect(env.code).toBe(0);
-    const flag = await svc(['applications', 'list', '--json', '--management-key', emu.managementKey], { SVC_MANAGEMENT_KEY: wrong });
+    const flag = await svc(['applications', 'list', '--json', '--management-key', emu.managementKey], {
+      SVC_MANAGEMENT_KEY: wrong,
+    });
     expect(flag.code).toBe(0);
-    const envLoses = await svc(['applications', 'list', '--management-key', wrong], { SVC_MANAGEMENT_KEY: emu.managementKey });
+    const envLoses = await svc(['applications', 'list', '--management-key', wrong], {
+      SVC_MANAGEMENT_KEY: emu.managementKey,
+    });
     expectOneLineError(envLoses, 1, /\(401\)/);
   });
 });
@@ -276,11 +357,29 @@ describe('resolveTarget', () => {
     const cwd = await tempDir();
     const env = { XDG_CONFIG_HOME: path.join(cwd, '.config') };
     const onlyManagement = await resolveTarget({ baseUrl: 'http://h:1/', managementKey: 'K' }, env, cwd);
-    const flag = { value: 'K', source: { from: 'flag', flag: '--management-key', stdin: false }, givenAs: 'management' };
-    expect(onlyManagement).toEqual({ baseUrl: 'http://h:1', source: 'flag', managementKey: 'K', apiKey: 'K', keys: { management: flag, api: flag }, heldKeys: [] });
+    const flag = {
+      value: 'K',
+      source: { from: 'flag', flag: '--management-key', stdin: false },
+      givenAs: 'management',
+    };
+    expect(onlyManagement).toEqual({
+      baseUrl: 'http://h:1',
+      source: 'flag',
+      managementKey: 'K',
+      apiKey: 'K',
+      keys: { management: flag, api: flag },
+      heldKeys: [],
+    });
     const onlyApi = await resolveTarget({}, { ...env, SVC_BASE_URL: 'https://e', SVC_API_KEY: 'A' }, cwd);
     const fromEnv = { value: 'A', source: { from: 'env', variable: 'SVC_API_KEY' }, givenAs: 'api' };
-    expect(onlyApi).toEqual({ baseUrl: 'https://e', source: 'env', managementKey: 'A', apiKey: 'A', keys: { management: fromEnv, api: fromEnv }, heldKeys: [] });
+    expect(onlyApi).toEqual({
+      baseUrl: 'https://e',
+      source: 'env',
+      managementKey: 'A',
+      apiKey: 'A',
+      keys: { management: fromEnv, api: fromEnv },
+      heldKeys: [],
+    });
   });
 
   test('with nothing at all: the default local URL and no keys', async () => {
@@ -295,7 +394,11 @@ describe('resolveTarget', () => {
     await mkdir(nested);
     const target = await resolveTarget({}, { XDG_CONFIG_HOME: path.join(emu.dir, '.config') }, nested);
     const file = path.join(emu.dir, '.svc', 'credentials.json');
-    const management = { value: emu.managementKey, source: { from: 'credentials', file, field: 'management_key' }, givenAs: 'management' };
+    const management = {
+      value: emu.managementKey,
+      source: { from: 'credentials', file, field: 'management_key' },
+      givenAs: 'management',
+    };
     const api = { value: emu.privateKey, source: { from: 'credentials', file, field: 'private_key' }, givenAs: 'api' };
     expect(target).toEqual({
       baseUrl: emu.url,
@@ -313,6 +416,14 @@ describe('resolveTarget', () => {
     await svc('profiles add p --base-url https://p.example --api-key A');
     const target = await resolveTarget({ profile: 'p' }, { XDG_CONFIG_HOME: path.join(cwd, '.config') }, cwd);
     const api = { value: 'A', source: { from: 'profile', profile: 'p', field: 'api_key' }, givenAs: 'api' };
-    expect(target).toEqual({ baseUrl: 'https://p.example', source: 'profile', profile: 'p', managementKey: 'A', apiKey: 'A', keys: { management: api, api }, heldKeys: [api] });
+    expect(target).toEqual({
+      baseUrl: 'https://p.example',
+      source: 'profile',
+      profile: 'p',
+      managementKey: 'A',
+      apiKey: 'A',
+      keys: { management: api, api },
+      heldKeys: [api],
+    });
   });
 });

@@ -36,7 +36,15 @@ describe('svc', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^Usage: svc /);
     expect(commandsOf(result.stdout)).toEqual(expect.arrayContaining(['serve', 'applications', 'profiles']));
-    for (const option of ['--base-url', '--management-key', '--api-key', '--profile', '--json', '--no-color', '--debug']) {
+    for (const option of [
+      '--base-url',
+      '--management-key',
+      '--api-key',
+      '--profile',
+      '--json',
+      '--no-color',
+      '--debug',
+    ]) {
       expect(result.stdout).toContain(option);
     }
   });
@@ -95,7 +103,9 @@ describe('svc', () => {
 
   test('every command\'s help lists the global options, and says no "(default: false)"', async () => {
     const cwd = await tempDir();
-    const lines = commands.flatMap((entry) => ('commands' in entry ? [entry.name, ...entry.commands.map((verb) => `${entry.name} ${verb.name}`)] : [entry.name]));
+    const lines = commands.flatMap((entry) =>
+      'commands' in entry ? [entry.name, ...entry.commands.map((verb) => `${entry.name} ${verb.name}`)] : [entry.name],
+    );
     expect(lines.length).toBeGreaterThan(40);
     for (const line of ['', ...lines]) {
       const result = await runSvc(`${line} --help`, { cwd });
@@ -103,7 +113,15 @@ describe('svc', () => {
       expect(result.stdout, line).not.toMatch(/default: (false|true)\)/);
       if (line === '') continue;
       const global = result.stdout.split(/^Global Options:$/m)[1] ?? '';
-      for (const option of ['--base-url', '--management-key', '--api-key', '--profile', '--json', '--no-color', '--debug']) {
+      for (const option of [
+        '--base-url',
+        '--management-key',
+        '--api-key',
+        '--profile',
+        '--json',
+        '--no-color',
+        '--debug',
+      ]) {
         expect(global, `${line} --help`).toContain(option);
       }
     }
@@ -112,7 +130,19 @@ describe('svc', () => {
   test('serve --help shows every flag serve reads, and the environment it reads', async () => {
     const cwd = await tempDir();
     const { stdout } = await runSvc('serve --help', { cwd });
-    for (const flag of ['--port', '--host', '--data', '--in-memory', '--private-key', '--tier', '--transaction-ttl', '--log-format', '--management-key', '--debug', '--no-color']) {
+    for (const flag of [
+      '--port',
+      '--host',
+      '--data',
+      '--in-memory',
+      '--private-key',
+      '--tier',
+      '--transaction-ttl',
+      '--log-format',
+      '--management-key',
+      '--debug',
+      '--no-color',
+    ]) {
       expect(stdout).toContain(flag);
     }
     for (const env of ['SVC_MANAGEMENT_KEY', 'SVC_PRIVATE_KEY', 'SVC_MASTER_KEY']) expect(stdout).toContain(env);

@@ -92,7 +92,9 @@ async function destination(answer: Answer = {}) {
 }
 
 async function createProxy(body: Record<string, unknown>): Promise<Proxy> {
-  const created = await api<Proxy>('POST', '/proxies', { body: { name: unique('proxy'), destination_url: 'http://127.0.0.1:9', ...body } });
+  const created = await api<Proxy>('POST', '/proxies', {
+    body: { name: unique('proxy'), destination_url: 'http://127.0.0.1:9', ...body },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
@@ -151,7 +153,14 @@ describe('proxies create', () => {
     const result = await svc(`proxies create --name ${name} --destination-url https://api.example.com --json`);
     expect(result.code, result.stderr).toBe(0);
     const proxy = result.json<Proxy>();
-    expect(proxy).toMatchObject({ name, destination_url: 'https://api.example.com', require_auth: true, request_transform: null, response_transform: null, configuration: null });
+    expect(proxy).toMatchObject({
+      name,
+      destination_url: 'https://api.example.com',
+      require_auth: true,
+      request_transform: null,
+      response_transform: null,
+      configuration: null,
+    });
     expect(proxy.key).toMatch(PROXY_KEY);
     expect(await getProxy(proxy.id)).toEqual(proxy);
   });
@@ -165,10 +174,22 @@ describe('proxies create', () => {
   it("reports the API's refusals in one line (exit 1): a bad URL, a transform that does not load, a missing file", async () => {
     const { svc, write } = await setup();
     const name = unique('refused');
-    expectOneLineError(await svc(`proxies create --name ${name} --destination-url ftp://example.com`), 2, /^Error: --destination-url must be an absolute http or https URL/);
+    expectOneLineError(
+      await svc(`proxies create --name ${name} --destination-url ftp://example.com`),
+      2,
+      /^Error: --destination-url must be an absolute http or https URL/,
+    );
     await write('broken.js', 'module.exports = async (req) => {');
-    expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform broken.js`), 1, /^Error: .*\(422\)/);
-    expectOneLineError(await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --response-transform missing.js`), 1, /^Error: Cannot read the code file .*missing\.js: no such file\.$/);
+    expectOneLineError(
+      await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform broken.js`),
+      1,
+      /^Error: .*\(422\)/,
+    );
+    expectOneLineError(
+      await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --response-transform missing.js`),
+      1,
+      /^Error: Cannot read the code file .*missing\.js: no such file\.$/,
+    );
     expect((await api<Page<Proxy>>('GET', `/proxies?name=${name}`)).body.data).toEqual([]);
   });
 
@@ -176,13 +197,22 @@ describe('proxies create', () => {
     const { svc, write } = await setup();
     const name = unique('located');
     await write('sign.js', 'module.exports = async (req) => req;\n');
-    await write('unwrap.js', '// unwrap\nmodule.exports = async (req) => { return req.args.body.x.y; };\nundefinedThing();\n');
-    const created = await svc(`proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform sign.js --response-transform unwrap.js`);
+    await write(
+      'unwrap.js',
+      '// unwrap\nmodule.exports = async (req) => { return req.args.body.x.y; };\nundefinedThing();\n',
+    );
+    const created = await svc(
+      `proxies create --name ${name} --destination-url http://127.0.0.1:9 --request-transform sign.js --response-transform unwrap.js`,
+    );
     expectOneLineError(created, 1, /^Error: Code does not load \(422\): unwrap\.js:3:1: TypeError: /);
     await write('broken.js', 'module.exports = async (req) => req.args.body );\n');
     const proxy = await createProxy({});
     const patched = await svc(`proxies patch ${proxy.id} --request-transform broken.js`);
-    expectOneLineError(patched, 1, "Error: Code does not load (422): broken.js:1:47: SyntaxError: Unexpected token ')'");
+    expectOneLineError(
+      patched,
+      1,
+      "Error: Code does not load (422): broken.js:1:47: SyntaxError: Unexpected token ')'",
+    );
   });
 });
 
@@ -190,7 +220,12 @@ describe('proxies list, get', () => {
   it('lists as a table, filtered with --name, and as JSON', async () => {
     const { svc } = await setup();
     const prefix = unique('listed');
-    const open = await createProxy({ name: `${prefix}-open`, require_auth: false, request_transform: { code: REQUEST_TRANSFORM }, destination_url: 'http://127.0.0.1:9/open' });
+    const open = await createProxy({
+      name: `${prefix}-open`,
+      require_auth: false,
+      request_transform: { code: REQUEST_TRANSFORM },
+      destination_url: 'http://127.0.0.1:9/open',
+    });
     const closed = await createProxy({ name: `${prefix}-closed`, destination_url: 'http://127.0.0.1:9/closed' });
 
     const table = await svc(`proxies list --name ${prefix}*`);
@@ -220,11 +255,23 @@ describe('proxies list, get', () => {
     const proxy = await createProxy({ configuration: { a: '1', b: '2' } });
     const byName = await svc(`proxies get ${proxy.name}`);
     expect(byName.code, byName.stderr).toBe(0);
-    expect(fieldsOf(byName.stdout)).toMatchObject({ id: proxy.id, name: proxy.name, key: proxy.key, 'require auth': 'true', transforms: '(none)', application: '(none)', configuration: 'a, b' });
+    expect(fieldsOf(byName.stdout)).toMatchObject({
+      id: proxy.id,
+      name: proxy.name,
+      key: proxy.key,
+      'require auth': 'true',
+      transforms: '(none)',
+      application: '(none)',
+      configuration: 'a, b',
+    });
     const byId = await svc(`proxies get ${proxy.id} --json`);
     expect(byId.code, byId.stderr).toBe(0);
     expect(byId.json()).toEqual(proxy);
-    expectOneLineError(await svc(`proxies get ${unique('nobody')}`), 1, /^Error: No proxy named ".*"; `svc proxies list` shows them\.$/);
+    expectOneLineError(
+      await svc(`proxies get ${unique('nobody')}`),
+      1,
+      /^Error: No proxy named ".*"; `svc proxies list` shows them\.$/,
+    );
   });
 });
 
@@ -244,7 +291,11 @@ describe('proxies update, patch, delete', () => {
 
     const moved = await svc(`proxies update ${proxy.name} --destination-url https://example.org/v2`);
     expect(moved.code, moved.stderr).toBe(0);
-    expect(fieldsOf(moved.stdout)).toMatchObject({ destination: 'https://example.org/v2', key: proxy.key, transforms: 'request, response' });
+    expect(fieldsOf(moved.stdout)).toMatchObject({
+      destination: 'https://example.org/v2',
+      key: proxy.key,
+      transforms: 'request, response',
+    });
     expect(await getProxy(proxy.id)).toMatchObject({
       name: proxy.name,
       key: proxy.key,
@@ -256,22 +307,46 @@ describe('proxies update, patch, delete', () => {
       require_auth: false,
     });
 
-    const removed = await svc(`proxies update ${proxy.id} --no-request-transform --configuration b=2 --require-auth --json`);
+    const removed = await svc(
+      `proxies update ${proxy.id} --no-request-transform --configuration b=2 --require-auth --json`,
+    );
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.json()).toMatchObject({ request_transform: null, response_transform: { code: RESPONSE_TRANSFORM }, configuration: { b: '2' }, require_auth: true, application_id: app.id });
+    expect(removed.json()).toMatchObject({
+      request_transform: null,
+      response_transform: { code: RESPONSE_TRANSFORM },
+      configuration: { b: '2' },
+      require_auth: true,
+      application_id: app.id,
+    });
 
     const renamed = unique('renamed');
-    expect((await svc(`proxies update ${proxy.name} --name ${renamed} --no-application --request-transform request.js`)).code).toBe(0);
-    expect(await getProxy(proxy.id)).toMatchObject({ name: renamed, application_id: null, request_transform: { code: REQUEST_TRANSFORM }, key: proxy.key });
+    expect(
+      (await svc(`proxies update ${proxy.name} --name ${renamed} --no-application --request-transform request.js`))
+        .code,
+    ).toBe(0);
+    expect(await getProxy(proxy.id)).toMatchObject({
+      name: renamed,
+      application_id: null,
+      request_transform: { code: REQUEST_TRANSFORM },
+      key: proxy.key,
+    });
   });
 
   it('patch changes only what is given; --configuration merges and --unset removes', async () => {
     const { svc } = await setup();
-    const proxy = await createProxy({ configuration: { a: '1', b: '2' }, request_transform: { code: REQUEST_TRANSFORM } });
+    const proxy = await createProxy({
+      configuration: { a: '1', b: '2' },
+      request_transform: { code: REQUEST_TRANSFORM },
+    });
     const result = await svc(`proxies patch ${proxy.name} --configuration c=3 --unset a --no-require-auth`);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`Patched proxy ${proxy.id} (configuration, require_auth).\n`);
-    expect(await getProxy(proxy.id)).toMatchObject({ name: proxy.name, configuration: { b: '2', c: '3' }, require_auth: false, request_transform: { code: REQUEST_TRANSFORM } });
+    expect(await getProxy(proxy.id)).toMatchObject({
+      name: proxy.name,
+      configuration: { b: '2', c: '3' },
+      require_auth: false,
+      request_transform: { code: REQUEST_TRANSFORM },
+    });
 
     const json = await svc(`proxies patch ${proxy.id} --no-request-transform --json`);
     expect(json.code, json.stderr).toBe(0);
@@ -279,7 +354,11 @@ describe('proxies update, patch, delete', () => {
     expect((await getProxy(proxy.id)).request_transform).toBeNull();
 
     expectOneLineError(await svc(`proxies patch ${proxy.id}`), 2, /Nothing to change/);
-    expectOneLineError(await svc(`proxies patch ${proxy.id} --destination-url not-a-url`), 2, /^Error: --destination-url must be an absolute http or https URL/);
+    expectOneLineError(
+      await svc(`proxies patch ${proxy.id} --destination-url not-a-url`),
+      2,
+      /^Error: --destination-url must be an absolute http or https URL/,
+    );
     expect((await getProxy(proxy.id)).destination_url).toBe(proxy.destination_url);
   });
 
@@ -315,11 +394,29 @@ describe('invoke proxy', () => {
     const { svc } = await setup();
     const target = await destination();
     const proxy = await createProxy({ destination_url: `${target.url}/base` });
-    const result = await svc(['invoke', 'proxy', proxy.name, '-X', 'put', '--path', '/p?q=1&r=%20s', '-H', 'X-One: 1', '-H', 'Authorization: Bearer t:1', '-d', '{"a": 1}']);
+    const result = await svc([
+      'invoke',
+      'proxy',
+      proxy.name,
+      '-X',
+      'put',
+      '--path',
+      '/p?q=1&r=%20s',
+      '-H',
+      'X-One: 1',
+      '-H',
+      'Authorization: Bearer t:1',
+      '-d',
+      '{"a": 1}',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const [received] = target.requests;
     expect(received).toMatchObject({ method: 'PUT', url: '/base/p?q=1&r=%20s', body: '{"a": 1}' });
-    expect(received!.headers).toMatchObject({ 'x-one': '1', authorization: 'Bearer t:1', 'content-type': 'application/json' });
+    expect(received!.headers).toMatchObject({
+      'x-one': '1',
+      authorization: 'Bearer t:1',
+      'content-type': 'application/json',
+    });
     expect(received!.headers['svc-api-key']).toBeUndefined();
     expect(received!.headers['svc-proxy-key']).toBeUndefined();
   });
@@ -329,7 +426,19 @@ describe('invoke proxy', () => {
     const target = await destination();
     const proxy = await createProxy({ destination_url: target.url });
     expect((await svc(['invoke', 'proxy', proxy.key, '-d', 'plain words'])).code).toBe(0);
-    expect((await svc(['invoke', 'proxy', proxy.key, '-d', 'a=1&b=2', '-H', 'Content-Type: application/x-www-form-urlencoded'])).code).toBe(0);
+    expect(
+      (
+        await svc([
+          'invoke',
+          'proxy',
+          proxy.key,
+          '-d',
+          'a=1&b=2',
+          '-H',
+          'Content-Type: application/x-www-form-urlencoded',
+        ])
+      ).code,
+    ).toBe(0);
     expect(target.requests.map((request) => [request.method, request.headers['content-type'], request.body])).toEqual([
       ['POST', 'text/plain', 'plain words'],
       ['POST', 'application/x-www-form-urlencoded', 'a=1&b=2'],
@@ -348,7 +457,11 @@ describe('invoke proxy', () => {
     const sent = JSON.parse(target.requests[0]!.body);
     expect(sent.amount).toBe(10);
     expect(sent.card).toMatchObject(CARD);
-    expectOneLineError(await svc(`invoke proxy ${proxy.key} -d @missing.json`), 1, /^Error: Cannot read --data file .*missing\.json: no such file\.$/);
+    expectOneLineError(
+      await svc(`invoke proxy ${proxy.key} -d @missing.json`),
+      1,
+      /^Error: Cannot read --data file .*missing\.json: no such file\.$/,
+    );
   });
 
   it('-i prints the status line with its reason phrase, the headers (with svc-proxy-destination-status) and the body', async () => {
@@ -393,12 +506,22 @@ describe('invoke proxy', () => {
     const { svc } = await setup();
     const missing = await destination({ status: 404, body: '{"error":"no such charge"}' });
     const proxy = await createProxy({ destination_url: missing.url });
-    expectOneLineError(await svc(`invoke proxy ${proxy.key} --fail`), 22, 'Error: The destination answered 404 Not Found (--fail).');
-    expectOneLineError(await svc(`invoke proxy ${proxy.key} -f -i`), 22, 'Error: The destination answered 404 Not Found (--fail).');
+    expectOneLineError(
+      await svc(`invoke proxy ${proxy.key} --fail`),
+      22,
+      'Error: The destination answered 404 Not Found (--fail).',
+    );
+    expectOneLineError(
+      await svc(`invoke proxy ${proxy.key} -f -i`),
+      22,
+      'Error: The destination answered 404 Not Found (--fail).',
+    );
     const json = await svc(`invoke proxy ${proxy.key} --fail --json`);
     expect(json.code).toBe(22);
     expect(json.stdout).toBe('');
-    expect(JSON.parse(json.stderr)).toEqual({ error: { title: 'Error', detail: 'The destination answered 404 Not Found (--fail).' } });
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: { title: 'Error', detail: 'The destination answered 404 Not Found (--fail).' },
+    });
     const broken = await destination({ status: 503, body: 'down' });
     const other = await createProxy({ destination_url: broken.url });
     expect((await svc(`invoke proxy ${other.key} --fail`)).code).toBe(22);
@@ -409,7 +532,7 @@ describe('invoke proxy', () => {
     expect([result.code, result.stdout]).toEqual([0, '{"ok":1}\n']);
   });
 
-  it('sends the destination only the headers asked for: none of fetch\'s defaults (accept, user-agent, sec-fetch-mode...)', async () => {
+  it("sends the destination only the headers asked for: none of fetch's defaults (accept, user-agent, sec-fetch-mode...)", async () => {
     const { svc } = await setup();
     const target = await destination();
     const proxy = await createProxy({ destination_url: target.url });
@@ -418,24 +541,41 @@ describe('invoke proxy', () => {
     const [get, post] = target.requests;
     // What HTTP/1.1 needs (host, connection, content-length), the proxy's own loop guard, and the user's headers.
     expect(Object.keys(get!.headers).sort()).toEqual(['connection', 'host', 'svc-proxy-hop', 'x-one']);
-    expect(Object.keys(post!.headers).sort()).toEqual(['accept', 'connection', 'content-length', 'content-type', 'host', 'svc-proxy-hop']);
+    expect(Object.keys(post!.headers).sort()).toEqual([
+      'accept',
+      'connection',
+      'content-length',
+      'content-type',
+      'host',
+      'svc-proxy-hop',
+    ]);
     expect(post!.headers.accept).toBe('text/csv');
   });
 
   it('a proxy error exits 1 with one line', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc('invoke proxy proxy_local_1111111111111111111111111a'), 1, 'Error: Not found (404): No proxy has this key.');
+    expectOneLineError(
+      await svc('invoke proxy proxy_local_1111111111111111111111111a'),
+      1,
+      'Error: Not found (404): No proxy has this key.',
+    );
     const json = await svc('invoke proxy proxy_local_1111111111111111111111111a --json');
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
-    expect(JSON.parse(json.stderr)).toMatchObject({ error: { status: 404, title: 'Not found', detail: 'No proxy has this key.' } });
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      error: { status: 404, title: 'Not found', detail: 'No proxy has this key.' },
+    });
   });
 
   it('--no-auth sends no API key: refused by a proxy that requires one, accepted by an anonymous one', async () => {
     const { svc } = await setup();
     const target = await destination({ body: 'anonymous ok' });
     const closed = await createProxy({ destination_url: target.url });
-    expectOneLineError(await svc(`invoke proxy ${closed.key} --no-auth`), 1, /^Error: Unauthenticated \(401\): .*SVC-API-KEY/);
+    expectOneLineError(
+      await svc(`invoke proxy ${closed.key} --no-auth`),
+      1,
+      /^Error: Unauthenticated \(401\): .*SVC-API-KEY/,
+    );
     expect(target.requests).toHaveLength(0);
     const open = await createProxy({ destination_url: target.url, require_auth: false });
     const result = await svc(`invoke proxy ${open.name} --no-auth`);
@@ -450,15 +590,28 @@ describe('invoke proxy', () => {
     const proxy = await createProxy({ destination_url: target.url });
     expectOneLineError(await svc(['invoke', 'proxy', proxy.key, '-H', 'bad']), 2, /-H takes 'Name: value'/);
     expectOneLineError(await svc(['invoke', 'proxy', proxy.key, '-H', ': no name']), 2, /-H takes/);
-    expectOneLineError(await svc(['invoke', 'proxy', proxy.key, '-X', 'TRACE']), 2, /-X must be one of GET, POST, PUT, PATCH, DELETE/);
-    expectOneLineError(await svc(['invoke', 'proxy', proxy.key, '--path', 'no-slash']), 2, /--path must start with "\/"/);
+    expectOneLineError(
+      await svc(['invoke', 'proxy', proxy.key, '-X', 'TRACE']),
+      2,
+      /-X must be one of GET, POST, PUT, PATCH, DELETE/,
+    );
+    expectOneLineError(
+      await svc(['invoke', 'proxy', proxy.key, '--path', 'no-slash']),
+      2,
+      /--path must start with "\/"/,
+    );
     expect(target.requests).toHaveLength(0);
   });
 
   it('goes through the transforms like any caller', async () => {
     const { svc } = await setup();
     const target = await destination({ body: '{"from":"destination"}' });
-    const proxy = await createProxy({ destination_url: target.url, request_transform: { code: REQUEST_TRANSFORM }, response_transform: { code: RESPONSE_TRANSFORM }, configuration: { greeting: 'hey' } });
+    const proxy = await createProxy({
+      destination_url: target.url,
+      request_transform: { code: REQUEST_TRANSFORM },
+      response_transform: { code: RESPONSE_TRANSFORM },
+      configuration: { greeting: 'hey' },
+    });
     const result = await svc(['invoke', 'proxy', proxy.name, '-d', '{"x":1}', '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(target.requests[0]!.body)).toEqual({ seen: { x: 1 }, greeting: 'hey' });
@@ -476,7 +629,15 @@ describe('invoke proxy: naming the proxy', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe('found\n');
     }
-    expect(target.requests.map((request) => request.url)).toEqual([`/${proxy.key.length}`, `/${proxy.id.length}`, `/${proxy.name.length}`]);
-    expectOneLineError(await svc(`invoke proxy ${unique('nobody')}`), 1, /^Error: No proxy named ".*"; `svc proxies list` shows them\.$/);
+    expect(target.requests.map((request) => request.url)).toEqual([
+      `/${proxy.key.length}`,
+      `/${proxy.id.length}`,
+      `/${proxy.name.length}`,
+    ]);
+    expectOneLineError(
+      await svc(`invoke proxy ${unique('nobody')}`),
+      1,
+      /^Error: No proxy named ".*"; `svc proxies list` shows them\.$/,
+    );
   });
 });

@@ -42,7 +42,10 @@ async function setup() {
   const cwd = await tempDir();
   const svc = (line: string | string[], extra: { stdin?: string } = {}): Promise<CliResult> => {
     const argv = typeof line === 'string' ? splitArgs(line) : line;
-    return runSvc([...argv, '--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey], { cwd, ...extra });
+    return runSvc(
+      [...argv, '--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey],
+      { cwd, ...extra },
+    );
   };
   const write = (file: string, text: string) => writeFile(path.join(cwd, file), text);
   await write('hello.js', HELLO);
@@ -50,14 +53,21 @@ async function setup() {
 }
 
 /** Creates a reactor straight through the API. */
-async function createReactor(emu: TestEmulator, name: string, code: string, configuration: Record<string, string> = {}) {
+async function createReactor(
+  emu: TestEmulator,
+  name: string,
+  code: string,
+  configuration: Record<string, string> = {},
+) {
   const result = await emu.call('POST', '/reactors', { body: { name, code, configuration } });
   expect(result.status, result.text).toBe(201);
   return result.body as { id: string; name: string };
 }
 
 async function createApp(emu: TestEmulator, name: string) {
-  const result = await emu.call('POST', '/applications', { body: { name, type: 'private', permissions: ['token:read'] } });
+  const result = await emu.call('POST', '/applications', {
+    body: { name, type: 'private', permissions: ['token:read'] },
+  });
   expect(result.status, result.text).toBe(201);
   return result.body as { id: string; name: string };
 }
@@ -97,7 +107,9 @@ describe('reactors create', () => {
     const { emu, svc, write } = await setup();
     const app = await createApp(emu, 'binder');
     await write('.env', DOTENV);
-    const result = await svc('reactors create --name hello --code hello.js --configuration A=1 --configuration @.env --application binder');
+    const result = await svc(
+      'reactors create --name hello --code hello.js --configuration A=1 --configuration @.env --application binder',
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
     const fields = fieldsOf(result.stdout);
@@ -129,7 +141,9 @@ describe('reactors create', () => {
   test('--json prints exactly the API object; --application takes an id too', async () => {
     const { emu, svc } = await setup();
     const app = await createApp(emu, 'binder');
-    const result = await svc(`reactors create --name hello --code hello.js --configuration KEY=a=b --application ${app.id} --json`);
+    const result = await svc(
+      `reactors create --name hello --code hello.js --configuration KEY=a=b --application ${app.id} --json`,
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
     const reactor = result.json();
@@ -137,7 +151,12 @@ describe('reactors create', () => {
     expect(stored.status).toBe(200);
     expect(result.stdout).toBe(`${JSON.stringify(stored.body, null, 2)}\n`);
     // Only the first "=" splits a pair.
-    expect(reactor).toMatchObject({ name: 'hello', code: HELLO, configuration: { KEY: 'a=b' }, application: { id: app.id, name: 'binder' } });
+    expect(reactor).toMatchObject({
+      name: 'hello',
+      code: HELLO,
+      configuration: { KEY: 'a=b' },
+      application: { id: app.id, name: 'binder' },
+    });
   });
 
   test('without --application or --configuration: no Application, an empty configuration', async () => {
@@ -172,7 +191,11 @@ describe('reactors create', () => {
     await write('reactors/charge.js', '// loads, then fails\n\nnull.boom;\nmodule.exports = async () => ({});\n');
     const result = await svc('reactors create --name hello --code ./reactors/charge.js');
     // The file the user gave (which editors open at the line), not the server's name for it (hello.js).
-    expectOneLineError(result, 1, "Error: Code does not load (422): reactors/charge.js:3:6: TypeError: Cannot read properties of null (reading 'boom')");
+    expectOneLineError(
+      result,
+      1,
+      "Error: Code does not load (422): reactors/charge.js:3:6: TypeError: Cannot read properties of null (reading 'boom')",
+    );
     expect(await reactorCount(emu)).toBe(0);
   });
 
@@ -182,7 +205,9 @@ describe('reactors create', () => {
     const result = await svc('reactors create --name my-reactor --code bad.js');
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr.split('\n')[0]).toBe("Error: Code does not load (422): bad.js:3:11: SyntaxError: Unexpected token ';'");
+    expect(result.stderr.split('\n')[0]).toBe(
+      "Error: Code does not load (422): bad.js:3:11: SyntaxError: Unexpected token ';'",
+    );
     expect(result.stderr).not.toContain('    at ');
     expect(await reactorCount(emu)).toBe(0);
   });
@@ -190,9 +215,17 @@ describe('reactors create', () => {
   test('the column of an error on line 1 is the file’s own, whatever wraps the code; a strict-mode error has one too', async () => {
     const { svc, write } = await setup();
     await write('one-line.js', 'const limit = 10; limit.check(); module.exports = async () => ({});\n');
-    expectOneLineError(await svc('reactors create --name limits --code one-line.js'), 1, 'Error: Code does not load (422): one-line.js:1:25: TypeError: limit.check is not a function');
+    expectOneLineError(
+      await svc('reactors create --name limits --code one-line.js'),
+      1,
+      'Error: Code does not load (422): one-line.js:1:25: TypeError: limit.check is not a function',
+    );
     await write('octal.js', 'module.exports = async () => ({ raw: 010 });\n');
-    expectOneLineError(await svc('reactors create --name strict --code octal.js'), 1, 'Error: Code does not load (422): octal.js:1:38: SyntaxError: Octal literals are not allowed in strict mode.');
+    expectOneLineError(
+      await svc('reactors create --name strict --code octal.js'),
+      1,
+      'Error: Code does not load (422): octal.js:1:38: SyntaxError: Octal literals are not allowed in strict mode.',
+    );
   });
 
   test('with --json a load failure is the 422 problem as JSON on stderr, naming the local file', async () => {
@@ -215,20 +248,32 @@ describe('reactors create', () => {
 
   test('--configuration without "=" is a usage error naming the value', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc('reactors create --name hello --code hello.js --configuration novalue'), 2, /^Error: --configuration takes KEY=VALUE or @file\.env, not "novalue"\.$/);
+    expectOneLineError(
+      await svc('reactors create --name hello --code hello.js --configuration novalue'),
+      2,
+      /^Error: --configuration takes KEY=VALUE or @file\.env, not "novalue"\.$/,
+    );
     expectOneLineError(await svc('reactors create --name hello --code hello.js --configuration =v'), 2, /not "=v"/);
     expect(await reactorCount(emu)).toBe(0);
   });
 
   test('an unknown Application name is an error, and nothing is created', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc('reactors create --name hello --code hello.js --application ghost'), 1, /^Error: No Application named "ghost"; `svc applications list` shows them\.$/);
+    expectOneLineError(
+      await svc('reactors create --name hello --code hello.js --application ghost'),
+      1,
+      /^Error: No Application named "ghost"; `svc applications list` shows them\.$/,
+    );
     expect(await reactorCount(emu)).toBe(0);
   });
 
   test('binding a management Application is refused by the API with the field named', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']), 1, /^Error: Validation failed \(400\): --application \(application\.id\): must be a public or private Application$/);
+    expectOneLineError(
+      await svc(['reactors', 'create', '--name', 'hello', '--code', 'hello.js', '--application', 'svc management']),
+      1,
+      /^Error: Validation failed \(400\): --application \(application\.id\): must be a public or private Application$/,
+    );
     expect(await reactorCount(emu)).toBe(0);
   });
 });
@@ -238,7 +283,11 @@ describe('reactors list, get, update, patch, delete', () => {
     const { emu, svc } = await setup();
     const app = await createApp(emu, 'binder');
     const hello = await createReactor(emu, 'hello', HELLO);
-    const help = (await emu.call('POST', '/reactors', { body: { name: 'helper', code: V2, configuration: {}, application: { id: app.id } } })).body;
+    const help = (
+      await emu.call('POST', '/reactors', {
+        body: { name: 'helper', code: V2, configuration: {}, application: { id: app.id } },
+      })
+    ).body;
     const other = await createReactor(emu, 'other', V2);
 
     const table = await svc('reactors list');
@@ -257,7 +306,12 @@ describe('reactors list, get, update, patch, delete', () => {
 
     const filtered = await svc(['reactors', 'list', '--name', 'hel*', '--json']);
     expect(filtered.code).toBe(0);
-    expect(filtered.json().data.map((reactor: { name: string }) => reactor.name).sort()).toEqual(['hello', 'helper']);
+    expect(
+      filtered
+        .json()
+        .data.map((reactor: { name: string }) => reactor.name)
+        .sort(),
+    ).toEqual(['hello', 'helper']);
     const filteredTable = await svc(['reactors', 'list', '--name', 'hel*']);
     expect(filteredTable.stdout).not.toContain('other');
     expect(filteredTable.stdout.trimEnd().split('\n')).toHaveLength(3);
@@ -277,7 +331,10 @@ describe('reactors list, get, update, patch, delete', () => {
     const result = await svc('reactors list --size 2 --page 5');
     expect([result.code, result.stdout, result.stderr]).toEqual([0, '', 'Page 5 is past the last page (2).\n']);
     const json = await svc('reactors list --size 2 --page 5 --json');
-    expect(json.json()).toEqual({ pagination: { total_items: 3, page_number: 5, page_size: 2, total_pages: 2 }, data: [] });
+    expect(json.json()).toEqual({
+      pagination: { total_items: 3, page_number: 5, page_size: 2, total_pages: 2 },
+      data: [],
+    });
     expect(json.stderr).toBe('');
     const last = await svc('reactors list --size 2 --page 2');
     expect(last.stderr).toBe('Page 2 of 2 (3 reactors); --page for more.\n');
@@ -300,7 +357,12 @@ describe('reactors list, get, update, patch, delete', () => {
     const reactor = await createReactor(emu, 'hello', HELLO, { A: '1', B: '2' });
     const byName = await svc('reactors get hello');
     expect(byName.code, byName.stderr).toBe(0);
-    expect(fieldsOf(byName.stdout)).toMatchObject({ id: reactor.id, name: 'hello', configuration: 'A, B', application: '(none)' });
+    expect(fieldsOf(byName.stdout)).toMatchObject({
+      id: reactor.id,
+      name: 'hello',
+      configuration: 'A, B',
+      application: '(none)',
+    });
     expect(byName.stdout).not.toContain('module.exports');
 
     const byId = await svc(`reactors get ${reactor.id} --json`);
@@ -330,7 +392,11 @@ describe('reactors list, get, update, patch, delete', () => {
 
   test('get of an unknown name, or an unknown id', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc('reactors get nobody'), 1, /^Error: No reactor named "nobody"; `svc reactors list` shows them\.$/);
+    expectOneLineError(
+      await svc('reactors get nobody'),
+      1,
+      /^Error: No reactor named "nobody"; `svc reactors list` shows them\.$/,
+    );
     const id = '00000000-0000-4000-8000-000000000000';
     const result = await svc(`reactors get ${id}`);
     expectOneLineError(result, 1, /^Error: Not found \(404\)/);
@@ -351,7 +417,9 @@ describe('reactors list, get, update, patch, delete', () => {
   test('update --code replaces the code and keeps the other fields; the next invocation runs the new code', async () => {
     const { emu, svc, write } = await setup();
     const app = await createApp(emu, 'binder');
-    const created = await svc('reactors create --name hello --code hello.js --configuration A=1 --application binder --json');
+    const created = await svc(
+      'reactors create --name hello --code hello.js --configuration A=1 --application binder --json',
+    );
     const before = created.json();
     const first = await svc(['invoke', 'reactor', 'hello', '--args', '{"x":1}', '--json']);
     expect(first.json().raw.version).toBe(1);
@@ -360,7 +428,13 @@ describe('reactors list, get, update, patch, delete', () => {
     const result = await svc('reactors update hello --code v2.js --json');
     expect(result.code, result.stderr).toBe(0);
     const after = result.json();
-    expect(after).toMatchObject({ id: before.id, name: 'hello', code: V2, configuration: { A: '1' }, application: { id: app.id } });
+    expect(after).toMatchObject({
+      id: before.id,
+      name: 'hello',
+      code: V2,
+      configuration: { A: '1' },
+      application: { id: app.id },
+    });
     expect(after.created_at).toBe(before.created_at);
     expect(after.modified_at >= before.modified_at).toBe(true);
 
@@ -382,7 +456,9 @@ describe('reactors list, get, update, patch, delete', () => {
   test('update --no-application unbinds the Application and keeps the rest', async () => {
     const { emu, svc } = await setup();
     await createApp(emu, 'binder');
-    const created = (await svc('reactors create --name hello --code hello.js --configuration A=1 --application binder --json')).json();
+    const created = (
+      await svc('reactors create --name hello --code hello.js --configuration A=1 --application binder --json')
+    ).json();
     expect(created.application).not.toBeNull();
     const result = await svc('reactors update hello --no-application');
     expect(result.code, result.stderr).toBe(0);
@@ -398,7 +474,11 @@ describe('reactors list, get, update, patch, delete', () => {
     const result = await svc('reactors update hello --code broken.js');
     expectOneLineError(result, 1, /^Error: Code does not load \(422\): broken\.js must export a function/);
     await write('throws.js', 'module.exports = async () => 1;\nmissing();\n');
-    expectOneLineError(await svc('reactors patch hello --code throws.js'), 1, /^Error: Code does not load \(422\): throws\.js:2:1: /);
+    expectOneLineError(
+      await svc('reactors patch hello --code throws.js'),
+      1,
+      /^Error: Code does not load \(422\): throws\.js:2:1: /,
+    );
     expect((await emu.call('GET', `/reactors/${reactor.id}`)).body.code).toBe(HELLO);
     const invoked = await svc(['invoke', 'reactor', 'hello', '--json']);
     expect(invoked.json().raw.version).toBe(1);
@@ -407,7 +487,11 @@ describe('reactors list, get, update, patch, delete', () => {
   test('patch --configuration merges into the current configuration and --unset removes a key', async () => {
     const { emu, svc } = await setup();
     const app = await createApp(emu, 'binder');
-    const created = (await svc('reactors create --name hello --code hello.js --configuration A=1 --configuration KEEP=k --application binder --json')).json();
+    const created = (
+      await svc(
+        'reactors create --name hello --code hello.js --configuration A=1 --configuration KEEP=k --application binder --json',
+      )
+    ).json();
     const result = await svc('reactors patch hello --configuration B=2 --unset A');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`Patched reactor ${created.id} (configuration).\n`);
@@ -432,7 +516,11 @@ describe('reactors list, get, update, patch, delete', () => {
     const { emu, svc } = await setup();
     const reactor = await createReactor(emu, 'hello', HELLO, { A: '1' });
     const before = (await emu.call('GET', `/reactors/${reactor.id}`)).body;
-    expectOneLineError(await svc('reactors patch hello'), 2, /^Error: Nothing to change: pass --name, --code, --configuration, --unset or --\[no-\]application\.$/);
+    expectOneLineError(
+      await svc('reactors patch hello'),
+      2,
+      /^Error: Nothing to change: pass --name, --code, --configuration, --unset or --\[no-\]application\.$/,
+    );
     expect((await emu.call('GET', `/reactors/${reactor.id}`)).body).toEqual(before);
   });
 
@@ -464,7 +552,9 @@ describe('invoke reactor', () => {
     const expected = { raw: { version: 1, args: { x: 1, who: 'cli' }, configuration: { A: '1' } } };
     expect(result.stdout).toBe(`${JSON.stringify(expected, null, 2)}\n`);
     expect(result.stdout).not.toContain('hello from');
-    expect(emu.events).toContainEqual(expect.objectContaining({ type: 'console', source: 'hello', text: 'hello from cli' }));
+    expect(emu.events).toContainEqual(
+      expect.objectContaining({ type: 'console', source: 'hello', text: 'hello from cli' }),
+    );
     expect(emu.events).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'hello', status: 200 }));
   });
 
@@ -473,7 +563,10 @@ describe('invoke reactor', () => {
     const reactor = await createReactor(emu, 'v2', V2);
     const result = await svc(['invoke', 'reactor', 'v2', '--args', '{"x":"y"}', '--json']);
     expect(result.code, result.stderr).toBe(0);
-    const api = await emu.call('POST', `/reactors/${reactor.id}/react`, { key: emu.privateKey, body: { args: { x: 'y' } } });
+    const api = await emu.call('POST', `/reactors/${reactor.id}/react`, {
+      key: emu.privateKey,
+      body: { args: { x: 'y' } },
+    });
     expect(api.status).toBe(200);
     expect(result.stdout).toBe(`${JSON.stringify(api.body, null, 2)}\n`);
     expect(result.json()).toEqual({ raw: { version: 2, x: 'y' } });
@@ -499,16 +592,28 @@ describe('invoke reactor', () => {
     expect(fromStdin.code, fromStdin.stderr).toBe(0);
     expect(fromStdin.json()).toEqual({ raw: { version: 2, x: 'from stdin' } });
 
-    expectOneLineError(await svc('invoke reactor v2 --args @missing.json'), 1, /^Error: Cannot read --args file .*missing\.json: no such file\.$/);
+    expectOneLineError(
+      await svc('invoke reactor v2 --args @missing.json'),
+      1,
+      /^Error: Cannot read --args file .*missing\.json: no such file\.$/,
+    );
   });
 
   test('args that are not a JSON object, or not JSON, are usage errors; nothing runs', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'hello', HELLO);
     for (const args of ['[1,2]', '"text"', '42', 'null']) {
-      expectOneLineError(await svc(['invoke', 'reactor', 'hello', '--args', args]), 2, /^Error: --args must be a JSON object\.$/);
+      expectOneLineError(
+        await svc(['invoke', 'reactor', 'hello', '--args', args]),
+        2,
+        /^Error: --args must be a JSON object\.$/,
+      );
     }
-    expectOneLineError(await svc(['invoke', 'reactor', 'hello', '--args', '{x:1}']), 2, /^Error: --args is not valid JSON/);
+    expectOneLineError(
+      await svc(['invoke', 'reactor', 'hello', '--args', '{x:1}']),
+      2,
+      /^Error: --args is not valid JSON/,
+    );
     expect(emu.events.filter((event) => event.type === 'invocation')).toHaveLength(0);
   });
 
@@ -517,7 +622,13 @@ describe('invoke reactor', () => {
     await createReactor(emu, 'last4', LAST4);
     const token = await emu.call('POST', '/tokens', { key: emu.privateKey, body: { type: 'card', data: CARD } });
     expect(token.status, token.text).toBe(201);
-    const result = await svc(['invoke', 'reactor', 'last4', '--args', JSON.stringify({ card: `{{ ${token.body.id} }}` })]);
+    const result = await svc([
+      'invoke',
+      'reactor',
+      'last4',
+      '--args',
+      JSON.stringify({ card: `{{ ${token.body.id} }}` }),
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ raw: { last4: '4242' } });
     expect(result.stdout).not.toContain(CARD.number);
@@ -536,14 +647,26 @@ describe('invoke reactor', () => {
     const json = await svc(['invoke', 'reactor', 'charge', '--args', '{}', '--json']);
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
-    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 400, title: 'Bad request', detail: 'amount is required' });
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      status: 400,
+      title: 'Bad request',
+      detail: 'amount is required',
+    });
   });
 
   test('a reactor that throws: one line with its file:line:column and the trace id of the serve log', async () => {
     const { emu, svc } = await setup();
-    await createReactor(emu, 'charge', 'module.exports = async function (req) {\n  const upstream = null;\n  return { raw: upstream.id };\n};\n');
+    await createReactor(
+      emu,
+      'charge',
+      'module.exports = async function (req) {\n  const upstream = null;\n  return { raw: upstream.id };\n};\n',
+    );
     const result = await svc(['invoke', 'reactor', 'charge']);
-    expectOneLineError(result, 1, /^Error: User code error \(500\): charge\.js:3:26: TypeError: Cannot read properties of null \(reading 'id'\) \(trace id ([0-9a-f-]{36})\)$/);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: User code error \(500\): charge\.js:3:26: TypeError: Cannot read properties of null \(reading 'id'\) \(trace id ([0-9a-f-]{36})\)$/,
+    );
     const traceId = /trace id ([0-9a-f-]{36})/.exec(result.stderr)![1];
     // The same id as the serve log's line of this invocation, which has the stack.
     const logged = emu.events.find((event) => event.type === 'invocation' && event.requestId === traceId);
@@ -552,14 +675,20 @@ describe('invoke reactor', () => {
     const json = await svc(['invoke', 'reactor', 'charge', '--json']);
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
-    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 500, detail: expect.stringMatching(/^charge\.js:3:26: TypeError: /), trace_id: expect.any(String) });
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      status: 500,
+      detail: expect.stringMatching(/^charge\.js:3:26: TypeError: /),
+      trace_id: expect.any(String),
+    });
   });
 
   test("a tokenize block the reactor's Application may not write: the error names that Application, raw is still printed", async () => {
     const { emu, svc } = await setup();
     const app = await createApp(emu, 'reader');
     const code = "module.exports = async () => ({ raw: { charge: 'ch_1' }, tokenize: { secret: 'kept' } });\n";
-    const created = await emu.call('POST', '/reactors', { body: { name: 'charge', code, configuration: {}, application: { id: app.id } } });
+    const created = await emu.call('POST', '/reactors', {
+      body: { name: 'charge', code, configuration: {}, application: { id: app.id } },
+    });
     expect(created.status, created.text).toBe(201);
     const result = await svc(['invoke', 'reactor', 'charge']);
     expect(result.code).toBe(1);
@@ -571,12 +700,20 @@ describe('invoke reactor', () => {
     const json = await svc(['invoke', 'reactor', 'charge', '--json']);
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
-    expect(JSON.parse(json.stderr).error).toMatchObject({ status: 403, title: 'Tokenize block refused', raw: { charge: 'ch_1' } });
+    expect(JSON.parse(json.stderr).error).toMatchObject({
+      status: 403,
+      title: 'Tokenize block refused',
+      raw: { charge: 'ch_1' },
+    });
   });
 
   test('an unknown reactor name is an error', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc(['invoke', 'reactor', 'ghost', '--args', '{}']), 1, /^Error: No reactor named "ghost"; `svc reactors list` shows them\.$/);
+    expectOneLineError(
+      await svc(['invoke', 'reactor', 'ghost', '--args', '{}']),
+      1,
+      /^Error: No reactor named "ghost"; `svc reactors list` shows them\.$/,
+    );
   });
 
   test('--callback-url answers 202 pending, delivers a signed webhook, and `reactors result` shows it completed', async () => {
@@ -595,13 +732,23 @@ describe('invoke reactor', () => {
     await receiver.next();
     const delivery = receiver.received[0]!;
     const payload = JSON.parse(delivery.body);
-    expect(payload).toMatchObject({ id: pending.id, reactor_id: reactor.id, status: 'completed', raw: { version: 2, x: 'later' } });
+    expect(payload).toMatchObject({
+      id: pending.id,
+      reactor_id: reactor.id,
+      status: 'completed',
+      raw: { version: 2, x: 'later' },
+    });
     const secret = (await svc('webhooks secret')).stdout.trim();
     expect(verifySignature(secret, delivery.body, String(delivery.headers['svc-signature']))).toBe(true);
 
     const polled = await svc(['reactors', 'result', 'v2', pending.id, '--json']);
     expect(polled.code, polled.stderr).toBe(0);
-    expect(polled.json()).toMatchObject({ id: pending.id, reactor_id: reactor.id, status: 'completed', raw: { version: 2, x: 'later' } });
+    expect(polled.json()).toMatchObject({
+      id: pending.id,
+      reactor_id: reactor.id,
+      status: 'completed',
+      raw: { version: 2, x: 'later' },
+    });
     const api = await emu.call('GET', `/reactors/${reactor.id}/results/${pending.id}`, { key: emu.privateKey });
     expect(polled.stdout).toBe(`${JSON.stringify(api.body, null, 2)}\n`);
     // The human form is the same JSON, pretty.
@@ -613,7 +760,17 @@ describe('invoke reactor', () => {
     const { emu, svc } = await setup();
     const reactor = await createReactor(emu, 'v2', V2);
     const receiver = await startReceiver();
-    const result = await svc(['invoke', 'reactor', 'v2', '--args', '{"x":"waited"}', '--callback-url', receiver.url, '--wait', '--json']);
+    const result = await svc([
+      'invoke',
+      'reactor',
+      'v2',
+      '--args',
+      '{"x":"waited"}',
+      '--callback-url',
+      receiver.url,
+      '--wait',
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.json()).toMatchObject({
       reactor_id: reactor.id,
@@ -625,7 +782,11 @@ describe('invoke reactor', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(JSON.parse(human.stdout)).toMatchObject({ status: 'completed' });
     expect(human.stderr).toMatch(/^Execution completed; delivery to .+: (pending|delivered)\.$/m);
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--wait']), 2, /--wait applies to asynchronous invocations only/);
+    expectOneLineError(
+      await svc(['invoke', 'reactor', 'v2', '--wait']),
+      2,
+      /--wait applies to asynchronous invocations only/,
+    );
   });
 
   test('--json with --callback-url prints only the 202 body, no note', async () => {
@@ -657,8 +818,16 @@ describe('invoke reactor', () => {
       2,
       'Error: --timeout-ms must be from 10000 to 210000, not "5".',
     );
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']), 2, 'Error: --timeout-ms applies to asynchronous invocations only: add --callback-url.');
-    expectOneLineError(await svc(['invoke', 'reactor', 'v2', '--timeout-ms', 'soon']), 2, /^Error: --timeout-ms must be a whole number, not "soon"\.$/);
+    expectOneLineError(
+      await svc(['invoke', 'reactor', 'v2', '--timeout-ms', '20000']),
+      2,
+      'Error: --timeout-ms applies to asynchronous invocations only: add --callback-url.',
+    );
+    expectOneLineError(
+      await svc(['invoke', 'reactor', 'v2', '--timeout-ms', 'soon']),
+      2,
+      /^Error: --timeout-ms must be a whole number, not "soon"\.$/,
+    );
     expect(receiver.received).toHaveLength(0);
   });
 
@@ -694,6 +863,10 @@ describe('webhooks secret', () => {
   test('with only a private key: a 403 line', async () => {
     const { emu, cwd } = await setup();
     const result = await runSvc(['webhooks', 'secret', '--base-url', emu.url, '--api-key', emu.privateKey], { cwd });
-    expectOneLineError(result, 1, /^Error: Forbidden \(403\): The webhook signing secret is shown to management Applications only\. The key sent was the API key from --api-key \(key_local_pvt_….{4}\), standing in for the management key/);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: Forbidden \(403\): The webhook signing secret is shown to management Applications only\. The key sent was the API key from --api-key \(key_local_pvt_….{4}\), standing in for the management key/,
+    );
   });
 });

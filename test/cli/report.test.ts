@@ -32,7 +32,15 @@ describe('reportError on an API problem', () => {
   });
 
   it('says a `validation` problem field by field, whatever its title', () => {
-    const error = new ApiError(400, problem({ type: PROBLEM_TYPES.validation, title: 'Invalid', detail: 'Invalid request: name is too long.', errors: { name: ['is too long'], type: ['is required'] } }));
+    const error = new ApiError(
+      400,
+      problem({
+        type: PROBLEM_TYPES.validation,
+        title: 'Invalid',
+        detail: 'Invalid request: name is too long.',
+        errors: { name: ['is too long'], type: ['is required'] },
+      }),
+    );
     expect(report(error)).toEqual({ code: 1, stderr: 'Error: Invalid (400): name: is too long; type: is required\n' });
   });
 

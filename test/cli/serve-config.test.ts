@@ -49,7 +49,9 @@ function serve(cwd: string, args: string[] = []) {
   };
 }
 
-async function project(files: Record<string, string>): Promise<{ cwd: string; write: (file: string, text: string) => Promise<void> }> {
+async function project(
+  files: Record<string, string>,
+): Promise<{ cwd: string; write: (file: string, text: string) => Promise<void> }> {
   const cwd = await tempDir();
   const write = async (file: string, text: string) => {
     await mkdir(path.dirname(path.join(cwd, file)), { recursive: true });
@@ -72,7 +74,13 @@ async function invoker(cwd: string, name: string) {
     expect(found).toBeDefined();
     return found!;
   }, 10_000);
-  return async () => (await http(`${credentials.url}/reactors/${reactor.id}/react`, 'POST', { key: credentials.private_key, body: { args: {} } })).body;
+  return async () =>
+    (
+      await http(`${credentials.url}/reactors/${reactor.id}/react`, 'POST', {
+        key: credentials.private_key,
+        body: { args: {} },
+      })
+    ).body;
 }
 
 describe('svc serve --config: svc.yaml applied at start and on each save', () => {
@@ -83,7 +91,13 @@ describe('svc serve --config: svc.yaml applied at start and on each save', () =>
       const invoke = await invoker(cwd, 'hello');
       await eventually(async () => expect(await invoke()).toEqual({ raw: { answer: 'one' } }), 10_000);
       // The reactor can answer before the apply has finished (state written) and said so.
-      await eventually(() => expect(served.lines()).toContainEqual(expect.objectContaining({ event: 'reload', target: 'reactors.hello created', ok: true })), 10_000);
+      await eventually(
+        () =>
+          expect(served.lines()).toContainEqual(
+            expect.objectContaining({ event: 'reload', target: 'reactors.hello created', ok: true }),
+          ),
+        10_000,
+      );
 
       await write('reactors/hello.js', code('two'));
       await eventually(async () => expect(await invoke()).toEqual({ raw: { answer: 'two' } }), 10_000);

@@ -17,8 +17,27 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** One of each event, as the emulator publishes them (stamped with the time). */
 const EVENTS = {
-  request: { time: TIME, type: 'request', method: 'GET', path: '/x', status: 200, ms: 3, traceId: 'trace-1', tenantId: TENANT },
-  invocation: { time: TIME, type: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenantId: TENANT, status: 200, ms: 12.5, requestId: REQUEST_ID },
+  request: {
+    time: TIME,
+    type: 'request',
+    method: 'GET',
+    path: '/x',
+    status: 200,
+    ms: 3,
+    traceId: 'trace-1',
+    tenantId: TENANT,
+  },
+  invocation: {
+    time: TIME,
+    type: 'invocation',
+    kind: 'reactor',
+    name: 'charge',
+    id: REACTOR_ID,
+    tenantId: TENANT,
+    status: 200,
+    ms: 12.5,
+    requestId: REQUEST_ID,
+  },
   failed: {
     time: TIME,
     type: 'invocation',
@@ -32,11 +51,55 @@ const EVENTS = {
     error: 'Bad request: amount is required',
     stack: 'BadRequestError: amount is required\n    at module.exports (charge.js:2:9)',
   },
-  console: { time: TIME, type: 'console', source: 'charge', tenantId: TENANT, level: 'log', text: 'charging 42', requestId: REQUEST_ID },
-  warn: { time: TIME, type: 'console', source: 'charge', tenantId: TENANT, level: 'warn', text: 'slow upstream', requestId: undefined },
-  webhook: { time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
-  webhookFailed: { time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
-  error: { time: TIME, type: 'error', traceId: 'trace-2', message: 'boom', stack: 'Error: boom\n    at handler (server.js:1:1)' },
+  console: {
+    time: TIME,
+    type: 'console',
+    source: 'charge',
+    tenantId: TENANT,
+    level: 'log',
+    text: 'charging 42',
+    requestId: REQUEST_ID,
+  },
+  warn: {
+    time: TIME,
+    type: 'console',
+    source: 'charge',
+    tenantId: TENANT,
+    level: 'warn',
+    text: 'slow upstream',
+    requestId: undefined,
+  },
+  webhook: {
+    time: TIME,
+    type: 'webhook',
+    tenantId: TENANT,
+    reactorId: REACTOR_ID,
+    requestId: REQUEST_ID,
+    url: 'http://127.0.0.1:9000/hook',
+    attempt: 1,
+    ok: true,
+    status: 204,
+    delivery: 'delivered',
+  },
+  webhookFailed: {
+    time: TIME,
+    type: 'webhook',
+    tenantId: TENANT,
+    reactorId: REACTOR_ID,
+    requestId: REQUEST_ID,
+    url: 'http://127.0.0.1:9000/hook',
+    attempt: 2,
+    ok: false,
+    error: 'connection refused',
+    delivery: 'failed',
+  },
+  error: {
+    time: TIME,
+    type: 'error',
+    traceId: 'trace-2',
+    message: 'boom',
+    stack: 'Error: boom\n    at handler (server.js:1:1)',
+  },
   expired: { time: TIME, type: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
 } satisfies Record<string, EmulatorEvent>;
 
@@ -58,7 +121,10 @@ function fakeIo(tty = false) {
 type Bootstrap = EmulatorReady['bootstrap'];
 
 /** What a start brought up, as serve reports it; `created` and `generated` vary per start. */
-function fakeEmulator(bootstrap: Partial<Bootstrap> = {}, rest: Partial<Pick<EmulatorReady, 'credentialsFile' | 'tier'>> = {}): EmulatorReady {
+function fakeEmulator(
+  bootstrap: Partial<Bootstrap> = {},
+  rest: Partial<Pick<EmulatorReady, 'credentialsFile' | 'tier'>> = {},
+): EmulatorReady {
   return {
     url: URL,
     tier: rest.tier ?? 'enterprise',
@@ -80,7 +146,12 @@ function logWith(format: LogFormat, color = false, { held = false, tty = false }
   // Events published before the first lines are held for after them; most tests look at events alone.
   if (!held) log.release();
   // The log writes once per turn of the event loop; reading flushes what is gathered so far.
-  return { ...capture, log, stdout: () => (log.flush(), capture.stdout()), lines: () => (log.flush(), capture.lines()) };
+  return {
+    ...capture,
+    log,
+    stdout: () => (log.flush(), capture.stdout()),
+    lines: () => (log.flush(), capture.lines()),
+  };
 }
 
 describe('the JSON log', () => {
@@ -107,9 +178,21 @@ describe('the JSON log', () => {
 
   test('a later start shows no key and no secret; in memory, data and credentials_file are null', () => {
     const { log, lines } = logWith('json');
-    log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
+    log.started(
+      fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }),
+      undefined,
+    );
     const ready = JSON.parse(lines()[1]!) as Record<string, unknown>;
-    expect(ready).toEqual({ time: expect.stringMatching(ISO), event: 'ready', tier: 'standard', data: null, credentials_file: null, tenant_id: TENANT, created: false, generated_keys: [] });
+    expect(ready).toEqual({
+      time: expect.stringMatching(ISO),
+      event: 'ready',
+      tier: 'standard',
+      data: null,
+      credentials_file: null,
+      tenant_id: TENANT,
+      created: false,
+      generated_keys: [],
+    });
     expect(lines()).toHaveLength(2);
     expect(lines().join('\n')).not.toContain(SECRET);
     expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
@@ -117,10 +200,17 @@ describe('the JSON log', () => {
 
   test('keys generated in memory are shown nowhere: a warning says to give them', () => {
     const { log, lines } = logWith('json');
-    log.started(fakeEmulator({ created: true, generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }), undefined);
+    log.started(
+      fakeEmulator({ created: true, generated: { privateKey: PRIVATE_KEY } }, { credentialsFile: undefined }),
+      undefined,
+    );
     const [, ready, warning] = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(ready).toMatchObject({ generated_keys: ['private'], credentials_file: null });
-    expect(warning).toEqual({ time: expect.stringMatching(ISO), event: 'warning', message: expect.stringMatching(/saved nowhere.*--management-key and --private-key/) });
+    expect(warning).toEqual({
+      time: expect.stringMatching(ISO),
+      event: 'warning',
+      message: expect.stringMatching(/saved nowhere.*--management-key and --private-key/),
+    });
     for (const secret of [PRIVATE_KEY, SECRET]) expect(lines().join('\n')).not.toContain(secret);
   });
 
@@ -132,26 +222,106 @@ describe('the JSON log', () => {
     log.stopped();
     const parsed = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(parsed.map((line) => line.event)).toEqual([
-      'listening', 'ready',
-      'request', 'invocation', 'invocation', 'console', 'console', 'webhook', 'webhook', 'error', 'expired',
-      'stopping', 'stopped',
+      'listening',
+      'ready',
+      'request',
+      'invocation',
+      'invocation',
+      'console',
+      'console',
+      'webhook',
+      'webhook',
+      'error',
+      'expired',
+      'stopping',
+      'stopped',
     ]);
     expect(parsed.slice(2, -2)).toEqual([
-      { time: TIME, event: 'request', method: 'GET', path: '/x', status: 200, ms: 3, trace_id: 'trace-1', tenant_id: TENANT },
-      { time: TIME, event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenant_id: TENANT, status: 200, ms: 12.5, request_id: REQUEST_ID },
       {
-        time: TIME, event: 'invocation', kind: 'reactor', name: 'charge', id: REACTOR_ID, tenant_id: TENANT, status: 400, ms: 4, request_id: REQUEST_ID,
-        error: 'Bad request: amount is required', stack: EVENTS.failed.stack,
+        time: TIME,
+        event: 'request',
+        method: 'GET',
+        path: '/x',
+        status: 200,
+        ms: 3,
+        trace_id: 'trace-1',
+        tenant_id: TENANT,
       },
-      { time: TIME, event: 'console', source: 'charge', tenant_id: TENANT, level: 'log', text: 'charging 42', request_id: REQUEST_ID },
+      {
+        time: TIME,
+        event: 'invocation',
+        kind: 'reactor',
+        name: 'charge',
+        id: REACTOR_ID,
+        tenant_id: TENANT,
+        status: 200,
+        ms: 12.5,
+        request_id: REQUEST_ID,
+      },
+      {
+        time: TIME,
+        event: 'invocation',
+        kind: 'reactor',
+        name: 'charge',
+        id: REACTOR_ID,
+        tenant_id: TENANT,
+        status: 400,
+        ms: 4,
+        request_id: REQUEST_ID,
+        error: 'Bad request: amount is required',
+        stack: EVENTS.failed.stack,
+      },
+      {
+        time: TIME,
+        event: 'console',
+        source: 'charge',
+        tenant_id: TENANT,
+        level: 'log',
+        text: 'charging 42',
+        request_id: REQUEST_ID,
+      },
       // An undefined field is kept as null: every line of a kind has the same keys.
-      { time: TIME, event: 'console', source: 'charge', tenant_id: TENANT, level: 'warn', text: 'slow upstream', request_id: null },
-      { time: TIME, event: 'webhook', tenant_id: TENANT, reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 1, ok: true, status: 204, delivery: 'delivered' },
-      { time: TIME, event: 'webhook', tenant_id: TENANT, reactor_id: REACTOR_ID, request_id: REQUEST_ID, url: 'http://127.0.0.1:9000/hook', attempt: 2, ok: false, error: 'connection refused', delivery: 'failed' },
+      {
+        time: TIME,
+        event: 'console',
+        source: 'charge',
+        tenant_id: TENANT,
+        level: 'warn',
+        text: 'slow upstream',
+        request_id: null,
+      },
+      {
+        time: TIME,
+        event: 'webhook',
+        tenant_id: TENANT,
+        reactor_id: REACTOR_ID,
+        request_id: REQUEST_ID,
+        url: 'http://127.0.0.1:9000/hook',
+        attempt: 1,
+        ok: true,
+        status: 204,
+        delivery: 'delivered',
+      },
+      {
+        time: TIME,
+        event: 'webhook',
+        tenant_id: TENANT,
+        reactor_id: REACTOR_ID,
+        request_id: REQUEST_ID,
+        url: 'http://127.0.0.1:9000/hook',
+        attempt: 2,
+        ok: false,
+        error: 'connection refused',
+        delivery: 'failed',
+      },
       { time: TIME, event: 'error', trace_id: 'trace-2', message: 'boom', stack: EVENTS.error.stack },
       { time: TIME, event: 'expired', applications: 1, tokens: 2, transactions: 3, results: 4 },
     ]);
-    expect(JSON.parse(lines().at(-2)!)).toEqual({ time: expect.stringMatching(ISO), event: 'stopping', signal: 'SIGTERM' });
+    expect(JSON.parse(lines().at(-2)!)).toEqual({
+      time: expect.stringMatching(ISO),
+      event: 'stopping',
+      signal: 'SIGTERM',
+    });
     expect(JSON.parse(lines().at(-1)!)).toEqual({ time: expect.stringMatching(ISO), event: 'stopped' });
     // Every line carries its time.
     for (const line of lines()) expect(JSON.parse(line).time).toMatch(ISO);
@@ -166,22 +336,56 @@ describe('the JSON log', () => {
     log.event({ time: TIME, type: 'request', method: 'GET', path, status: 404, ms: 0.4, traceId: 'trace-"3"' });
     log.flush();
     expect(lines()).toHaveLength(1);
-    expect(JSON.parse(lines()[0]!)).toEqual({ time: TIME, event: 'request', method: 'GET', path, status: 404, ms: 0.4, trace_id: 'trace-"3"' });
+    expect(JSON.parse(lines()[0]!)).toEqual({
+      time: TIME,
+      event: 'request',
+      method: 'GET',
+      path,
+      status: 404,
+      ms: 0.4,
+      trace_id: 'trace-"3"',
+    });
   });
 
   test('a reload: ok with its time, or failed with the reason the previous code keeps serving', () => {
     const { log, lines } = logWith('json');
     log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 });
-    log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    log.event({
+      time: TIME,
+      type: 'reload',
+      target: 'reactor charge',
+      file: 'reactors/charge.js',
+      ok: false,
+      ms: 3,
+      error: 'SyntaxError: Unexpected end of input',
+    });
     log.flush();
     expect(lines().map((line) => JSON.parse(line))).toEqual([
       { time: TIME, event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: true, ms: 12.5 },
-      { time: TIME, event: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' },
+      {
+        time: TIME,
+        event: 'reload',
+        target: 'reactor charge',
+        file: 'reactors/charge.js',
+        ok: false,
+        ms: 3,
+        error: 'SyntaxError: Unexpected end of input',
+      },
     ]);
     const pretty = logWith('pretty');
-    pretty.log.event({ time: TIME, type: 'reload', target: 'reactor charge', file: 'reactors/charge.js', ok: false, ms: 3, error: 'SyntaxError: Unexpected end of input' });
+    pretty.log.event({
+      time: TIME,
+      type: 'reload',
+      target: 'reactor charge',
+      file: 'reactors/charge.js',
+      ok: false,
+      ms: 3,
+      error: 'SyntaxError: Unexpected end of input',
+    });
     pretty.log.flush();
-    expect(pretty.lines()[0]).toMatch(/reload reactor charge failed, the previous code keeps serving: SyntaxError: Unexpected end of input$/);
+    expect(pretty.lines()[0]).toMatch(
+      /reload reactor charge failed, the previous code keeps serving: SyntaxError: Unexpected end of input$/,
+    );
   });
 
   test('no ANSI escapes even when colour is allowed', () => {
@@ -198,20 +402,25 @@ describe('the JSON log', () => {
 });
 
 describe('events of the start', () => {
-  test.each(['json', 'pretty'] as const)('are held until the first lines are out (%s): where it listens comes first', (format) => {
-    const { log, lines } = logWith(format, false, { held: true });
-    log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
-    expect(lines()).toEqual([]);
-    log.started(fakeEmulator(), '.svc/data.json');
-    expect(lines()[0]).toContain(URL);
-    expect(lines().at(-1)).toContain('the store had a damaged record');
-  });
+  test.each(['json', 'pretty'] as const)(
+    'are held until the first lines are out (%s): where it listens comes first',
+    (format) => {
+      const { log, lines } = logWith(format, false, { held: true });
+      log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
+      expect(lines()).toEqual([]);
+      log.started(fakeEmulator(), '.svc/data.json');
+      expect(lines()[0]).toContain(URL);
+      expect(lines().at(-1)).toContain('the store had a damaged record');
+    },
+  );
 
   test('a start that fails writes them all the same', () => {
     const { log, lines } = logWith('json', false, { held: true });
     log.event({ time: TIME, type: 'warning', message: 'the store had a damaged record' });
     log.release();
-    expect(lines().map((line) => JSON.parse(line))).toEqual([{ time: TIME, event: 'warning', message: 'the store had a damaged record' }]);
+    expect(lines().map((line) => JSON.parse(line))).toEqual([
+      { time: TIME, event: 'warning', message: 'the store had a damaged record' },
+    ]);
   });
 });
 
@@ -242,7 +451,10 @@ describe('the pretty log', () => {
 
   test('a later start in memory: no keys, no tenant line, no secret (svc webhooks secret prints it)', () => {
     const { log, stdout } = logWith('pretty', false, { tty: true });
-    log.started(fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }), undefined);
+    log.started(
+      fakeEmulator({ created: false, generated: {} }, { credentialsFile: undefined, tier: 'standard' }),
+      undefined,
+    );
     expect(stdout()).toContain(`listening on ${URL}  (standard tier, in memory)`);
     expect(stdout()).not.toContain('Created tenant');
     expect(stdout()).not.toContain('shown this once');
@@ -266,13 +478,18 @@ describe('the pretty log', () => {
   test('off a terminal, the exports name the keys without printing them', () => {
     const { log, lines } = logWith('pretty');
     log.started(fakeEmulator({}, { credentialsFile: undefined }), undefined);
-    expect(lines()).toContain(`    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=<the management key> SVC_API_KEY=<the private key>`);
+    expect(lines()).toContain(
+      `    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=<the management key> SVC_API_KEY=<the private key>`,
+    );
     expect(lines().join('\n')).not.toContain(MANAGEMENT_KEY);
   });
 
   test('keys that were given are not repeated in the exports; --data elsewhere says why the CLI here cannot find them', () => {
     const { log, lines } = logWith('pretty');
-    log.started(fakeEmulator({ generated: {} }, { credentialsFile: '/elsewhere/credentials.json' }), '/elsewhere/data.json');
+    log.started(
+      fakeEmulator({ generated: {} }, { credentialsFile: '/elsewhere/credentials.json' }),
+      '/elsewhere/data.json',
+    );
     expect(lines().slice(-4)).toEqual([
       '  Try, from another shell (the CLI run here does not find /elsewhere/credentials.json):',
       `    export SVC_BASE_URL=${URL} SVC_MANAGEMENT_KEY=<the management key you gave> SVC_API_KEY=<the private key you gave>`,
@@ -298,16 +515,24 @@ describe('the pretty log', () => {
     expect(lines()).toEqual([
       expect.stringMatching(new RegExp(`^${time} GET /x 200 3ms$`)),
       expect.stringMatching(new RegExp(`^${time} reactor charge 200 12\\.5ms$`)),
-      expect.stringMatching(new RegExp(`^${time} reactor charge 400 4ms \\[${REQUEST_ID}\\] Bad request: amount is required$`)),
+      expect.stringMatching(
+        new RegExp(`^${time} reactor charge 400 4ms \\[${REQUEST_ID}\\] Bad request: amount is required$`),
+      ),
       '    BadRequestError: amount is required',
       '        at module.exports (charge.js:2:9)',
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] slow upstream$`)),
       expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 1: 204$`)),
-      expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused, delivery failed$`)),
+      expect.stringMatching(
+        new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused, delivery failed$`),
+      ),
       expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] Error: boom$`)),
       '    at handler (server.js:1:1)',
-      expect.stringMatching(new RegExp(`^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\), 4 reactor result\\(s\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\), 4 reactor result\\(s\\)$`,
+        ),
+      ),
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);
   });
@@ -315,8 +540,29 @@ describe('the pretty log', () => {
   test('an error without a stack shows its message; a failed webhook without a reason says failed', () => {
     const { log, lines } = logWith('pretty');
     log.event({ time: TIME, type: 'error', message: 'sweeping failed' });
-    log.event({ time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 3, ok: false, status: 500, delivery: 'pending' });
-    log.event({ time: TIME, type: 'webhook', tenantId: TENANT, reactorId: REACTOR_ID, requestId: REQUEST_ID, url: 'http://h/x', attempt: 4, ok: false, delivery: 'pending' });
+    log.event({
+      time: TIME,
+      type: 'webhook',
+      tenantId: TENANT,
+      reactorId: REACTOR_ID,
+      requestId: REQUEST_ID,
+      url: 'http://h/x',
+      attempt: 3,
+      ok: false,
+      status: 500,
+      delivery: 'pending',
+    });
+    log.event({
+      time: TIME,
+      type: 'webhook',
+      tenantId: TENANT,
+      reactorId: REACTOR_ID,
+      requestId: REQUEST_ID,
+      url: 'http://h/x',
+      attempt: 4,
+      ok: false,
+      delivery: 'pending',
+    });
     expect(lines()[0]).toMatch(/ error sweeping failed$/);
     expect(lines()[0]).not.toContain('[');
     expect(lines()[1]).toMatch(/ attempt 3: 500$/);

@@ -19,17 +19,22 @@ describe('parseDuration', () => {
     expect(parseDuration(text, '--transaction-ttl')).toBe(ms);
   });
 
-  test.each(['nope', '', 's', '10d', '-5s', '1h30m', '2 h', '1e3', '0x10'])('%j is a usage error naming the flag and the value', (text) => {
-    let thrown: unknown;
-    try {
-      parseDuration(text, '--transaction-ttl');
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(UsageError);
-    expect((thrown as UsageError).exitCode).toBe(2);
-    expect((thrown as UsageError).message).toBe(`--transaction-ttl takes a duration such as 90s, 30m or 2h, not "${text}".`);
-  });
+  test.each(['nope', '', 's', '10d', '-5s', '1h30m', '2 h', '1e3', '0x10'])(
+    '%j is a usage error naming the flag and the value',
+    (text) => {
+      let thrown: unknown;
+      try {
+        parseDuration(text, '--transaction-ttl');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(UsageError);
+      expect((thrown as UsageError).exitCode).toBe(2);
+      expect((thrown as UsageError).message).toBe(
+        `--transaction-ttl takes a duration such as 90s, 30m or 2h, not "${text}".`,
+      );
+    },
+  );
 });
 
 describe('svc serve --transaction-ttl', () => {
@@ -54,7 +59,12 @@ describe('svc serve --transaction-ttl', () => {
   test('with --json the usage error is a JSON document', async () => {
     const result = await serve(['--transaction-ttl', '3 days', '--json']);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stderr)).toEqual({ error: { title: 'Usage error', detail: '--transaction-ttl takes a duration such as 90s, 30m or 2h, not "3 days".' } });
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        title: 'Usage error',
+        detail: '--transaction-ttl takes a duration such as 90s, 30m or 2h, not "3 days".',
+      },
+    });
   });
 
   test('a duration under one second is a usage error (exit 2), and nothing is written', async () => {
@@ -76,9 +86,21 @@ describe('svc serve: the emulator refuses an option', () => {
   // The emulator names its options (options.managementKey); svc serve says them as its own flags. (A bad
   // --port never reaches it: the CLI refuses it as a usage error, see usage-checks.test.ts.)
   test.each([
-    [['--port', '0', '--management-key', 'short'], {}, 'Error: --management-key must be 16 to 256 characters of letters, digits, "_", "-" or ".".\n'],
-    [['--port', '0', '--management-key', 'same-key-for-both-1', '--private-key', 'same-key-for-both-1'], {}, 'Error: --private-key must differ from --management-key.\n'],
-    [['--port', '0'], { SVC_MASTER_KEY: 'c2hvcnQ=' }, 'Error: SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).\n'],
+    [
+      ['--port', '0', '--management-key', 'short'],
+      {},
+      'Error: --management-key must be 16 to 256 characters of letters, digits, "_", "-" or ".".\n',
+    ],
+    [
+      ['--port', '0', '--management-key', 'same-key-for-both-1', '--private-key', 'same-key-for-both-1'],
+      {},
+      'Error: --private-key must differ from --management-key.\n',
+    ],
+    [
+      ['--port', '0'],
+      { SVC_MASTER_KEY: 'c2hvcnQ=' },
+      'Error: SVC_MASTER_KEY must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).\n',
+    ],
   ])('%j names the flag, exit 1', async (args, env, stderr) => {
     const result = await serve(args, env);
     expect(result.stderr).toBe(stderr);
@@ -90,7 +112,9 @@ describe('svc serve: the emulator refuses an option', () => {
     const running = await startEmulator({ inMemory: true });
     const port = new URL(running.url).port;
     const result = await serve(['--port', port, '--in-memory']);
-    expect(result.stderr).toBe(`Error: Port ${port} on 127.0.0.1 is already in use (another svc serve?). Stop it, or choose another --port (0 picks a free one).\n`);
+    expect(result.stderr).toBe(
+      `Error: Port ${port} on 127.0.0.1 is already in use (another svc serve?). Stop it, or choose another --port (0 picks a free one).\n`,
+    );
     expect(result.code).toBe(1);
   });
 });

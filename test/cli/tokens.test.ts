@@ -19,7 +19,11 @@ async function setup(options: EmulatorOptions = {}) {
   };
   /** The API, with the same private key. */
   const api = (method: string, urlPath: string, body?: unknown, transaction?: string) =>
-    emu.call(method, urlPath, { key: emu.privateKey, body, ...(transaction && { headers: { 'svc-transaction-id': transaction } }) });
+    emu.call(method, urlPath, {
+      key: emu.privateKey,
+      body,
+      ...(transaction && { headers: { 'svc-transaction-id': transaction } }),
+    });
   return { emu, cwd, svc, api };
 }
 
@@ -46,7 +50,11 @@ describe('tokens create', () => {
     expect(fields.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(fields.created).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     // The data is the indented JSON of the mask, continued under the value column.
-    expect(result.stdout).toContain(['data        {', '              "number": "XXXXXXXXXXXX4242",', '              "expiration_month": 12,'].join('\n'));
+    expect(result.stdout).toContain(
+      ['data        {', '              "number": "XXXXXXXXXXXX4242",', '              "expiration_month": 12,'].join(
+        '\n',
+      ),
+    );
     expect(result.stdout).not.toContain(CARD.number);
     expect(result.stdout).not.toMatch(/\u001b\[/);
 
@@ -59,7 +67,13 @@ describe('tokens create', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const token = result.json();
-    expect(token).toMatchObject({ type: 'card', containers: ['/pci/high/'], data: MASKED_CARD, metadata: {}, expires_at: null });
+    expect(token).toMatchObject({
+      type: 'card',
+      containers: ['/pci/high/'],
+      data: MASKED_CARD,
+      metadata: {},
+      expires_at: null,
+    });
     const stored = await api('GET', `/tokens/${token.id}`);
     expect(result.stdout).toBe(`${JSON.stringify(stored.body, null, 2)}\n`);
   });
@@ -71,7 +85,15 @@ describe('tokens create', () => {
     expect(bare.json()).toMatchObject({ type: 'token', containers: ['/general/high/'] });
     expect(await revealed(api, bare.json().id)).toBe('my secret');
 
-    const object = await svc(['tokens', 'create', '--type', 'token', '--data', '{"ssn":"123-45-6789","tags":[1,2]}', '--json']);
+    const object = await svc([
+      'tokens',
+      'create',
+      '--type',
+      'token',
+      '--data',
+      '{"ssn":"123-45-6789","tags":[1,2]}',
+      '--json',
+    ]);
     expect(object.code).toBe(0);
     expect(await revealed(api, object.json().id)).toEqual({ ssn: '123-45-6789', tags: [1, 2] });
   });
@@ -107,10 +129,23 @@ describe('tokens create', () => {
   test('--id, --container (repeatable), --metadata k=v (repeatable) and --mask are sent', async () => {
     const { svc, api } = await setup();
     const result = await svc([
-      'tokens', 'create', '--data', 'secret', '--id', 'my-token',
-      '--container', '/General/Low/', '--container', '/audit/',
-      '--metadata', 'owner=jane', '--metadata', 'query=a=b',
-      '--mask', '"s****t"', '--json',
+      'tokens',
+      'create',
+      '--data',
+      'secret',
+      '--id',
+      'my-token',
+      '--container',
+      '/General/Low/',
+      '--container',
+      '/audit/',
+      '--metadata',
+      'owner=jane',
+      '--metadata',
+      'query=a=b',
+      '--mask',
+      '"s****t"',
+      '--json',
     ]);
     expect(result.code, result.stderr).toBe(0);
     const token = result.json();
@@ -125,7 +160,12 @@ describe('tokens create', () => {
     expect(await revealed(api, 'my-token')).toBe('secret');
 
     const human = await svc('tokens get my-token');
-    expect(fieldsOf(human.stdout)).toMatchObject({ id: 'my-token', containers: '/general/low/, /audit/', data: '"s****t"', metadata: '{"owner":"jane","query":"a=b"}' });
+    expect(fieldsOf(human.stdout)).toMatchObject({
+      id: 'my-token',
+      containers: '/general/low/, /audit/',
+      data: '"s****t"',
+      metadata: '{"owner":"jane","query":"a=b"}',
+    });
   });
 
   test('--expires-at is sent and shown', async () => {
@@ -139,14 +179,26 @@ describe('tokens create', () => {
 describe('tokens create errors', () => {
   test('invalid JSON in --data for a card is a usage error in one line', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc(['tokens', 'create', '--type', 'card', '--data', '{"number":']), 2, /^Error: --data is not valid JSON \(.+\)\.$/);
-    expectOneLineError(await svc(['tokens', 'create', '--mask', '{nope', '--data', 'x']), 2, /^Error: --mask is not valid JSON/);
+    expectOneLineError(
+      await svc(['tokens', 'create', '--type', 'card', '--data', '{"number":']),
+      2,
+      /^Error: --data is not valid JSON \(.+\)\.$/,
+    );
+    expectOneLineError(
+      await svc(['tokens', 'create', '--mask', '{nope', '--data', 'x']),
+      2,
+      /^Error: --mask is not valid JSON/,
+    );
     expect(await listedIds(emu)).toEqual([]);
   });
 
   test('--metadata without "=" is a usage error and nothing is created', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc('tokens create --data x --metadata novalue'), 2, /^Error: --metadata takes KEY=VALUE, not "novalue"\.$/);
+    expectOneLineError(
+      await svc('tokens create --data x --metadata novalue'),
+      2,
+      /^Error: --metadata takes KEY=VALUE, not "novalue"\.$/,
+    );
     expectOneLineError(await svc('tokens create --data x --metadata =v'), 2, /^Error: --metadata takes KEY=VALUE/);
     expect(await listedIds(emu)).toEqual([]);
   });
@@ -160,18 +212,41 @@ describe('tokens create errors', () => {
 
   test('a 400 from the API names the field on one line, nothing on stdout', async () => {
     const { emu, svc } = await setup();
-    const result = await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify({ ...CARD, number: '4242424242424241' })]);
-    expectOneLineError(result, 1, /^Error: Validation failed \(400\): --data \(data\.number\): is not a valid card number \(Luhn check failed\)$/);
+    const result = await svc([
+      'tokens',
+      'create',
+      '--type',
+      'card',
+      '--data',
+      JSON.stringify({ ...CARD, number: '4242424242424241' }),
+    ]);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: Validation failed \(400\): --data \(data\.number\): is not a valid card number \(Luhn check failed\)$/,
+    );
     expect(await listedIds(emu)).toEqual([]);
   });
 
   test('with --json an API error is the problem as JSON on stderr', async () => {
     const { svc } = await setup();
-    const result = await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify({ ...CARD, expiration_month: 13 }), '--json']);
+    const result = await svc([
+      'tokens',
+      'create',
+      '--type',
+      'card',
+      '--data',
+      JSON.stringify({ ...CARD, expiration_month: 13 }),
+      '--json',
+    ]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     const { error } = JSON.parse(result.stderr);
-    expect(error).toMatchObject({ status: 400, title: 'Validation failed', errors: { 'data.expiration_month': ['must be an integer from 1 to 12'] } });
+    expect(error).toMatchObject({
+      status: 400,
+      title: 'Validation failed',
+      errors: { 'data.expiration_month': ['must be an integer from 1 to 12'] },
+    });
   });
 
   test('--data @missing.json names the file', async () => {
@@ -184,14 +259,19 @@ describe('tokens create errors', () => {
   test('a custom id that exists is a 400 naming the id', async () => {
     const { svc } = await setup();
     expect((await svc('tokens create --data x --id dup')).code).toBe(0);
-    expectOneLineError(await svc('tokens create --data y --id dup'), 1, /^Error: Validation failed \(400\): --id: a token with id dup already exists$/);
+    expectOneLineError(
+      await svc('tokens create --data y --id dup'),
+      1,
+      /^Error: Validation failed \(400\): --id: a token with id dup already exists$/,
+    );
   });
 });
 
 describe('tokens get, list, delete', () => {
   test('get prints the fields; --json exactly the API object', async () => {
     const { svc, api } = await setup();
-    const id = (await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--json'])).json().id as string;
+    const id = (await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--json'])).json()
+      .id as string;
     const human = await svc(['tokens', 'get', id]);
     expect(human.code).toBe(0);
     expect(fieldsOf(human.stdout)).toMatchObject({ id, type: 'card', containers: '/pci/high/', data: '{' });
@@ -210,7 +290,9 @@ describe('tokens get, list, delete', () => {
     const { svc, api } = await setup();
     const card = (await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--json'])).json();
     const secret = (await svc('tokens create --data hidden --json')).json();
-    const masked = (await svc(['tokens', 'create', '--data', 'x', '--mask', '"xx"', '--container', '/general/low/', '--json'])).json();
+    const masked = (
+      await svc(['tokens', 'create', '--data', 'x', '--mask', '"xx"', '--container', '/general/low/', '--json'])
+    ).json();
 
     const table = await svc('tokens list');
     expect(table.code).toBe(0);
@@ -218,7 +300,9 @@ describe('tokens get, list, delete', () => {
     expect(lines[0]).toMatch(/^ID\s+TYPE\s+CONTAINERS\s+DATA\s+CREATED$/);
     expect(lines).toHaveLength(4);
     const row = (id: string) => lines.find((line) => line.startsWith(id))!;
-    expect(row(card.id)).toMatch(/\scard\s+\/pci\/high\/\s+\{"number":"XXXXXXXXXXXX4242","expiration_month":12,"expiration_year":2099\}\s+\d{4}-/);
+    expect(row(card.id)).toMatch(
+      /\scard\s+\/pci\/high\/\s+\{"number":"XXXXXXXXXXXX4242","expiration_month":12,"expiration_year":2099\}\s+\d{4}-/,
+    );
     expect(row(secret.id)).toMatch(/\stoken\s+\/general\/high\/\s+\(redacted\)\s/);
     expect(row(masked.id)).toMatch(/\stoken\s+\/general\/low\/\s+"xx"\s/);
     expect(table.stdout).not.toContain(CARD.number);
@@ -304,7 +388,11 @@ describe('tokenize and detokenize', () => {
 
   test('tokenize with nothing to read, or with invalid JSON, is a usage error', async () => {
     const { emu, svc } = await setup();
-    expectOneLineError(await svc('tokenize'), 2, /^Error: Give --data as JSON, @file or - \(stdin\), or pipe JSON in\.$/);
+    expectOneLineError(
+      await svc('tokenize'),
+      2,
+      /^Error: Give --data as JSON, @file or - \(stdin\), or pipe JSON in\.$/,
+    );
     expectOneLineError(await svc('tokenize --data {oops'), 2, /^Error: --data is not valid JSON/);
     expect(await listedIds(emu)).toEqual([]);
   });
@@ -312,13 +400,18 @@ describe('tokenize and detokenize', () => {
   test('a tokenize with one bad card writes nothing and names the path of the field', async () => {
     const { emu, svc } = await setup();
     const value = { ok: 'fine', card: { type: 'card', data: { ...CARD, number: '123' } } };
-    expectOneLineError(await svc(['tokenize', '--data', JSON.stringify(value)]), 1, /^Error: Validation failed \(400\): card\.data\.number: must be 12 to 19 digits$/);
+    expectOneLineError(
+      await svc(['tokenize', '--data', JSON.stringify(value)]),
+      1,
+      /^Error: Validation failed \(400\): card\.data\.number: must be 12 to 19 digits$/,
+    );
     expect(await listedIds(emu)).toEqual([]);
   });
 
   test('detokenize reveals the card JSON', async () => {
     const { svc } = await setup();
-    const id = (await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--json'])).json().id as string;
+    const id = (await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--json'])).json()
+      .id as string;
     const result = await svc(['detokenize', '--data', JSON.stringify({ card: `{{ ${id} }}`, text: `card {{${id}}}` })]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.json()).toEqual({ card: CARD, text: `card ${JSON.stringify(CARD)}` });
@@ -327,7 +420,11 @@ describe('tokenize and detokenize', () => {
 
   test('detokenize of an unknown token is a 400 naming it', async () => {
     const { svc } = await setup();
-    expectOneLineError(await svc(['detokenize', '--data', '"{{ ghost }}"']), 1, /^Error: Unknown token \(400\): Token ghost in a detokenization expression does not exist\.$/);
+    expectOneLineError(
+      await svc(['detokenize', '--data', '"{{ ghost }}"']),
+      1,
+      /^Error: Unknown token \(400\): Token ghost in a detokenization expression does not exist\.$/,
+    );
   });
 });
 
@@ -351,11 +448,25 @@ describe('transactions', () => {
   test('tokens create --transaction stages: invisible until commit', async () => {
     const { svc } = await setup();
     const tx = (await svc('transactions create --json')).json().id as string;
-    const staged = await svc(['tokens', 'create', '--type', 'card', '--data', JSON.stringify(CARD), '--transaction', tx, '--json']);
+    const staged = await svc([
+      'tokens',
+      'create',
+      '--type',
+      'card',
+      '--data',
+      JSON.stringify(CARD),
+      '--transaction',
+      tx,
+      '--json',
+    ]);
     expect(staged.code, staged.stderr).toBe(0);
     const id = staged.json().id as string;
 
-    expectOneLineError(await svc(['tokens', 'get', id]), 1, new RegExp(`^Error: Not found \\(404\\): No token with id ${id}\\.$`));
+    expectOneLineError(
+      await svc(['tokens', 'get', id]),
+      1,
+      new RegExp(`^Error: Not found \\(404\\): No token with id ${id}\\.$`),
+    );
     expect((await svc('tokens list --json')).json().data).toEqual([]);
     const inside = await svc(['tokens', 'get', id, '--transaction', tx, '--json']);
     expect(inside.code).toBe(0);
@@ -370,16 +481,25 @@ describe('transactions', () => {
     expect(fieldsOf((await svc(['transactions', 'get', tx])).stdout).status).toBe('committed');
 
     // Not open any more: a second commit, a rollback and a staged write are refused.
-    expectOneLineError(await svc(['transactions', 'commit', tx]), 1, new RegExp(`^Error: Conflict \\(409\\): Transaction ${tx} is committed, not open\\.$`));
+    expectOneLineError(
+      await svc(['transactions', 'commit', tx]),
+      1,
+      new RegExp(`^Error: Conflict \\(409\\): Transaction ${tx} is committed, not open\\.$`),
+    );
     expectOneLineError(await svc(['transactions', 'rollback', tx, '--yes']), 1, /^Error: Conflict \(409\)/);
-    expectOneLineError(await svc(['tokens', 'create', '--data', 'late', '--transaction', tx]), 1, /^Error: Conflict \(409\)/);
+    expectOneLineError(
+      await svc(['tokens', 'create', '--data', 'late', '--transaction', tx]),
+      1,
+      /^Error: Conflict \(409\)/,
+    );
   });
 
   test('rollback discards staged writes, deletes included; tokenize --transaction stages too', async () => {
     const { svc, emu } = await setup();
     const kept = (await svc('tokens create --data keep --json')).json().id as string;
     const tx = (await svc('transactions create --json')).json().id as string;
-    const staged = (await svc(['tokens', 'create', '--data', 'gone', '--transaction', tx, '--json'])).json().id as string;
+    const staged = (await svc(['tokens', 'create', '--data', 'gone', '--transaction', tx, '--json'])).json()
+      .id as string;
     const tokenized = (await svc(['tokenize', '--data', '["t"]', '--transaction', tx])).json() as string[];
     const deleted = await svc(['tokens', 'delete', kept, '--transaction', tx, '--yes']);
     expect(deleted.stdout).toBe(`Deleted token ${kept} (staged in transaction ${tx}).\n`);
@@ -406,15 +526,27 @@ describe('transactions', () => {
   test('an unknown or malformed transaction id is an error on one line', async () => {
     const { svc } = await setup();
     const unknown = '00000000-0000-4000-8000-000000000000';
-    expectOneLineError(await svc(['transactions', 'commit', unknown]), 1, /^Error: Not found \(404\): No transaction with id 0{8}-/);
+    expectOneLineError(
+      await svc(['transactions', 'commit', unknown]),
+      1,
+      /^Error: Not found \(404\): No transaction with id 0{8}-/,
+    );
     expectOneLineError(await svc('transactions get nope'), 1, /^Error: Validation failed \(400\): id: /);
-    expectOneLineError(await svc(['tokens', 'create', '--data', 'x', '--transaction', unknown]), 1, /^Error: Not found \(404\)/);
+    expectOneLineError(
+      await svc(['tokens', 'create', '--data', 'x', '--transaction', unknown]),
+      1,
+      /^Error: Not found \(404\)/,
+    );
   });
 
   test('on the standard tier, transactions create fails naming the Enterprise tier', async () => {
     const { svc } = await setup({ tier: 'standard' });
     const result = await svc('transactions create');
-    expectOneLineError(result, 1, /^Error: Enterprise tier required \(403\): Transactions is an Enterprise-tier feature; .*--tier enterprise/);
+    expectOneLineError(
+      result,
+      1,
+      /^Error: Enterprise tier required \(403\): Transactions is an Enterprise-tier feature; .*--tier enterprise/,
+    );
     // Token writes without a transaction still work there.
     expect((await svc('tokens create --data x')).code).toBe(0);
   });

@@ -12,7 +12,11 @@ describe('svc version', () => {
     const emu = await startEmulator({ inMemory: true });
     const result = await runSvc(['version', '--json', '--base-url', emu.url], { cwd: emu.dir });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.json()).toEqual({ svc: packageVersion(), node: process.version, server: { url: emu.url, reachable: true, version: packageVersion() } });
+    expect(result.json()).toEqual({
+      svc: packageVersion(),
+      node: process.version,
+      server: { url: emu.url, reachable: true, version: packageVersion() },
+    });
   });
 
   test('a server that does not answer is reported, and the command still succeeds', async () => {
@@ -41,7 +45,9 @@ describe('svc completion', () => {
     const file = path.join(cwd, 'svc.bash');
     await writeFile(file, result.stdout);
     expect(completeInBash(file, 'svc applic')).toEqual(['applications']);
-    expect(completeInBash(file, 'svc applications ')).toEqual(expect.arrayContaining(['list', 'create', 'delete', 'regenerate']));
+    expect(completeInBash(file, 'svc applications ')).toEqual(
+      expect.arrayContaining(['list', 'create', 'delete', 'regenerate']),
+    );
     expect(completeInBash(file, 'svc --base-url http://x applications li')).toEqual(['list']);
     expect(completeInBash(file, 'svc reactors list --na')).toEqual(['--name']);
     expect(completeInBash(file, 'svc serve --tier ')).toEqual(['enterprise', 'standard']);
@@ -55,8 +61,12 @@ describe('svc completion', () => {
     const fish = await runSvc(['completion', 'fish'], { cwd });
     expect(fish.code).toBe(0);
     expect(fish.stdout).toContain("complete -c svc -n '__fish_use_subcommand' -a 'applications'");
-    expect(fish.stdout).toMatch(/complete -c svc -n '__fish_seen_subcommand_from applications apps?[^']*; and not __fish_seen_subcommand_from [^']*list[^']*' -a 'list'/);
-    expect(fish.stdout).toMatch(/complete -c svc -n '[^']*__fish_seen_subcommand_from serve' -l tier -x -a 'enterprise standard'/);
+    expect(fish.stdout).toMatch(
+      /complete -c svc -n '__fish_seen_subcommand_from applications apps?[^']*; and not __fish_seen_subcommand_from [^']*list[^']*' -a 'list'/,
+    );
+    expect(fish.stdout).toMatch(
+      /complete -c svc -n '[^']*__fish_seen_subcommand_from serve' -l tier -x -a 'enterprise standard'/,
+    );
   });
 
   test('an unknown shell is a usage error', async () => {

@@ -15,7 +15,11 @@ const jsonLine = (event: string) => (line: string) => line.startsWith('{') && JS
 interface Running {
   proc: SvcProcess;
   url: string;
-  call(method: string, route: string, options?: { body?: unknown; headers?: Record<string, string> }): Promise<HttpResult>;
+  call(
+    method: string,
+    route: string,
+    options?: { body?: unknown; headers?: Record<string, string> },
+  ): Promise<HttpResult>;
 }
 
 /** `svc serve` as a real process over the data in `dir`, ready to answer. */
@@ -26,7 +30,11 @@ async function serve(dir: string): Promise<Running> {
   });
   await proc.waitForLine(jsonLine('ready'), 15_000);
   const { url } = JSON.parse(await proc.waitForLine(jsonLine('listening'))) as { url: string };
-  return { proc, url, call: (method, route, options = {}) => http(url + route, method, { key: PRIVATE_KEY, ...options }) };
+  return {
+    proc,
+    url,
+    call: (method, route, options = {}) => http(url + route, method, { key: PRIVATE_KEY, ...options }),
+  };
 }
 
 async function kill(running: Running): Promise<void> {
@@ -75,7 +83,9 @@ describe('crash safety of a real svc serve', () => {
       }
       const known = new Set(sent.map(({ prefix }) => prefix));
       expect([...byRequest.keys()].filter((prefix) => !known.has(prefix))).toEqual([]);
-      const lost = sent.filter(({ prefix, acknowledged }) => acknowledged && byRequest.get(prefix) !== TOKENS_PER_REQUEST);
+      const lost = sent.filter(
+        ({ prefix, acknowledged }) => acknowledged && byRequest.get(prefix) !== TOKENS_PER_REQUEST,
+      );
       const partial = sent.filter(({ prefix }) => ![undefined, TOKENS_PER_REQUEST].includes(byRequest.get(prefix)));
       expect(lost.map(({ prefix }) => prefix)).toEqual([]);
       expect(partial.map(({ prefix }) => `${prefix}: ${byRequest.get(prefix)}`)).toEqual([]);
@@ -95,7 +105,11 @@ describe('crash safety of a real svc serve', () => {
         for (let n = 0; !killed; n++) {
           const entry: Sent = { prefix: `r${round}c${c}n${n}`, acknowledged: false };
           sent.push(entry);
-          const body = Array.from({ length: TOKENS_PER_REQUEST }, (_, i) => ({ type: 'token', id: `${entry.prefix}-${i}`, data: `${entry.prefix}/${i}` }));
+          const body = Array.from({ length: TOKENS_PER_REQUEST }, (_, i) => ({
+            type: 'token',
+            id: `${entry.prefix}-${i}`,
+            data: `${entry.prefix}/${i}`,
+          }));
           try {
             const answer = await running.call('POST', '/tokenize', { body });
             entry.status = answer.status;
@@ -128,7 +142,11 @@ describe('crash safety of a real svc serve', () => {
     const tx = begun.body.id as string;
     const inTx = { 'svc-transaction-id': tx };
     for (let chunk = 0; chunk < 6; chunk++) {
-      const body = Array.from({ length: 500 }, (_, i) => ({ type: 'token', id: `c${chunk}-${i}`, data: `v${chunk}-${i}` }));
+      const body = Array.from({ length: 500 }, (_, i) => ({
+        type: 'token',
+        id: `c${chunk}-${i}`,
+        data: `v${chunk}-${i}`,
+      }));
       const staged = await running.call('POST', '/tokenize', { body, headers: inTx });
       expect(staged.status, staged.text).toBe(201);
     }
@@ -152,7 +170,9 @@ describe('crash safety of a real svc serve', () => {
     await expectStoreFilesParse(dir);
     const status = (await restarted.call('GET', `/transactions/${tx}`)).body.status as string;
     const total = (await restarted.call('GET', '/tokens?size=1')).body.pagination.total_items as number;
-    expect({ status, total }).toEqual(journalSeen || answered ? { status: 'committed', total: 3000 } : { status: 'open', total: 0 });
+    expect({ status, total }).toEqual(
+      journalSeen || answered ? { status: 'committed', total: 3000 } : { status: 'open', total: 0 },
+    );
     const sample = await restarted.call('POST', '/detokenize', { body: { a: '{{ c0-0 }}', b: '{{ c5-499 }}' } });
     expect(sample.body).toEqual({ a: 'v0-0', b: 'v5-499' });
     expect(await readdir(journal)).toEqual([]);
@@ -165,7 +185,10 @@ describe('crash safety of a real svc serve', () => {
     const body = Array.from({ length: 300 }, (_, i) => ({ type: 'token', id: `s-${i}`, data: `v${i}` }));
     expect((await first.call('POST', '/tokenize', { body, headers: { 'svc-transaction-id': tx } })).status).toBe(201);
 
-    const second = spawnSvc(['serve', '--port', '0', '--data', path.join(dir, 'data.json')], { cwd: dir, env: { SVC_MANAGEMENT_KEY: MANAGEMENT_KEY } });
+    const second = spawnSvc(['serve', '--port', '0', '--data', path.join(dir, 'data.json')], {
+      cwd: dir,
+      env: { SVC_MANAGEMENT_KEY: MANAGEMENT_KEY },
+    });
     expect((await second.exited).code).toBe(1);
     expect(second.stderr()).toContain(`is in use by another svc serve (pid ${first.proc.child.pid})`);
     expect(second.stderr()).not.toContain('bug');

@@ -10,7 +10,11 @@ import { tempDir } from '../helpers/temp.js';
 
 /** Runs the generated project's `npm test` with nothing of this machine's svc settings. */
 function npmTest(cwd: string, env: Record<string, string> = {}) {
-  return spawnSync('npm', ['test'], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env } });
+  return spawnSync('npm', ['test'], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env },
+  });
 }
 
 interface WorkflowStep {
@@ -24,7 +28,11 @@ interface Workflow {
 
 /** Runs one `run:` block as GitHub Actions does (bash -e), in a process group of its own. */
 function runStep(script: string, cwd: string, env: Record<string, string>) {
-  const child = spawn('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', script], { cwd, env, detached: true });
+  const child = spawn('bash', ['--noprofile', '--norc', '-e', '-o', 'pipefail', '-c', script], {
+    cwd,
+    env,
+    detached: true,
+  });
   // The emulator a step starts in the background stays in that group: stopped with it at the end.
   onTestFinished(() => {
     try {
@@ -36,11 +44,15 @@ function runStep(script: string, cwd: string, env: Record<string, string>) {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise<{ code: number | null; output: string }>((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  return new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, output })),
+  );
 }
 
 describe('a project made by svc init, end to end', () => {
-  test('locally: svc serve (a process) in the project, svc apply, and its own npm test passes', { timeout: 60_000 }, async () => {
+  test('locally: svc serve (a process) in the project, svc apply, and its own npm test passes', {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     expect((await runSvc('init . --template full --yes', { cwd: dir })).code).toBe(0);
     const serve = spawnSvc(['serve', '--port', '0', '--log-format', 'json'], { cwd: dir });
@@ -54,7 +66,9 @@ describe('a project made by svc init, end to end', () => {
     expect(tested.stdout).toMatch(/# fail 0\n/);
   });
 
-  test("in CI: the workflow's own steps (serve --port 0 in the background, /health, apply, npm test) pass", { timeout: 60_000 }, async () => {
+  test("in CI: the workflow's own steps (serve --port 0 in the background, /health, apply, npm test) pass", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     expect((await runSvc('init . --template reactor --yes', { cwd: dir })).code).toBe(0);
     const workflow = parse(await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8')) as Workflow;

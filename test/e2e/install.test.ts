@@ -15,7 +15,11 @@ describe('the install story', () => {
   test("the README's first command starts the emulator: `npm start` is `svc serve`", async () => {
     const readme = await readFile(new URL('README.md', `file://${root}`), 'utf8');
     expect(readme).toContain('```sh\nnpm ci && npm start\n```');
-    const child = spawn('npm', ['start', '--silent', '--', '--port', '0', '--in-memory', '--log-format', 'json'], { cwd: root, env: { ...process.env, CI: '1' }, detached: true });
+    const child = spawn('npm', ['start', '--silent', '--', '--port', '0', '--in-memory', '--log-format', 'json'], {
+      cwd: root,
+      env: { ...process.env, CI: '1' },
+      detached: true,
+    });
     // npm runs svc in a shell of its own: stop the whole process group, not only npm.
     const stop = (signal: NodeJS.Signals) => {
       try {
@@ -27,7 +31,10 @@ describe('the install story', () => {
       createInterface({ input: child.stdout }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`npm start exited with ${code}`)));
     });
-    expect(JSON.parse(first)).toMatchObject({ event: 'listening', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(JSON.parse(first)).toMatchObject({
+      event: 'listening',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    });
     stop('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   });

@@ -7,7 +7,9 @@ import { plain, svcInPty } from '../helpers/pty.js';
 import { tempDir } from '../helpers/temp.js';
 
 async function createApp(emu: TestEmulator, name: string) {
-  const created = await emu.call('POST', '/applications', { body: { name, type: 'private', permissions: ['token:read'] } });
+  const created = await emu.call('POST', '/applications', {
+    body: { name, type: 'private', permissions: ['token:read'] },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body as { id: string; name: string; key: string };
 }

@@ -15,9 +15,12 @@ async function withClosedStdout(args: string[]): Promise<{ code: number | null; 
 }
 
 describe('svc piped into a reader that stops early (| head -1)', () => {
-  test.each(['reactors create --help', '--help', 'applications --help', 'tokens list --help'])('svc %s exits quietly', async (line) => {
-    const { code, stderr } = await withClosedStdout(line.split(' '));
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-  });
+  test.each(['reactors create --help', '--help', 'applications --help', 'tokens list --help'])(
+    'svc %s exits quietly',
+    async (line) => {
+      const { code, stderr } = await withClosedStdout(line.split(' '));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    },
+  );
 });

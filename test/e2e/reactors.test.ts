@@ -8,8 +8,10 @@ import { execSvc, spawnSvc } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp.js';
 
 const parse = (line: string) => JSON.parse(line) as Record<string, unknown>;
-const jsonEvent = (event: string, match: (value: Record<string, unknown>) => boolean = () => true) => (line: string) =>
-  line.startsWith('{') && parse(line).event === event && match(parse(line));
+const jsonEvent =
+  (event: string, match: (value: Record<string, unknown>) => boolean = () => true) =>
+  (line: string) =>
+    line.startsWith('{') && parse(line).event === event && match(parse(line));
 
 const CODE = `module.exports = async function (req) {
   console.log('charging', req.args.amount, 'for', req.configuration.MERCHANT);
@@ -28,7 +30,10 @@ describe('reactors with svc serve as a real process', () => {
     await serve.waitForLine(jsonEvent('ready'));
 
     // The CLI finds the emulator and its keys through .svc/credentials.json.
-    const created = await execSvc(['reactors', 'create', '--name', 'charge', '--code', 'charge.js', '--configuration', 'MERCHANT=acme', '--json'], { cwd });
+    const created = await execSvc(
+      ['reactors', 'create', '--name', 'charge', '--code', 'charge.js', '--configuration', 'MERCHANT=acme', '--json'],
+      { cwd },
+    );
     expect(created.code, created.stderr).toBe(0);
     const reactor = JSON.parse(created.stdout) as { id: string; name: string; code: string };
     expect(reactor).toMatchObject({ name: 'charge', code: CODE });
@@ -43,7 +48,15 @@ describe('reactors with svc serve as a real process', () => {
     const consoleLine = parse(await serve.waitForLine(jsonEvent('console')));
     const time = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const tenant = expect.stringMatching(/^[0-9a-f-]{36}$/);
-    expect(consoleLine).toEqual({ time, event: 'console', source: 'charge', tenant_id: tenant, level: 'log', text: 'charging 42 for acme', request_id: expect.any(String) });
+    expect(consoleLine).toEqual({
+      time,
+      event: 'console',
+      source: 'charge',
+      tenant_id: tenant,
+      level: 'log',
+      text: 'charging 42 for acme',
+      request_id: expect.any(String),
+    });
     const invocation = parse(await serve.waitForLine(jsonEvent('invocation')));
     expect(invocation).toEqual({
       time,
@@ -58,7 +71,9 @@ describe('reactors with svc serve as a real process', () => {
     });
     // The console line comes before the invocation it belongs to.
     expect(serve.lines.findIndex(jsonEvent('console'))).toBeLessThan(serve.lines.findIndex(jsonEvent('invocation')));
-    const request = parse(await serve.waitForLine(jsonEvent('request', (value) => value.path === `/reactors/${reactor.id}/react`)));
+    const request = parse(
+      await serve.waitForLine(jsonEvent('request', (value) => value.path === `/reactors/${reactor.id}/react`)),
+    );
     expect(request).toMatchObject({ method: 'POST', status: 200 });
 
     // A failing invocation: the CLI exits 1 with one line; serve logs the status and the user stack.
@@ -95,7 +110,10 @@ describe('reactors with svc serve as a real process', () => {
     expect(attempt).toMatchObject({ attempt: 1, ok: false, status: 503 });
 
     serve.child.kill('SIGTERM');
-    const exited = await Promise.race([serve.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 8_000))]);
+    const exited = await Promise.race([
+      serve.exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 8_000)),
+    ]);
     expect(exited).toEqual({ code: 0, signal: null });
     expect(parse(serve.lines.at(-1)!)).toMatchObject({ event: 'stopped' });
   });

@@ -13,21 +13,38 @@ describe('svc serve as a real process', () => {
     const cwd = await tempDir();
     const serve = spawnSvc(['serve', '--port', '0'], { cwd });
     const listening = JSON.parse(await serve.waitForLine(() => true));
-    expect(listening).toEqual({ time: expect.stringMatching(ISO), event: 'listening', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(listening).toEqual({
+      time: expect.stringMatching(ISO),
+      event: 'listening',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    });
     const ready = JSON.parse(await serve.waitForLine(jsonLine('ready')));
-    expect(ready).toMatchObject({ event: 'ready', created: true, tier: 'enterprise', data: path.join('.svc', 'data.json'), generated_keys: ['management', 'private'] });
+    expect(ready).toMatchObject({
+      event: 'ready',
+      created: true,
+      tier: 'enterprise',
+      data: path.join('.svc', 'data.json'),
+      generated_keys: ['management', 'private'],
+    });
     // The keys are in the credentials file, never in a log line.
-    const { management_key: managementKey } = JSON.parse(await readFile(path.join(cwd, '.svc', 'credentials.json'), 'utf8'));
+    const { management_key: managementKey } = JSON.parse(
+      await readFile(path.join(cwd, '.svc', 'credentials.json'), 'utf8'),
+    );
     expect(managementKey).toMatch(/^key_local_mgt_/);
 
     expect((await http(`${listening.url}/health`, 'GET')).status).toBe(200);
 
     // the CLI, another process in the same folder, finds the emulator and its keys by itself
-    const listed = await execSvc(['applications', 'create', '--name', 'from-cli', '--type', 'private', '--permission', 'token:use', '--json'], { cwd });
+    const listed = await execSvc(
+      ['applications', 'create', '--name', 'from-cli', '--type', 'private', '--permission', 'token:use', '--json'],
+      { cwd },
+    );
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toMatchObject({ name: 'from-cli', type: 'private' });
 
-    const request = JSON.parse(await serve.waitForLine((line) => line.includes('"event":"request"') && line.includes('POST')));
+    const request = JSON.parse(
+      await serve.waitForLine((line) => line.includes('"event":"request"') && line.includes('POST')),
+    );
     expect(request).toEqual({
       time: expect.stringMatching(ISO),
       event: 'request',
@@ -68,7 +85,10 @@ describe('svc serve as a real process', () => {
     expect(ready.generated_keys).toEqual([]);
     expect(serve.lines.join('\n')).not.toContain('e2e-management-key-123');
     expect((await http(`${url}/applications`, 'GET', { key: 'e2e-management-key-123' })).status).toBe(200);
-    const cli = await execSvc(['applications', 'whoami', '--json', '--base-url', url], { cwd, env: { SVC_MANAGEMENT_KEY: 'e2e-management-key-123' } });
+    const cli = await execSvc(['applications', 'whoami', '--json', '--base-url', url], {
+      cwd,
+      env: { SVC_MANAGEMENT_KEY: 'e2e-management-key-123' },
+    });
     expect(JSON.parse(cli.stdout).type).toBe('management');
   });
 
@@ -78,7 +98,9 @@ describe('svc serve as a real process', () => {
     const { url } = JSON.parse(await first.waitForLine(jsonLine('listening')));
     const second = await execSvc(['serve', '--port', new URL(url).port, '--in-memory'], { cwd });
     expect(second.code).toBe(1);
-    expect(second.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: Port \d+ on 127\.0\.0\.1 is already in use/)]);
+    expect(second.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^Error: Port \d+ on 127\.0\.0\.1 is already in use/),
+    ]);
   });
 
   it('exits 2 on a usage error', async () => {

@@ -9,14 +9,22 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
     const emu = await startEmulator({ inMemory: true });
     for (const name of ['payments-backend-with-a-long-name', 'reporting']) {
       const created = await emu.call('POST', '/applications', {
-        body: { name, type: 'private', permissions: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'] },
+        body: {
+          name,
+          type: 'private',
+          permissions: ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'],
+        },
       });
       expect(created.status).toBe(201);
     }
     const listed = await emu.call('GET', '/applications?size=100');
     const ids: string[] = listed.body.data.map((app: { id: string }) => app.id);
 
-    const run = svcInPty(['applications', 'list'], { cwd: emu.dir, columns: 80, env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey } });
+    const run = svcInPty(['applications', 'list'], {
+      cwd: emu.dir,
+      columns: 80,
+      env: { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey },
+    });
     expect(await run.exited).toBe(0);
     const screen = plain(run.output());
     for (const line of screen.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
@@ -27,7 +35,8 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
 
   test('a call that takes a while shows a spinner on stderr, erased before the result; never with --json', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const code = 'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 1500)); return { raw: { done: true } }; };';
+    const code =
+      'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 1500)); return { raw: { done: true } }; };';
     const created = await emu.call('POST', '/reactors', { body: { name: 'slow', code, configuration: {} } });
     expect(created.status, created.text).toBe(201);
     const env = { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey, SVC_API_KEY: emu.privateKey };
@@ -55,7 +64,9 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
     const screen = plain(serve.output());
     expect(screen).not.toContain('Try: svc applications list');
     const exports = /^ {4}export (.*)$/m.exec(screen)?.[1];
-    expect(exports, screen).toMatch(/^SVC_BASE_URL=http:\/\/127\.0\.0\.1:\d+ SVC_MANAGEMENT_KEY=key_local_mgt_\w+ SVC_API_KEY=key_local_pvt_\w+$/);
+    expect(exports, screen).toMatch(
+      /^SVC_BASE_URL=http:\/\/127\.0\.0\.1:\d+ SVC_MANAGEMENT_KEY=key_local_mgt_\w+ SVC_API_KEY=key_local_pvt_\w+$/,
+    );
     // What the banner offers works, from a folder with no credentials file.
     const env = Object.fromEntries(exports!.split(' ').map((pair) => pair.split('=') as [string, string]));
     const listed = await runSvc('applications list --json', { cwd: await tempDir(), env });

@@ -12,8 +12,10 @@ import { tempDir } from '../helpers/temp.js';
  * failed, and that failure is delivered.
  */
 const parse = (line: string) => JSON.parse(line) as Record<string, unknown>;
-const jsonEvent = (event: string, match: (value: Record<string, unknown>) => boolean = () => true) => (line: string) =>
-  line.startsWith('{') && parse(line).event === event && match(parse(line));
+const jsonEvent =
+  (event: string, match: (value: Record<string, unknown>) => boolean = () => true) =>
+  (line: string) =>
+    line.startsWith('{') && parse(line).event === event && match(parse(line));
 
 const CODE = `module.exports = async function (req) {
   console.log('started', req.args.msg);
@@ -36,7 +38,10 @@ async function setup() {
   expect(created.code, created.stderr).toBe(0);
   const secret = (await execSvc(['webhooks', 'secret'], { cwd })).stdout.trim();
   const invoke = async (url: string, args: Record<string, unknown>, extra: string[] = []) => {
-    const invoked = await execSvc(['invoke', 'reactor', 'echo', '--args', JSON.stringify(args), '--callback-url', url, ...extra, '--json'], { cwd });
+    const invoked = await execSvc(
+      ['invoke', 'reactor', 'echo', '--args', JSON.stringify(args), '--callback-url', url, ...extra, '--json'],
+      { cwd },
+    );
     expect(invoked.code, invoked.stderr).toBe(0);
     return (JSON.parse(invoked.stdout) as { id: string }).id;
   };
@@ -76,11 +81,20 @@ describe('webhook deliveries survive a restart of svc serve', () => {
       const second = await serve(cwd);
       const deliveries = await hook.waitFor(2);
       expectSameEvent(deliveries, secret);
-      expect(JSON.parse(deliveries[1]!.body)).toMatchObject({ id: requestId, status: 'completed', raw: { echoed: signal } });
+      expect(JSON.parse(deliveries[1]!.body)).toMatchObject({
+        id: requestId,
+        status: 'completed',
+        raw: { echoed: signal },
+      });
       await second.waitForLine(jsonEvent('webhook', (event) => event.request_id === requestId && event.ok === true));
       expect(await result(requestId)).toMatchObject({
         status: 'completed',
-        delivery: { status: 'delivered', attempts: 2, last_status: 200, event_id: deliveries[0]!.headers['svc-webhook-id'] },
+        delivery: {
+          status: 'delivered',
+          attempts: 2,
+          last_status: 200,
+          event_id: deliveries[0]!.headers['svc-webhook-id'],
+        },
       });
       expect(hook.received).toHaveLength(2);
     });
@@ -103,11 +117,19 @@ describe('webhook deliveries survive a restart of svc serve', () => {
       id: requestId,
       reactor_id: expect.any(String),
       status: 'failed',
-      error: { type: expect.any(String), title: 'Interrupted', status: 500, detail: expect.stringMatching(/stopped before this invocation finished/) },
+      error: {
+        type: expect.any(String),
+        title: 'Interrupted',
+        status: 500,
+        detail: expect.stringMatching(/stopped before this invocation finished/),
+      },
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });
     const polled = await result(requestId);
-    expect(polled).toMatchObject({ ...payload, delivery: { status: 'delivered', attempts: 1, last_status: 200, event_id: delivery!.headers['svc-webhook-id'] } });
+    expect(polled).toMatchObject({
+      ...payload,
+      delivery: { status: 'delivered', attempts: 1, last_status: 200, event_id: delivery!.headers['svc-webhook-id'] },
+    });
   });
 });

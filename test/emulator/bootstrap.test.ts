@@ -17,11 +17,17 @@ describe('bootstrap', () => {
     expect(bootstrap.generated.privateKey).toMatch(/^key_local_pvt_/);
 
     const management = await http(`${emu.url}/applications/key`, 'GET', { key: emu.managementKey });
-    expect(management.body).toMatchObject({ type: 'management', permissions: [...PERMISSIONS_BY_TYPE.management], tenant_id: emu.tenantId });
+    expect(management.body).toMatchObject({
+      type: 'management',
+      permissions: [...PERMISSIONS_BY_TYPE.management],
+      tenant_id: emu.tenantId,
+    });
     const apps = (await emu.call('GET', '/applications')).body.data;
     const priv = apps.find((app: { type: string }) => app.type === 'private');
     expect(priv.permissions).toEqual([...PERMISSIONS_BY_TYPE.private]);
-    expect(priv.permissions).toEqual(expect.arrayContaining(['token:create', 'token:read', 'token:use', 'token:delete']));
+    expect(priv.permissions).toEqual(
+      expect.arrayContaining(['token:create', 'token:read', 'token:use', 'token:delete']),
+    );
   });
 
   it('writes the URL and both keys to .svc/credentials.json, mode 0600, and every store file 0600', async () => {
@@ -29,7 +35,12 @@ describe('bootstrap', () => {
     const file = path.join(emu.dir, '.svc', 'credentials.json');
     expect(emu.started.credentialsFile).toBe(file);
     const credentials = JSON.parse(await readFile(file, 'utf8'));
-    expect(credentials).toEqual({ url: emu.url, tenant_id: emu.tenantId, management_key: emu.managementKey, private_key: emu.privateKey });
+    expect(credentials).toEqual({
+      url: emu.url,
+      tenant_id: emu.tenantId,
+      management_key: emu.managementKey,
+      private_key: emu.privateKey,
+    });
     expect(await mode(file)).toBe(0o600);
     expect(await mode(path.join(emu.dir, '.svc'))).toBe(0o700);
     expect(await mode(emu.data!)).toBe(0o600);
@@ -43,7 +54,9 @@ describe('bootstrap', () => {
 
   it('stores keys only as SHA-256 hashes', async () => {
     const emu = await startEmulator();
-    const created = (await emu.call('POST', '/applications', { body: { name: 'x', type: 'private', permissions: ['token:read'] } })).body;
+    const created = (
+      await emu.call('POST', '/applications', { body: { name: 'x', type: 'private', permissions: ['token:read'] } })
+    ).body;
     await emu.dispose();
     const stored = await readFile(path.join(emu.dir, '.svc', 'data', 'applications.json'), 'utf8');
     for (const key of [emu.managementKey, emu.privateKey, created.key]) {
@@ -63,8 +76,16 @@ describe('bootstrap', () => {
   it('restarts on the same data with everything it had; every key still works', async () => {
     const dir = await tempDir();
     const first = await startEmulator({ dir });
-    const created = (await first.call('POST', '/applications', { body: { name: 'kept', type: 'management', permissions: ['application:read'] } })).body;
-    const regenerated = (await first.call('POST', '/applications', { body: { name: 'regen', type: 'management', permissions: ['application:read'] } })).body;
+    const created = (
+      await first.call('POST', '/applications', {
+        body: { name: 'kept', type: 'management', permissions: ['application:read'] },
+      })
+    ).body;
+    const regenerated = (
+      await first.call('POST', '/applications', {
+        body: { name: 'regen', type: 'management', permissions: ['application:read'] },
+      })
+    ).body;
     const newKey = (await first.call('POST', `/applications/${regenerated.id}/regenerate`)).body.key;
     await first.dispose();
 
@@ -73,12 +94,18 @@ describe('bootstrap', () => {
     expect(second.tenantId).toBe(first.tenantId);
     // the generated keys of the first start are still in the credentials file, and still work
     const credentials = JSON.parse(await readFile(path.join(dir, '.svc', 'credentials.json'), 'utf8'));
-    expect(credentials).toMatchObject({ url: second.url, management_key: first.managementKey, private_key: first.privateKey });
+    expect(credentials).toMatchObject({
+      url: second.url,
+      management_key: first.managementKey,
+      private_key: first.privateKey,
+    });
     expect((await http(`${second.url}/applications/key`, 'GET', { key: first.managementKey })).status).toBe(200);
     expect((await http(`${second.url}/applications/key`, 'GET', { key: created.key })).body.name).toBe('kept');
     expect((await http(`${second.url}/applications/key`, 'GET', { key: newKey })).body.name).toBe('regen');
     expect((await http(`${second.url}/applications/key`, 'GET', { key: regenerated.key })).status).toBe(401);
-    const names = (await http(`${second.url}/applications`, 'GET', { key: first.managementKey })).body.data.map((app: { name: string }) => app.name);
+    const names = (await http(`${second.url}/applications`, 'GET', { key: first.managementKey })).body.data.map(
+      (app: { name: string }) => app.name,
+    );
     expect(names).toEqual(['svc management', 'svc private', 'kept', 'regen']);
   });
 
@@ -144,7 +171,11 @@ describe('start-up errors', () => {
 
   it('reports a failure of the start that is not its own (here a clock that gives no date) as an EmulatorError with its cause', async () => {
     const emulator = createEmulator({ inMemory: true, port: 0, clock: () => new Date(Number.NaN) });
-    await expect(emulator.ready).rejects.toMatchObject({ name: 'EmulatorError', message: 'The emulator could not start: Invalid time value', cause: expect.any(RangeError) });
+    await expect(emulator.ready).rejects.toMatchObject({
+      name: 'EmulatorError',
+      message: 'The emulator could not start: Invalid time value',
+      cause: expect.any(RangeError),
+    });
     await emulator.dispose();
   });
 
@@ -162,7 +193,9 @@ describe('the master key', () => {
   it('refuses to start when tokens exist but master.key is gone, and leaves no new key behind', async () => {
     const dir = await tempDir();
     const first = await startEmulator({ dir });
-    expect((await first.call('POST', '/tokens', { key: first.privateKey, body: { type: 'token', data: 'x' } })).status).toBe(201);
+    expect(
+      (await first.call('POST', '/tokens', { key: first.privateKey, body: { type: 'token', data: 'x' } })).status,
+    ).toBe(201);
     await first.dispose();
     const keyFile = path.join(dir, '.svc', 'master.key');
     const { unlink, access } = await import('node:fs/promises');
@@ -183,7 +216,12 @@ describe('the emulator as a library', () => {
     try {
       expect(started).toEqual({
         url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
-        bootstrap: { tenantId: expect.any(String), created: true, generated: expect.any(Object), keys: expect.any(Object) },
+        bootstrap: {
+          tenantId: expect.any(String),
+          created: true,
+          generated: expect.any(Object),
+          keys: expect.any(Object),
+        },
         credentialsFile: path.join(dir, '.svc', 'credentials.json'),
         tier: 'enterprise',
         webhookSecret: expect.any(String),

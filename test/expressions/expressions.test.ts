@@ -85,13 +85,19 @@ describe('findTokenIds', () => {
 describe('substitute', () => {
   const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
 
-  it.each([`{{${UUID}}}`, `{{ ${UUID} }}`, `{{   ${UUID}}}`])('replaces the whole-string expression %j by the data itself', (text) => {
-    expect(substitute(text, dataOf({ [UUID]: card }))).toEqual(card);
-  });
+  it.each([`{{${UUID}}}`, `{{ ${UUID} }}`, `{{   ${UUID}}}`])(
+    'replaces the whole-string expression %j by the data itself',
+    (text) => {
+      expect(substitute(text, dataOf({ [UUID]: card }))).toEqual(card);
+    },
+  );
 
   it('keeps the type of the data for a whole-string expression', () => {
     const data = dataOf({ obj: card, num: 42, str: 'text', bool: false, nul: null, arr: [1, 'two'] });
-    const result = substitute({ o: '{{obj}}', n: '{{ num }}', s: '{{str}}', b: '{{bool}}', z: '{{nul}}', a: '{{arr}}' }, data);
+    const result = substitute(
+      { o: '{{obj}}', n: '{{ num }}', s: '{{str}}', b: '{{bool}}', z: '{{nul}}', a: '{{arr}}' },
+      data,
+    );
     expect(result).toEqual({ o: card, n: 42, s: 'text', b: false, z: null, a: [1, 'two'] });
     const typed = result as Record<string, unknown>;
     expect(typeof typed.n).toBe('number');
@@ -113,13 +119,15 @@ describe('substitute', () => {
 
   it('replaces several expressions in one string', () => {
     const data = dataOf({ [UUID]: 'first', [OTHER_UUID]: 'second' });
-    expect(substitute(`{{${UUID}}} and {{ ${OTHER_UUID} }} then {{${UUID}}}`, data)).toBe('first and second then first');
+    expect(substitute(`{{${UUID}}} and {{ ${OTHER_UUID} }} then {{${UUID}}}`, data)).toBe(
+      'first and second then first',
+    );
     // Two expressions side by side are not a whole-string expression.
     expect(substitute(`{{${UUID}}}{{${OTHER_UUID}}}`, data)).toBe('firstsecond');
   });
 
   it('does not interpret "$" patterns in the data as replacement patterns', () => {
-    expect(substitute("x {{ a }} y", dataOf({ a: "$& $1 $' $$" }))).toBe("x $& $1 $' $$ y");
+    expect(substitute('x {{ a }} y', dataOf({ a: "$& $1 $' $$" }))).toBe("x $& $1 $' $$ y");
   });
 
   it('does not expand expressions that appear inside the inserted data', () => {
@@ -146,12 +154,15 @@ describe('substitute', () => {
     expect(result).toEqual({ '{{ a }}': 'A' });
   });
 
-  it.each(['{{}}', '{ {id} }', '{{ a b }}', '{{id}', '{{_id}}', 'just text'])('leaves the non-expression %j unchanged', (text) => {
-    // The data would be used if any of these were taken for an expression.
-    const data = dataOf({ id: 'X', a: 'X', b: 'X', _id: 'X' });
-    expect(substitute(text, data)).toBe(text);
-    expect(substitute({ k: [text] }, data)).toEqual({ k: [text] });
-  });
+  it.each(['{{}}', '{ {id} }', '{{ a b }}', '{{id}', '{{_id}}', 'just text'])(
+    'leaves the non-expression %j unchanged',
+    (text) => {
+      // The data would be used if any of these were taken for an expression.
+      const data = dataOf({ id: 'X', a: 'X', b: 'X', _id: 'X' });
+      expect(substitute(text, data)).toBe(text);
+      expect(substitute({ k: [text] }, data)).toEqual({ k: [text] });
+    },
+  );
 
   it('passes primitives and empty containers through', () => {
     const data = dataOf({});
@@ -215,11 +226,16 @@ describe('substitute', () => {
 });
 
 describe('substituteInJsonText', () => {
-  const data = new Map<string, unknown>([['t1', { number: '4242' }], ['t2', 'plain']]);
+  const data = new Map<string, unknown>([
+    ['t1', { number: '4242' }],
+    ['t2', 'plain'],
+  ]);
 
   it('replaces whole-string values by the data and embedded ones by text, keeping every other byte', () => {
     const text = '{\n  "a" : "{{ t1 }}",\n  "b": "x {{t2}} y",\n  "n": 12345678901234567890, "f": 1.50 }';
-    expect(substituteInJsonText(text, data)).toBe('{\n  "a" : {"number":"4242"},\n  "b": "x plain y",\n  "n": 12345678901234567890, "f": 1.50 }');
+    expect(substituteInJsonText(text, data)).toBe(
+      '{\n  "a" : {"number":"4242"},\n  "b": "x plain y",\n  "n": 12345678901234567890, "f": 1.50 }',
+    );
   });
 
   it('never touches keys, and handles escaped quotes inside strings', () => {
@@ -228,7 +244,10 @@ describe('substituteInJsonText', () => {
   });
 
   it('works inside arrays and nested objects', () => {
-    expect(JSON.parse(substituteInJsonText('[["{{t1}}"], {"x": {"y": "{{ t2 }}"}}]', data))).toEqual([[{ number: '4242' }], { x: { y: 'plain' } }]);
+    expect(JSON.parse(substituteInJsonText('[["{{t1}}"], {"x": {"y": "{{ t2 }}"}}]', data))).toEqual([
+      [{ number: '4242' }],
+      { x: { y: 'plain' } },
+    ]);
   });
 });
 

@@ -38,14 +38,25 @@ export function splitArgs(line: string): string[] {
 export async function runSvc(argv: string | string[], options: CliOptions): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const code = await run(typeof argv === 'string' ? splitArgs(argv) : argv, {
-    stdout: { write: (chunk: string) => { stdout += chunk; options.onStdout?.(chunk); }, isTTY: options.tty ?? false, columns: 120 },
-    stderr: { write: (chunk: string) => (stderr += chunk) },
-    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]) as never,
-    env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },
-    cwd: options.cwd,
-    signal: options.signal ?? new AbortController().signal,
-  }, options.commands);
+  const code = await run(
+    typeof argv === 'string' ? splitArgs(argv) : argv,
+    {
+      stdout: {
+        write: (chunk: string) => {
+          stdout += chunk;
+          options.onStdout?.(chunk);
+        },
+        isTTY: options.tty ?? false,
+        columns: 120,
+      },
+      stderr: { write: (chunk: string) => (stderr += chunk) },
+      stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]) as never,
+      env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },
+      cwd: options.cwd,
+      signal: options.signal ?? new AbortController().signal,
+    },
+    options.commands,
+  );
   return { code, stdout, stderr, json: () => JSON.parse(stdout) };
 }
 

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
-import { createEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions, type EmulatorReady } from '../../src/emulator/index.js';
+import {
+  createEmulator,
+  type Emulator,
+  type EmulatorEvent,
+  type EmulatorOptions,
+  type EmulatorReady,
+} from '../../src/emulator/index.js';
 import { tempDir } from './temp.js';
 
 export interface HttpResult<T = any> {
@@ -40,7 +46,11 @@ export interface TestEmulator {
 }
 
 /** Sends one HTTP request to a real server and reads the whole answer. */
-export async function http<T = any>(url: string, method: string, options: CallOptions & { key?: string | null } = {}): Promise<HttpResult<T>> {
+export async function http<T = any>(
+  url: string,
+  method: string,
+  options: CallOptions & { key?: string | null } = {},
+): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers['svc-api-key'] = options.key;
   let body: string | Buffer | undefined;
@@ -96,7 +106,10 @@ export async function startEmulator(options: EmulatorOptions & { dir?: string } 
     tenantId,
     events,
     call: (method, path, callOptions = {}) =>
-      http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? managementKey : callOptions.key }),
+      http(url + path, method, {
+        ...callOptions,
+        key: callOptions.key === undefined ? managementKey : callOptions.key,
+      }),
     dispose: () => emulator.dispose(),
   };
 }
@@ -133,7 +146,10 @@ export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): (
       tenantId,
       events,
       call: (method, path, callOptions = {}) =>
-        http(url + path, method, { ...callOptions, key: callOptions.key === undefined ? keys.managementKey! : callOptions.key }),
+        http(url + path, method, {
+          ...callOptions,
+          key: callOptions.key === undefined ? keys.managementKey! : callOptions.key,
+        }),
       dispose: () => emulator.dispose(),
     };
   });
@@ -150,14 +166,21 @@ export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): (
 export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 /** An Application of the bootstrap tenant, made with the management key (201 expected). */
-export async function createApplication(emu: TestEmulator, body: Record<string, unknown>): Promise<{ id: string; key: string } & Record<string, any>> {
+export async function createApplication(
+  emu: TestEmulator,
+  body: Record<string, unknown>,
+): Promise<{ id: string; key: string } & Record<string, any>> {
   const created = await emu.call('POST', '/applications', { body: { name: unique('app'), ...body } });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
 
 /** A token made with `key` (the private key by default; 201 expected). */
-export async function createToken(emu: TestEmulator, body: Record<string, unknown>, key = emu.privateKey): Promise<{ id: string } & Record<string, any>> {
+export async function createToken(
+  emu: TestEmulator,
+  body: Record<string, unknown>,
+  key = emu.privateKey,
+): Promise<{ id: string } & Record<string, any>> {
   const created = await emu.call('POST', '/tokens', { key, body });
   expect(created.status, created.text).toBe(201);
   return created.body;

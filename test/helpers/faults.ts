@@ -70,7 +70,11 @@ export class FaultyFileSystem implements StoreFileSystem {
 
 /** An error as node:fs throws it: `ENOSPC: no space left on device, open '/x'`, with code and path. */
 export function errno(code: string, op: string, file: string): NodeJS.ErrnoException {
-  const words: Record<string, string> = { ENOSPC: 'no space left on device', EROFS: 'read-only file system', EIO: 'i/o error' };
+  const words: Record<string, string> = {
+    ENOSPC: 'no space left on device',
+    EROFS: 'read-only file system',
+    EIO: 'i/o error',
+  };
   const error: NodeJS.ErrnoException = new Error(`${code}: ${words[code] ?? 'failed'}, ${op} '${file}'`);
   error.code = code;
   error.path = file;

@@ -37,7 +37,30 @@ export class Random {
   }
 
   string(max = 20): string {
-    const alphabet = ['a', 'Z', '0', ' ', '"', '\\', '/', '{', '}', '{{', '}}', '%', '\u00e9', '\u20ac', '\u{1f600}', '\u0000', '\n', '\ud800', '*', ':', '.', '-'];
+    const alphabet = [
+      'a',
+      'Z',
+      '0',
+      ' ',
+      '"',
+      '\\',
+      '/',
+      '{',
+      '}',
+      '{{',
+      '}}',
+      '%',
+      '\u00e9',
+      '\u20ac',
+      '\u{1f600}',
+      '\u0000',
+      '\n',
+      '\ud800',
+      '*',
+      ':',
+      '.',
+      '-',
+    ];
     return Array.from({ length: this.int(0, max) }, () => this.pick(alphabet)).join('');
   }
 }
@@ -56,16 +79,41 @@ export function randomJson(random: Random, depth = 3): unknown {
     case 4:
       return random.string();
     case 5:
-      return random.pick(['{{ missing-token }}', '2030-06-30T23:59:60Z', '00000000-0000-4000-8000-000000000000', 'https://127.0.0.1:1/x', '']);
+      return random.pick([
+        '{{ missing-token }}',
+        '2030-06-30T23:59:60Z',
+        '00000000-0000-4000-8000-000000000000',
+        'https://127.0.0.1:1/x',
+        '',
+      ]);
     case 6:
       return random.pick(['token', 'card', 'bank', 'private', 'management', 'token:read', '/pci/']);
     case 7:
       return Array.from({ length: random.int(0, 4) }, () => randomJson(random, depth - 1));
     default: {
       const object: Record<string, unknown> = {};
-      const keys = ['name', 'type', 'data', 'id', 'args', 'code', 'configuration', 'permissions', 'rules', 'expires_at', '__proto__', 'constructor', random.string(8)];
+      const keys = [
+        'name',
+        'type',
+        'data',
+        'id',
+        'args',
+        'code',
+        'configuration',
+        'permissions',
+        'rules',
+        'expires_at',
+        '__proto__',
+        'constructor',
+        random.string(8),
+      ];
       for (let i = random.int(0, 4); i > 0; i--) {
-        Object.defineProperty(object, random.pick(keys), { value: randomJson(random, depth - 1), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(object, random.pick(keys), {
+          value: randomJson(random, depth - 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       return object;
     }
@@ -98,13 +146,25 @@ export function mutateBody(random: Random, example: unknown): { body: Buffer | u
     case 7: {
       const text = Buffer.from(JSON.stringify(withField('x')));
       const at = text.lastIndexOf('x');
-      return { body: Buffer.concat([text.subarray(0, at), random.bytes(random.int(1, 3)).map((byte) => byte | 0x80), text.subarray(at + 1)]), label: 'invalid UTF-8' };
+      return {
+        body: Buffer.concat([
+          text.subarray(0, at),
+          random.bytes(random.int(1, 3)).map((byte) => byte | 0x80),
+          text.subarray(at + 1),
+        ]),
+        label: 'invalid UTF-8',
+      };
     }
     case 8: {
       const depth = random.pick([63, 64, 65, 200, 5000, 50_000]);
       const open = random.chance(0.5) ? '[' : '{"a":';
       const close = open === '[' ? ']' : '}';
-      return { body: Buffer.from(JSON.stringify(withField('\u0001')).replace('"\\u0001"', `${open.repeat(depth)}1${close.repeat(depth)}`)), label: `nested ${depth}` };
+      return {
+        body: Buffer.from(
+          JSON.stringify(withField('\u0001')).replace('"\\u0001"', `${open.repeat(depth)}1${close.repeat(depth)}`),
+        ),
+        label: `nested ${depth}`,
+      };
     }
     case 9:
       return { body: random.chance(0.5) ? Buffer.alloc(0) : undefined, label: 'empty' };
@@ -113,11 +173,24 @@ export function mutateBody(random: Random, example: unknown): { body: Buffer | u
     case 11:
       return { body: json(withField('y'.repeat(random.pick([1000, 100_000])))), label: 'a long string' };
     case 12:
-      return { body: Buffer.from(JSON.stringify(example).replace(/^\{/, '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}},')), label: 'prototype keys' };
+      return {
+        body: Buffer.from(
+          JSON.stringify(example).replace(/^\{/, '{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}},'),
+        ),
+        label: 'prototype keys',
+      };
     case 13:
       return { body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json(example)]), label: 'BOM' };
     default:
-      return { body: Buffer.from(JSON.stringify(withField(0)).replace(/:0([,}])/, `:${random.pick(['1e400', '-', '01', 'NaN', '12345678901234567890123', '.5', 'undefined'])}$1`)), label: 'bad number' };
+      return {
+        body: Buffer.from(
+          JSON.stringify(withField(0)).replace(
+            /:0([,}])/,
+            `:${random.pick(['1e400', '-', '01', 'NaN', '12345678901234567890123', '.5', 'undefined'])}$1`,
+          ),
+        ),
+        label: 'bad number',
+      };
   }
 }
 
@@ -139,7 +212,9 @@ export const CONTENT_TYPES = [
 
 /** Percent-encoded; a lone surrogate (which encodeURIComponent refuses) becomes `?`. */
 export function encode(text: string): string {
-  return encodeURIComponent(text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '?'));
+  return encodeURIComponent(
+    text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '?'),
+  );
 }
 
 /** A path parameter: a good id, another kind of id, or something no id looks like. */
@@ -172,19 +247,37 @@ export function randomQuery(random: Random): string {
   for (let i = random.int(0, 3); i > 0; i--) {
     switch (random.int(0, 7)) {
       case 0:
-        parts.push(`page=${random.pick(['1', '2', '0', '-1', '1e3', '0x10', '%205', '99999999999999999999', '1.5', '', 'x'])}`);
+        parts.push(
+          `page=${random.pick(['1', '2', '0', '-1', '1e3', '0x10', '%205', '99999999999999999999', '1.5', '', 'x'])}`,
+        );
         break;
       case 1:
         parts.push(`size=${random.pick(['1', '100', '101', '0', '20 ', '+5', '1e1'])}`);
         break;
       case 2:
-        parts.push(Array.from({ length: random.pick([2, 101, 300]) }, (_, n) => `${random.pick(['id', 'page', 'name'])}=${n}`).join('&'));
+        parts.push(
+          Array.from(
+            { length: random.pick([2, 101, 300]) },
+            (_, n) => `${random.pick(['id', 'page', 'name'])}=${n}`,
+          ).join('&'),
+        );
         break;
       case 3:
         parts.push(`name=${random.pick(['*', 'a*b*c', '%ff', encode(random.string(10)), 'x'.repeat(300)])}`);
         break;
       case 4:
-        parts.push(random.pick(['__proto__[x]=1', 'constructor[prototype][x]=1', 'a[b][c]=d', '&&&', '=', '%ff=%ff', 'type=card', 'container=/pci']));
+        parts.push(
+          random.pick([
+            '__proto__[x]=1',
+            'constructor[prototype][x]=1',
+            'a[b][c]=d',
+            '&&&',
+            '=',
+            '%ff=%ff',
+            'type=card',
+            'container=/pci',
+          ]),
+        );
         break;
       case 5:
         parts.push(`id=${random.pick(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', 'x'.repeat(201)])}`);

@@ -49,7 +49,11 @@ export function spawnSvc(args: string[], options: { cwd: string; env?: Record<st
       const seen = lines.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching line in ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no matching line in ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)),
+          timeoutMs,
+        );
         waiters.push({ match, resolve: (line) => (clearTimeout(timer), resolve(line)) });
         void exited.then(() => {
           clearTimeout(timer);

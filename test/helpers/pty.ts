@@ -16,11 +16,20 @@ export interface PtyRun {
  * Runs `svc` (the built bin) under a real pseudo-terminal `columns` wide, made by util-linux `script`, so
  * stdin and stdout are TTYs as in a user's terminal. Killed when the test ends.
  */
-export function svcInPty(args: string[], options: { cwd: string; env?: Record<string, string>; columns?: number }): PtyRun {
+export function svcInPty(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; columns?: number },
+): PtyRun {
   const quoted = [process.execPath, SVC_BIN, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', `stty cols ${options.columns ?? 80} rows 50; exec ${quoted}`, '/dev/null'], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, TERM: 'xterm-256color', ...options.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: options.cwd,
+      XDG_CONFIG_HOME: `${options.cwd}/.config`,
+      TERM: 'xterm-256color',
+      ...options.env,
+    },
   });
   let output = '';
   const waiters = new Set<() => void>();

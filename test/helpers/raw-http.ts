@@ -92,7 +92,8 @@ export async function rawConnection(url: string): Promise<RawConnection> {
         const response = take();
         if (response) return response;
         if (ended) return 'closed';
-        if (Date.now() > deadline) throw new Error(`no answer in ${timeoutMs} ms; received so far: ${buffer.toString('latin1').slice(0, 500)}`);
+        if (Date.now() > deadline)
+          throw new Error(`no answer in ${timeoutMs} ms; received so far: ${buffer.toString('latin1').slice(0, 500)}`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
           wake = () => {

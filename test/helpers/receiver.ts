@@ -13,7 +13,11 @@ export interface Delivery {
  * How the receiver answers its n-th request (1-based): a status (with optional headers), 'hang'
  * to hold the request open and never answer, or a function that writes the answer itself.
  */
-export type Answer = number | { status: number; headers?: Record<string, string> } | 'hang' | ((response: ServerResponse) => void);
+export type Answer =
+  | number
+  | { status: number; headers?: Record<string, string> }
+  | 'hang'
+  | ((response: ServerResponse) => void);
 
 export interface Receiver {
   url: string;
@@ -25,7 +29,10 @@ export interface Receiver {
 }
 
 /** A real webhook receiver on a loopback port, closed when the test ends. */
-export async function startReceiver(answer: (n: number) => Answer = () => 200, path = '/hooks/reactor?source=svc'): Promise<Receiver> {
+export async function startReceiver(
+  answer: (n: number) => Answer = () => 200,
+  path = '/hooks/reactor?source=svc',
+): Promise<Receiver> {
   const receiver: Receiver = {
     url: '',
     received: [],
@@ -35,7 +42,8 @@ export async function startReceiver(answer: (n: number) => Answer = () => 200, p
       return new Promise((resolve, reject) => {
         const check = () => {
           if (receiver.received.length >= count) return resolve(receiver.received);
-          if (Date.now() > deadline) return reject(new Error(`the receiver got ${receiver.received.length} of ${count} requests`));
+          if (Date.now() > deadline)
+            return reject(new Error(`the receiver got ${receiver.received.length} of ${count} requests`));
           setTimeout(check, 20);
         };
         check();

@@ -12,7 +12,9 @@ import { onTestFinished, type TestContext } from 'vitest';
  */
 export async function mountTmpfs(context: TestContext, sizeKb: number): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-tmpfs-'));
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeKb}k,mode=0700`, 'tmpfs', dir], { encoding: 'utf8' });
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeKb}k,mode=0700`, 'tmpfs', dir], {
+    encoding: 'utf8',
+  });
   if (mounted.status !== 0) {
     await rm(dir, { recursive: true, force: true });
     const why = (mounted.stderr || mounted.error?.message || `exit ${mounted.status}`).trim();

@@ -4,7 +4,14 @@ import { InvalidInputError } from '../../src/resources/errors.js';
 
 describe('parseEnvText', () => {
   it('reads KEY=VALUE lines with comments, quotes, export and blank lines as dotenv does', () => {
-    const lines = ['# a comment', 'API_URL=https://example.com', '', 'export TOKEN="a b # not a comment"', "SINGLE='x=y'", 'EMPTY='];
+    const lines = [
+      '# a comment',
+      'API_URL=https://example.com',
+      '',
+      'export TOKEN="a b # not a comment"',
+      "SINGLE='x=y'",
+      'EMPTY=',
+    ];
     expect(parseEnvText(lines.join('\n'))).toEqual({
       API_URL: 'https://example.com',
       TOKEN: 'a b # not a comment',
@@ -25,7 +32,9 @@ describe('parsePair', () => {
   });
 
   it.each(['novalue', '=v', ''])('refuses %j naming the input and the form it takes', (pair) => {
-    expect(() => parsePair(pair, '--metadata')).toThrow(new InvalidInputError(`--metadata takes KEY=VALUE, not "${pair}".`));
+    expect(() => parsePair(pair, '--metadata')).toThrow(
+      new InvalidInputError(`--metadata takes KEY=VALUE, not "${pair}".`),
+    );
     const expected = `configuration takes KEY=VALUE or @file.env, not "${pair}".`;
     expect(() => parsePair(pair, 'configuration', 'KEY=VALUE or @file.env')).toThrow(expected);
   });

@@ -25,7 +25,10 @@ describe('readConfiguration', () => {
   it('merges pairs and .env files in order, later values winning', async () => {
     const dir = await tempDir();
     await writeFile(path.join(dir, 'app.env'), 'A=from-file\nB=2\n');
-    expect(await readConfiguration(['A=1', '@app.env', 'B=3'], dir, '--configuration')).toEqual({ A: 'from-file', B: '3' });
+    expect(await readConfiguration(['A=1', '@app.env', 'B=3'], dir, '--configuration')).toEqual({
+      A: 'from-file',
+      B: '3',
+    });
   });
 
   it('is undefined when nothing is given, so an update keeps the current configuration', async () => {

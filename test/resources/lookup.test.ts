@@ -14,7 +14,10 @@ describe('resolveByName', () => {
   });
 
   it('finds the one resource with exactly that name', async () => {
-    const all = async () => [{ id: ID, name: 'charge' }, { id: OTHER, name: 'Charge' }];
+    const all = async () => [
+      { id: ID, name: 'charge' },
+      { id: OTHER, name: 'Charge' },
+    ];
     expect(await resolveByName('Charge', all, 'reactor')).toBe(OTHER);
   });
 
@@ -25,7 +28,12 @@ describe('resolveByName', () => {
   });
 
   it('lists the ids when several resources share the name', async () => {
-    const all = async () => [{ id: ID, name: 'twin' }, { id: OTHER, name: 'twin' }];
-    await expect(resolveByName('twin', all, 'proxy')).rejects.toThrow(`2 proxies are named "twin"; use an id: ${ID}, ${OTHER}.`);
+    const all = async () => [
+      { id: ID, name: 'twin' },
+      { id: OTHER, name: 'twin' },
+    ];
+    await expect(resolveByName('twin', all, 'proxy')).rejects.toThrow(
+      `2 proxies are named "twin"; use an id: ${ID}, ${OTHER}.`,
+    );
   });
 });

@@ -82,7 +82,11 @@ describe('updateProxyBody', () => {
 
   it('keeps a proxy without Application or configuration as it is', () => {
     const bare = { ...current, application_id: null, configuration: null };
-    expect(updateProxyBody(bare, { name: 'renamed' })).toMatchObject({ name: 'renamed', application: null, configuration: null });
+    expect(updateProxyBody(bare, { name: 'renamed' })).toMatchObject({
+      name: 'renamed',
+      application: null,
+      configuration: null,
+    });
   });
 });
 

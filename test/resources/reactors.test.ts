@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { Application, Reactor } from '../../src/api/types.js';
 import { createReactorBody, patchReactorBody, updateReactorBody } from '../../src/resources/reactors.js';
 
-const application: Application = { id: 'app-1', tenant_id: 't', name: 'backend', type: 'private', permissions: [], rules: [] };
+const application: Application = {
+  id: 'app-1',
+  tenant_id: 't',
+  name: 'backend',
+  type: 'private',
+  permissions: [],
+  rules: [],
+};
 const current: Reactor = {
   id: 'r-1',
   tenant_id: 't',
@@ -20,12 +27,14 @@ describe('createReactorBody', () => {
   });
 
   it('binds the Application by id', () => {
-    expect(createReactorBody({ name: 'charge', code: 'x', configuration: { A: '1' }, applicationId: 'app-2' })).toEqual({
-      name: 'charge',
-      code: 'x',
-      configuration: { A: '1' },
-      application: { id: 'app-2' },
-    });
+    expect(createReactorBody({ name: 'charge', code: 'x', configuration: { A: '1' }, applicationId: 'app-2' })).toEqual(
+      {
+        name: 'charge',
+        code: 'x',
+        configuration: { A: '1' },
+        application: { id: 'app-2' },
+      },
+    );
   });
 });
 
@@ -40,7 +49,9 @@ describe('updateReactorBody', () => {
   });
 
   it('replaces what is given; a configuration given replaces the whole map', () => {
-    expect(updateReactorBody(current, { name: 'refund', code: 'y', configuration: { B: '2' }, applicationId: 'app-2' })).toEqual({
+    expect(
+      updateReactorBody(current, { name: 'refund', code: 'y', configuration: { B: '2' }, applicationId: 'app-2' }),
+    ).toEqual({
       name: 'refund',
       code: 'y',
       configuration: { B: '2' },

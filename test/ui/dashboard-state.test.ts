@@ -1,9 +1,18 @@
 import { describe, expect, test } from 'vitest';
-import { initialDashboardState, reduceDashboard, type DashboardAction, type DashboardState, type FeedItem } from '../../src/ui/dashboard-state.js';
+import {
+  initialDashboardState,
+  reduceDashboard,
+  type DashboardAction,
+  type DashboardState,
+  type FeedItem,
+} from '../../src/ui/dashboard-state.js';
 import type { ServeEvent } from '../../src/ui/serve-types.js';
 
 const TIME = '2025-01-02T03:04:05.678Z';
-const event = (value: Record<string, unknown>): FeedItem => ({ kind: 'event', event: { time: TIME, ...value } as ServeEvent });
+const event = (value: Record<string, unknown>): FeedItem => ({
+  kind: 'event',
+  event: { time: TIME, ...value } as ServeEvent,
+});
 const request = (status: number) => event({ type: 'request', method: 'GET', path: '/x', status, ms: 1, traceId: 't' });
 const run = (...actions: DashboardAction[]) => actions.reduce<DashboardState>(reduceDashboard, initialDashboardState);
 
@@ -18,7 +27,10 @@ describe('reduceDashboard', () => {
 
   test('written lines are dropped and <Static> starts a new generation: memory stays flat', () => {
     const fed = run({ type: 'feed', items: [request(200), request(200)] });
-    const written = reduceDashboard(reduceDashboard(fed, { type: 'written', upTo: 2 }), { type: 'feed', items: [request(200)] });
+    const written = reduceDashboard(reduceDashboard(fed, { type: 'written', upTo: 2 }), {
+      type: 'feed',
+      items: [request(200)],
+    });
     expect(written.pending.map((entry) => entry.id)).toEqual([3]);
     expect(written.generation).toBe(1);
     expect(written.settledId).toBe(2);
@@ -26,13 +38,19 @@ describe('reduceDashboard', () => {
   });
 
   test('a partial write keeps the lines that came after it', () => {
-    const state = run({ type: 'feed', items: [request(200), request(200), request(200)] }, { type: 'written', upTo: 1 });
+    const state = run(
+      { type: 'feed', items: [request(200), request(200), request(200)] },
+      { type: 'written', upTo: 1 },
+    );
     expect(state.pending.map((entry) => entry.id)).toEqual([2, 3]);
   });
 
   test('clear drops pending lines and counters, and settles everything fed so far', () => {
     const state = run(
-      { type: 'feed', items: [request(500), event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: true, ms: 1 })] },
+      {
+        type: 'feed',
+        items: [request(500), event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: true, ms: 1 })],
+      },
       { type: 'clear' },
     );
     expect(state.pending).toEqual([]);
@@ -45,8 +63,17 @@ describe('reduceDashboard', () => {
 
   test('the last reload stays in view; a failed one counts as a failure; error notes too', () => {
     const state = run(
-      { type: 'feed', items: [event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: false, ms: 1, error: 'r.js:1:1 x' })] },
-      { type: 'feed', items: [{ kind: 'note', note: { level: 'error', text: 'apply failed' } }, { kind: 'note', note: { level: 'info', text: 'ok' } }] },
+      {
+        type: 'feed',
+        items: [event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: false, ms: 1, error: 'r.js:1:1 x' })],
+      },
+      {
+        type: 'feed',
+        items: [
+          { kind: 'note', note: { level: 'error', text: 'apply failed' } },
+          { kind: 'note', note: { level: 'info', text: 'ok' } },
+        ],
+      },
     );
     expect(state.lastReload?.spans.map((span) => span.text)).toContain('reactor r');
     expect(state.failures).toBe(2);

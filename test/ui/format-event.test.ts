@@ -5,7 +5,17 @@ import type { ServeEvent } from '../../src/ui/serve-types.js';
 const TIME = '2025-01-02T03:04:05.678Z';
 const text = (line: EventLine) => `${line.time} ${line.spans.map((span) => span.text).join(' ')}`;
 const request = (extra: Record<string, unknown> = {}) =>
-  ({ type: 'request', tenantId: 't', method: 'POST', path: '/proxy', status: 502, ms: 7, traceId: 't', time: TIME, ...extra }) as ServeEvent;
+  ({
+    type: 'request',
+    tenantId: 't',
+    method: 'POST',
+    path: '/proxy',
+    status: 502,
+    ms: 7,
+    traceId: 't',
+    time: TIME,
+    ...extra,
+  }) as ServeEvent;
 
 describe('formatEvent', () => {
   test('a request: method, path, status (toned by class), latency', () => {
@@ -24,24 +34,61 @@ describe('formatEvent', () => {
   });
 
   test('text user code wrote cannot draw on the terminal nor pass for an emulator line', () => {
-    const line = formatEvent({ type: 'console', tenantId: 't', source: 'charge', level: 'warn', text: 'a\u001b[2J\nb\r', time: TIME });
+    const line = formatEvent({
+      type: 'console',
+      tenantId: 't',
+      source: 'charge',
+      level: 'warn',
+      text: 'a\u001b[2J\nb\r',
+      time: TIME,
+    });
     expect(text(line)).toBe('03:04:05 [charge] a\\u001b[2J\n    b');
     expect(line.spans[1]?.tone).toBe('warn');
-    const failed = formatEvent({ type: 'invocation', tenantId: 't', kind: 'reactor', name: 'r', id: 'i', status: 500, ms: 1, requestId: 'q', error: 'x\u0007', stack: 'at r.js:1\nat r.js:2', time: TIME });
+    const failed = formatEvent({
+      type: 'invocation',
+      tenantId: 't',
+      kind: 'reactor',
+      name: 'r',
+      id: 'i',
+      status: 500,
+      ms: 1,
+      requestId: 'q',
+      error: 'x\u0007',
+      stack: 'at r.js:1\nat r.js:2',
+      time: TIME,
+    });
     expect(text(failed)).toBe('03:04:05 reactor r 500 1ms x\\u0007');
     expect(failed.detail).toBe('at r.js:1\n    at r.js:2');
   });
 
   test('reloads, warnings, errors, expiry and webhooks', () => {
-    expect(text(formatEvent({ type: 'reload', target: 'reactor charge', file: 'c.js', ok: true, ms: 9, time: TIME }))).toBe('03:04:05 reload reactor charge ok 9ms');
-    expect(text(formatEvent({ type: 'warning', traceId: 't9', message: 'dropped', time: TIME }))).toBe('03:04:05 warning [t9] dropped');
-    expect(text(formatEvent({ type: 'error', message: 'bad', time: TIME }))).toBe('03:04:05 error bad');
-    expect(text(formatEvent({ type: 'expired', applications: 1, tokens: 2, transactions: 0, results: 1, time: TIME }))).toBe(
-      '03:04:05 expired: 1 Application, 2 tokens, 0 transactions, 1 reactor result',
+    expect(
+      text(formatEvent({ type: 'reload', target: 'reactor charge', file: 'c.js', ok: true, ms: 9, time: TIME })),
+    ).toBe('03:04:05 reload reactor charge ok 9ms');
+    expect(text(formatEvent({ type: 'warning', traceId: 't9', message: 'dropped', time: TIME }))).toBe(
+      '03:04:05 warning [t9] dropped',
     );
-    const webhook = { type: 'webhook', tenantId: 't', reactorId: 'r', requestId: 'q', url: 'http://127.0.0.1:9/h', attempt: 6, ok: false, status: 500, time: TIME } as const;
-    expect(text(formatEvent({ ...webhook, delivery: 'failed' }))).toBe('03:04:05 webhook http://127.0.0.1:9/h attempt 6: 500 delivery failed');
-    expect(text(formatEvent({ ...webhook, ok: true, status: 204, delivery: 'delivered' }))).toBe('03:04:05 webhook http://127.0.0.1:9/h attempt 6: 204');
+    expect(text(formatEvent({ type: 'error', message: 'bad', time: TIME }))).toBe('03:04:05 error bad');
+    expect(
+      text(formatEvent({ type: 'expired', applications: 1, tokens: 2, transactions: 0, results: 1, time: TIME })),
+    ).toBe('03:04:05 expired: 1 Application, 2 tokens, 0 transactions, 1 reactor result');
+    const webhook = {
+      type: 'webhook',
+      tenantId: 't',
+      reactorId: 'r',
+      requestId: 'q',
+      url: 'http://127.0.0.1:9/h',
+      attempt: 6,
+      ok: false,
+      status: 500,
+      time: TIME,
+    } as const;
+    expect(text(formatEvent({ ...webhook, delivery: 'failed' }))).toBe(
+      '03:04:05 webhook http://127.0.0.1:9/h attempt 6: 500 delivery failed',
+    );
+    expect(text(formatEvent({ ...webhook, ok: true, status: 204, delivery: 'delivered' }))).toBe(
+      '03:04:05 webhook http://127.0.0.1:9/h attempt 6: 204',
+    );
   });
 
   test('notes of serve itself', () => {

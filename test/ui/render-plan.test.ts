@@ -72,10 +72,9 @@ describe('formatPlan', () => {
   });
 
   test('no changes', () => {
-    expect(formatPlan(
-      { changes: [], orphans: [], warnings: [] },
-      { color: false },
-    )).toBe('No changes: the target matches the configuration.\n');
+    expect(formatPlan({ changes: [], orphans: [], warnings: [] }, { color: false })).toBe(
+      'No changes: the target matches the configuration.\n',
+    );
     expect(summaryLine([{ action: 'adopt' }])).toBe('Plan: 0 to create, 0 to update, 1 to adopt, 0 to delete.');
   });
 });
@@ -104,10 +103,9 @@ describe('outcome lines', () => {
       'proxies.stripe create failed: Validation failed (400): name: too long',
       'reactors.x skipped: applications.a did not apply',
     ]);
-    expect(formatOutcome(
-      outcomes[0]!,
-      { color: false, changed: ['code'] },
-    )).toBe('reactors.charge code updated (23 ms)');
+    expect(formatOutcome(outcomes[0]!, { color: false, changed: ['code'] })).toBe(
+      'reactors.charge code updated (23 ms)',
+    );
     expect(formatApplied(outcomes)).toBe('Apply failed: 2 of 3 changes did not apply; the others did.');
     expect(formatApplied([outcomes[0]!])).toBe('Apply complete: 1 updated.');
   });

@@ -34,7 +34,17 @@ function createHub<T>() {
 }
 
 const request = (path: string, status = 200, extra: Record<string, unknown> = {}): ServeEvent =>
-  ({ type: 'request', tenantId: 't', method: 'POST', path, status, ms: 12.5, traceId: 't-1', time: TIME, ...extra }) as ServeEvent;
+  ({
+    type: 'request',
+    tenantId: 't',
+    method: 'POST',
+    path,
+    status,
+    ms: 12.5,
+    traceId: 't-1',
+    time: TIME,
+    ...extra,
+  }) as ServeEvent;
 
 interface Mounted {
   frame(): string;
@@ -98,21 +108,51 @@ describe('the serve dashboard', () => {
     const { frame, events } = mount();
     events.emit(request('/reactors/r1/react', 200, { detokenized: 3 }));
     events.emit(request('/tokens', 503));
-    await eventually(() => expect(frame()).toContain('03:04:05 POST /reactors/r1/react 200 12.5ms 3 tokens detokenized'));
+    await eventually(() =>
+      expect(frame()).toContain('03:04:05 POST /reactors/r1/react 200 12.5ms 3 tokens detokenized'),
+    );
     expect(frame()).toContain('03:04:05 POST /tokens 503 12.5ms');
     expect(frame()).toMatch(/2 requests, 1 failure/);
   });
 
   test('reactor runs, console output (made safe), reloads and errors appear', async () => {
     const { frame, events } = mount();
-    events.emit({ type: 'invocation', tenantId: 't', kind: 'reactor', name: 'charge', id: 'r1', status: 500, ms: 4, requestId: 'q1', error: 'boom', time: TIME });
-    events.emit({ type: 'console', tenantId: 't', source: 'charge', level: 'log', text: 'hello\u001b[2Jworld', time: TIME });
-    events.emit({ type: 'reload', target: 'reactor charge', file: 'charge.js', ok: false, ms: 3, error: 'x.js:2:5 Unexpected token', time: TIME });
+    events.emit({
+      type: 'invocation',
+      tenantId: 't',
+      kind: 'reactor',
+      name: 'charge',
+      id: 'r1',
+      status: 500,
+      ms: 4,
+      requestId: 'q1',
+      error: 'boom',
+      time: TIME,
+    });
+    events.emit({
+      type: 'console',
+      tenantId: 't',
+      source: 'charge',
+      level: 'log',
+      text: 'hello\u001b[2Jworld',
+      time: TIME,
+    });
+    events.emit({
+      type: 'reload',
+      target: 'reactor charge',
+      file: 'charge.js',
+      ok: false,
+      ms: 3,
+      error: 'x.js:2:5 Unexpected token',
+      time: TIME,
+    });
     events.emit({ type: 'error', message: 'store write failed', time: TIME });
     await eventually(() => expect(frame()).toContain('store write failed'));
     expect(frame()).toContain('reactor charge 500 4ms boom');
     expect(frame()).toContain('[charge] hello\\u001b[2Jworld');
-    expect(frame()).toContain('reload reactor charge failed, the previous code keeps serving: x.js:2:5 Unexpected token');
+    expect(frame()).toContain(
+      'reload reactor charge failed, the previous code keeps serving: x.js:2:5 Unexpected token',
+    );
     expect(frame()).toMatch(/last reload 03:04:05 reactor charge failed/);
   });
 
@@ -145,7 +185,9 @@ describe('the serve dashboard', () => {
     await eventually(() => expect(mounted.reapplies).toBe(1));
     fail = true;
     mounted.press('r');
-    await eventually(() => expect(mounted.frame()).toContain('Re-apply failed: svc.yaml:3 reactors.x: unknown key "cod"'));
+    await eventually(() =>
+      expect(mounted.frame()).toContain('Re-apply failed: svc.yaml:3 reactors.x: unknown key "cod"'),
+    );
     expect(mounted.reapplies).toBe(2);
 
     const bare = mount();

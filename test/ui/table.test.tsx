@@ -62,7 +62,13 @@ describe('renderTable (ink)', () => {
 
   test('at 80 columns ids, names and types stay whole; data and timestamps narrow and wrap', () => {
     const id = 'a3f1c0de-1111-4e4e-9a9a-0123456789ab';
-    const row = [id, 'card', '/pci/high/', '{"number":"4242424242424242","expiration_month":12}', '2026-11-24T10:00:00.000Z'];
+    const row = [
+      id,
+      'card',
+      '/pci/high/',
+      '{"number":"4242424242424242","expiration_month":12}',
+      '2026-11-24T10:00:00.000Z',
+    ];
     const text = renderTable(['ID', 'TYPE', 'CONTAINERS', 'DATA', 'CREATED'], [row], 80);
     const lines = text.split('\n');
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
@@ -72,7 +78,10 @@ describe('renderTable (ink)', () => {
     expect(text).not.toContain('…');
     const start = lines[0]!.indexOf('DATA');
     const end = lines[0]!.indexOf('CREATED');
-    const data = lines.slice(1).map((line) => line.slice(start, end).trim()).join('');
+    const data = lines
+      .slice(1)
+      .map((line) => line.slice(start, end).trim())
+      .join('');
     expect(data).toBe(row[3]);
   });
 
@@ -100,12 +109,20 @@ describe('fitColumns', () => {
 
   test('word-wrapping columns narrow first, down to their longest word', () => {
     // 4 + 2 + 30 + 2 + 20 = 58 > 50: the permissions column (words) gives up 8, the timestamp none.
-    const widths = fitColumns(['ID', 'PERMISSIONS', 'CREATED'], [['1234', 'token:read token:create token:x', 'x'.repeat(20)]], 50);
+    const widths = fitColumns(
+      ['ID', 'PERMISSIONS', 'CREATED'],
+      [['1234', 'token:read token:create token:x', 'x'.repeat(20)]],
+      50,
+    );
     expect(widths).toEqual({ widths: [4, 22, 20], fits: true });
   });
 
   test('ID, NAME and TYPE never narrow; a row that cannot fit says so', () => {
-    const { widths, fits } = fitColumns(['ID', 'NAME', 'TYPE', 'DATA'], [['i'.repeat(40), 'n'.repeat(30), 'management', 'd'.repeat(40)]], 60);
+    const { widths, fits } = fitColumns(
+      ['ID', 'NAME', 'TYPE', 'DATA'],
+      [['i'.repeat(40), 'n'.repeat(30), 'management', 'd'.repeat(40)]],
+      60,
+    );
     expect(widths).toEqual([40, 30, 10, 8]);
     expect(fits).toBe(false);
   });
@@ -145,7 +162,13 @@ describe('plainTable', () => {
   });
 
   test('no trailing spaces, even when the last cells are empty', () => {
-    const text = plainTable(['A', 'B'], [['x', ''], ['yyyy', 'z']]);
+    const text = plainTable(
+      ['A', 'B'],
+      [
+        ['x', ''],
+        ['yyyy', 'z'],
+      ],
+    );
     expect(text).toBe('A     B\nx\nyyyy  z\n');
   });
 
@@ -157,7 +180,10 @@ describe('plainTable', () => {
 describe('Output in a terminal', () => {
   test('a list on a TTY is rendered through ink and still holds the names', async () => {
     const emu = await startEmulator();
-    const result = await runSvc(['applications', 'list', '--base-url', emu.url, '--management-key', emu.managementKey], { cwd: emu.dir, tty: true });
+    const result = await runSvc(
+      ['applications', 'list', '--base-url', emu.url, '--management-key', emu.managementKey],
+      { cwd: emu.dir, tty: true },
+    );
     expect(result.code).toBe(0);
     expect(vi.mocked(renderTable)).toHaveBeenCalledTimes(1);
     const [headers, rows, columns] = vi.mocked(renderTable).mock.calls[0]!;
@@ -180,7 +206,9 @@ describe('Output in a terminal', () => {
     ];
     for (const result of runs) {
       expect(result.code).toBe(0);
-      expect(result.stdout).toBe(plainTable(['', 'NAME', 'BASE URL', 'MANAGEMENT KEY', 'API KEY'], [['', 'p', emu.url, '-', '-']]));
+      expect(result.stdout).toBe(
+        plainTable(['', 'NAME', 'BASE URL', 'MANAGEMENT KEY', 'API KEY'], [['', 'p', emu.url, '-', '-']]),
+      );
     }
     expect(vi.mocked(renderTable)).not.toHaveBeenCalled();
     const fancy = await runSvc(base, { cwd: emu.dir, tty: true });

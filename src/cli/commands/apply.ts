@@ -42,7 +42,11 @@ export const apply = defineCommand({
     { flags: '--prune', description: 'delete what svc created earlier and svc.yaml no longer names' },
     { flags: '--watch', description: 'after applying, apply each save of svc.yaml or a file it names' },
     { flags: '--detailed-exitcode', description: 'exit 0: no changes, 2: changes (pending or applied), 1: errors' },
-    { flags: '--target <kind.name>', description: 'only this resource (and the Applications it needs)', repeatable: true },
+    {
+      flags: '--target <kind.name>',
+      description: 'only this resource (and the Applications it needs)',
+      repeatable: true,
+    },
     { flags: '--out <plan.json>', description: 'save the plan (nothing is applied); `svc apply plan.json` applies it' },
     { flags: '--yes', description: 'apply deletions without asking (needed without a terminal)' },
     { flags: '--show-secrets', description: 'print the keys of new Applications (always in .svc/keys.json)' },
@@ -79,7 +83,9 @@ export const apply = defineCommand({
       return exitCodeOf(prepared, undefined, detailed);
     }
     await confirmDeletions(prepared, flags, ctx);
-    const progress = !output.json && { onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })) };
+    const progress = !output.json && {
+      onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })),
+    };
     const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
     report(prepared, result, flags, ctx);
     if (!flags.watch) return exitCodeOf(prepared, result, detailed);
@@ -97,7 +103,8 @@ function checkFlags(flags: ApplyFlags, planFile: string | undefined, json: boole
       flags.out !== undefined && '--out',
       flags.watch && '--watch',
     ].filter(Boolean);
-    if (given.length > 0) throw new UsageError(`A saved plan is applied as it was made; ${given.join(', ')} cannot change it.`);
+    if (given.length > 0)
+      throw new UsageError(`A saved plan is applied as it was made; ${given.join(', ')} cannot change it.`);
   }
   if (flags.watch && (flags.dryRun || flags.out !== undefined)) {
     throw new UsageError('--watch applies; it cannot go with --dry-run or --out.');
@@ -110,7 +117,9 @@ function checkFlags(flags: ApplyFlags, planFile: string | undefined, json: boole
 
 function checkAddress(address: string): string {
   if (parseAddress(address)) return address;
-  throw new UsageError(`--target takes kind.name (applications, reactors or proxies), e.g. reactors.charge, not "${address}".`);
+  throw new UsageError(
+    `--target takes kind.name (applications, reactors or proxies), e.g. reactors.charge, not "${address}".`,
+  );
 }
 
 /** The engine's expected failures are the user's to fix: one line, exit 1 (2 for a wrong command line). */
@@ -151,7 +160,8 @@ function report(prepared: PreparedApply, result: ApplyResult, flags: ApplyFlags,
   const { output } = ctx;
   if (output.json) {
     output.line(JSON.stringify(applyDocument(prepared, result), null, 2));
-    if (flags.showSecrets) output.note(`--show-secrets prints nothing with --json; the keys are in ${result.keysFile}.`);
+    if (flags.showSecrets)
+      output.note(`--show-secrets prints nothing with --json; the keys are in ${result.keysFile}.`);
     return;
   }
   if (result.keys.length > 0 && flags.showSecrets) {

@@ -13,7 +13,8 @@ export const completion = defineCommand({
   ],
   async handler({ args }, ctx) {
     const shell = args.shell as Shell;
-    if (!SHELLS.includes(shell)) throw new UsageError(`svc completion takes one of ${SHELLS.join(', ')}, not "${args.shell}".`);
+    if (!SHELLS.includes(shell))
+      throw new UsageError(`svc completion takes one of ${SHELLS.join(', ')}, not "${args.shell}".`);
     // The tree is read from the program itself, so the script never lags behind the commands.
     const { createProgram } = await import('../main.js');
     const program = createProgram(ctx.io, [], async () => {});

@@ -6,7 +6,11 @@ export const importCommand = defineCommand({
   name: 'import',
   description: 'write svc.yaml and the code files from what the target holds, so that `svc apply` plans no change',
   options: [
-    { flags: '--out <file>', description: 'the svc.yaml to write (code and .env files go beside it)', default: 'svc.yaml' },
+    {
+      flags: '--out <file>',
+      description: 'the svc.yaml to write (code and .env files go beside it)',
+      default: 'svc.yaml',
+    },
     { flags: '--force', description: 'overwrite files that exist' },
   ],
   examples: ['svc import', 'svc import --out infra/svc.yaml --base-url https://api.example.com'],

@@ -18,12 +18,23 @@ export const init = defineCommand({
   description: 'scaffold a project: svc.yaml, a reactor and/or a proxy with its transforms, tests, a CI workflow',
   args: [{ name: 'dir', description: 'folder of the project, created if need be (default: this one)', optional: true }],
   options: [
-    { flags: '--template <template>', description: `${TEMPLATES.join(', ')} (default ${TEMPLATES[0]})`, choices: TEMPLATES },
+    {
+      flags: '--template <template>',
+      description: `${TEMPLATES.join(', ')} (default ${TEMPLATES[0]})`,
+      choices: TEMPLATES,
+    },
     { flags: '--name <name>', description: 'package name (default: the folder name)' },
-    { flags: '-y, --yes', description: 'ask nothing: the defaults for what no flag says (never asked without a terminal)' },
+    {
+      flags: '-y, --yes',
+      description: 'ask nothing: the defaults for what no flag says (never asked without a terminal)',
+    },
     { flags: '--force', description: 'replace files that exist' },
   ],
-  examples: ['svc init my-project', 'svc init --template full --yes', 'svc init . --template proxy --name payments-gateway'],
+  examples: [
+    'svc init my-project',
+    'svc init --template full --yes',
+    'svc init . --template proxy --name payments-gateway',
+  ],
   async handler({ args, options }, { io, output, globals }) {
     const dir = path.resolve(io.cwd, args.dir ?? '.');
     if (options.name !== undefined) {
@@ -79,7 +90,9 @@ function nextSteps(template: TemplateName, dir: string): string[] {
     'svc serve        # in a terminal of its own: the local emulator',
     'svc apply        # puts svc.yaml on it (--watch: again on each save)',
     'npm test         # the tests, against the emulator',
-    ...(template !== 'proxy' ? [CARD_TOKEN, `svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <its id> }}"}'`] : []),
+    ...(template !== 'proxy'
+      ? [CARD_TOKEN, `svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <its id> }}"}'`]
+      : []),
     ...(template !== 'reactor' ? [`svc invoke proxy payments -X POST -d '{"amount": 1250}'`] : []),
     'CI: .github/workflows/svc.yml runs serve, apply and the tests; set the repository variable SVC_PACKAGE.',
   ];

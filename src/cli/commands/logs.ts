@@ -22,7 +22,10 @@ export const logs = defineCommand({
   description: "the emulator's events for the management key's tenant: requests, runs, console lines, webhooks",
   options: [
     { flags: '-f, --follow', description: 'keep streaming new events until Ctrl-C' },
-    { flags: '--reactor <name>', description: 'only this reactor (name or id): its runs, console lines, webhooks, requests' },
+    {
+      flags: '--reactor <name>',
+      description: 'only this reactor (name or id): its runs, console lines, webhooks, requests',
+    },
     { flags: '--proxy <name>', description: 'only this proxy (name or id): its transforms, console lines, requests' },
     { flags: '--status <status>', description: 'only events with this status or class: 5xx, 4xx, 404...' },
   ],
@@ -30,7 +33,9 @@ export const logs = defineCommand({
   async handler({ options }, ctx) {
     const status = options.status as string | undefined;
     if (status !== undefined && !STATUS_FILTER_PATTERN.test(status)) {
-      throw new UsageError(`--status must be a status or a class of them (5xx, 4xx, 404), not ${JSON.stringify(status)}.`);
+      throw new UsageError(
+        `--status must be a status or a class of them (5xx, 4xx, 404), not ${JSON.stringify(status)}.`,
+      );
     }
     const follow = options.follow === true;
     const client = await ctx.client();
@@ -44,9 +49,11 @@ export const logs = defineCommand({
     const json = ctx.output.json || ctx.io.stdout.isTTY !== true;
     const print = json
       ? (event: EmulatorEvent) => ctx.io.stdout.write(`${JSON.stringify(event)}\n`)
-      : (event: EmulatorEvent) => ctx.io.stdout.write(plainLine(formatEvent(event), ctx.globals.color && colourful(ctx.io)));
+      : (event: EmulatorEvent) =>
+          ctx.io.stdout.write(plainLine(formatEvent(event), ctx.globals.color && colourful(ctx.io)));
     await streamEvents(client, query, ctx.io.signal, print);
-    if (follow && !ctx.io.signal.aborted) throw new UserError('The event stream ended unexpectedly (the emulator stopped?).');
+    if (follow && !ctx.io.signal.aborted)
+      throw new UserError('The event stream ended unexpectedly (the emulator stopped?).');
   },
 });
 
@@ -54,12 +61,18 @@ export const logs = defineCommand({
  * Hands each event to `print` until the stream ends; a stream that breaks off is a one-line error.
  * `svc invoke reactor --logs` reads its call's console lines through here too.
  */
-export async function streamEvents(client: ApiClient, query: Record<string, string | undefined>, signal: AbortSignal, print: (event: EmulatorEvent) => void): Promise<void> {
+export async function streamEvents(
+  client: ApiClient,
+  query: Record<string, string | undefined>,
+  signal: AbortSignal,
+  print: (event: EmulatorEvent) => void,
+): Promise<void> {
   const { EventStreamEndedError } = await import('../../client/event-stream.js');
   try {
     for await (const event of client.events(query, signal)) print(event);
   } catch (error) {
-    if (error instanceof EventStreamEndedError) throw new UserError(`${error.message[0]?.toUpperCase()}${error.message.slice(1)}.`);
+    if (error instanceof EventStreamEndedError)
+      throw new UserError(`${error.message[0]?.toUpperCase()}${error.message.slice(1)}.`);
     throw error;
   }
 }
@@ -80,7 +93,8 @@ function colourful(io: IO): boolean {
 
 /** An event line as plain text, its spans painted with ANSI colours when `color`. */
 export function plainLine(line: EventLine, color: boolean): string {
-  const paint = (text: string, tone: Tone | undefined) => (color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text);
+  const paint = (text: string, tone: Tone | undefined) =>
+    color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text;
   const text = `${paint(line.time, 'muted')} ${line.spans.map((span) => paint(span.text, span.tone)).join(' ')}\n`;
   return line.detail === undefined ? text : `${text}${paint(`    ${line.detail}`, 'muted')}\n`;
 }

@@ -33,6 +33,7 @@ export function notePages(output: Output, pagination: Pagination, plural: string
 /** What an empty page says (stderr): `none`, or that --page asked for a page past the last one. */
 export function emptyPage(pagination: Pagination, none: string): string {
   const { page_number, total_pages, total_items } = pagination;
-  if (total_items > 0 && page_number > total_pages) return `Page ${page_number} is past the last page (${total_pages}).`;
+  if (total_items > 0 && page_number > total_pages)
+    return `Page ${page_number} is past the last page (${total_pages}).`;
   return none;
 }

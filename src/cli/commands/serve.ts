@@ -31,16 +31,27 @@ export const serve = defineCommand({
     { flags: '--host <host>', description: 'address to listen on', default: DEFAULT_HOST },
     { flags: '--data <path>', description: `data file (default ${DEFAULT_DATA_PATH})` },
     { flags: '--in-memory', description: 'keep everything in memory; write no files' },
-    { flags: '--private-key <key>', description: 'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one' },
+    {
+      flags: '--private-key <key>',
+      description:
+        'key of the bootstrap private Application (env SVC_PRIVATE_KEY); --management-key sets the management one',
+    },
     { flags: '--tier <tier>', description: 'platform tier to emulate', choices: [...TIERS], default: DEFAULT_TIER },
     { flags: '--transaction-ttl <duration>', description: 'how long a transaction stays open, e.g. 30m (default 1h)' },
-    { flags: '--config <file>', description: 'apply this svc.yaml at start and on each save (default: ./svc.yaml when there is one)' },
+    {
+      flags: '--config <file>',
+      description: 'apply this svc.yaml at start and on each save (default: ./svc.yaml when there is one)',
+    },
     { flags: '--no-watch', description: 'apply svc.yaml at start only' },
-    { flags: '--log-format <format>', description: 'pretty, or json lines (the default when stdout is not a terminal)', choices: ['pretty', 'json'] },
+    {
+      flags: '--log-format <format>',
+      description: 'pretty, or json lines (the default when stdout is not a terminal)',
+      choices: ['pretty', 'json'],
+    },
   ],
   notes: [
     'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
-    'Application, as --private-key is the private one\'s; --debug puts the stack trace of an unexpected error in its',
+    "Application, as --private-key is the private one's; --debug puts the stack trace of an unexpected error in its",
     '500 answer. SVC_MASTER_KEY (the base64 of 32 bytes) seals the store instead of master.key beside the data file.',
   ],
   examples: [
@@ -50,7 +61,8 @@ export const serve = defineCommand({
     'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
   ],
   async handler({ options }, { io, globals, flags }) {
-    if (options.data !== undefined && options.inMemory) throw new UsageError('--data and --in-memory cannot be used together.');
+    if (options.data !== undefined && options.inMemory)
+      throw new UsageError('--data and --in-memory cannot be used together.');
     if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
       throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
     }
@@ -58,10 +70,15 @@ export const serve = defineCommand({
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
-    const transactionTtlMs = options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
-    const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([import('../../emulator/index.js'), import('../serve-log.js')]);
+    const transactionTtlMs =
+      options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
+    const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([
+      import('../../emulator/index.js'),
+      import('../serve-log.js'),
+    ]);
     // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
-    const userError = (error: unknown) => (error instanceof EmulatorError ? new UserError(inFlags(error.message), { cause: error }) : error);
+    const userError = (error: unknown) =>
+      error instanceof EmulatorError ? new UserError(inFlags(error.message), { cause: error }) : error;
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
     const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);
@@ -81,7 +98,8 @@ export const serve = defineCommand({
       runtime: { projectDir: io.cwd, prewarm: true },
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
-    const relay = io.stdout.isTTY === true && options.logFormat === undefined && !io.env.CI ? createServeRelay() : undefined;
+    const relay =
+      io.stdout.isTTY === true && options.logFormat === undefined && !io.env.CI ? createServeRelay() : undefined;
     emulator.events.subscribe(relay ? relay.publish : log.event);
     let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
@@ -137,13 +155,32 @@ async function startConfig(
   report: (event: EmulatorEvent) => void,
   onResources?: (resources: ServeResource[]) => void,
 ): Promise<ServeConfig | undefined> {
-  const [{ startServeConfig }, { readCredentials }] = await Promise.all([import('../serve-config.js'), import('../credentials-file.js')]);
-  const saved = started.credentialsFile === undefined ? undefined : await readCredentials(started.credentialsFile).catch(() => undefined);
+  const [{ startServeConfig }, { readCredentials }] = await Promise.all([
+    import('../serve-config.js'),
+    import('../credentials-file.js'),
+  ]);
+  const saved =
+    started.credentialsFile === undefined
+      ? undefined
+      : await readCredentials(started.credentialsFile).catch(() => undefined);
   const managementKey = started.bootstrap.keys.managementKey ?? saved?.management_key;
   if (managementKey === undefined) {
-    report({ time: new Date().toISOString(), type: 'warning', message: `${file} was not applied: the management key of the emulator is unknown (pass --management-key).` });
+    report({
+      time: new Date().toISOString(),
+      type: 'warning',
+      message: `${file} was not applied: the management key of the emulator is unknown (pass --management-key).`,
+    });
     return undefined;
   }
   const stamp = (event: EmulatorEventInit) => report({ time: new Date().toISOString(), ...event } as EmulatorEvent);
-  return startServeConfig({ file, cwd: io.cwd, env: io.env, url: started.url, managementKey, watch, report: stamp, ...(onResources && { onResources }) });
+  return startServeConfig({
+    file,
+    cwd: io.cwd,
+    env: io.env,
+    url: started.url,
+    managementKey,
+    watch,
+    report: stamp,
+    ...(onResources && { onResources }),
+  });
 }

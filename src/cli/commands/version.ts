@@ -7,7 +7,7 @@ const HEALTH_TIMEOUT_MS = 2000;
 
 export const version = defineCommand({
   name: 'version',
-  description: "print the versions of svc, Node.js and the server (from its /health, when it answers)",
+  description: 'print the versions of svc, Node.js and the server (from its /health, when it answers)',
   examples: ['svc version', 'svc version --json', 'svc version --base-url https://api.example.com'],
   async handler(_input, ctx) {
     const server = await serverVersion(ctx);
@@ -15,13 +15,17 @@ export const version = defineCommand({
     await ctx.output.result(result, () => {
       ctx.output.line(`svc     ${result.svc}`);
       ctx.output.line(`node    ${result.node}`);
-      const shown = server.reachable ? `${server.version ?? 'answers (no version given)'}` : `not reachable (${server.error})`;
+      const shown = server.reachable
+        ? `${server.version ?? 'answers (no version given)'}`
+        : `not reachable (${server.error})`;
       ctx.output.line(`server  ${shown} at ${server.url}`);
     });
   },
 });
 
-type ServerVersion = { url: string; reachable: true; version?: string } | { url: string; reachable: false; error: string };
+type ServerVersion =
+  | { url: string; reachable: true; version?: string }
+  | { url: string; reachable: false; error: string };
 
 async function serverVersion(ctx: Context): Promise<ServerVersion> {
   const client = await ctx.client();

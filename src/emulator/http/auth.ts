@@ -53,7 +53,11 @@ export function callerByKey(applications: ApplicationService, key: string | stri
     throw new HttpError(401, `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`);
   }
   const application = applications.authenticate(key);
-  if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
+  if (!application)
+    throw new HttpError(
+      401,
+      `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`,
+    );
   return { tenantId: application.tenant_id, application };
 }
 

@@ -16,7 +16,11 @@ export function parseContentType(header: string | undefined): { type: string; ch
   for (const parameter of parameters) {
     const at = parameter.indexOf('=');
     if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
-    charset = parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    charset = parameter
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
   }
   return { type: type.trim().toLowerCase(), charset };
 }
@@ -28,7 +32,9 @@ export type JsonBody = (request: { headers: IncomingHttpHeaders }, raw: Buffer, 
 /** fastify's errors for a JSON body it cannot parse (same codes and words), which problems.ts words for the caller. */
 function parseError(code: 'FST_ERR_CTP_EMPTY_JSON_BODY' | 'FST_ERR_CTP_INVALID_JSON_BODY'): Error {
   const message =
-    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? "Body cannot be empty when content-type is set to 'application/json'" : "Body is not valid JSON but content-type is set to 'application/json'";
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+      ? "Body cannot be empty when content-type is set to 'application/json'"
+      : "Body is not valid JSON but content-type is set to 'application/json'";
   return Object.assign(new Error(message), { code, statusCode: 400 });
 }
 
@@ -64,19 +70,27 @@ export const jsonBody: JsonBody = (request, raw, done) => {
   }
   const { type, charset } = parseContentType(request.headers['content-type']);
   if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
-    done(new HttpError(415, `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`));
+    done(
+      new HttpError(
+        415,
+        `Content-Type ${type}; charset=${charset} is not accepted: JSON bodies are UTF-8 (send charset=utf-8 or no charset).`,
+      ),
+    );
     return;
   }
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch {
-    done(new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }));
+    done(
+      new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }),
+    );
     return;
   }
   parseJson(text, (error, value) => {
     if (error) done(error);
-    else if (exceedsDepth(value, MAX_DEPTH)) done(new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
+    else if (exceedsDepth(value, MAX_DEPTH))
+      done(new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
     else done(null, value);
   });
 };
@@ -91,7 +105,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, jsonBody);
   app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'buffer' }, (request, raw, done) => {
     if (request.method !== 'PATCH') {
-      done(new HttpError(415, `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${request.method} with ${JSON_CONTENT_TYPE}.`));
+      done(
+        new HttpError(
+          415,
+          `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${request.method} with ${JSON_CONTENT_TYPE}.`,
+        ),
+      );
       return;
     }
     jsonBody(request, raw as Buffer, done);
@@ -102,6 +121,9 @@ export function registerBodyParsers(app: FastifyInstance): void {
 export function requireMergePatch(contentType: string | undefined): void {
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   if (type !== MERGE_PATCH_CONTENT_TYPE) {
-    throw new HttpError(415, `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`);
+    throw new HttpError(
+      415,
+      `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`,
+    );
   }
 }

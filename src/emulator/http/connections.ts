@@ -15,7 +15,11 @@ export interface HttpTimeouts {
   shutdownGraceMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: HttpTimeouts = { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, shutdownGraceMs: 10_000 };
+export const DEFAULT_TIMEOUTS: HttpTimeouts = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  shutdownGraceMs: 10_000,
+};
 
 /** node:http options that bound slow clients (slowloris): checked often enough to hold the bound. */
 export function serverOptions({ requestTimeoutMs, headersTimeoutMs }: HttpTimeouts) {
@@ -34,14 +38,26 @@ export function serverOptions({ requestTimeoutMs, headersTimeoutMs }: HttpTimeou
 function describeClientError(error: NodeJS.ErrnoException): { status: number; detail: string } {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, detail: 'The request did not arrive in time (headers and body); the connection is closed.' };
+      return {
+        status: 408,
+        detail: 'The request did not arrive in time (headers and body); the connection is closed.',
+      };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, detail: 'The request line and headers are over the 16 KB limit (a long URL or query string counts).' };
+      return {
+        status: 431,
+        detail: 'The request line and headers are over the 16 KB limit (a long URL or query string counts).',
+      };
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return { status: 400, detail: 'Content-Length is not valid (not a number, repeated, or sent with Transfer-Encoding).' };
+      return {
+        status: 400,
+        detail: 'Content-Length is not valid (not a number, repeated, or sent with Transfer-Encoding).',
+      };
     default:
-      return { status: 400, detail: `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}: ${(error as { reason?: string }).reason ?? error.message}).` };
+      return {
+        status: 400,
+        detail: `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}: ${(error as { reason?: string }).reason ?? error.message}).`,
+      };
   }
 }
 
@@ -97,7 +113,11 @@ export function clientErrorHandler(emit: EmitEvent) {
  * Stops accepting connections at once; requests in flight get `graceMs` to finish, each answer
  * marked `Connection: close` so that no client sends another on it; then what is left is cut.
  */
-export async function closeGracefully(server: Server, inFlight: ReadonlySet<ServerResponse>, graceMs: number): Promise<void> {
+export async function closeGracefully(
+  server: Server,
+  inFlight: ReadonlySet<ServerResponse>,
+  graceMs: number,
+): Promise<void> {
   for (const response of inFlight) if (!response.headersSent) response.setHeader('connection', 'close');
   const cut = setTimeout(() => server.closeAllConnections(), graceMs);
   try {

@@ -39,7 +39,16 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
   const answerError = errorAnswer(options.emit, options.debug ?? false);
   const { services, pipeline, emit, serving = () => true } = options;
   const lean = options.lean
-    ? leanRoutes({ applications: services.applications, tokens: services.tokens, reactors: services.reactors, pipeline, json: jsonBody, answerError, emit, serving })
+    ? leanRoutes({
+        applications: services.applications,
+        tokens: services.tokens,
+        reactors: services.reactors,
+        pipeline,
+        json: jsonBody,
+        answerError,
+        emit,
+        serving,
+      })
     : undefined;
 
   let app: FastifyInstance | undefined;

@@ -1,6 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { JSON_CONTENT_TYPE, JSON_UTF8_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER } from '../../api/headers.js';
+import {
+  JSON_CONTENT_TYPE,
+  JSON_UTF8_CONTENT_TYPE,
+  MERGE_PATCH_CONTENT_TYPE,
+  PROBLEM_CONTENT_TYPE,
+  PROXY_DESTINATION_STATUS_HEADER,
+} from '../../api/headers.js';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import { HttpError, problemOf, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
@@ -39,13 +45,21 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest
       415,
       `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send ${request.method === 'PATCH' ? MERGE_PATCH_CONTENT_TYPE : JSON_CONTENT_TYPE}.`,
     ),
-  FST_ERR_CTP_INVALID_JSON_BODY: (error) => new HttpError(400, `The body is not valid JSON: ${error.message}`, { title: 'Malformed JSON', cause: error }),
+  FST_ERR_CTP_INVALID_JSON_BODY: (error) =>
+    new HttpError(400, `The body is not valid JSON: ${error.message}`, { title: 'Malformed JSON', cause: error }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-    new HttpError(400, `The body is empty but Content-Type is ${JSON_CONTENT_TYPE}; send a JSON body or no Content-Type.`),
+    new HttpError(
+      400,
+      `The body is empty but Content-Type is ${JSON_CONTENT_TYPE}; send a JSON body or no Content-Type.`,
+    ),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body.'),
   FST_ERR_BAD_URL: (_error, request) =>
-    new HttpError(400, `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`),
-  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
+    new HttpError(
+      400,
+      `The path ${pathOf(request.url)} is not valid: a % must start a UTF-8 percent-encoding (e.g. %C3%A9).`,
+    ),
+  FST_ERR_MAX_PARAM_LENGTH: () =>
+    new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
 };
 
 function pathOf(url: string): string {
@@ -76,11 +90,16 @@ export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return known(fastifyError, request);
   if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, { title: 'Malformed JSON', cause: error });
+    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, {
+      title: 'Malformed JSON',
+      cause: error,
+    });
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, fastifyError.message);
-  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, { cause: error });
+  return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, {
+    cause: error,
+  });
 }
 
 /** The answer to an HttpError: its problem document, or the custom response user code threw as it is. */
@@ -92,7 +111,8 @@ export function problemAnswer(error: HttpError, traceId: string): Answer {
     const { status, headers, body } = error.response;
     // The trace id and the framing of the answer stay the emulator's; names as fastify keeps them.
     const answer: Answer = { status, headers: {}, body: '' };
-    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers))) answer.headers[name.toLowerCase()] = value;
+    for (const [name, value] of Object.entries(withoutOwnedHeaders(headers)))
+      answer.headers[name.toLowerCase()] = value;
     if (typeof body === 'string') {
       answer.headers['content-type'] ??= TEXT_CONTENT_TYPE;
       // Bytes: given a string, Node writes the header block in the body's encoding (UTF-8), which
@@ -104,7 +124,11 @@ export function problemAnswer(error: HttpError, traceId: string): Answer {
     }
     return answer;
   }
-  return { status: error.status, headers: { 'content-type': PROBLEM_UTF8_CONTENT_TYPE }, body: JSON.stringify(problemOf(error, traceId)) };
+  return {
+    status: error.status,
+    headers: { 'content-type': PROBLEM_UTF8_CONTENT_TYPE },
+    body: JSON.stringify(problemOf(error, traceId)),
+  };
 }
 
 const PROBLEM_UTF8_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
@@ -124,14 +148,25 @@ export function sendProblem(reply: FastifyReply, error: HttpError, traceId: stri
  * call), for both HTTP paths: fastify's error handler and the lean routes. A bug in answering is
  * a 500 problem too, never another shape.
  */
-export function errorAnswer(emit: EmitEvent, debug: boolean): (error: unknown, request: ErrorRequest, proxy: boolean) => Answer {
+export function errorAnswer(
+  emit: EmitEvent,
+  debug: boolean,
+): (error: unknown, request: ErrorRequest, proxy: boolean) => Answer {
   return (error, request, proxy) => {
     try {
       return answerOf(error, request, proxy, emit, debug);
     } catch (failure) {
       const cause = failure instanceof Error ? failure : new Error(String(failure));
-      emit({ type: 'error', traceId: request.id, message: `answering an error failed: ${cause.message}`, stack: cause.stack });
-      return problemAnswer(new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`), request.id);
+      emit({
+        type: 'error',
+        traceId: request.id,
+        message: `answering an error failed: ${cause.message}`,
+        stack: cause.stack,
+      });
+      return problemAnswer(
+        new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`),
+        request.id,
+      );
     }
   };
 }
@@ -163,7 +198,11 @@ function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: E
   }
   if (proxy && !httpError.response) {
     // Spec 4.3: an error inside the proxy is an object with `proxy_error`.
-    return { status: httpError.status, headers: { 'content-type': JSON_UTF8_CONTENT_TYPE }, body: JSON.stringify({ proxy_error: problemOf(httpError, request.id) }) };
+    return {
+      status: httpError.status,
+      headers: { 'content-type': JSON_UTF8_CONTENT_TYPE },
+      body: JSON.stringify({ proxy_error: problemOf(httpError, request.id) }),
+    };
   }
   return problemAnswer(httpError, request.id);
 }

@@ -15,7 +15,13 @@ export const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
 
 /** A request of `/proxy...` as the pipeline takes it, from either HTTP path (fastify's route or the lean one). */
 export function proxyCallOf(
-  request: { method: string; url: string; headers: IncomingHttpHeaders; rawHeaders: readonly string[]; traceId: string },
+  request: {
+    method: string;
+    url: string;
+    headers: IncomingHttpHeaders;
+    rawHeaders: readonly string[];
+    traceId: string;
+  },
   body: unknown,
   onTenant: (tenantId: string) => void,
 ): ProxyCall {

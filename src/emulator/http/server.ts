@@ -10,7 +10,15 @@ import type { Services } from '../services/index.js';
 import { authHook } from './auth.js';
 import { registerBodyParsers } from './body.js';
 import { DEFAULT_TIMEOUTS, clientErrorHandler, serverOptions, type HttpTimeouts } from './connections.js';
-import { MAX_PARAM_LENGTH, STARTING_RETRY_AFTER, notFoundHandler, problemHandler, sendProblem, startingError, toHttpError } from './problems.js';
+import {
+  MAX_PARAM_LENGTH,
+  STARTING_RETRY_AFTER,
+  notFoundHandler,
+  problemHandler,
+  sendProblem,
+  startingError,
+  toHttpError,
+} from './problems.js';
 import { applicationRoutes } from './routes/applications.js';
 import { adminGuard, emulatorRoutes } from './routes/emulator.js';
 import { eventRoutes } from './routes/events.js';
@@ -44,7 +52,16 @@ export interface ServerOptions {
 }
 
 /** The emulator's HTTP surface: hooks, the one error handler, and every route. */
-export function buildServer({ services, pipeline, emit, eventLog, debug = false, serving = () => true, timeouts: given, attach }: ServerOptions): FastifyInstance {
+export function buildServer({
+  services,
+  pipeline,
+  emit,
+  eventLog,
+  debug = false,
+  serving = () => true,
+  timeouts: given,
+  attach,
+}: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
   const app = Fastify({
@@ -108,7 +125,10 @@ export function buildServer({ services, pipeline, emit, eventLog, debug = false,
   });
 
   emulatorRoutes(app, services.tenants, services.webhooks);
-  eventRoutes(app, eventLog, { reactor: (id) => services.reactors.ownerOf(id), proxy: (id) => services.proxies.ownerOf(id) });
+  eventRoutes(app, eventLog, {
+    reactor: (id) => services.reactors.ownerOf(id),
+    proxy: (id) => services.proxies.ownerOf(id),
+  });
   applicationRoutes(app, services.applications);
   tokenRoutes(app, services.tokens);
   transactionRoutes(app, services.transactions);

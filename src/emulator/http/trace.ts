@@ -16,7 +16,22 @@ export function traceIdOf(given: string | string[] | undefined): string {
  * The log line of an answered request. The path only: a query string may carry a proxy key.
  * `ms` is rounded to a tenth; the tenant is the caller's (on /proxy the proxy's), when known.
  */
-export function requestEvent(method: string, url: string, status: number, ms: number, traceId: string, tenantId: string | undefined): EmulatorEventInit {
+export function requestEvent(
+  method: string,
+  url: string,
+  status: number,
+  ms: number,
+  traceId: string,
+  tenantId: string | undefined,
+): EmulatorEventInit {
   const query = url.indexOf('?');
-  return { type: 'request', method, path: query < 0 ? url : url.slice(0, query), status, ms: Math.round(ms * 10) / 10, traceId, tenantId };
+  return {
+    type: 'request',
+    method,
+    path: query < 0 ? url : url.slice(0, query),
+    status,
+    ms: Math.round(ms * 10) / 10,
+    traceId,
+    tenantId,
+  };
 }

@@ -54,7 +54,8 @@ export class Forwarder {
 
   async send(request: ForwardRequest): Promise<ForwardResponse> {
     try {
-      if (request.keepAlive !== undefined || request.connection !== undefined) return await this.sendWithNodeHttp(request);
+      if (request.keepAlive !== undefined || request.connection !== undefined)
+        return await this.sendWithNodeHttp(request);
       const { origin, path } = this.partsOf(request.url);
       const pool = this.pools.get(origin) ?? (await this.newPool(origin));
       const response = await pool.request({
@@ -111,11 +112,16 @@ export class Forwarder {
           return;
         }
         // A socket timeout, unlike a timer, restarts with every chunk: undici's bodyTimeout.
-        incoming.setTimeout(this.bodyTimeoutMs, () => incoming.destroy(Object.assign(new Error('the answer stalled'), { code: 'ETIMEDOUT' })));
+        incoming.setTimeout(this.bodyTimeoutMs, () =>
+          incoming.destroy(Object.assign(new Error('the answer stalled'), { code: 'ETIMEDOUT' })),
+        );
         resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: incoming });
       });
       // One timer for everything before the headers (connecting included), however slowly they trickle in.
-      const headersTimer = setTimeout(() => outgoing.destroy(Object.assign(new Error('timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })), this.headersTimeoutMs);
+      const headersTimer = setTimeout(
+        () => outgoing.destroy(Object.assign(new Error('timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })),
+        this.headersTimeoutMs,
+      );
       outgoing.on('upgrade', (_incoming, socket) => {
         clearTimeout(headersTimer);
         socket.destroy();
@@ -143,16 +149,28 @@ function refuseSwitching({ statusCode }: { statusCode: number }): void {
 }
 
 function switchingProtocols(url: URL): HttpError {
-  return new HttpError(502, `The destination ${url.origin} answered 101 Switching Protocols; the proxy does not switch protocols (WebSocket, h2c).`);
+  return new HttpError(
+    502,
+    `The destination ${url.origin} answered 101 Switching Protocols; the proxy does not switch protocols (WebSocket, h2c).`,
+  );
 }
 
 function unreachable(url: URL, error: NodeJS.ErrnoException, headersTimeoutMs: number): HttpError {
   if (error instanceof HttpError) return error;
   if (error.code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, { title: 'Destination unreachable' });
+    return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, {
+      title: 'Destination unreachable',
+    });
   }
   // Ours for a bare 101; undici's words for a 101 with Upgrade headers to a request that asked for none.
   if (error instanceof SwitchedProtocols || error.message === 'bad upgrade') return switchingProtocols(url);
-  const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ENOTFOUND' ? 'host not found' : error.code ?? error.message;
-  return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, { title: 'Destination unreachable' });
+  const reason =
+    error.code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : error.code === 'ENOTFOUND'
+        ? 'host not found'
+        : (error.code ?? error.message);
+  return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, {
+    title: 'Destination unreachable',
+  });
 }

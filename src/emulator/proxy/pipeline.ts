@@ -26,7 +26,13 @@ import type { ProxyRecord } from '../store/records.js';
 import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import { destinationUrl } from './destination.js';
-import { forwardableHeaders, isBinaryContentType, isJsonContentType, responseHeaders, transformHeaders } from './forwarded-headers.js';
+import {
+  forwardableHeaders,
+  isBinaryContentType,
+  isJsonContentType,
+  responseHeaders,
+  transformHeaders,
+} from './forwarded-headers.js';
 
 /** The payload limit of a proxy with a transform (spec section 8). */
 const TRANSFORM_PAYLOAD_LIMIT = BODY_LIMIT_BYTES;
@@ -90,12 +96,18 @@ export class ProxyPipeline {
   }
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
-    if (call.hop) throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', { title: 'Proxy loop' });
+    if (call.hop)
+      throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', {
+        title: 'Proxy loop',
+      });
     const proxy = this.findProxy(call.proxyKey);
     call.onTenant?.(proxy.tenant_id);
     const detokenizer = this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
-    const url = call.suffix === '' && call.query === '' ? this.plainUrl(proxy) : destinationUrl(proxy.destination_url, call.suffix, call.query);
+    const url =
+      call.suffix === '' && call.query === ''
+        ? this.plainUrl(proxy)
+        : destinationUrl(proxy.destination_url, call.suffix, call.query);
     const { keepAlive, connection } = this.reservedHeaders(call);
     // Most proxies have no transform: no await (a turn of the microtask queue each) for those.
     const transforms = {
@@ -140,7 +152,16 @@ export class ProxyPipeline {
       // comes: an answer without a length may be an event stream that never ends.
       const length = Number(response.headers['content-length']);
       if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
-        return { status: response.status, headers, body: await readBounded(response.body, length, url, `more than the ${length} bytes its Content-Length announced`) };
+        return {
+          status: response.status,
+          headers,
+          body: await readBounded(
+            response.body,
+            length,
+            url,
+            `more than the ${length} bytes its Content-Length announced`,
+          ),
+        };
       }
       return { status: response.status, headers, body: response.body };
     }
@@ -151,7 +172,8 @@ export class ProxyPipeline {
       throw answerTooLarge(url, tooLarge);
     }
     const text = (await readBounded(response.body, TRANSFORM_PAYLOAD_LIMIT, url, tooLarge)).toString('utf8');
-    const responseType = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
+    const responseType =
+      typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
     const result = await this.runTransform(proxy, 'response', transforms.response, call.traceId, {
       body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
@@ -159,7 +181,11 @@ export class ProxyPipeline {
     // The answer's trace id and framing stay the emulator's.
     const outHeaders = withoutOwnedHeaders(checkedHeaders(result.headers, transformOwner(proxy, 'response')));
     const outBody = serializeBody(result.body, outHeaders, proxy, 'response');
-    return { status: response.status, headers: { ...outHeaders, ...destinationStatus }, body: outBody === undefined ? undefined : outBody.toString() };
+    return {
+      status: response.status,
+      headers: { ...outHeaders, ...destinationStatus },
+      body: outBody === undefined ? undefined : outBody.toString(),
+    };
   }
 
   close(): Promise<void> {
@@ -173,7 +199,11 @@ export class ProxyPipeline {
   }
 
   private findProxy(key: string | undefined): ProxyRecord {
-    if (!key) throw new HttpError(400, `Name the proxy with its key: the ${PROXY_KEY_HEADER.toUpperCase()} header or ?${PROXY_KEY_QUERY}=.`);
+    if (!key)
+      throw new HttpError(
+        400,
+        `Name the proxy with its key: the ${PROXY_KEY_HEADER.toUpperCase()} header or ?${PROXY_KEY_QUERY}=.`,
+      );
     const proxy = this.deps.proxies.byKey(key);
     if (!proxy) throw new HttpError(404, 'No proxy has this key.');
     return proxy;
@@ -188,9 +218,17 @@ export class ProxyPipeline {
       const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
       return application ? { tenantId: proxy.tenant_id, application } : undefined;
     }
-    if (!apiKey) throw new HttpError(401, `This proxy requires authentication: send an API key with token:use in ${API_KEY_HEADER.toUpperCase()}.`);
+    if (!apiKey)
+      throw new HttpError(
+        401,
+        `This proxy requires authentication: send an API key with token:use in ${API_KEY_HEADER.toUpperCase()}.`,
+      );
     const application = this.deps.applications.authenticate(apiKey);
-    if (!application) throw new HttpError(401, `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`);
+    if (!application)
+      throw new HttpError(
+        401,
+        `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`,
+      );
     // A key of another tenant learns nothing of this proxy: the same answer as an unknown key.
     if (application.tenant_id !== proxy.tenant_id) throw new HttpError(404, 'No proxy has this key.');
     if (!holdsAnywhere(application, 'token:use')) {
@@ -203,12 +241,21 @@ export class ProxyPipeline {
    * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
    * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
    */
-  private detokenize(body: Buffer, contentType: string | undefined, caller: Caller | undefined, proxy: ProxyRecord): Buffer | string {
+  private detokenize(
+    body: Buffer,
+    contentType: string | undefined,
+    caller: Caller | undefined,
+    proxy: ProxyRecord,
+  ): Buffer | string {
     // Fast path: most bodies hold no expression at all.
     if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
     const text = body.toString('utf8');
     const ctx = () => {
-      if (!caller) throw new HttpError(403, `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`);
+      if (!caller)
+        throw new HttpError(
+          403,
+          `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
+        );
       return { caller };
     };
     if (isJsonContentType(contentType)) {
@@ -218,7 +265,8 @@ export class ProxyPipeline {
       } catch {
         parsed = undefined;
       }
-      if (parsed !== undefined) return findTokenIds(parsed).length === 0 ? body : this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
+      if (parsed !== undefined)
+        return findTokenIds(parsed).length === 0 ? body : this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
     }
     if (findTokenIds(text).length === 0) return body;
     return asText(this.deps.tokens.detokenize(ctx(), text));
@@ -226,10 +274,15 @@ export class ProxyPipeline {
 
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {
     if (call.keepAlive === undefined && call.connection === undefined) return {};
-    if (this.deps.tier === 'enterprise' && call.connection?.split(',').some((option) => option.trim().toLowerCase() === 'upgrade')) {
+    if (
+      this.deps.tier === 'enterprise' &&
+      call.connection?.split(',').some((option) => option.trim().toLowerCase() === 'upgrade')
+    ) {
       // An upgraded connection is no longer HTTP: nothing the proxy could detokenize, transform or bound.
       const header = PROXY_CONNECTION_HEADER.toUpperCase();
-      throw new HttpError(400, `${header}: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).`, { errors: { [header]: ['must not hold upgrade'] } });
+      throw new HttpError(400, `${header}: upgrade is refused: the proxy does not switch protocols (WebSocket, h2c).`, {
+        errors: { [header]: ['must not hold upgrade'] },
+      });
     }
     if (this.deps.tier !== 'enterprise') {
       this.deps.emit({
@@ -245,7 +298,13 @@ export class ProxyPipeline {
     };
   }
 
-  private async runTransform(proxy: ProxyRecord, kind: TransformKind, instance: Instance, requestId: string, args: unknown): Promise<{ body?: unknown; headers?: unknown }> {
+  private async runTransform(
+    proxy: ProxyRecord,
+    kind: TransformKind,
+    instance: Instance,
+    requestId: string,
+    args: unknown,
+  ): Promise<{ body?: unknown; headers?: unknown }> {
     const started = performance.now();
     const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
     const svc = application ? svcHandler(this.deps.tokens, { tenantId: proxy.tenant_id, application }) : null;
@@ -262,15 +321,25 @@ export class ProxyPipeline {
         ...(error && { error: `${error.title}: ${error.detail}`, stack }),
       });
     try {
-      const { value } = await instance.invoke({ args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} }, { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc });
+      const { value } = await instance.invoke(
+        { args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} },
+        { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc },
+      );
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, { title: 'Invalid transform result', type: PROBLEM_TYPES.userCode });
+        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {
+          title: 'Invalid transform result',
+          type: PROBLEM_TYPES.userCode,
+        });
       }
       report(200);
       return value as { body?: unknown; headers?: unknown };
     } catch (thrown) {
       const error = checkedCustomResponse(thrown, transformOwner(proxy, kind));
-      report(error instanceof HttpError ? error.status : 500, error instanceof HttpError ? error : undefined, (thrown as { userStack?: string }).userStack);
+      report(
+        error instanceof HttpError ? error.status : 500,
+        error instanceof HttpError ? error : undefined,
+        (thrown as { userStack?: string }).userStack,
+      );
       throw error;
     }
   }
@@ -301,14 +370,23 @@ function asText(value: unknown): string {
 }
 
 /** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */
-function serializeBody(body: unknown, headers: Record<string, string>, proxy: ProxyRecord, kind: TransformKind): string | undefined {
+function serializeBody(
+  body: unknown,
+  headers: Record<string, string>,
+  proxy: ProxyRecord,
+  kind: TransformKind,
+): string | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return body;
   if (exceedsDepth(body, MAX_DEPTH)) {
-    throw new HttpError(400, `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`, {
-      title: 'Invalid transform result',
-      type: PROBLEM_TYPES.userCode,
-    });
+    throw new HttpError(
+      400,
+      `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`,
+      {
+        title: 'Invalid transform result',
+        type: PROBLEM_TYPES.userCode,
+      },
+    );
   }
   if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = JSON_CONTENT_TYPE;
   return JSON.stringify(body);
@@ -337,7 +415,12 @@ function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string
       stream.destroy();
       if (error instanceof HttpError) return reject(error);
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      reject(new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, { title: 'Destination unreachable', cause: error }));
+      reject(
+        new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, {
+          title: 'Destination unreachable',
+          cause: error,
+        }),
+      );
     };
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
@@ -351,10 +434,14 @@ function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string
     });
     stream.once('error', fail);
     // Closed with neither its end nor an error: cut off.
-    stream.once('close', () => fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    stream.once('close', () =>
+      fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
+    );
   });
 }
 
 function answerTooLarge(url: URL, what: string): HttpError {
-  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, { title: 'Destination answer too large' });
+  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, {
+    title: 'Destination answer too large',
+  });
 }

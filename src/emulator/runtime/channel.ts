@@ -59,7 +59,8 @@ export class Channel<In, Out> {
       if (this.expected === undefined) {
         if (this.bufferedBytes < 4) return;
         const length = this.take(4).readUInt32BE(0);
-        if (length > this.maxFrameBytes) return this.break(`a frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
+        if (length > this.maxFrameBytes)
+          return this.break(`a frame of ${length} bytes is over the limit of ${this.maxFrameBytes}`);
         this.expected = length;
       }
       // Chunks are joined once, when the whole frame is there: a large frame costs its size, not its size squared.

@@ -7,7 +7,13 @@ import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 import { neutralizeSesTriggers } from './neutralize.js';
-import { BUILTIN_ALLOWLIST, ERRORS_MODULE, type InitRequest, type LoadRequest, type SerializedError } from './protocol.js';
+import {
+  BUILTIN_ALLOWLIST,
+  ERRORS_MODULE,
+  type InitRequest,
+  type LoadRequest,
+  type SerializedError,
+} from './protocol.js';
 import { MODULE_PARAMETERS, MODULE_PREFIX, describeType, locate, userSources } from './stacks.js';
 import { USER_ERRORS_SOURCE } from './platform-errors.js';
 
@@ -53,9 +59,10 @@ export function loadCode(
     const errors = compartment.evaluate(USER_ERRORS_SOURCE) as UserErrors;
     Object.assign(compartment.globalThis, errors);
     // Same line numbers as the file: the wrapper opens on the code's first line.
-    const factory = compartment.evaluate(`${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${filename}`, EVALUATE_OPTIONS) as (
-      ...args: unknown[]
-    ) => void;
+    const factory = compartment.evaluate(
+      `${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${filename}`,
+      EVALUATE_OPTIONS,
+    ) as (...args: unknown[]) => void;
     const module = { exports: {} as unknown };
     const require = makeRequire(compartment, errors, modules, config);
     Reflect.apply(factory, module.exports, [module.exports, require, module, filename, path.dirname(filename)]);
@@ -72,7 +79,13 @@ export function loadCode(
   } catch (error) {
     if (String((error as Error)?.message).includes('SES_IMPORT_REJECTED')) {
       const line = /:(\d+)\. \(SES_IMPORT_REJECTED\)/.exec((error as Error).message)?.[1];
-      return { error: { kind: 'load', name: 'SyntaxError', message: `${filename}${line ? `:${line}` : ''}: import() is not available in the sandbox; require() an allowlisted module instead.` } };
+      return {
+        error: {
+          kind: 'load',
+          name: 'SyntaxError',
+          message: `${filename}${line ? `:${line}` : ''}: import() is not available in the sandbox; require() an allowlisted module instead.`,
+        },
+      };
     }
     const { name, message, stack } = (error ?? {}) as Error;
     const location = typeof stack === 'string' ? locate(stack, filename) : undefined;
@@ -89,11 +102,17 @@ export function loadCode(
 }
 
 /** `require` as user code (and the npm code it loads) sees it: the allowlist, nothing else. */
-function makeRequire(compartment: Compartment, errors: UserErrors, modules: Record<string, unknown>, config: InitRequest): (name: string) => unknown {
+function makeRequire(
+  compartment: Compartment,
+  errors: UserErrors,
+  modules: Record<string, unknown>,
+  config: InitRequest,
+): (name: string) => unknown {
   const cache = new Map<string, { exports: unknown }>();
   const packagesDir = path.join(config.projectDir, 'node_modules');
   const allowedNames = [...BUILTIN_ALLOWLIST, ...config.npmAllowlist, ERRORS_MODULE];
-  const refuse = (name: string) => new Error(`Cannot require "${name}": only these modules are available: ${allowedNames.join(', ')}.`);
+  const refuse = (name: string) =>
+    new Error(`Cannot require "${name}": only these modules are available: ${allowedNames.join(', ')}.`);
 
   const requireFrom = (dir: string, user: boolean) =>
     function require(name: string): unknown {
@@ -106,8 +125,10 @@ function makeRequire(compartment: Compartment, errors: UserErrors, modules: Reco
       }
       const isPath = name.startsWith('.') || name.startsWith('/');
       const packageName = name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]!;
-      if (user && !isPath && (!config.npmAllowlist.includes(packageName) || name.split('/').includes('..'))) throw refuse(name);
-      if (user && isPath) throw new Error(`Cannot require "${name}": user code is a single file; require allowlisted packages by name.`);
+      if (user && !isPath && (!config.npmAllowlist.includes(packageName) || name.split('/').includes('..')))
+        throw refuse(name);
+      if (user && isPath)
+        throw new Error(`Cannot require "${name}": user code is a single file; require allowlisted packages by name.`);
       let file: string;
       try {
         file = createRequire(path.join(dir, 'noop.js')).resolve(name, { paths: [dir, config.projectDir] });
@@ -116,7 +137,9 @@ function makeRequire(compartment: Compartment, errors: UserErrors, modules: Reco
       }
       // Package code can only ever load files of installed packages, never an arbitrary path.
       if (!file.startsWith(packagesDir + path.sep)) {
-        throw new Error(`Cannot require "${name}": only files of packages in your project's node_modules can be loaded.`);
+        throw new Error(
+          `Cannot require "${name}": only files of packages in your project's node_modules can be loaded.`,
+        );
       }
       return loadFile(file);
     };
@@ -138,7 +161,13 @@ function makeRequire(compartment: Compartment, errors: UserErrors, modules: Reco
       `${MODULE_PREFIX}${neutralizeSesTriggers(source.replace(/^#!.*/, ''))}\n})\n//# sourceURL=${sourceName}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
-    Reflect.apply(factory, module.exports, [module.exports, requireFrom(path.dirname(file), false), module, sourceName, path.posix.dirname(sourceName)]);
+    Reflect.apply(factory, module.exports, [
+      module.exports,
+      requireFrom(path.dirname(file), false),
+      module,
+      sourceName,
+      path.posix.dirname(sourceName),
+    ]);
     return module.exports;
   };
 
@@ -153,5 +182,10 @@ function syntaxError(error: Error, filename: string): SerializedError {
   const column = caret.includes('^') ? caret.indexOf('^') + 1 : undefined;
   const location = line ? `${filename}:${line}${column !== undefined ? `:${column}` : ''}` : filename;
   const excerpt = lines[1] !== undefined && caret.includes('^') ? `\n${lines[1]}\n${caret}` : '';
-  return { kind: 'load', name: 'SyntaxError', message: `${location}: SyntaxError: ${error.message}${excerpt}`, location };
+  return {
+    kind: 'load',
+    name: 'SyntaxError',
+    message: `${location}: SyntaxError: ${error.message}${excerpt}`,
+    location,
+  };
 }

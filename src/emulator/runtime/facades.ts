@@ -18,7 +18,21 @@ import crypto from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 
 /** Options of `https.request` that only describe the request; everything else is ignored. */
-const STRING_OPTIONS = ['host', 'hostname', 'path', 'method', 'auth', 'servername', 'ca', 'cert', 'key', 'passphrase', 'ciphers', 'minVersion', 'maxVersion'] as const;
+const STRING_OPTIONS = [
+  'host',
+  'hostname',
+  'path',
+  'method',
+  'auth',
+  'servername',
+  'ca',
+  'cert',
+  'key',
+  'passphrase',
+  'ciphers',
+  'minVersion',
+  'maxVersion',
+] as const;
 
 /** The error a sandbox sees: a plain Error with the code and message of the host's, nothing else. */
 function plainError(error: unknown, fallback: string): Error {
@@ -39,11 +53,13 @@ function readArguments(args: unknown[]): RequestSpec {
   const options: https.RequestOptions = {};
   if (typeof first === 'string' || first instanceof URL) {
     const url = new URL(String(first));
-    if (url.protocol !== 'https:') throw new TypeError(`Only https: URLs can be requested from the sandbox (not ${url.protocol}).`);
+    if (url.protocol !== 'https:')
+      throw new TypeError(`Only https: URLs can be requested from the sandbox (not ${url.protocol}).`);
     options.hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     if (url.port) options.port = Number(url.port);
     options.path = `${url.pathname}${url.search}`;
-    if (url.username || url.password) options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    if (url.username || url.password)
+      options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     first = undefined;
   } else {
     third = second;
@@ -57,7 +73,8 @@ function readArguments(args: unknown[]): RequestSpec {
     if (typeof second !== 'object') throw new TypeError('https.request options must be an object.');
     copyOptions(second as Record<string, unknown>, options);
   }
-  if (third !== undefined && typeof third !== 'function') throw new TypeError('The https.request callback must be a function.');
+  if (third !== undefined && typeof third !== 'function')
+    throw new TypeError('The https.request callback must be a function.');
   return { options, callback: third as RequestSpec['callback'] };
 }
 
@@ -134,7 +151,8 @@ export class SandboxRequest extends Writable {
 
   constructor(request: ClientRequest, spec: RequestSpec) {
     super({
-      write: (chunk: Buffer, _encoding, callback) => request.write(chunk, (error) => callback(error ? plainError(error, 'write failed') : null)),
+      write: (chunk: Buffer, _encoding, callback) =>
+        request.write(chunk, (error) => callback(error ? plainError(error, 'write failed') : null)),
       final: (callback) => request.end(() => callback()),
       // Writing the body is not the end of a request: its answer is still to come.
       autoDestroy: false,
@@ -151,7 +169,10 @@ export class SandboxRequest extends Writable {
   }
 
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.#request.setHeader(String(name), Array.isArray(value) ? value.map(String) : typeof value === 'number' ? value : String(value));
+    this.#request.setHeader(
+      String(name),
+      Array.isArray(value) ? value.map(String) : typeof value === 'number' ? value : String(value),
+    );
     return this;
   }
 
@@ -226,6 +247,7 @@ const CRYPTO_DENIED = new Set(['setEngine', 'setFips', 'getFips', 'fips', 'secur
 /** `require('crypto')` as user code sees it. */
 export function cryptoFacade(): object {
   const facade: Record<string, unknown> = {};
-  for (const name of Object.keys(crypto)) if (!CRYPTO_DENIED.has(name)) facade[name] = (crypto as unknown as Record<string, unknown>)[name];
+  for (const name of Object.keys(crypto))
+    if (!CRYPTO_DENIED.has(name)) facade[name] = (crypto as unknown as Record<string, unknown>)[name];
   return facade;
 }

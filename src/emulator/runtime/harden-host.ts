@@ -19,7 +19,8 @@ export function hardenHost(roots: readonly unknown[]): void {
   const seen = new Set<object>();
   const pending: [object, Role][] = [];
   const add = (value: unknown, role: Role) => {
-    if ((typeof value === 'object' && value !== null) || typeof value === 'function') pending.push([value as object, role]);
+    if ((typeof value === 'object' && value !== null) || typeof value === 'function')
+      pending.push([value as object, role]);
   };
   for (const root of roots) add(root, classify(root));
 
@@ -78,7 +79,8 @@ function lock(object: object): void {
           return value;
         },
         set(this: object, next: unknown) {
-          if (this === object) throw new TypeError(`Cannot assign to read only property '${String(key)}' of a sandbox host object`);
+          if (this === object)
+            throw new TypeError(`Cannot assign to read only property '${String(key)}' of a sandbox host object`);
           Object.defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
         },
         enumerable: descriptor.enumerable ?? false,

@@ -25,7 +25,10 @@ export function closeInheritedDescriptors(): void {
     const fd = Number(name);
     if (!(fd > 3)) continue;
     try {
-      const flags = Number.parseInt(/flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8);
+      const flags = Number.parseInt(
+        /flags:\s+(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '',
+        8,
+      );
       if (!(flags & CLOSE_ON_EXEC)) closeSync(fd);
     } catch {
       // gone meanwhile (the directory listing's own descriptor)
@@ -46,7 +49,8 @@ export function restrictNetwork(): void {
   const http = hostRequire('node:http') as typeof import('node:http');
   const connect = net.Socket.prototype.connect;
   net.Socket.prototype.connect = function (this: import('node:net').Socket, ...args: unknown[]) {
-    if (!(this instanceof tls.TLSSocket) || !outbound) throw new Error('Plain TCP connections are not available in the sandbox; use https.');
+    if (!(this instanceof tls.TLSSocket) || !outbound)
+      throw new Error('Plain TCP connections are not available in the sandbox; use https.');
     return (connect as (...a: unknown[]) => import('node:net').Socket).apply(this, args);
   } as typeof connect;
   net.Server.prototype.listen = function () {
@@ -77,7 +81,9 @@ export function hostInstances(): unknown[] {
   clearInterval(interval);
   const controller = new AbortController();
   controller.abort();
-  const reachable = ['net', 'tls', 'http', 'https', 'events', 'stream', 'crypto'].map((name) => hostRequire(`node:${name}`));
+  const reachable = ['net', 'tls', 'http', 'https', 'events', 'stream', 'crypto'].map((name) =>
+    hostRequire(`node:${name}`),
+  );
   return [timeout, immediate, interval, controller.signal.reason, ...reachable];
 }
 

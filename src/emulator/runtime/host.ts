@@ -16,7 +16,18 @@ import { loadCode, type Loaded } from './compartment.js';
 import { closeInheritedDescriptors, hostInstances, nodeErrors, restrictNetwork } from './host-hardening.js';
 import { Agent, SandboxRequest, SandboxResponse, cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
-import { MAX_FRAME_BYTES, MIN_BUSY_WINDOW_MS, busyWhileIdle, type FromSandbox, type InitRequest, type InvokeRequest, type LogLevel, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import {
+  MAX_FRAME_BYTES,
+  MIN_BUSY_WINDOW_MS,
+  busyWhileIdle,
+  type FromSandbox,
+  type InitRequest,
+  type InvokeRequest,
+  type LogLevel,
+  type SerializedError,
+  type SvcMethod,
+  type ToSandbox,
+} from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { TimerHandle, sandboxTimers } from './timers.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
@@ -114,7 +125,16 @@ const MODULES: Record<string, unknown> = {
   url: hostRequire('node:url'),
   util: hostRequire('node:util'),
 };
-hardenHost([...Object.values(HOST_GLOBALS), ...Object.values(MODULES), SandboxRequest, SandboxResponse, Agent, TimerHandle, ...hostInstances(), ...nodeErrors()]);
+hardenHost([
+  ...Object.values(HOST_GLOBALS),
+  ...Object.values(MODULES),
+  SandboxRequest,
+  SandboxResponse,
+  Agent,
+  TimerHandle,
+  ...hostInstances(),
+  ...nodeErrors(),
+]);
 
 let config: InitRequest | undefined;
 const versions = new Map<string, Loaded>();
@@ -122,21 +142,28 @@ const invocations = new Map<number, Invocation>();
 /** What a console line outside any call belongs to: the version being loaded. */
 let loadingVid: string | null = null;
 let rpcSeq = 0;
-const pendingRpc = new Map<number, { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+const pendingRpc = new Map<
+  number,
+  { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }
+>();
 /** How busy the process was with no call running, when the message being read began to arrive. */
 let idleAtArrival: { idleCpuMs: number; idleWallMs: number } | undefined;
 /** Since when no call has been running, and the CPU time used until then. */
 let idleSince = { at: now(), cpu: process.cpuUsage() };
 
-const channel = new Channel<ToSandbox, FromSandbox>(new Socket({ fd: 3, readable: true, writable: true }), MAX_FRAME_BYTES, {
-  message: onMessage,
-  // The emulator is gone (or stopped us): nothing is left to do.
-  broken: () => process.exit(0),
-  // How busy the process was before a message came, not counting the reading of it (5 MB of JSON).
-  frameStarts: () => {
-    if (invocations.size === 0) idleAtArrival = idleReport();
+const channel = new Channel<ToSandbox, FromSandbox>(
+  new Socket({ fd: 3, readable: true, writable: true }),
+  MAX_FRAME_BYTES,
+  {
+    message: onMessage,
+    // The emulator is gone (or stopped us): nothing is left to do.
+    broken: () => process.exit(0),
+    // How busy the process was before a message came, not counting the reading of it (5 MB of JSON).
+    frameStarts: () => {
+      if (invocations.size === 0) idleAtArrival = idleReport();
+    },
   },
-});
+);
 const post = (message: FromSandbox) => channel.send(message);
 
 // Work user code left behind (a timer that throws after the call returned) must not end the process.
@@ -157,7 +184,9 @@ function onMessage(message: ToSandbox): void {
       const token = Object.freeze(Object.create(null) as object);
       const owner: TimerOwner = { finished: false, timers: [] };
       versionRecords.set(token, owner);
-      const outcome = context.run(token, () => loadCode(message, config!, MODULES, HOST_GLOBALS, userConsole(message.vid)));
+      const outcome = context.run(token, () =>
+        loadCode(message, config!, MODULES, HOST_GLOBALS, userConsole(message.vid)),
+      );
       loadingVid = null;
       if ('error' in outcome) {
         endTimers(owner);
@@ -230,7 +259,12 @@ function idleReport(): { idleCpuMs: number; idleWallMs: number } {
 async function invoke(request: InvokeRequest): Promise<void> {
   const loaded = versions.get(request.vid);
   if (!loaded || !config) {
-    post({ type: 'result', id: request.id, ok: false, error: { kind: 'user', name: 'Error', message: 'This code version is not loaded in the sandbox.' } });
+    post({
+      type: 'result',
+      id: request.id,
+      ok: false,
+      error: { kind: 'user', name: 'Error', message: 'This code version is not loaded in the sandbox.' },
+    });
     return;
   }
   if (invocations.size === 0 && idleAtArrival) {
@@ -241,7 +275,15 @@ async function invoke(request: InvokeRequest): Promise<void> {
       return;
     }
   }
-  const invocation: Invocation = { id: request.id, vid: request.vid, logBudget: config.maxLogBytes, svcInFlight: 0, cancelled: false, finished: false, timers: [] };
+  const invocation: Invocation = {
+    id: request.id,
+    vid: request.vid,
+    logBudget: config.maxLogBytes,
+    svcInFlight: 0,
+    cancelled: false,
+    finished: false,
+    timers: [],
+  };
   invocations.set(request.id, invocation);
   const token = Object.freeze(Object.create(null) as object);
   records.set(token, invocation);
@@ -249,7 +291,14 @@ async function invoke(request: InvokeRequest): Promise<void> {
     // Whatever goes wrong here answers the call: a call never waits for its timeout for want of one.
     const outcome = await context
       .run(token, () => run(loaded, request, invocation))
-      .catch((error: unknown): FromSandbox => ({ type: 'result', id: request.id, ok: false, error: resultError(cut(`The result could not be read: ${describeThrown(error)}`)) }));
+      .catch(
+        (error: unknown): FromSandbox => ({
+          type: 'result',
+          id: request.id,
+          ok: false,
+          error: resultError(cut(`The result could not be read: ${describeThrown(error)}`)),
+        }),
+      );
     if (!invocation.cancelled) {
       if (typeof outcome === 'string') channel.sendText(outcome);
       else post(outcome);
@@ -280,13 +329,30 @@ async function run(loaded: Loaded, request: InvokeRequest, invocation: Invocatio
     // JSON.stringify recurses: a result nested thousands deep overflows the stack. The emulator
     // refuses JSON nested past the limit (400) and says so; this is the same, found sooner.
     if (error instanceof RangeError && exceedsDepth(result, MAX_DEPTH)) {
-      return { type: 'result', id: request.id, ok: false, error: { ...resultError(`The function's result is nested deeper than ${MAX_DEPTH} levels.`), status: 400 } };
+      return {
+        type: 'result',
+        id: request.id,
+        ok: false,
+        error: { ...resultError(`The function's result is nested deeper than ${MAX_DEPTH} levels.`), status: 400 },
+      };
     }
-    return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is not JSON: ${(error as Error).message}`) };
+    return {
+      type: 'result',
+      id: request.id,
+      ok: false,
+      error: resultError(`The function's result is not JSON: ${(error as Error).message}`),
+    };
   }
   const limit = config!.maxResultBytes;
   if (value.length > limit || Buffer.byteLength(value) > limit) {
-    return { type: 'result', id: request.id, ok: false, error: resultError(`The function's result is ${megabytes(Buffer.byteLength(value))} of JSON, over the ${megabytes(limit)} limit.`) };
+    return {
+      type: 'result',
+      id: request.id,
+      ok: false,
+      error: resultError(
+        `The function's result is ${megabytes(Buffer.byteLength(value))} of JSON, over the ${megabytes(limit)} limit.`,
+      ),
+    };
   }
   return `{"type":"result","id":${request.id},"ok":true,"value":${value}}`;
 }
@@ -305,11 +371,15 @@ function svcClient(invocation: Invocation, loaded: Loaded) {
     new Promise((resolve, reject) => {
       const limit = config!.maxSvcInFlight;
       if (invocation.svcInFlight >= limit) {
-        throw new (loaded.errors.RateLimitError as new (message: string) => Error)(`Too many req.svc calls in flight (at most ${limit} per invocation); await them.`);
+        throw new (loaded.errors.RateLimitError as new (message: string) => Error)(
+          `Too many req.svc calls in flight (at most ${limit} per invocation); await them.`,
+        );
       }
       if (invocation.cancelled) throw new Error('This invocation was stopped.');
       if (exceedsDepth(params, MAX_DEPTH)) {
-        throw new (loaded.errors.BadRequestError as new (message: string) => Error)(`The JSON is nested deeper than ${MAX_DEPTH} levels.`);
+        throw new (loaded.errors.BadRequestError as new (message: string) => Error)(
+          `The JSON is nested deeper than ${MAX_DEPTH} levels.`,
+        );
       }
       const id = ++rpcSeq;
       invocation.svcInFlight++;
@@ -390,19 +460,29 @@ function serializeError(error: unknown, loaded: Loaded): SerializedError {
     if (custom && error instanceof custom) {
       const { status, headers, body } = error as unknown as { status: unknown; headers: unknown; body: unknown };
       const headerMap = plainHeaders(headers);
-      if (JSON.stringify(headerMap).length > MAX_CUSTOM_HEADERS) return resultError(`A CustomHttpResponseError's headers are over ${MAX_CUSTOM_HEADERS / 1024} KiB.`);
+      if (JSON.stringify(headerMap).length > MAX_CUSTOM_HEADERS)
+        return resultError(`A CustomHttpResponseError's headers are over ${MAX_CUSTOM_HEADERS / 1024} KiB.`);
       const bodyText = JSON.stringify(body ?? null);
       const limit = config!.maxResultBytes;
       if (bodyText.length > limit || Buffer.byteLength(bodyText) > limit) {
-        return resultError(`A CustomHttpResponseError's body is ${megabytes(Buffer.byteLength(bodyText))} of JSON, over the ${megabytes(limit)} limit.`);
+        return resultError(
+          `A CustomHttpResponseError's body is ${megabytes(Buffer.byteLength(bodyText))} of JSON, over the ${megabytes(limit)} limit.`,
+        );
       }
       // The status as given: the emulator refuses one outside 200-599 with a problem naming the code.
-      return { kind: 'user', name: 'CustomHttpResponseError', message: cut((error as Error).message), custom: { status: Number(status), headers: headerMap, body: JSON.parse(bodyText) as unknown } };
+      return {
+        kind: 'user',
+        name: 'CustomHttpResponseError',
+        message: cut((error as Error).message),
+        custom: { status: Number(status), headers: headerMap, body: JSON.parse(bodyText) as unknown },
+      };
     }
     if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {
       const { name, message, stack } = error as Error;
       // By class, not by name: `class Declined extends BadRequestError {}` is a 400 too.
-      const platform = Object.keys(USER_ERROR_STATUS).find((known) => loaded.errors[known] !== undefined && error instanceof loaded.errors[known]);
+      const platform = Object.keys(USER_ERROR_STATUS).find(
+        (known) => loaded.errors[known] !== undefined && error instanceof loaded.errors[known],
+      );
       return {
         kind: 'user',
         name: typeof name === 'string' ? cut(name) : 'Error',
@@ -418,12 +498,15 @@ function serializeError(error: unknown, loaded: Loaded): SerializedError {
 }
 
 function cut(text: string): string {
-  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}… [cut at ${MAX_ERROR_TEXT} characters]` : text;
+  return text.length > MAX_ERROR_TEXT
+    ? `${text.slice(0, MAX_ERROR_TEXT)}… [cut at ${MAX_ERROR_TEXT} characters]`
+    : text;
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {
   const result: Record<string, string> = {};
   if (typeof headers !== 'object' || headers === null) return result;
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && value !== null) result[name] = String(value);
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && value !== null) result[name] = String(value);
   return result;
 }

@@ -21,9 +21,19 @@ export function checkedMessage(message: unknown): FromSandbox {
       case 'busy':
         return isId(m.id);
       case 'log':
-        return (m.id === null || isId(m.id)) && (m.vid === null || isString(m.vid)) && LEVELS.has(m.level as string) && isString(m.text);
+        return (
+          (m.id === null || isId(m.id)) &&
+          (m.vid === null || isString(m.vid)) &&
+          LEVELS.has(m.level as string) &&
+          isString(m.text)
+        );
       case 'rpc':
-        return isId(m.id) && isId(m.invocation) && (SVC_METHODS as readonly unknown[]).includes(m.method) && isString(m.params);
+        return (
+          isId(m.id) &&
+          isId(m.invocation) &&
+          (SVC_METHODS as readonly unknown[]).includes(m.method) &&
+          isString(m.params)
+        );
       case 'probe':
         return isId(m.seq) && isNumber(m.idleCpuMs) && isNumber(m.idleWallMs);
       default:
@@ -38,13 +48,19 @@ const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 const KINDS = new Set(['user', 'load', 'result']);
 
 function isError(value: unknown): value is SerializedError {
-  if (!isObject(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message)) return false;
+  if (!isObject(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message))
+    return false;
   if (value.status !== undefined && !isId(value.status)) return false;
   if (value.stack !== undefined && !isString(value.stack)) return false;
   if (value.location !== undefined && !isString(value.location)) return false;
   if (value.custom === undefined) return true;
   const custom = value.custom;
-  return isObject(custom) && (typeof custom.status === 'number' || custom.status === null) && isObject(custom.headers) && Object.values(custom.headers).every(isString);
+  return (
+    isObject(custom) &&
+    (typeof custom.status === 'number' || custom.status === null) &&
+    isObject(custom.headers) &&
+    Object.values(custom.headers).every(isString)
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

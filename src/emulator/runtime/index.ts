@@ -82,7 +82,13 @@ export class Runtime {
       onLog: options.onLog ?? (() => {}),
     };
     const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
-    this.source = { start: (group) => this.start(group), released: () => this.released(), maxProcessesPerGroup, maxVersionsPerProcess, idleMs };
+    this.source = {
+      start: (group) => this.start(group),
+      released: () => this.released(),
+      maxProcessesPerGroup,
+      maxVersionsPerProcess,
+      idleMs,
+    };
   }
 
   /**
@@ -125,7 +131,9 @@ export class Runtime {
       this.latest.set(spec.id, inProgress);
       return inProgress;
     }
-    const promise: Promise<Instance> = this.compile(spec, () => this.latest.get(spec.id) === promise).finally(() => this.loading.delete(key));
+    const promise: Promise<Instance> = this.compile(spec, () => this.latest.get(spec.id) === promise).finally(() =>
+      this.loading.delete(key),
+    );
     this.loading.set(key, promise);
     this.latest.set(spec.id, promise);
     return promise;
@@ -139,7 +147,11 @@ export class Runtime {
     if (!instance) return;
     await instance.retire();
     const key = groupKey(instance.spec);
-    if ([...this.instances.values()].some((other) => groupKey(other.spec) === key) || [...this.loading.keys()].some((loading) => loading.startsWith(`${id}\u0000`))) return;
+    if (
+      [...this.instances.values()].some((other) => groupKey(other.spec) === key) ||
+      [...this.loading.keys()].some((loading) => loading.startsWith(`${id}\u0000`))
+    )
+      return;
     const group = this.groups.get(key);
     this.groups.delete(key);
     group?.stop();
@@ -177,7 +189,10 @@ export class Runtime {
     if (!isLatest()) {
       // A newer version was asked for while this one loaded: that one decides what is current.
       process.unload(vid);
-      return this.latest.get(spec.id) ?? Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`));
+      return (
+        this.latest.get(spec.id) ??
+        Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`))
+      );
     }
     const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);
@@ -212,7 +227,10 @@ export class Runtime {
       if (this.disposed) throw new Error('the runtime is disposed');
       if (this.processCount < this.options.maxProcesses) return this.spawn();
       const idle = [...this.processes]
-        .filter((process) => !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)))
+        .filter(
+          (process) =>
+            !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)),
+        )
         .sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (idle) {
         idle.kill('it made room for other code');
@@ -233,7 +251,8 @@ export class Runtime {
   }
 
   private spawn(): SandboxProcess {
-    const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
+    const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } =
+      this.options;
     const process = new SandboxProcess(
       { projectDir, npmAllowlist: [...npmAllowlist], maxLogBytes, maxSvcInFlight, maxResultBytes },
       { memoryMb, loadTimeoutMs, maxLogBytes, maxResultBytes, maxSvcInFlight },
@@ -252,6 +271,7 @@ export class Runtime {
   }
 
   private refill(count: number): void {
-    while (!this.disposed && this.spares.length < count && this.processCount < this.options.maxProcesses) this.spares.push(this.spawn());
+    while (!this.disposed && this.spares.length < count && this.processCount < this.options.maxProcesses)
+      this.spares.push(this.spawn());
   }
 }

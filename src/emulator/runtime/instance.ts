@@ -41,7 +41,9 @@ export class Instance {
   async invoke(input: { args: unknown; configuration: unknown }, options: InvokeOptions): Promise<InvokeResult> {
     if (this.retired) {
       if (this.successor) return this.successor.invoke(input, options);
-      throw new UserCodeError(409, `${this.label} was unloaded (deleted) before this call began.`, { title: 'Code unloaded' });
+      throw new UserCodeError(409, `${this.label} was unloaded (deleted) before this call began.`, {
+        title: 'Code unloaded',
+      });
     }
     const payload = { args: input.args ?? null, configuration: input.configuration ?? {} };
     this.inFlight++;

@@ -21,7 +21,8 @@ export function neutralizeSesTriggers(source: string): string {
       onComment: (_block, _text, start, end) => edits.push({ start, end, kind: 'comment' }),
     });
     for (const token of tokens) {
-      if (token.type === tokTypes.string || token.type === tokTypes.template) edits.push({ start: token.start, end: token.end, kind: 'literal' });
+      if (token.type === tokTypes.string || token.type === tokTypes.template)
+        edits.push({ start: token.start, end: token.end, kind: 'literal' });
     }
   } catch {
     return source; // not tokenizable: let the compiler give its own message
@@ -36,6 +37,13 @@ export function neutralizeSesTriggers(source: string): string {
 }
 
 function rewrite(text: string, kind: 'literal' | 'comment'): string {
-  if (kind === 'comment') return text.replace(/\bimport\b/g, 'imp0rt').replace(/<!--/g, '<! --').replace(/-->/g, '- ->');
-  return text.replace(/\bimport\b/g, '\\u0069mport').replace(/<!--/g, '\\u003c!--').replace(/-->/g, '--\\u003e');
+  if (kind === 'comment')
+    return text
+      .replace(/\bimport\b/g, 'imp0rt')
+      .replace(/<!--/g, '<! --')
+      .replace(/-->/g, '- ->');
+  return text
+    .replace(/\bimport\b/g, '\\u0069mport')
+    .replace(/<!--/g, '\\u003c!--')
+    .replace(/-->/g, '--\\u003e');
 }

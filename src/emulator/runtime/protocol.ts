@@ -65,7 +65,14 @@ export interface RpcReply {
   error?: { status: number; title: string; detail: string };
 }
 
-export type ToSandbox = InitRequest | LoadRequest | UnloadRequest | InvokeRequest | CancelRequest | ProbeRequest | RpcReply;
+export type ToSandbox =
+  | InitRequest
+  | LoadRequest
+  | UnloadRequest
+  | InvokeRequest
+  | CancelRequest
+  | ProbeRequest
+  | RpcReply;
 
 export interface SerializedError {
   /** `user`: thrown by the user's code; `load`: the code does not load; `result`: bad return value. */
@@ -111,7 +118,14 @@ export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
 /** What `req.svc` offers user code, each answered by the emulator under the bound Application's permissions. */
-export const SVC_METHODS = ['tokens.create', 'tokens.retrieve', 'tokens.delete', 'tokens.list', 'tokenize', 'detokenize'] as const;
+export const SVC_METHODS = [
+  'tokens.create',
+  'tokens.retrieve',
+  'tokens.delete',
+  'tokens.list',
+  'tokenize',
+  'detokenize',
+] as const;
 export type SvcMethod = (typeof SVC_METHODS)[number];
 
 /** The built-in modules user code may require (Node 16's, as the platform allows), each as a facade. */
@@ -121,7 +135,16 @@ export const BUILTIN_ALLOWLIST = ['buffer', 'crypto', 'https', 'querystring', 's
  * npm packages the platform allows user code to require, resolved from the user's project and
  * evaluated inside the sandbox (their own requires obey the same rules).
  */
-export const DEFAULT_NPM_ALLOWLIST = ['crypto-js', 'date-fns', 'jose', 'lodash', 'moment', 'qs', 'uuid', 'validator'] as const;
+export const DEFAULT_NPM_ALLOWLIST = [
+  'crypto-js',
+  'date-fns',
+  'jose',
+  'lodash',
+  'moment',
+  'qs',
+  'uuid',
+  'validator',
+] as const;
 
 /** A module of svc's own that user code can require for the platform's error classes. */
 export const ERRORS_MODULE = '@svc/errors';

@@ -19,12 +19,21 @@ export function hostScript(): string {
  * processes, workers, native addons or OpenSSL engines), a heap limit, zero-filled Buffers.
  */
 export function sandboxFlags(script: string, projectDir: string, memoryMb: number): string[] {
-  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+  const permission = process.allowedNodeEnvironmentFlags.has('--permission')
+    ? '--permission'
+    : '--experimental-permission';
   const runtimeDir = path.dirname(script);
   const libDir = path.resolve(runtimeDir, '../../lib');
   const sesDir = path.dirname(createRequire(script).resolve('ses/package.json'));
   // /proc/self/fdinfo: the process closes descriptors it inherited by mistake (see host.ts).
-  const readable = [runtimeDir, libDir, path.dirname(sesDir), path.join(projectDir, 'node_modules'), ...packageFiles(runtimeDir), '/proc/self/fdinfo'];
+  const readable = [
+    runtimeDir,
+    libDir,
+    path.dirname(sesDir),
+    path.join(projectDir, 'node_modules'),
+    ...packageFiles(runtimeDir),
+    '/proc/self/fdinfo',
+  ];
   return [
     permission,
     ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),

@@ -40,7 +40,10 @@ export class SandboxGroup {
    */
   async primary(): Promise<SandboxProcess> {
     const alive = this.processes.filter((process) => !process.dead);
-    return alive.find((process) => process.responsive) ?? (alive.length < this.source.maxProcessesPerGroup ? this.start() : alive[0]!);
+    return (
+      alive.find((process) => process.responsive) ??
+      (alive.length < this.source.maxProcessesPerGroup ? this.start() : alive[0]!)
+    );
   }
 
   /** The owner is gone: its processes go once their calls are done. */
@@ -56,7 +59,11 @@ export class SandboxGroup {
   }
 
   /** Runs one call of `instance`, loading its version into the chosen process if need be. */
-  async run(instance: Instance, payload: { args: unknown; configuration: unknown }, options: InvokeOptions): Promise<{ value: unknown; logs: LogEntry[] }> {
+  async run(
+    instance: Instance,
+    payload: { args: unknown; configuration: unknown },
+    options: InvokeOptions,
+  ): Promise<{ value: unknown; logs: LogEntry[] }> {
     for (let attempt = 0; ; attempt++) {
       // Most calls find a process that answers with their version loaded: no await (a turn of the
       // microtask queue each) on the way to it.
@@ -65,16 +72,31 @@ export class SandboxGroup {
       const unpin = process.pin(instance.vid);
       let outcome: Promise<{ value: unknown; logs: LogEntry[] } | typeof RETRY>;
       try {
-        if (!process.loaded(instance.vid)) await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
+        if (!process.loaded(instance.vid))
+          await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
         outcome = new Promise((resolve, reject) => {
           process
-            .invoke(instance.vid, payload, { label: instance.label, timeoutMs: options.timeoutMs, requestId: options.requestId, svc: options.svc ?? null }, () => resolve(RETRY))
+            .invoke(
+              instance.vid,
+              payload,
+              {
+                label: instance.label,
+                timeoutMs: options.timeoutMs,
+                requestId: options.requestId,
+                svc: options.svc ?? null,
+              },
+              () => resolve(RETRY),
+            )
             .then(resolve, reject);
         });
       } catch (error) {
         // The process went away under the load: try another. Else the code no longer loads here.
         if (process.dead && attempt < 2) continue;
-        throw new UserCodeError(500, `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`, { title: 'Sandbox stopped' });
+        throw new UserCodeError(
+          500,
+          `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`,
+          { title: 'Sandbox stopped' },
+        );
       } finally {
         unpin();
       }
@@ -84,7 +106,12 @@ export class SandboxGroup {
         this.source.released();
       });
       if (settled !== RETRY) return settled;
-      if (attempt >= 2) throw new UserCodeError(500, `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`, { title: 'Sandbox stopped' });
+      if (attempt >= 2)
+        throw new UserCodeError(
+          500,
+          `The sandbox processes of ${instance.label} stayed busy with work left running by earlier calls.`,
+          { title: 'Sandbox stopped' },
+        );
     }
   }
 
@@ -137,7 +164,8 @@ export class SandboxGroup {
 
   /** An extra process goes after `idleMs` without calls; the first stays warm (unless the owner is gone). */
   private scheduleReap(process: SandboxProcess, evenFirst = false): void {
-    if (process.dead || (process.calls.size > 0 && !evenFirst) || (this.processes.indexOf(process) <= 0 && !evenFirst)) return;
+    if (process.dead || (process.calls.size > 0 && !evenFirst) || (this.processes.indexOf(process) <= 0 && !evenFirst))
+      return;
     this.keep(process);
     const timer = setTimeout(
       () => {

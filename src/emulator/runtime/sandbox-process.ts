@@ -6,7 +6,15 @@ import { Channel } from './channel.js';
 import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
-import { MAX_FRAME_BYTES, busyWhileIdle, type FromSandbox, type InitRequest, type SerializedError, type SvcMethod, type ToSandbox } from './protocol.js';
+import {
+  MAX_FRAME_BYTES,
+  busyWhileIdle,
+  type FromSandbox,
+  type InitRequest,
+  type SerializedError,
+  type SvcMethod,
+  type ToSandbox,
+} from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
 
@@ -67,7 +75,10 @@ export class SandboxProcess {
   private readonly child: ChildProcess;
   private readonly channel: Channel<FromSandbox, ToSandbox>;
   private pendingBoot: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  private readonly pendingLoads = new Map<string, { filename: string; resolve: () => void; reject: (error: UserCodeError) => void }>();
+  private readonly pendingLoads = new Map<
+    string,
+    { filename: string; resolve: () => void; reject: (error: UserCodeError) => void }
+  >();
   private stderrTail = '';
   private outOfMemory = false;
   private bootRss = 0;
@@ -162,7 +173,13 @@ export class SandboxProcess {
     const loading = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pendingLoads.delete(vid);
-        reject(new UserCodeError(422, `${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms (a loop at the top level?).`, { title: 'Code does not load' }));
+        reject(
+          new UserCodeError(
+            422,
+            `${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms (a loop at the top level?).`,
+            { title: 'Code does not load' },
+          ),
+        );
         this.kill(`${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms`);
       }, this.limits.loadTimeoutMs);
       this.pendingLoads.set(vid, {
@@ -222,9 +239,15 @@ export class SandboxProcess {
       const id = ++this.callSeq;
       const timer = setTimeout(() => {
         this.calls.delete(id);
-        reject(new UserCodeError(408, `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`, { title: 'Timed out', logs }));
+        reject(
+          new UserCodeError(408, `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`, {
+            title: 'Timed out',
+            logs,
+          }),
+        );
         // A loop that never yields holds the whole process: replace it. Otherwise only this call is dropped.
-        if (!this.responsive) this.kill(`${options.label} ran past its timeout of ${options.timeoutMs} ms without yielding`);
+        if (!this.responsive)
+          this.kill(`${options.label} ran past its timeout of ${options.timeoutMs} ms without yielding`);
         else this.send({ type: 'cancel', id });
         this.watch();
       }, options.timeoutMs);
@@ -262,7 +285,11 @@ export class SandboxProcess {
 
   /** An error for work refused because the process is gone: loading or calling again may work. */
   private stopped(what: string): SandboxStoppedError {
-    return new SandboxStoppedError(422, `${what}: its sandbox process was stopped (${this.deathReason ?? 'it stopped'}).`, { title: 'Sandbox stopped' });
+    return new SandboxStoppedError(
+      422,
+      `${what}: its sandbox process was stopped (${this.deathReason ?? 'it stopped'}).`,
+      { title: 'Sandbox stopped' },
+    );
   }
 
   /** Every message, checked first: a sandbox that breaks the protocol is stopped, never obeyed. */
@@ -290,7 +317,12 @@ export class SandboxProcess {
         this.pendingLoads.delete(message.vid);
         return;
       case 'load-error':
-        this.pendingLoads.get(message.vid)?.reject(new UserCodeError(422, message.error.message, { title: 'Code does not load', userStack: message.error.stack }));
+        this.pendingLoads.get(message.vid)?.reject(
+          new UserCodeError(422, message.error.message, {
+            title: 'Code does not load',
+            userStack: message.error.stack,
+          }),
+        );
         this.pendingLoads.delete(message.vid);
         return;
       case 'log': {
@@ -298,10 +330,18 @@ export class SandboxProcess {
         if (message.id !== null && !call) return;
         const budget = call ? call.logBudget : this.strayLogBudget;
         if (budget <= 0) return;
-        const text = message.text.length > budget ? `${message.text.slice(0, budget)}… [console output truncated at ${this.limits.maxLogBytes} bytes]` : message.text;
+        const text =
+          message.text.length > budget
+            ? `${message.text.slice(0, budget)}… [console output truncated at ${this.limits.maxLogBytes} bytes]`
+            : message.text;
         if (call) call.logBudget -= message.text.length;
         else this.strayLogBudget -= message.text.length;
-        const entry: LogEntry = { level: message.level, text, instance: call?.instance ?? this.vidInstance.get(String(message.vid)) ?? 'sandbox', requestId: call?.requestId };
+        const entry: LogEntry = {
+          level: message.level,
+          text,
+          instance: call?.instance ?? this.vidInstance.get(String(message.vid)) ?? 'sandbox',
+          requestId: call?.requestId,
+        };
         call?.logs.push(entry);
         this.onLog(entry);
         return;
@@ -313,7 +353,13 @@ export class SandboxProcess {
         const call = this.calls.get(message.id);
         if (!call) return;
         if (message.ok && bytes > this.limits.maxResultBytes + 1024) {
-          call.reject(new UserCodeError(500, `The function's result is over the ${Math.round(this.limits.maxResultBytes / 1048576)} MB limit.`, { title: 'Invalid result', logs: call.logs }));
+          call.reject(
+            new UserCodeError(
+              500,
+              `The function's result is over the ${Math.round(this.limits.maxResultBytes / 1048576)} MB limit.`,
+              { title: 'Invalid result', logs: call.logs },
+            ),
+          );
         } else if (message.ok) call.resolve(message.value);
         else call.reject(fromSerialized(message.error, call.logs));
         return;
@@ -327,7 +373,10 @@ export class SandboxProcess {
       case 'probe':
         if (this.probe?.seq !== message.seq) return;
         this.probe = undefined;
-        this.busyProbes = this.calls.size === 0 && this.pendingLoads.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs) ? this.busyProbes + 1 : 0;
+        this.busyProbes =
+          this.calls.size === 0 && this.pendingLoads.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs)
+            ? this.busyProbes + 1
+            : 0;
         if (this.busyProbes >= 2) this.kill('it kept a core busy after its last call returned');
         return;
     }
@@ -338,12 +387,20 @@ export class SandboxProcess {
     try {
       if (!call) throw new UserCodeError(409, 'This invocation is over.');
       if (!call.svc) throw new UserCodeError(403, 'req.svc is not available: no Application is configured.');
-      if (call.svcInFlight >= this.limits.maxSvcInFlight) throw new UserCodeError(429, `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`);
+      if (call.svcInFlight >= this.limits.maxSvcInFlight)
+        throw new UserCodeError(
+          429,
+          `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`,
+        );
       call.svcInFlight++;
       const value = await call.svc(method, JSON.parse(params)).finally(() => call.svcInFlight--);
       this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
     } catch (error) {
-      const { status = 500, title = 'Internal server error', detail = 'req.svc failed' } = error as { status?: number; title?: string; detail?: string };
+      const {
+        status = 500,
+        title = 'Internal server error',
+        detail = 'req.svc failed',
+      } = error as { status?: number; title?: string; detail?: string };
       this.send({ type: 'rpc-result', id, ok: false, error: { status, title, detail } });
     }
   }
@@ -351,7 +408,10 @@ export class SandboxProcess {
   /** Starts (or re-paces) the watch: memory, and liveness after calls return. */
   private watch(): void {
     if (this.dead) return;
-    const every = this.calls.size > 0 || this.pendingLoads.size > 0 || performance.now() - this.lastUsed < 2000 ? ACTIVE_TICK_MS : IDLE_TICK_MS;
+    const every =
+      this.calls.size > 0 || this.pendingLoads.size > 0 || performance.now() - this.lastUsed < 2000
+        ? ACTIVE_TICK_MS
+        : IDLE_TICK_MS;
     if (this.tick && this.tickMs === every) return;
     clearInterval(this.tick);
     this.tickMs = every;
@@ -368,7 +428,8 @@ export class SandboxProcess {
     const now = performance.now();
     if (this.probe) {
       // A loop that never yields, with no call or load left to time out: nothing else would stop it.
-      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0 && this.pendingLoads.size === 0) this.kill('it stopped answering after its last call returned');
+      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0 && this.pendingLoads.size === 0)
+        this.kill('it stopped answering after its last call returned');
     } else {
       this.probe = { seq: ++this.probeSeq, sentAt: now };
       this.send({ type: 'probe', seq: this.probe.seq });
@@ -415,15 +476,25 @@ export class SandboxProcess {
     const outOfMemory = reason.includes('out of memory');
     this.pendingBoot?.reject(new UserCodeError(500, `The sandbox process did not start: ${reason}.`));
     for (const load of this.pendingLoads.values()) {
-      load.reject(new SandboxStoppedError(422, `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`, { title: 'Code does not load' }));
+      load.reject(
+        new SandboxStoppedError(
+          422,
+          `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`,
+          { title: 'Code does not load' },
+        ),
+      );
     }
     this.pendingLoads.clear();
     for (const call of [...this.calls.values()]) {
       call.reject(
-        new UserCodeError(500, `The sandbox process running ${call.label} was stopped: ${reason}. The next call starts a fresh one.`, {
-          title: outOfMemory ? 'Out of memory' : 'Sandbox stopped',
-          logs: call.logs,
-        }),
+        new UserCodeError(
+          500,
+          `The sandbox process running ${call.label} was stopped: ${reason}. The next call starts a fresh one.`,
+          {
+            title: outOfMemory ? 'Out of memory' : 'Sandbox stopped',
+            logs: call.logs,
+          },
+        ),
       );
     }
     this.calls.clear();
@@ -444,17 +515,34 @@ function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError
   if (error.custom) {
     // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
     // error's own status is 500 unless the custom one is a sendable one.
-    const custom = { ...error.custom, status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN };
-    const status = Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
-    return new UserCodeError(status, String(error.message), { title: 'Custom response', custom, logs, userStack: error.stack });
+    const custom = {
+      ...error.custom,
+      status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN,
+    };
+    const status =
+      Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
+    return new UserCodeError(status, String(error.message), {
+      title: 'Custom response',
+      custom,
+      logs,
+      userStack: error.stack,
+    });
   }
   // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
-  if (error.kind === 'result') return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), { title: 'Invalid result', logs });
+  if (error.kind === 'result')
+    return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), {
+      title: 'Invalid result',
+      logs,
+    });
   const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
   // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
   // platform error's message is the code's answer to its caller, and stays as it was written.
   const where = error.location === undefined ? '' : `${error.location}: `;
   const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
   const detail = error.status !== undefined ? String(error.message) : thrown;
-  return new UserCodeError(status, detail, { ...(error.status === undefined && { title: 'User code error' }), userStack: error.stack, logs });
+  return new UserCodeError(status, detail, {
+    ...(error.status === undefined && { title: 'User code error' }),
+    userStack: error.stack,
+    logs,
+  });
 }

@@ -54,13 +54,17 @@ export function locate(stack: string, filename: string): string | undefined {
 export function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return Object.keys(value as object).length ? `an object with ${Object.keys(value as object).join(', ')}` : 'an empty object';
+  if (typeof value === 'object')
+    return Object.keys(value as object).length
+      ? `an object with ${Object.keys(value as object).join(', ')}`
+      : 'an empty object';
   return `a ${typeof value}`;
 }
 
 export function describeThrown(value: unknown): string {
   try {
-    if (value instanceof Error) return typeof value.stack === 'string' ? value.stack : `${value.name}: ${value.message}`;
+    if (value instanceof Error)
+      return typeof value.stack === 'string' ? value.stack : `${value.name}: ${value.message}`;
     return JSON.stringify(value) ?? String(value);
   } catch {
     return 'a value that cannot be shown';

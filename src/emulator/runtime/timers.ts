@@ -76,10 +76,13 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
       const forget = () => byId.delete(id);
       // eslint-disable-next-line prefer-const -- the callback below refers to it
       let handle: TimerHandle;
-      const timer = set((...args: unknown[]) => {
-        if (!repeats) forget();
-        return Reflect.apply(callback as Callback, handle, args);
-      }, ...rest);
+      const timer = set(
+        (...args: unknown[]) => {
+          if (!repeats) forget();
+          return Reflect.apply(callback as Callback, handle, args);
+        },
+        ...rest,
+      );
       handle = new TimerHandle(id, timer, () => {
         cancel(timer);
         forget();
@@ -95,9 +98,21 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
     else if (typeof handle === 'number' || typeof handle === 'string') byId.get(Number(handle))?.close();
   };
 
-  const setTimeoutFacade = make<NodeJS.Timeout>((fire, ms, ...args) => setTimeout(fire, ms as number, ...args), clearTimeout, false);
-  const setIntervalFacade = make<NodeJS.Timeout>((fire, ms, ...args) => setInterval(fire, ms as number, ...args), clearInterval, true);
-  const setImmediateFacade = make<NodeJS.Immediate>((fire, ...args) => setImmediate(fire, ...args), clearImmediate, false);
+  const setTimeoutFacade = make<NodeJS.Timeout>(
+    (fire, ms, ...args) => setTimeout(fire, ms as number, ...args),
+    clearTimeout,
+    false,
+  );
+  const setIntervalFacade = make<NodeJS.Timeout>(
+    (fire, ms, ...args) => setInterval(fire, ms as number, ...args),
+    clearInterval,
+    true,
+  );
+  const setImmediateFacade = make<NodeJS.Immediate>(
+    (fire, ...args) => setImmediate(fire, ...args),
+    clearImmediate,
+    false,
+  );
   // util.promisify(setTimeout) as Node has it. A new function per read, as promisify() marks the one
   // it gets: no object shared between compartments.
   Object.defineProperty(setTimeoutFacade, promisify.custom, {

@@ -24,7 +24,9 @@ export function evaluateAccess(grantee: Grantee, permission: string, container: 
     .sort((a, b) => a.priority - b.priority)
     .find((candidate) => candidate.container !== undefined && container.startsWith(candidate.container));
   if (rule) {
-    return rule.permissions.includes(permission) ? { allowed: true, transform: rule.transform, rule } : { allowed: false, rule };
+    return rule.permissions.includes(permission)
+      ? { allowed: true, transform: rule.transform, rule }
+      : { allowed: false, rule };
   }
   if (grantee.permissions.includes(permission)) {
     return { allowed: true, transform: IMPLICIT_TRANSFORM[permission] ?? 'reveal' };
@@ -45,7 +47,11 @@ const STRENGTH: Record<RuleTransform, number> = { redact: 0, mask: 1, reveal: 2 
  * Access to a token held in several containers: granted when any container grants it, with the
  * most revealing transform among those that do.
  */
-export function evaluateTokenAccess(grantee: Grantee, permission: string, containers: readonly string[]): AccessDecision {
+export function evaluateTokenAccess(
+  grantee: Grantee,
+  permission: string,
+  containers: readonly string[],
+): AccessDecision {
   let best: AccessDecision = { allowed: false };
   for (const container of containers) {
     const decision = evaluateAccess(grantee, permission, container);
@@ -56,5 +62,7 @@ export function evaluateTokenAccess(grantee: Grantee, permission: string, contai
 
 /** Whether an Application holds a permission anywhere at all (plainly, or through some rule). */
 export function holdsAnywhere(grantee: Grantee, permission: string): boolean {
-  return grantee.permissions.includes(permission) || grantee.rules.some((rule) => rule.permissions.includes(permission));
+  return (
+    grantee.permissions.includes(permission) || grantee.rules.some((rule) => rule.permissions.includes(permission))
+  );
 }

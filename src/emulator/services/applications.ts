@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApplicationType } from '../../api/permissions.js';
-import type {
-  Application,
-  CreateApplicationBody,
-  ListQuery,
-  Page,
-  UpdateApplicationBody,
-} from '../../api/types.js';
+import type { Application, CreateApplicationBody, ListQuery, Page, UpdateApplicationBody } from '../../api/types.js';
 import { EmulatorError, FieldErrors, HttpError, notFound } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
@@ -86,7 +80,10 @@ export class ApplicationService {
 
   list(caller: Caller, query: ListQuery): Page<Application> {
     const live = this.store.applications.list(caller.tenantId).filter((app) => !this.isExpired(app));
-    return paginate(filterItems(live, query).map((app) => toWire(app)), query);
+    return paginate(
+      filterItems(live, query).map((app) => toWire(app)),
+      query,
+    );
   }
 
   get(caller: Caller, id: string): Application {
@@ -134,7 +131,9 @@ export class ApplicationService {
 
   async delete(caller: Caller, id: string): Promise<void> {
     this.find(caller, id);
-    await this.store.write((batch) => batch.delete(this.store.applications, caller.tenantId, this.findIn(batch, caller, id).id));
+    await this.store.write((batch) =>
+      batch.delete(this.store.applications, caller.tenantId, this.findIn(batch, caller, id).id),
+    );
   }
 
   /**
@@ -146,7 +145,11 @@ export class ApplicationService {
   }
 
   /** `provision` as part of a larger write (a tenant and its Applications are saved together). */
-  provisionIn(batch: WriteBatch, tenantId: string, spec: ProvisionSpec): { application: ApplicationRecord; key: string } {
+  provisionIn(
+    batch: WriteBatch,
+    tenantId: string,
+    spec: ProvisionSpec,
+  ): { application: ApplicationRecord; key: string } {
     const key = spec.key ?? generateKey(spec.type);
     if (batch.findBy(this.store.applications, 'key', hashKey(key))) {
       throw new HttpError(409, 'That key already belongs to an Application; give another one.');
@@ -175,7 +178,9 @@ export class ApplicationService {
     if (current.key_hash === keyHash) return;
     const owner = batch.findBy(this.store.applications, 'key', keyHash);
     if (owner && owner.id !== application.id) {
-      throw new EmulatorError(`The key given for ${application.name} already belongs to Application ${owner.id}; give another key.`);
+      throw new EmulatorError(
+        `The key given for ${application.name} already belongs to Application ${owner.id}; give another key.`,
+      );
     }
     batch.put(this.store.applications, { ...current, key_hash: keyHash, modified_at: this.clock().toISOString() });
   }
@@ -183,14 +188,18 @@ export class ApplicationService {
   /** Deletes every expired Application and arms a timer for the next expiry. */
   async sweep(): Promise<number> {
     const expired = [...this.store.applications.everything()].filter((app) => this.isExpired(app));
-    const removed = expired.length === 0 ? 0 : await this.store.write((batch) => {
-      let count = 0;
-      for (const app of expired) {
-        const current = batch.get(this.store.applications, app.tenant_id, app.id);
-        if (current && this.isExpired(current) && batch.delete(this.store.applications, app.tenant_id, app.id)) count++;
-      }
-      return count;
-    });
+    const removed =
+      expired.length === 0
+        ? 0
+        : await this.store.write((batch) => {
+            let count = 0;
+            for (const app of expired) {
+              const current = batch.get(this.store.applications, app.tenant_id, app.id);
+              if (current && this.isExpired(current) && batch.delete(this.store.applications, app.tenant_id, app.id))
+                count++;
+            }
+            return count;
+          });
     this.armExpiry();
     return removed;
   }

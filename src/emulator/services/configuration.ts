@@ -15,16 +15,28 @@ interface Owner {
   id: string;
 }
 
-export function sealConfiguration(cipher: Cipher, kind: ConfiguredKind, owner: Owner, configuration: Record<string, string> | null): Sealed {
+export function sealConfiguration(
+  cipher: Cipher,
+  kind: ConfiguredKind,
+  owner: Owner,
+  configuration: Record<string, string> | null,
+): Sealed {
   return cipher.seal(configuration, contextOf(kind, owner));
 }
 
-export function openConfiguration<T extends Record<string, string> | null>(cipher: Cipher, kind: ConfiguredKind, record: Owner & { configuration_sealed: Sealed }): T {
+export function openConfiguration<T extends Record<string, string> | null>(
+  cipher: Cipher,
+  kind: ConfiguredKind,
+  record: Owner & { configuration_sealed: Sealed },
+): T {
   return cipher.open<T>(record.configuration_sealed, contextOf(kind, record));
 }
 
 /** A record as an earlier svc stored it: the configuration in plaintext. */
-type Plaintext<T> = Omit<T, 'configuration_sealed'> & { configuration?: Record<string, string> | null; configuration_sealed?: Sealed };
+type Plaintext<T> = Omit<T, 'configuration_sealed'> & {
+  configuration?: Record<string, string> | null;
+  configuration_sealed?: Sealed;
+};
 
 /**
  * In `batch`: seals the configuration of records an earlier svc stored in plaintext; run in one
@@ -39,14 +51,20 @@ export function sealPlaintextConfigurations(store: Store, cipher: Cipher, batch:
     const latest = batch.get(store.reactors, saved.tenant_id, saved.id);
     if (!latest || !hasPlaintext(latest)) continue;
     const { configuration, ...rest } = latest as Plaintext<ReactorRecord>;
-    batch.put(store.reactors, { ...rest, configuration_sealed: sealConfiguration(cipher, 'reactor', latest, configuration ?? {}) });
+    batch.put(store.reactors, {
+      ...rest,
+      configuration_sealed: sealConfiguration(cipher, 'reactor', latest, configuration ?? {}),
+    });
     sealed++;
   }
   for (const saved of store.proxies.everything()) {
     const latest = batch.get(store.proxies, saved.tenant_id, saved.id);
     if (!latest || !hasPlaintext(latest)) continue;
     const { configuration, ...rest } = latest as Plaintext<ProxyRecord>;
-    batch.put(store.proxies, { ...rest, configuration_sealed: sealConfiguration(cipher, 'proxy', latest, configuration ?? null) });
+    batch.put(store.proxies, {
+      ...rest,
+      configuration_sealed: sealConfiguration(cipher, 'proxy', latest, configuration ?? null),
+    });
     sealed++;
   }
   return sealed;
@@ -58,7 +76,11 @@ export function sealPlaintextConfigurations(store: Store, cipher: Cipher, batch:
  * reactor, null for a proxy), so it serves again. Run after sealPlaintextConfigurations, whose
  * records open. Returns the names of those whose configuration must be entered again.
  */
-export function resetLostConfigurations(store: Store, cipher: Cipher, batch: WriteBatch): { reactors: string[]; proxies: string[] } {
+export function resetLostConfigurations(
+  store: Store,
+  cipher: Cipher,
+  batch: WriteBatch,
+): { reactors: string[]; proxies: string[] } {
   const reactors: string[] = [];
   for (const saved of store.reactors.everything()) {
     const latest = batch.get(store.reactors, saved.tenant_id, saved.id);

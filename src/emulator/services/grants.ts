@@ -43,7 +43,10 @@ export function checkGrants(type: ApplicationType, grants: Grants): Grants {
     if (rule.container === undefined) {
       if (RULE_TYPES.includes(type)) errors.add(`${at}.container`, `is required for ${type} Applications`);
     } else if (!CONTAINER_PATTERN.test(normalizeContainer(rule.container))) {
-      errors.add(`${at}.container`, 'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)');
+      errors.add(
+        `${at}.container`,
+        'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)',
+      );
     }
     for (const [j, permission] of rule.permissions.entries()) checkPermission(`${at}.permissions[${j}]`, permission);
     const seen = priorities.get(rule.priority);

@@ -49,10 +49,20 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const clock = options.clock ?? (() => new Date());
   const applications = new ApplicationService(store, clock);
   const tenants = new TenantService(store, applications, clock);
-  const transactions = new TransactionService(store, options.tier ?? DEFAULT_TIER, options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS, clock);
-  const tokens = new TokenService(store, options.cipher, transactions, clock, (message) => options.emit({ type: 'error', message }));
+  const transactions = new TransactionService(
+    store,
+    options.tier ?? DEFAULT_TIER,
+    options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
+    clock,
+  );
+  const tokens = new TokenService(store, options.cipher, transactions, clock, (message) =>
+    options.emit({ type: 'error', message }),
+  );
   const webhooks = new WebhookService(store, options.cipher, options.webhooks);
-  const results = new ReactorResults({ store, cipher: options.cipher, webhooks, emit: options.emit, clock }, options.results);
+  const results = new ReactorResults(
+    { store, cipher: options.cipher, webhooks, emit: options.emit, clock },
+    options.results,
+  );
   const reactors = new ReactorService({
     store,
     cipher: options.cipher,

@@ -7,7 +7,8 @@ import type { Services } from './index.js';
 /** Whether the store holds token data, saved or staged in a transaction: sealed, it needs its master key. */
 export function holdsTokens(store: Store): boolean {
   if (!store.tokens.empty) return true;
-  for (const transaction of store.transactions.everything()) if (transaction.staged.some((op) => op.op === 'put')) return true;
+  for (const transaction of store.transactions.everything())
+    if (transaction.staged.some((op) => op.op === 'put')) return true;
   return false;
 }
 
@@ -34,17 +35,23 @@ function resealLost(store: Store, services: Services, cipher: Cipher, batch: Wri
   const lost = 'master.key was missing: made a new one;';
   const messages: string[] = [];
   const tenants = services.webhooks.forgetSecrets(batch);
-  if (tenants.length > 0) messages.push(`${lost} the webhook signing secret of tenant ${tenants.join(', ')} is made anew.`);
+  if (tenants.length > 0)
+    messages.push(`${lost} the webhook signing secret of tenant ${tenants.join(', ')} is made anew.`);
   const proxies = services.proxies.reissueKeys(batch);
-  if (proxies.length > 0) messages.push(`${lost} proxies ${proxies.join(', ')} have new keys (GET /proxies/{id} shows them).`);
+  if (proxies.length > 0)
+    messages.push(`${lost} proxies ${proxies.join(', ')} have new keys (GET /proxies/{id} shows them).`);
   const results = services.results.forgetOutcomes(batch);
   if (results > 0) messages.push(`${lost} ${results} stored asynchronous reactor results lost their outcome.`);
   const configurations = resetLostConfigurations(store, cipher, batch);
   if (configurations.reactors.length > 0) {
-    messages.push(`${lost} the configuration of reactors ${configurations.reactors.join(', ')} is emptied; enter it again (a PATCH of its configuration).`);
+    messages.push(
+      `${lost} the configuration of reactors ${configurations.reactors.join(', ')} is emptied; enter it again (a PATCH of its configuration).`,
+    );
   }
   if (configurations.proxies.length > 0) {
-    messages.push(`${lost} the configuration of proxies ${configurations.proxies.join(', ')} is emptied; enter it again (a PATCH of its configuration).`);
+    messages.push(
+      `${lost} the configuration of proxies ${configurations.proxies.join(', ')} is emptied; enter it again (a PATCH of its configuration).`,
+    );
   }
   return messages;
 }

@@ -29,6 +29,7 @@ export function requirePatchObject(patch: unknown, noun: string): Record<string,
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw new HttpError(400, `A merge patch for a ${noun} must be a JSON object.`);
   }
-  if (exceedsDepth(patch, MAX_DEPTH)) throw new HttpError(400, `The merge patch is nested deeper than ${MAX_DEPTH} levels.`);
+  if (exceedsDepth(patch, MAX_DEPTH))
+    throw new HttpError(400, `The merge patch is nested deeper than ${MAX_DEPTH} levels.`);
   return patch as Record<string, unknown>;
 }

@@ -129,7 +129,11 @@ export class ProxyService {
       const current = batch.get(this.store.proxies, saved.tenant_id, saved.id);
       if (!current) continue;
       const key = `proxy_local_${randomBase58(26)}`;
-      batch.put(this.store.proxies, { ...current, key_hash: hashKey(key), key_sealed: this.cipher.seal(key, keyContext(current.tenant_id, current.id)) });
+      batch.put(this.store.proxies, {
+        ...current,
+        key_hash: hashKey(key),
+        key_sealed: this.cipher.seal(key, keyContext(current.tenant_id, current.id)),
+      });
       names.push(current.name);
     }
     return names;
@@ -156,7 +160,8 @@ export class ProxyService {
     if (!transform) return undefined;
     const id = transformId(record.id, kind);
     const current = this.runtime.get(id);
-    if (current && current.version === recordCodeVersion(record, transform.code, transformFile(record, kind))) return current;
+    if (current && current.version === recordCodeVersion(record, transform.code, transformFile(record, kind)))
+      return current;
     return this.loadTransform(record, kind, transform.code);
   }
 
@@ -171,7 +176,15 @@ export class ProxyService {
   private async loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
     const id = transformId(record.id, kind);
     const filename = transformFile(record, kind);
-    const instance = await this.runtime.load({ id, version: codeVersion(code, filename), code, filename, tenant: record.tenant_id, group: record.id, label: `the ${kind} transform of proxy ${record.name}` });
+    const instance = await this.runtime.load({
+      id,
+      version: codeVersion(code, filename),
+      code,
+      filename,
+      tenant: record.tenant_id,
+      group: record.id,
+      label: `the ${kind} transform of proxy ${record.name}`,
+    });
     this.owners.set(id, { name: `${record.name} (${kind} transform)`, tenantId: record.tenant_id });
     return instance;
   }
@@ -183,7 +196,20 @@ export class ProxyService {
   }
 
   private toWire(record: ProxyRecord): Proxy {
-    const { key_hash: _hash, key_sealed, configuration_sealed: _sealed, id, tenant_id, name, destination_url, request_transform, response_transform, application_id: _bound, require_auth, ...rest } = record;
+    const {
+      key_hash: _hash,
+      key_sealed,
+      configuration_sealed: _sealed,
+      id,
+      tenant_id,
+      name,
+      destination_url,
+      request_transform,
+      response_transform,
+      application_id: _bound,
+      require_auth,
+      ...rest
+    } = record;
     // Fields in the order the API has always listed them (a record sealed from plaintext lists them otherwise).
     return {
       id,
@@ -201,7 +227,11 @@ export class ProxyService {
   }
 
   /** The fields a create or a PUT sets, with their defaults (PUT replaces: omitted means default). */
-  private writableFields(owner: { tenant_id: string; id: string }, body: ProxyBody, application: ApplicationRecord | undefined) {
+  private writableFields(
+    owner: { tenant_id: string; id: string },
+    body: ProxyBody,
+    application: ApplicationRecord | undefined,
+  ) {
     return {
       name: body.name,
       destination_url: body.destination_url,

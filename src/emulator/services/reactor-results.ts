@@ -29,11 +29,21 @@ export interface Outcome {
 }
 
 const INTERRUPTED: Outcome = {
-  error: { type: 'urn:svc:problem:internal', title: 'Interrupted', status: 500, detail: 'The emulator stopped before this invocation finished.' },
+  error: {
+    type: 'urn:svc:problem:internal',
+    title: 'Interrupted',
+    status: 500,
+    detail: 'The emulator stopped before this invocation finished.',
+  },
 };
 
 const OUTCOME_LOST: Outcome = {
-  error: { type: 'urn:svc:problem:internal', title: 'Outcome lost', status: 500, detail: 'This result was sealed with a master key that is gone.' },
+  error: {
+    type: 'urn:svc:problem:internal',
+    title: 'Outcome lost',
+    status: 500,
+    detail: 'This result was sealed with a master key that is gone.',
+  },
 };
 
 interface Deps {
@@ -87,7 +97,12 @@ export class ReactorResults {
   async finish(record: ReactorResultRecord, status: 'completed' | 'failed', outcome: Outcome): Promise<void> {
     const done = await this.deps.store.write((batch) => {
       const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
-      const ended: ReactorResultRecord = { ...latest, status, outcome: this.seal(latest, outcome), completed_at: this.deps.clock().toISOString() };
+      const ended: ReactorResultRecord = {
+        ...latest,
+        status,
+        outcome: this.seal(latest, outcome),
+        completed_at: this.deps.clock().toISOString(),
+      };
       batch.put(this.deps.store.results, ended);
       return ended;
     });
@@ -97,7 +112,8 @@ export class ReactorResults {
   /** A result for polling; undefined when there is none of that reactor, or it is past its retention. */
   find(tenantId: string, reactorId: string, requestId: string): ReactorResult | undefined {
     const record = this.deps.store.results.get(tenantId, requestId);
-    if (!record || record.reactor_id !== reactorId || this.expired(record, this.deps.clock().getTime())) return undefined;
+    if (!record || record.reactor_id !== reactorId || this.expired(record, this.deps.clock().getTime()))
+      return undefined;
     return { ...this.event(record), delivery: wireDelivery(record.delivery) };
   }
 
@@ -109,14 +125,17 @@ export class ReactorResults {
     const now = this.deps.clock().toISOString();
     const { results } = this.deps.store;
     // One write, all or nothing: a failure leaves every record to be recovered at the next start.
-    const changed = [...results.everything()].filter((record) => record.status === 'pending' || record.delivery === undefined);
+    const changed = [...results.everything()].filter(
+      (record) => record.status === 'pending' || record.delivery === undefined,
+    );
     if (changed.length > 0) {
       await this.deps.store.write((batch) => {
         for (const saved of changed) {
           const stored = batch.get(results, saved.tenant_id, saved.id);
           if (!stored) continue;
           let record = withDelivery(stored);
-          if (record.status === 'pending') record = { ...record, status: 'failed', completed_at: now, outcome: this.seal(record, INTERRUPTED) };
+          if (record.status === 'pending')
+            record = { ...record, status: 'failed', completed_at: now, outcome: this.seal(record, INTERRUPTED) };
           if (record !== stored) batch.put(results, record);
         }
       });
@@ -159,7 +178,11 @@ export class ReactorResults {
   /** Runs a run-and-deliver in the background; `settle` waits for it. */
   track(task: Promise<void>): void {
     const tracked = task.catch((error: unknown) => {
-      this.deps.emit({ type: 'error', message: `asynchronous invocation failed: ${(error as Error).message}`, stack: (error as Error).stack });
+      this.deps.emit({
+        type: 'error',
+        message: `asynchronous invocation failed: ${(error as Error).message}`,
+        stack: (error as Error).stack,
+      });
     });
     this.tasks.add(tracked);
     void tracked.finally(() => this.tasks.delete(tracked));
@@ -174,8 +197,16 @@ export class ReactorResults {
     // The log names where the result went, not what its query string may carry.
     const where = record.callback_url.split('?')[0]!;
     const { delivery } = record;
-    const event = { tenantId: record.tenant_id, url: record.callback_url, id: delivery.event_id, body: JSON.stringify(this.event(record)) };
-    const progress = { attempts: delivery.attempts, ...(delivery.next_attempt_at !== undefined && { notBefore: Date.parse(delivery.next_attempt_at) }) };
+    const event = {
+      tenantId: record.tenant_id,
+      url: record.callback_url,
+      id: delivery.event_id,
+      body: JSON.stringify(this.event(record)),
+    };
+    const progress = {
+      attempts: delivery.attempts,
+      ...(delivery.next_attempt_at !== undefined && { notBefore: Date.parse(delivery.next_attempt_at) }),
+    };
     await this.deps.webhooks.deliver(event, progress, async (attempt, verdict) => {
       const next = await this.deps.store.write((batch) => {
         const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
@@ -184,7 +215,15 @@ export class ReactorResults {
         return after;
       });
       // Reported once stored: an attempt in the log is one a restart knows of.
-      this.deps.emit({ type: 'webhook', tenantId: record.tenant_id, reactorId: record.reactor_id, requestId: record.id, url: where, ...attempt, delivery: next.status });
+      this.deps.emit({
+        type: 'webhook',
+        tenantId: record.tenant_id,
+        reactorId: record.reactor_id,
+        requestId: record.id,
+        url: where,
+        ...attempt,
+        delivery: next.status,
+      });
     });
   }
 
@@ -214,7 +253,9 @@ export class ReactorResults {
   /** The webhook's body: built from the stored record alone, so every attempt sends the same bytes. */
   private event(record: ReactorResultRecord): ReactorEvent {
     const { id, reactor_id, status, started_at, completed_at } = record;
-    const { raw, tokens, error } = record.outcome ? this.deps.cipher.open<Outcome>(record.outcome, outcomeContext(record)) : ({} as Outcome);
+    const { raw, tokens, error } = record.outcome
+      ? this.deps.cipher.open<Outcome>(record.outcome, outcomeContext(record))
+      : ({} as Outcome);
     return {
       id,
       reactor_id,
@@ -241,7 +282,12 @@ function ended(record: ReactorResultRecord): boolean {
   return record.status !== 'pending' && record.delivery.status !== 'pending';
 }
 
-function afterAttempt(delivery: DeliveryRecord, attempt: DeliveryAttempt, verdict: Verdict, now: string): DeliveryRecord {
+function afterAttempt(
+  delivery: DeliveryRecord,
+  attempt: DeliveryAttempt,
+  verdict: Verdict,
+  now: string,
+): DeliveryRecord {
   return {
     status: verdict.next === 'retry' ? 'pending' : verdict.next,
     attempts: attempt.attempt,

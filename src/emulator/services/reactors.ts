@@ -73,7 +73,12 @@ export class ReactorService {
       tenant_id: caller.tenantId,
       name: body.name,
       code: body.code,
-      configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', { tenant_id: caller.tenantId, id }, body.configuration),
+      configuration_sealed: sealConfiguration(
+        this.options.cipher,
+        'reactor',
+        { tenant_id: caller.tenantId, id },
+        body.configuration,
+      ),
       application_id: application?.id ?? null,
       created_by: caller.application.id,
       created_at: now,
@@ -141,10 +146,18 @@ export class ReactorService {
    * Invokes a reactor (see ReactorInvocations): the caller needs token:use on some container, as
    * detokenizing its args and tokenizing the answer check per container.
    */
-  async invoke(ctx: TokenContext, id: string, body: InvokeReactorBody, requestId: string): Promise<{ status: 200 | 202; body: unknown }> {
+  async invoke(
+    ctx: TokenContext,
+    id: string,
+    body: InvokeReactorBody,
+    requestId: string,
+  ): Promise<{ status: 200 | 202; body: unknown }> {
     const { caller } = ctx;
     if (!holdsAnywhere(caller.application, 'token:use')) {
-      throw new HttpError(403, `This ${caller.application.type} Application lacks token:use, which invoking a reactor needs.`);
+      throw new HttpError(
+        403,
+        `This ${caller.application.type} Application lacks token:use, which invoking a reactor needs.`,
+      );
     }
     return this.invocations.invoke(ctx, this.find(caller, id), body, requestId);
   }
@@ -190,7 +203,9 @@ export class ReactorService {
   }
 
   private boundApplication(reactor: ReactorRecord): ApplicationRecord | undefined {
-    return reactor.application_id ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id) : undefined;
+    return reactor.application_id
+      ? this.options.store.applications.get(reactor.tenant_id, reactor.application_id)
+      : undefined;
   }
 
   /**
@@ -199,14 +214,30 @@ export class ReactorService {
    */
   private configurationOf(record: ReactorRecord): Record<string, string> {
     let configuration = this.configurations.get(record);
-    if (!configuration) this.configurations.set(record, (configuration = Object.freeze(openConfiguration<Record<string, string>>(this.options.cipher, 'reactor', record))));
+    if (!configuration)
+      this.configurations.set(
+        record,
+        (configuration = Object.freeze(
+          openConfiguration<Record<string, string>>(this.options.cipher, 'reactor', record),
+        )),
+      );
     return configuration;
   }
 
   private toWire(record: ReactorRecord): Reactor {
     const { id, tenant_id, name, code, configuration_sealed: _sealed, application_id, ...rest } = record;
-    const application = application_id ? this.options.store.applications.get(record.tenant_id, application_id) : undefined;
-    return { id, tenant_id, name, code, configuration: this.configurationOf(record), ...rest, application: application ? applicationToWire(application) : null };
+    const application = application_id
+      ? this.options.store.applications.get(record.tenant_id, application_id)
+      : undefined;
+    return {
+      id,
+      tenant_id,
+      name,
+      code,
+      configuration: this.configurationOf(record),
+      ...rest,
+      application: application ? applicationToWire(application) : null,
+    };
   }
 }
 

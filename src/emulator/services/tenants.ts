@@ -93,7 +93,14 @@ export class TenantService {
    */
   async recoverMissing(): Promise<string[]> {
     const missing = new Map<string, string>();
-    const sources = [this.store.applications, this.store.tokens, this.store.transactions, this.store.reactors, this.store.proxies, this.store.results];
+    const sources = [
+      this.store.applications,
+      this.store.tokens,
+      this.store.transactions,
+      this.store.reactors,
+      this.store.proxies,
+      this.store.results,
+    ];
     for (const collection of sources) {
       for (const record of collection.everything()) {
         if (this.store.tenants.get(record.tenant_id, record.tenant_id)) continue;
@@ -126,7 +133,13 @@ export class TenantService {
   }
 
   /** Makes `key` work as the tenant's `kind` starter Application, re-creating or adopting one if need be. */
-  private applyKey(batch: WriteBatch, tenant: TenantRow, bootstrap: NonNullable<TenantRow['bootstrap']>, kind: 'management' | 'private', key: string | undefined): void {
+  private applyKey(
+    batch: WriteBatch,
+    tenant: TenantRow,
+    bootstrap: NonNullable<TenantRow['bootstrap']>,
+    kind: 'management' | 'private',
+    key: string | undefined,
+  ): void {
     if (key === undefined) return;
     const id = bootstrap[kind];
     const existing = id ? batch.get(this.store.applications, tenant.id, id) : undefined;
@@ -141,7 +154,9 @@ export class TenantService {
       return;
     }
     if (owner) {
-      throw new EmulatorError(`The ${kind} key given already belongs to Application ${owner.id} (a ${owner.type} one); give another key.`);
+      throw new EmulatorError(
+        `The ${kind} key given already belongs to Application ${owner.id} (a ${owner.type} one); give another key.`,
+      );
     }
     bootstrap[kind] = this.provisionIn(batch, tenant.id, kind, key).application.id;
   }

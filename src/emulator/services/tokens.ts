@@ -78,14 +78,23 @@ export class TokenService {
   list(ctx: TokenContext, query: TokenListQuery): Page<Token> {
     requireSomewhere(ctx.caller, 'token:read');
     // A path prefix: `/pci` means `/pci/` and what is below it, never `/pcix/`.
-    const container = query.container === undefined ? undefined : normalizeContainer(query.container.endsWith('/') ? query.container : `${query.container}/`);
+    const container =
+      query.container === undefined
+        ? undefined
+        : normalizeContainer(query.container.endsWith('/') ? query.container : `${query.container}/`);
     const readable = this.all(ctx).flatMap((record) => {
       if (query.type !== undefined && record.type !== query.type) return [];
       if (container !== undefined && !record.containers.some((c) => c.startsWith(container))) return [];
       const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
       return decision.allowed ? [{ record, transform: decision.transform }] : [];
     });
-    const page = paginate(filterItems(readable.map((item) => ({ ...item, id: item.record.id })), query), query);
+    const page = paginate(
+      filterItems(
+        readable.map((item) => ({ ...item, id: item.record.id })),
+        query,
+      ),
+      query,
+    );
     // A token that cannot be decrypted (damaged data, or sealed under another master key) is left
     // out of its page and reported, so that one bad record does not make the whole list fail.
     // Only the page is decrypted, as before: its total still counts the token, pages stay aligned.
@@ -109,7 +118,11 @@ export class TokenService {
     }
     const deleted = await this.store.write((batch) => {
       const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
-      return latest !== undefined && !isExpired(latest, this.clock().getTime()) && batch.delete(this.store.tokens, record.tenant_id, record.id);
+      return (
+        latest !== undefined &&
+        !isExpired(latest, this.clock().getTime()) &&
+        batch.delete(this.store.tokens, record.tenant_id, record.id)
+      );
     });
     if (!deleted) throw new HttpError(404, `No token with id ${id}.`);
   }
@@ -138,7 +151,9 @@ export class TokenService {
         return () => items.map((item) => item());
       }
       if (typeof node === 'object') {
-        const entries = Object.entries(node as Record<string, unknown>).map(([key, child]) => [key, plan(child, at ? `${at}.${key}` : key)] as const);
+        const entries = Object.entries(node as Record<string, unknown>).map(
+          ([key, child]) => [key, plan(child, at ? `${at}.${key}` : key)] as const,
+        );
         return () => fromEntries(entries.map(([key, item]) => [key, item()]));
       }
       const item = this.prepare(ctx, { type: 'token', data: node }, errors, at, ids, transaction);
@@ -177,11 +192,18 @@ export class TokenService {
     const ids = findTokenIds(value);
     const data = new Map<string, unknown>();
     if (ids.length > limit) {
-      throw new HttpError(400, `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`);
+      throw new HttpError(
+        400,
+        `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`,
+      );
     }
     for (const id of ids) {
       const record = this.visible(ctx, id);
-      if (!record) throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, { errors: { [id]: ['no such token'] }, title: 'Unknown token' });
+      if (!record)
+        throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, {
+          errors: { [id]: ['no such token'] },
+          title: 'Unknown token',
+        });
       const decision = evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers);
       if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
       // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.
@@ -190,7 +212,10 @@ export class TokenService {
       else if (decision.transform === 'mask' && secret.mask !== undefined) data.set(id, secret.mask);
       else {
         const how = decision.transform === 'mask' ? 'masked and has no mask' : 'redacted';
-        throw new HttpError(403, `Token ${id} is ${how} for this ${ctx.caller.application.type} Application; detokenizing it needs a reveal rule.`);
+        throw new HttpError(
+          403,
+          `Token ${id} is ${how} for this ${ctx.caller.application.type} Application; detokenizing it needs a reveal rule.`,
+        );
       }
     }
     return data;
@@ -225,7 +250,8 @@ export class TokenService {
     const type = body.type;
     const now = this.clock();
     for (const key of Object.keys(body)) {
-      if (!TOKEN_FIELDS.has(key)) errors.add(field(key), `is not a known field (fields: ${[...TOKEN_FIELDS].join(', ')})`);
+      if (!TOKEN_FIELDS.has(key))
+        errors.add(field(key), `is not a known field (fields: ${[...TOKEN_FIELDS].join(', ')})`);
     }
     if (!TOKEN_TYPES.includes(type)) {
       errors.add(field('type'), `must be one of: ${TOKEN_TYPES.join(', ')}`);
@@ -240,17 +266,22 @@ export class TokenService {
     const containers = (body.containers ?? [DEFAULT_CONTAINERS[type]]).map(normalizeContainer);
     containers.forEach((container, i) => {
       if (!CONTAINER_PATTERN.test(container)) {
-        errors.add(field(`containers[${i}]`), 'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)');
+        errors.add(
+          field(`containers[${i}]`),
+          'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)',
+        );
       }
     });
     const id = body.id ?? randomUUID();
     const idField = body.id === undefined ? undefined : field('id');
     if (body.id !== undefined) {
       if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), TOKEN_ID_RULE);
-      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id)) errors.add(field('id'), `a token with id ${id} already exists`);
+      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id))
+        errors.add(field('id'), `a token with id ${id} already exists`);
     }
     ids.add(id);
-    if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime())) errors.add(field('expires_at'), 'must be a date-time in the future');
+    if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime()))
+      errors.add(field('expires_at'), 'must be a date-time in the future');
     if (errors.count > before) return undefined;
     const secret: Secret = { data, mask: body.mask ?? defaultMask(type, data) };
     const record: TokenRecord = {
@@ -270,8 +301,11 @@ export class TokenService {
   /** Placing a token in a container needs token:create there: in every container it is placed in. */
   private checkCreate(caller: Caller, prepared: Prepared[]): void {
     for (const { record } of prepared) {
-      const denied = record.containers.find((container) => !evaluateAccess(caller.application, 'token:create', container).allowed);
-      if (denied) throw new HttpError(403, `This ${caller.application.type} Application lacks token:create on ${denied}.`);
+      const denied = record.containers.find(
+        (container) => !evaluateAccess(caller.application, 'token:create', container).allowed,
+      );
+      if (denied)
+        throw new HttpError(403, `This ${caller.application.type} Application lacks token:create on ${denied}.`);
     }
   }
 
@@ -298,7 +332,8 @@ export class TokenService {
     for (const { record, idField } of prepared) {
       if (idField === undefined) continue;
       const inTransaction = stagedState(staged, record.id);
-      const latest = inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;
+      const latest =
+        inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;
       if (latest && !isExpired(latest, now)) errors.add(idField, `a token with id ${record.id} already exists`);
     }
     errors.throwIfAny();
@@ -318,7 +353,12 @@ export class TokenService {
 
   private all(ctx: TokenContext): TokenRecord[] {
     const now = this.clock().getTime();
-    const byId = new Map(this.store.tokens.list(ctx.caller.tenantId).filter((record) => !isExpired(record, now)).map((record) => [record.id, record]));
+    const byId = new Map(
+      this.store.tokens
+        .list(ctx.caller.tenantId)
+        .filter((record) => !isExpired(record, now))
+        .map((record) => [record.id, record]),
+    );
     for (const op of this.stagedOps(ctx)) {
       if (op.op === 'put') byId.set(op.record.id, op.record);
       else byId.delete(op.id);
@@ -348,7 +388,9 @@ export class TokenService {
     } catch {
       if (!this.reported.has(record)) {
         this.reported.add(record);
-        this.report(`token ${record.id} of tenant ${record.tenant_id} cannot be decrypted (its stored data is damaged, or sealed under another master key); lists leave it out.`);
+        this.report(
+          `token ${record.id} of tenant ${record.tenant_id} cannot be decrypted (its stored data is damaged, or sealed under another master key); lists leave it out.`,
+        );
       }
       return undefined;
     }
@@ -382,7 +424,10 @@ function readTransform(caller: Caller, record: TokenRecord): RuleTransform {
 }
 
 function forbidden(caller: Caller, permission: string, record: TokenRecord): HttpError {
-  return new HttpError(403, `This ${caller.application.type} Application lacks ${permission} on ${record.containers.join(', ')} (token ${record.id}).`);
+  return new HttpError(
+    403,
+    `This ${caller.application.type} Application lacks ${permission} on ${record.containers.join(', ')} (token ${record.id}).`,
+  );
 }
 
 function sealContext(tenantId: string, id: string): string {
@@ -414,7 +459,7 @@ function isTokenSpec(node: unknown): boolean {
 
 function fromEntries(entries: [string, unknown][]): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const [key, value] of entries) Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
   return result;
 }
-

@@ -72,7 +72,11 @@ export class TransactionService {
    * Adds writes to a transaction, checked again when the write is saved: the transaction must
    * still be open then, and `check` (e.g. ids still free) sees its staged writes as they are then.
    */
-  async stage(transaction: TransactionRecord, ops: StagedOp[], check?: (batch: WriteBatch, staged: StagedOp[]) => void): Promise<void> {
+  async stage(
+    transaction: TransactionRecord,
+    ops: StagedOp[],
+    check?: (batch: WriteBatch, staged: StagedOp[]) => void,
+  ): Promise<void> {
     await this.store.write((batch) => {
       const current = this.stillOpen(batch, transaction);
       check?.(batch, current.staged);
@@ -119,7 +123,10 @@ export class TransactionService {
       const existing = batch.get(this.store.tokens, record.tenant_id, op.record.id);
       const live = existing && (existing.expires_at === null || Date.parse(existing.expires_at) > now);
       if (live && !freed.has(op.record.id) && existing.secret.ct !== op.record.secret.ct) {
-        throw new HttpError(409, `Token ${op.record.id} was created outside transaction ${record.id} meanwhile; roll the transaction back.`);
+        throw new HttpError(
+          409,
+          `Token ${op.record.id} was created outside transaction ${record.id} meanwhile; roll the transaction back.`,
+        );
       }
     }
   }
@@ -131,7 +138,9 @@ export class TransactionService {
 
   /** Ends every open transaction whose time is up, discarding its staged writes. */
   async sweep(): Promise<number> {
-    const due = [...this.store.transactions.everything()].filter((record) => record.status === 'open' && this.isPast(record));
+    const due = [...this.store.transactions.everything()].filter(
+      (record) => record.status === 'open' && this.isPast(record),
+    );
     if (due.length === 0) return 0;
     return this.store.write((batch) => {
       let ended = 0;
@@ -156,7 +165,10 @@ export class TransactionService {
   }
 
   private find(caller: Caller, id: string): TransactionRecord {
-    if (!isUuid(id)) throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, { errors: { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] } });
+    if (!isUuid(id))
+      throw new HttpError(400, `The transaction id "${id}" is not a UUID.`, {
+        errors: { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] },
+      });
     const record = this.store.transactions.get(caller.tenantId, id.toLowerCase());
     if (!record) throw new HttpError(404, `No transaction with id ${id}.`);
     if (record.status === 'open' && this.isPast(record)) {

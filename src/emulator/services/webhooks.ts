@@ -65,7 +65,13 @@ export function signPayload(secret: string, body: string, timestamp: number): st
 }
 
 /** Checks a signature header against a body; for receivers (and tests). */
-export function verifySignature(secret: string, body: string, header: string, toleranceSeconds = 300, now = Date.now()): boolean {
+export function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  toleranceSeconds = 300,
+  now = Date.now(),
+): boolean {
   const parts = Object.fromEntries(header.split(',').map((part) => part.split('=') as [string, string]));
   const timestamp = Number(parts.t);
   if (!Number.isInteger(timestamp) || Math.abs(now / 1000 - timestamp) > toleranceSeconds || !parts.v1) return false;
@@ -137,7 +143,9 @@ export class WebhookService {
     try {
       return this.cipher.open<string>(tenant.webhook_secret!, secretContext(tenant.id));
     } catch {
-      throw new EmulatorError('The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.');
+      throw new EmulatorError(
+        'The master key (master.key or SVC_MASTER_KEY) is not the one this store was written with; give the right key.',
+      );
     }
   }
 
@@ -146,7 +154,11 @@ export class WebhookService {
    * emulator stopping. `record` hears every attempt and what it leads to, and is awaited before
    * the next: what it stores is what a restart resumes from.
    */
-  async deliver(event: WebhookEvent, progress: DeliveryProgress, record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<void>): Promise<DeliveryEnd> {
+  async deliver(
+    event: WebhookEvent,
+    progress: DeliveryProgress,
+    record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<void>,
+  ): Promise<DeliveryEnd> {
     const secret = await this.secret(event.tenantId);
     if (progress.notBefore !== undefined) await this.sleep(progress.notBefore - Date.now());
     // A delivery resumed with its attempts used up (fewer configured since) gets one more, its last.
@@ -214,7 +226,11 @@ export class WebhookService {
       return { attempt, status, ok: status >= 200 && status < 300 };
     } catch (error) {
       const { code, message } = error as Error & { code?: string };
-      return { attempt, error: timedOut ? `no answer within ${this.attemptTimeoutMs} ms` : (code ?? message), ok: false };
+      return {
+        attempt,
+        error: timedOut ? `no answer within ${this.attemptTimeoutMs} ms` : (code ?? message),
+        ok: false,
+      };
     } finally {
       clearTimeout(timer);
       this.inFlight.delete(abort);

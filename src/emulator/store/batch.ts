@@ -47,7 +47,8 @@ export class WriteBatch {
 
   /** Looks a record up by a unique index of its collection, as `get` sees records. */
   findBy<T extends TenantRecord>(collection: Collection<T>, index: string, value: string): T | undefined {
-    const matches = (record: T | undefined): record is T => record !== undefined && collection.indexValue(index, record) === value;
+    const matches = (record: T | undefined): record is T =>
+      record !== undefined && collection.indexValue(index, record) === value;
     for (const set of [this.own, this.earlier]) {
       for (const change of set.byCollection.get(collection as unknown as AnyCollection)?.values() ?? []) {
         const latest = this.get(collection, change.tenantId, change.id);

@@ -67,7 +67,11 @@ function fits(value: unknown, kind: Kind): boolean {
       return value === null || fits(value, 'object');
     case 'sealed': {
       const sealed = value as Record<string, unknown> | null;
-      return typeof sealed === 'object' && sealed !== null && ['iv', 'tag', 'ct'].every((part) => typeof sealed[part] === 'string');
+      return (
+        typeof sealed === 'object' &&
+        sealed !== null &&
+        ['iv', 'tag', 'ct'].every((part) => typeof sealed[part] === 'string')
+      );
     }
   }
 }

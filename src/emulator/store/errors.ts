@@ -25,7 +25,10 @@ export class StoreWriteError extends StoreError {
     file: string,
     override readonly cause: unknown,
   ) {
-    super(`The change was not saved: writing ${file} failed: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`, file);
+    super(
+      `The change was not saved: writing ${file} failed: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`,
+      file,
+    );
   }
 }
 

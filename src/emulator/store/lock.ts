@@ -63,7 +63,8 @@ function parseOwner(text: string): Owner | undefined {
   if (/^\d+$/.test(text.trim())) return { pid: Number(text.trim()), start: null };
   try {
     const owner = JSON.parse(text) as Partial<Owner>;
-    if (Number.isInteger(owner.pid) && (owner.pid ?? 0) > 0) return { pid: owner.pid!, start: typeof owner.start === 'string' ? owner.start : null };
+    if (Number.isInteger(owner.pid) && (owner.pid ?? 0) > 0)
+      return { pid: owner.pid!, start: typeof owner.start === 'string' ? owner.start : null };
   } catch {
     // not a lock svc wrote: nobody holds it
   }

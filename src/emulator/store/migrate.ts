@@ -1,6 +1,14 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { shardIndex, shardRecords, type Collection, type ShardFile, type TenantRecord, type WriteFn, unservedLine } from './collection.js';
+import {
+  shardIndex,
+  shardRecords,
+  type Collection,
+  type ShardFile,
+  type TenantRecord,
+  type WriteFn,
+  unservedLine,
+} from './collection.js';
 import { FILES_IN_FLIGHT, mapBounded } from './concurrency.js';
 import { DurableJsonFile, ensureDir, syncDir } from '../../lib/durable-file.js';
 import { readJsonSync } from './read-json.js';
@@ -35,9 +43,15 @@ export async function reshard(from: string[], to: string[]): Promise<void> {
  * before every record moved is saved. A record that cannot be served stays in its old file, which
  * is rewritten to hold only such records; returns one problem line for each.
  */
-export async function adoptShards<T extends TenantRecord>(collection: Collection<T>, from: string[], write: WriteFn): Promise<string[]> {
+export async function adoptShards<T extends TenantRecord>(
+  collection: Collection<T>,
+  from: string[],
+  write: WriteFn,
+): Promise<string[]> {
   if (from.length === 0) return [];
-  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) => shardRecords<unknown>(readJsonSync(file), file));
+  const contents = await mapBounded(from, FILES_IN_FLIGHT, async (file) =>
+    shardRecords<unknown>(readJsonSync(file), file),
+  );
   const problems: string[] = [];
   const usable: T[] = [];
   const kept = contents.map((records, i) =>
@@ -56,7 +70,8 @@ export async function adoptShards<T extends TenantRecord>(collection: Collection
   await mapBounded(from, FILES_IN_FLIGHT, async (file, i) => {
     const left = kept[i]!;
     if (left.length === 0) await removeFiles([file]);
-    else if (left.length < contents[i]!.length) await new DurableJsonFile<ShardFile<unknown>>(file).write({ version: 1, records: left });
+    else if (left.length < contents[i]!.length)
+      await new DurableJsonFile<ShardFile<unknown>>(file).write({ version: 1, records: left });
   });
   await syncDir(path.dirname(from[0]!));
   return problems;

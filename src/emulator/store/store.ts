@@ -12,7 +12,15 @@ import { Journal, type JournalEntry } from './journal.js';
 import { readJsonSync } from './read-json.js';
 import { acquireLock } from './lock.js';
 import { adoptShards, existing, removeFiles, reshard } from './migrate.js';
-import type { ApplicationRecord, ProxyRecord, ReactorRecord, ReactorResultRecord, TenantRow, TokenRecord, TransactionRecord } from './records.js';
+import type {
+  ApplicationRecord,
+  ProxyRecord,
+  ReactorRecord,
+  ReactorResultRecord,
+  TenantRow,
+  TokenRecord,
+  TransactionRecord,
+} from './records.js';
 import { Writer } from './writer.js';
 
 export const STORE_FORMAT = 'svc-store';
@@ -73,7 +81,11 @@ export class Store {
     this.writer = new Writer(
       folder === undefined
         ? null
-        : { fs, journal: new Journal(path.join(folder, JOURNAL_FOLDER), fs), files: { fileOf: (c, shard) => this.fileOf(c.name, shard, c.shardCount) } },
+        : {
+            fs,
+            journal: new Journal(path.join(folder, JOURNAL_FOLDER), fs),
+            files: { fileOf: (c, shard) => this.fileOf(c.name, shard, c.shardCount) },
+          },
       report,
     );
     this.tenants = this.define<TenantRow>('tenants');
@@ -145,7 +157,10 @@ export class Store {
 
   private define<T extends TenantRecord>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
     const check = recordCheck(name);
-    const collection = new Collection<T>(name, (build) => this.writer.write(build), { ...options, ...(check && { check }) });
+    const collection = new Collection<T>(name, (build) => this.writer.write(build), {
+      ...options,
+      ...(check && { check }),
+    });
     this.collections.set(name, collection as unknown as Collection<TenantRecord>);
     return collection;
   }
@@ -295,5 +310,9 @@ async function readManifest(dataFile: string): Promise<Manifest | null> {
 
 /** Atomic and durable: the store's version changes in one step, once the files match it. */
 async function writeManifest(dataFile: string, createdAt: string): Promise<void> {
-  await new DurableJsonFile<Manifest>(dataFile).write({ format: STORE_FORMAT, version: STORE_VERSION, created_at: createdAt });
+  await new DurableJsonFile<Manifest>(dataFile).write({
+    format: STORE_FORMAT,
+    version: STORE_VERSION,
+    created_at: createdAt,
+  });
 }

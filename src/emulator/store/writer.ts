@@ -85,7 +85,8 @@ export class Writer {
     try {
       this.wake?.();
       while (this.running) await this.running;
-      if (this.disk && (this.dirty.size > 0 || this.journals.length > 0)) await this.checkpoint().catch((error: Error) => this.report(error.message));
+      if (this.disk && (this.dirty.size > 0 || this.journals.length > 0))
+        await this.checkpoint().catch((error: Error) => this.report(error.message));
     } finally {
       this.flushing--;
     }
@@ -251,7 +252,12 @@ function journalChanges(changes: ChangeSet): JournalChange[] {
   const out: JournalChange[] = [];
   for (const [collection, byKey] of changes.byCollection) {
     for (const change of byKey.values()) {
-      out.push({ collection: collection.name, tenant_id: change.tenantId, id: change.id, ...(change.record && { record: change.record }) });
+      out.push({
+        collection: collection.name,
+        tenant_id: change.tenantId,
+        id: change.id,
+        ...(change.record && { record: change.record }),
+      });
     }
   }
   return out;

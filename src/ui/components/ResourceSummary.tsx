@@ -16,7 +16,9 @@ export interface ResourceSummaryProps {
  * the live part of the screen stays a few lines high however many resources there are).
  */
 export function ResourceSummary({ resources }: ResourceSummaryProps) {
-  const groups = GROUPS.map(([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const);
+  const groups = GROUPS.map(
+    ([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const,
+  );
   const shown = groups.filter(([, names]) => names.length > 0);
   if (shown.length === 0) return null;
   return (

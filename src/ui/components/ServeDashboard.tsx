@@ -34,7 +34,12 @@ export interface ServeDashboardProps {
 export function ServeDashboard(props: ServeDashboardProps) {
   const { requests, failures, lastReload } = props;
   // The reload's own spans, less the word "reload".
-  const reload = lastReload && `  last reload ${lastReload.time} ${lastReload.spans.slice(1).map((s) => s.text).join(' ')}`;
+  const reload =
+    lastReload &&
+    `  last reload ${lastReload.time} ${lastReload.spans
+      .slice(1)
+      .map((s) => s.text)
+      .join(' ')}`;
   const keysHint = props.interactive
     ? '? help  r re-apply  c clear  k keys  q quit'
     : 'Ctrl-C stops (stdin is not a terminal: no keys)';

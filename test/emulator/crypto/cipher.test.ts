@@ -5,7 +5,6 @@ import { EmulatorError } from '../../../src/emulator/errors.js';
 
 const CONTEXT = 'tenant-1/token-1';
 
-
 /** Flips one bit of a base64 field. */
 function flip(base64: string, index = 0): string {
   const bytes = Buffer.from(base64, 'base64');

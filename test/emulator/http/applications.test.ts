@@ -8,7 +8,14 @@ describe('Applications API', () => {
     const emu = await startEmulator({ inMemory: true });
     const created = await emu.call('POST', '/applications', { body: privateApp });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'backend', type: 'private', permissions: ['token:read', 'token:use'], rules: [], tenant_id: emu.tenantId, expires_at: null });
+    expect(created.body).toMatchObject({
+      name: 'backend',
+      type: 'private',
+      permissions: ['token:read', 'token:use'],
+      rules: [],
+      tenant_id: emu.tenantId,
+      expires_at: null,
+    });
     expect(created.body.key).toMatch(/^key_local_pvt_[1-9A-HJ-NP-Za-km-z]{22}$/);
     expect(created.body.created_by).toBeDefined();
     expect(created.body).not.toHaveProperty('key_hash');
@@ -56,7 +63,12 @@ describe('Applications API', () => {
 
   it('rejects bad list queries field by field', async () => {
     const emu = await startEmulator({ inMemory: true });
-    for (const [query, field] of [['page=0', 'page'], ['size=101', 'size'], ['size=abc', 'size'], ['id=nope', 'id[0]']] as const) {
+    for (const [query, field] of [
+      ['page=0', 'page'],
+      ['size=101', 'size'],
+      ['size=abc', 'size'],
+      ['id=nope', 'id[0]'],
+    ] as const) {
       const result = await emu.call('GET', `/applications?${query}`);
       expect(result.status, query).toBe(400);
       expect(Object.keys(result.body.errors), query).toContain(field);
@@ -66,14 +78,26 @@ describe('Applications API', () => {
   it('updates name, permissions and rules; keeps what is not given', async () => {
     const emu = await startEmulator({ inMemory: true });
     const created = (await emu.call('POST', '/applications', { body: privateApp })).body;
-    const rule = { description: 'cards', priority: 1, container: '/PCI/', transform: 'mask', permissions: ['token:read'] };
+    const rule = {
+      description: 'cards',
+      priority: 1,
+      container: '/PCI/',
+      transform: 'mask',
+      permissions: ['token:read'],
+    };
     const updated = await emu.call('PUT', `/applications/${created.id}`, { body: { name: 'renamed', rules: [rule] } });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ name: 'renamed', permissions: privateApp.permissions, rules: [{ ...rule, container: '/pci/' }] });
+    expect(updated.body).toMatchObject({
+      name: 'renamed',
+      permissions: privateApp.permissions,
+      rules: [{ ...rule, container: '/pci/' }],
+    });
     expect(updated.body).not.toHaveProperty('key');
     expect(Date.parse(updated.body.modified_at)).toBeGreaterThanOrEqual(Date.parse(created.modified_at));
 
-    const again = await emu.call('PUT', `/applications/${created.id}`, { body: { name: 'renamed', permissions: ['token:create'] } });
+    const again = await emu.call('PUT', `/applications/${created.id}`, {
+      body: { name: 'renamed', permissions: ['token:create'] },
+    });
     expect(again.body.permissions).toEqual(['token:create']);
     expect(again.body.rules).toHaveLength(1);
     // the key still works after an update
@@ -83,7 +107,11 @@ describe('Applications API', () => {
 
   it('regenerates a key: the old one stops working at once', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const created = (await emu.call('POST', '/applications', { body: { name: 'm', type: 'management', permissions: ['application:read'] } })).body;
+    const created = (
+      await emu.call('POST', '/applications', {
+        body: { name: 'm', type: 'management', permissions: ['application:read'] },
+      })
+    ).body;
     expect((await emu.call('GET', '/applications/key', { key: created.key })).status).toBe(200);
     const regenerated = await emu.call('POST', `/applications/${created.id}/regenerate`);
     expect(regenerated.status).toBe(200);
@@ -95,7 +123,11 @@ describe('Applications API', () => {
 
   it('deletes an Application and its key', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const created = (await emu.call('POST', '/applications', { body: { name: 'm', type: 'management', permissions: ['application:read'] } })).body;
+    const created = (
+      await emu.call('POST', '/applications', {
+        body: { name: 'm', type: 'management', permissions: ['application:read'] },
+      })
+    ).body;
     const deleted = await emu.call('DELETE', `/applications/${created.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
@@ -124,9 +156,16 @@ describe('Applications API', () => {
   it('deletes an Application when expires_at passes, with its key', async () => {
     let now = Date.parse('2030-01-01T00:00:00Z');
     const emu = await startEmulator({ inMemory: true, clock: () => new Date(now) });
-    const created = (await emu.call('POST', '/applications', {
-      body: { name: 'temp', type: 'management', permissions: ['application:read'], expires_at: '2030-01-01T00:00:05+00:00' },
-    })).body;
+    const created = (
+      await emu.call('POST', '/applications', {
+        body: {
+          name: 'temp',
+          type: 'management',
+          permissions: ['application:read'],
+          expires_at: '2030-01-01T00:00:05+00:00',
+        },
+      })
+    ).body;
     expect(created.expires_at).toBe('2030-01-01T00:00:05.000Z');
     expect((await emu.call('GET', '/applications/key', { key: created.key })).status).toBe(200);
     now += 6_000;
@@ -139,9 +178,11 @@ describe('Applications API', () => {
   it('sweeps expired Applications out of the store on a timer', async () => {
     const emu = await startEmulator();
     const expiresAt = new Date(Date.now() + 300).toISOString();
-    const created = (await emu.call('POST', '/applications', {
-      body: { name: 'short-lived', type: 'private', permissions: ['token:read'], expires_at: expiresAt },
-    })).body;
+    const created = (
+      await emu.call('POST', '/applications', {
+        body: { name: 'short-lived', type: 'private', permissions: ['token:read'], expires_at: expiresAt },
+      })
+    ).body;
     await new Promise((resolve) => setTimeout(resolve, 600));
     await emu.emulator.dispose();
     const { readFile } = await import('node:fs/promises');
@@ -166,18 +207,111 @@ describe('Applications validation', () => {
     ['nothing granted', { name: 'x', type: 'private' }, 'permissions'],
     ['empty grants', { name: 'x', type: 'private', permissions: [], rules: [] }, 'permissions'],
     ['unknown field', { name: 'x', type: 'private', permissions: ['token:read'], colour: 'red' }, 'colour'],
-    ['expires_at not a date', { name: 'x', type: 'private', permissions: ['token:read'], expires_at: 'tomorrow' }, 'expires_at'],
-    ['expires_at in the past', { name: 'x', type: 'private', permissions: ['token:read'], expires_at: '2001-01-01T00:00:00Z' }, 'expires_at'],
-    ['rules on management', { name: 'x', type: 'management', rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: ['token:read'] }] }, 'rules'],
-    ['rule priority 0', { name: 'x', type: 'private', rules: [{ priority: 0, container: '/a/', transform: 'mask', permissions: ['token:read'] }] }, 'rules[0].priority'],
-    ['rule priority not an integer', { name: 'x', type: 'private', rules: [{ priority: 1.5, container: '/a/', transform: 'mask', permissions: ['token:read'] }] }, 'rules[0].priority'],
-    ['rule without container', { name: 'x', type: 'private', rules: [{ priority: 1, transform: 'mask', permissions: ['token:read'] }] }, 'rules[0].container'],
-    ['container without slashes', { name: 'x', type: 'private', rules: [{ priority: 1, container: 'pci', transform: 'mask', permissions: ['token:read'] }] }, 'rules[0].container'],
-    ['container and conditions', { name: 'x', type: 'private', rules: [{ priority: 1, container: '/a/', conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'mask', permissions: ['token:read'] }] }, 'rules[0].conditions'],
-    ['bad transform', { name: 'x', type: 'private', rules: [{ priority: 1, container: '/a/', transform: 'show', permissions: ['token:read'] }] }, 'rules[0].transform'],
-    ['rule without permissions', { name: 'x', type: 'private', rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: [] }] }, 'rules[0].permissions'],
-    ['duplicate priority', { name: 'x', type: 'private', rules: [1, 2].map((n) => ({ priority: 1, container: `/c${n}/`, transform: 'mask', permissions: ['token:read'] })) }, 'rules[1].priority'],
-    ['rule unknown field', { name: 'x', type: 'private', rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: ['token:read'], x: 1 }] }, 'rules[0].x'],
+    [
+      'expires_at not a date',
+      { name: 'x', type: 'private', permissions: ['token:read'], expires_at: 'tomorrow' },
+      'expires_at',
+    ],
+    [
+      'expires_at in the past',
+      { name: 'x', type: 'private', permissions: ['token:read'], expires_at: '2001-01-01T00:00:00Z' },
+      'expires_at',
+    ],
+    [
+      'rules on management',
+      {
+        name: 'x',
+        type: 'management',
+        rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: ['token:read'] }],
+      },
+      'rules',
+    ],
+    [
+      'rule priority 0',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [{ priority: 0, container: '/a/', transform: 'mask', permissions: ['token:read'] }],
+      },
+      'rules[0].priority',
+    ],
+    [
+      'rule priority not an integer',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [{ priority: 1.5, container: '/a/', transform: 'mask', permissions: ['token:read'] }],
+      },
+      'rules[0].priority',
+    ],
+    [
+      'rule without container',
+      { name: 'x', type: 'private', rules: [{ priority: 1, transform: 'mask', permissions: ['token:read'] }] },
+      'rules[0].container',
+    ],
+    [
+      'container without slashes',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [{ priority: 1, container: 'pci', transform: 'mask', permissions: ['token:read'] }],
+      },
+      'rules[0].container',
+    ],
+    [
+      'container and conditions',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [
+          {
+            priority: 1,
+            container: '/a/',
+            conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }],
+            transform: 'mask',
+            permissions: ['token:read'],
+          },
+        ],
+      },
+      'rules[0].conditions',
+    ],
+    [
+      'bad transform',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [{ priority: 1, container: '/a/', transform: 'show', permissions: ['token:read'] }],
+      },
+      'rules[0].transform',
+    ],
+    [
+      'rule without permissions',
+      { name: 'x', type: 'private', rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: [] }] },
+      'rules[0].permissions',
+    ],
+    [
+      'duplicate priority',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [1, 2].map((n) => ({
+          priority: 1,
+          container: `/c${n}/`,
+          transform: 'mask',
+          permissions: ['token:read'],
+        })),
+      },
+      'rules[1].priority',
+    ],
+    [
+      'rule unknown field',
+      {
+        name: 'x',
+        type: 'private',
+        rules: [{ priority: 1, container: '/a/', transform: 'mask', permissions: ['token:read'], x: 1 }],
+      },
+      'rules[0].x',
+    ],
   ];
 
   it.each(cases)('create rejects %s', async (_label, body, field) => {
@@ -227,7 +361,11 @@ describe('Applications permissions', () => {
   it('requires a key (401) and the right permission (403) for each endpoint', async () => {
     const emu = await startEmulator({ inMemory: true });
     const target = (await emu.call('POST', '/applications', { body: privateApp })).body;
-    const readOnly = (await emu.call('POST', '/applications', { body: { name: 'ro', type: 'management', permissions: ['application:read'] } })).body.key;
+    const readOnly = (
+      await emu.call('POST', '/applications', {
+        body: { name: 'ro', type: 'management', permissions: ['application:read'] },
+      })
+    ).body.key;
     const endpoints: [string, string, unknown, string][] = [
       ['POST', '/applications', privateApp, 'application:create'],
       ['PUT', `/applications/${target.id}`, { name: 'x' }, 'application:update'],

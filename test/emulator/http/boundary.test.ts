@@ -11,7 +11,14 @@ import path from 'node:path';
 import { request as undiciRequest } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Proxy, Reactor } from '../../../src/api/types.js';
-import { sharedEmulator, startEmulator, unique, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import {
+  sharedEmulator,
+  startEmulator,
+  unique,
+  type CallOptions,
+  type HttpResult,
+  type TestEmulator,
+} from '../../helpers/emulator.js';
 import { FaultyFileSystem } from '../../helpers/faults.js';
 
 /** User code source, one line per argument. */
@@ -107,28 +114,53 @@ async function raw(base: string, requestLine: string, headerLines: string[], bod
   return { status: Number(statusLine.split(' ')[1]), headers, body: rest };
 }
 
-async function createReactor(emu: TestEmulator, code: string, configuration: Record<string, string> = {}): Promise<Reactor> {
-  const created = await emu.call<Reactor>('POST', '/reactors', { body: { name: unique('reactor'), code, configuration } });
+async function createReactor(
+  emu: TestEmulator,
+  code: string,
+  configuration: Record<string, string> = {},
+): Promise<Reactor> {
+  const created = await emu.call<Reactor>('POST', '/reactors', {
+    body: { name: unique('reactor'), code, configuration },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
 
-function react(emu: TestEmulator, reactor: Reactor, args: unknown = {}, options: CallOptions = {}): Promise<HttpResult> {
+function react(
+  emu: TestEmulator,
+  reactor: Reactor,
+  args: unknown = {},
+  options: CallOptions = {},
+): Promise<HttpResult> {
   return emu.call('POST', `/reactors/${reactor.id}/react`, { key: emu.privateKey, body: { args }, ...options });
 }
 
 async function createProxy(emu: TestEmulator, body: Record<string, unknown>): Promise<Proxy> {
-  const created = await emu.call<Proxy>('POST', '/proxies', { body: { name: unique('proxy'), require_auth: false, ...body } });
+  const created = await emu.call<Proxy>('POST', '/proxies', {
+    body: { name: unique('proxy'), require_auth: false, ...body },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
 
-function invoke(emu: TestEmulator, proxy: Proxy, options: CallOptions & { method?: string; path?: string } = {}): Promise<HttpResult> {
+function invoke(
+  emu: TestEmulator,
+  proxy: Proxy,
+  options: CallOptions & { method?: string; path?: string } = {},
+): Promise<HttpResult> {
   const { method = 'POST', path: suffix = '', headers, ...rest } = options;
-  return emu.call(method, `/proxy${suffix}`, { key: null, ...rest, headers: { 'svc-proxy-key': proxy.key, ...headers } });
+  return emu.call(method, `/proxy${suffix}`, {
+    key: null,
+    ...rest,
+    headers: { 'svc-proxy-key': proxy.key, ...headers },
+  });
 }
 
-function expectProblem(result: { status: number; headers: Record<string, unknown>; body: unknown }, status: number, detail: RegExp): void {
+function expectProblem(
+  result: { status: number; headers: Record<string, unknown>; body: unknown },
+  status: number,
+  detail: RegExp,
+): void {
   expect(result.status, JSON.stringify(result.body)).toBe(status);
   expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
   const problem = result.body as { status: number; detail: string };
@@ -136,7 +168,11 @@ function expectProblem(result: { status: number; headers: Record<string, unknown
   expect(problem.detail).toMatch(detail);
 }
 
-function expectProxyError(result: { status: number; headers: Record<string, unknown>; body: unknown }, status: number, detail: RegExp): void {
+function expectProxyError(
+  result: { status: number; headers: Record<string, unknown>; body: unknown },
+  status: number,
+  detail: RegExp,
+): void {
   expect(result.status, JSON.stringify(result.body)).toBe(status);
   expect(result.headers['content-type']).toMatch(/^application\/json/);
   expect(result.headers['svc-proxy-destination-status']).toBeUndefined();
@@ -148,29 +184,45 @@ function expectProxyError(result: { status: number; headers: Record<string, unkn
 
 /** A transform or reactor that throws a CustomHttpResponseError with this status, headers and body. */
 const throwsCustom = (status: number, headers: Record<string, string> = {}, body: unknown = { custom: true }) =>
-  source(`module.exports = async () => { throw new CustomHttpResponseError({ status: ${status}, headers: ${JSON.stringify(headers)}, body: ${JSON.stringify(body)} }); };`);
+  source(
+    `module.exports = async () => { throw new CustomHttpResponseError({ status: ${status}, headers: ${JSON.stringify(headers)}, body: ${JSON.stringify(body)} }); };`,
+  );
 
 /** A response transform answering with these headers and body. */
-const answers = (headers: Record<string, string>, body: string) => source(`module.exports = async () => ({ body: ${JSON.stringify(body)}, headers: ${JSON.stringify(headers)} });`);
+const answers = (headers: Record<string, string>, body: string) =>
+  source(`module.exports = async () => ({ body: ${JSON.stringify(body)}, headers: ${JSON.stringify(headers)} });`);
 
 // ---------------------------------------------------------------------------------------------
 
 describe('CustomHttpResponseError statuses', () => {
   const emu = sharedEmulator();
 
-  it.each([100, 101, 103, 199])('a reactor throwing status %i gets a 500 problem naming it, not a hanging caller', async (status) => {
-    const reactor = await createReactor(emu(), throwsCustom(status));
-    const result = await react(emu(), reactor);
-    expectProblem(result, 500, new RegExp(`[Rr]eactor ${reactor.name}.*status ${status}.*200 to 599`));
-  });
+  it.each([100, 101, 103, 199])(
+    'a reactor throwing status %i gets a 500 problem naming it, not a hanging caller',
+    async (status) => {
+      const reactor = await createReactor(emu(), throwsCustom(status));
+      const result = await react(emu(), reactor);
+      expectProblem(result, 500, new RegExp(`[Rr]eactor ${reactor.name}.*status ${status}.*200 to 599`));
+    },
+  );
 
   it('a proxy transform throwing status 101 gets a 500 proxy_error naming the proxy; nothing is forwarded', async () => {
     const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code: throwsCustom(101) } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      request_transform: { code: throwsCustom(101) },
+    });
     expectProxyError(await invoke(emu(), proxy, { body: {} }), 500, new RegExp(`proxy ${proxy.name}.*status 101`));
     expect(target.requests).toHaveLength(0);
-    const late = await createProxy(emu(), { destination_url: target.url, response_transform: { code: throwsCustom(102) } });
-    expectProxyError(await invoke(emu(), late), 500, new RegExp(`response transform of proxy ${late.name}.*status 102`));
+    const late = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: throwsCustom(102) },
+    });
+    expectProxyError(
+      await invoke(emu(), late),
+      500,
+      new RegExp(`response transform of proxy ${late.name}.*status 102`),
+    );
   });
 
   it('statuses 200 and 599 still pass through as they are', async () => {
@@ -196,50 +248,76 @@ describe('headers set by user code', () => {
     ['a value outside Latin-1', { 'X-Euro': 'price 5€' }, /header X-Euro/],
   ];
 
-  it.each(BAD)('a CustomHttpResponseError from a reactor with %s is a 500 problem naming the header', async (_what, headers, detail) => {
-    const reactor = await createReactor(emu(), throwsCustom(418, headers));
-    const result = await react(emu(), reactor);
-    expectProblem(result, 500, detail);
-    expect(result.body.detail).toContain(reactor.name);
-    expect(result.headers['set-cookie']).toBeUndefined();
-  });
+  it.each(BAD)(
+    'a CustomHttpResponseError from a reactor with %s is a 500 problem naming the header',
+    async (_what, headers, detail) => {
+      const reactor = await createReactor(emu(), throwsCustom(418, headers));
+      const result = await react(emu(), reactor);
+      expectProblem(result, 500, detail);
+      expect(result.body.detail).toContain(reactor.name);
+      expect(result.headers['set-cookie']).toBeUndefined();
+    },
+  );
 
-  it.each(BAD)('a request transform returning %s is a 500 proxy_error naming the header; nothing is forwarded', async (_what, headers, detail) => {
-    const target = await destination();
-    const code = source(`module.exports = async () => ({ body: 'x', headers: ${JSON.stringify(headers)} });`);
-    const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code } });
-    const result = await invoke(emu(), proxy, { body: {} });
-    expectProxyError(result, 500, detail);
-    expect(result.body.proxy_error.detail).toContain(`request transform of proxy ${proxy.name}`);
-    expect(target.requests).toHaveLength(0);
-  });
+  it.each(BAD)(
+    'a request transform returning %s is a 500 proxy_error naming the header; nothing is forwarded',
+    async (_what, headers, detail) => {
+      const target = await destination();
+      const code = source(`module.exports = async () => ({ body: 'x', headers: ${JSON.stringify(headers)} });`);
+      const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code } });
+      const result = await invoke(emu(), proxy, { body: {} });
+      expectProxyError(result, 500, detail);
+      expect(result.body.proxy_error.detail).toContain(`request transform of proxy ${proxy.name}`);
+      expect(target.requests).toHaveLength(0);
+    },
+  );
 
-  it.each(BAD)('a response transform returning %s is a 500 proxy_error naming the header', async (_what, headers, detail) => {
-    const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: answers(headers, 'changed') } });
-    const result = await invoke(emu(), proxy);
-    expectProxyError(result, 500, detail);
-    expect(result.body.proxy_error.detail).toContain(`response transform of proxy ${proxy.name}`);
-    expect(result.headers['set-cookie']).toBeUndefined();
-  });
+  it.each(BAD)(
+    'a response transform returning %s is a 500 proxy_error naming the header',
+    async (_what, headers, detail) => {
+      const target = await destination();
+      const proxy = await createProxy(emu(), {
+        destination_url: target.url,
+        response_transform: { code: answers(headers, 'changed') },
+      });
+      const result = await invoke(emu(), proxy);
+      expectProxyError(result, 500, detail);
+      expect(result.body.proxy_error.detail).toContain(`response transform of proxy ${proxy.name}`);
+      expect(result.headers['set-cookie']).toBeUndefined();
+    },
+  );
 
-  it.each(BAD)('a CustomHttpResponseError from a transform with %s is a 500 proxy_error', async (_what, headers, detail) => {
-    const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code: throwsCustom(402, headers) } });
-    expectProxyError(await invoke(emu(), proxy, { body: {} }), 500, detail);
-  });
+  it.each(BAD)(
+    'a CustomHttpResponseError from a transform with %s is a 500 proxy_error',
+    async (_what, headers, detail) => {
+      const target = await destination();
+      const proxy = await createProxy(emu(), {
+        destination_url: target.url,
+        request_transform: { code: throwsCustom(402, headers) },
+      });
+      expectProxyError(await invoke(emu(), proxy, { body: {} }), 500, detail);
+    },
+  );
 
   it('valid names and Latin-1 values pass, from a transform and from a custom response', async () => {
     const target = await destination();
     const headers = { "X-Token.Chars!#$%&'*+^_`|~": 'ok', 'X-Latin': 'caf\u00e9\tcr\u00e8me' };
-    const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: answers(headers, 'changed') } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: answers(headers, 'changed') },
+    });
     const result = await raw(emu().url, 'GET /proxy HTTP/1.1', [`SVC-PROXY-KEY: ${proxy.key}`]);
     expect(result.status, result.body).toBe(200);
     expect(result.headers["x-token.chars!#$%&'*+^_`|~"]).toBe('ok');
     expect(result.headers['x-latin']).toBe('caf\u00e9\tcr\u00e8me');
     expect(result.body).toBe('changed');
     const reactor = await createReactor(emu(), throwsCustom(402, headers, 'declined'));
-    const custom = await raw(emu().url, `POST /reactors/${reactor.id}/react HTTP/1.1`, [`SVC-API-KEY: ${emu().privateKey}`, 'Content-Type: application/json'], '{"args":{}}');
+    const custom = await raw(
+      emu().url,
+      `POST /reactors/${reactor.id}/react HTTP/1.1`,
+      [`SVC-API-KEY: ${emu().privateKey}`, 'Content-Type: application/json'],
+      '{"args":{}}',
+    );
     expect(custom.status, custom.body).toBe(402);
     expect(custom.headers['x-latin']).toBe('caf\u00e9\tcr\u00e8me');
     expect(custom.body).toBe('declined');
@@ -248,7 +326,14 @@ describe('headers set by user code', () => {
 
 describe('headers the emulator owns on an answer', () => {
   const emu = sharedEmulator();
-  const FORGED = { 'SVC-TRACE-ID': 'forged', 'Content-Length': '1', 'Transfer-Encoding': 'chunked', Connection: 'close', 'Keep-Alive': 'timeout=1', Upgrade: 'h2c' };
+  const FORGED = {
+    'SVC-TRACE-ID': 'forged',
+    'Content-Length': '1',
+    'Transfer-Encoding': 'chunked',
+    Connection: 'close',
+    'Keep-Alive': 'timeout=1',
+    Upgrade: 'h2c',
+  };
 
   /** The answer as the socket carried it, with the caller's trace id. */
   const check = (result: RawAnswer, body: string) => {
@@ -262,23 +347,42 @@ describe('headers the emulator owns on an answer', () => {
 
   it('a response transform cannot replace the trace id nor the framing of the answer', async () => {
     const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: answers(FORGED, 'hello world') } });
-    check(await raw(emu().url, 'GET /proxy HTTP/1.1', [`SVC-PROXY-KEY: ${proxy.key}`, 'SVC-TRACE-ID: caller-trace-1']), 'hello world');
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: answers(FORGED, 'hello world') },
+    });
+    check(
+      await raw(emu().url, 'GET /proxy HTTP/1.1', [`SVC-PROXY-KEY: ${proxy.key}`, 'SVC-TRACE-ID: caller-trace-1']),
+      'hello world',
+    );
   });
 
   it('nor can a CustomHttpResponseError, from a reactor or a transform', async () => {
     const reactor = await createReactor(emu(), throwsCustom(418, FORGED, 'short and stout'));
     const body = JSON.stringify({ args: {} });
-    const fromReactor = await raw(emu().url, `POST /reactors/${reactor.id}/react HTTP/1.1`, [`SVC-API-KEY: ${emu().privateKey}`, 'SVC-TRACE-ID: caller-trace-1', 'Content-Type: application/json'], body);
+    const fromReactor = await raw(
+      emu().url,
+      `POST /reactors/${reactor.id}/react HTTP/1.1`,
+      [`SVC-API-KEY: ${emu().privateKey}`, 'SVC-TRACE-ID: caller-trace-1', 'Content-Type: application/json'],
+      body,
+    );
     expect(fromReactor.status).toBe(418);
     check(fromReactor, 'short and stout');
     const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code: throwsCustom(418, FORGED, 'short and stout') } });
-    check(await raw(emu().url, 'GET /proxy HTTP/1.1', [`SVC-PROXY-KEY: ${proxy.key}`, 'SVC-TRACE-ID: caller-trace-1']), 'short and stout');
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      request_transform: { code: throwsCustom(418, FORGED, 'short and stout') },
+    });
+    check(
+      await raw(emu().url, 'GET /proxy HTTP/1.1', [`SVC-PROXY-KEY: ${proxy.key}`, 'SVC-TRACE-ID: caller-trace-1']),
+      'short and stout',
+    );
   });
 
   it("nor can the destination replace the emulator's trace id", async () => {
-    const target = await destination((_request, response) => response.writeHead(200, { 'SVC-TRACE-ID': 'from-destination', 'content-type': 'text/plain' }).end('dest'));
+    const target = await destination((_request, response) =>
+      response.writeHead(200, { 'SVC-TRACE-ID': 'from-destination', 'content-type': 'text/plain' }).end('dest'),
+    );
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const result = await invoke(emu(), proxy, { method: 'GET', headers: { 'svc-trace-id': 'caller-trace-1' } });
     expect(result.text).toBe('dest');
@@ -375,12 +479,19 @@ describe('forwarding with the Enterprise connection headers (node:http)', () => 
     ['a 101 with Upgrade', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'],
   ] as const;
 
-  it.each(SWITCHING)('a destination answering %s gets a 502 proxy_error, not a hang (both forwarding paths)', async (_what, answer) => {
-    const target = await rawDestination((socket) => socket.write(answer));
-    const proxy = await createProxy(emu(), { destination_url: target.url });
-    expectProxyError(await invoke(emu(), proxy, { method: 'GET', headers: { 'SVC-PROXY-CONNECTION': 'keep-alive' } }), 502, /101/);
-    expectProxyError(await invoke(emu(), proxy, { method: 'GET' }), 502, /101/);
-  });
+  it.each(SWITCHING)(
+    'a destination answering %s gets a 502 proxy_error, not a hang (both forwarding paths)',
+    async (_what, answer) => {
+      const target = await rawDestination((socket) => socket.write(answer));
+      const proxy = await createProxy(emu(), { destination_url: target.url });
+      expectProxyError(
+        await invoke(emu(), proxy, { method: 'GET', headers: { 'SVC-PROXY-CONNECTION': 'keep-alive' } }),
+        502,
+        /101/,
+      );
+      expectProxyError(await invoke(emu(), proxy, { method: 'GET' }), 502, /101/);
+    },
+  );
 });
 
 describe('answers of destinations are read within a bound', () => {
@@ -429,7 +540,9 @@ describe('answers of destinations are read within a bound', () => {
 
   it('an answer of exactly 5 MB still reaches the response transform', async () => {
     const five = Buffer.alloc(5 * 1024 * 1024, 'b');
-    const target = await destination((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end(five));
+    const target = await destination((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(five),
+    );
     const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: WRAP } });
     const result = await invoke(emu(), proxy, { method: 'GET' });
     expect(result.status, result.text).toBe(200);
@@ -439,7 +552,8 @@ describe('answers of destinations are read within a bound', () => {
 
 describe('the admin route and the Host a browser sends (DNS rebinding)', () => {
   const emu = sharedEmulator();
-  const mint = (headers: string[]) => raw(emu().url, 'POST /_emulator/tenants HTTP/1.1', ['Content-Type: application/json', ...headers], '{}');
+  const mint = (headers: string[]) =>
+    raw(emu().url, 'POST /_emulator/tenants HTTP/1.1', ['Content-Type: application/json', ...headers], '{}');
   const parsed = (answer: RawAnswer) => ({ ...answer, body: JSON.parse(answer.body) as unknown });
 
   it.each([
@@ -477,8 +591,16 @@ describe('the admin route and the Host a browser sends (DNS rebinding)', () => {
 
   it('guards the webhook secret the same way', async () => {
     const key = `SVC-API-KEY: ${emu().managementKey}`;
-    expectProblem(parsed(await raw(emu().url, 'GET /_emulator/webhook-secret HTTP/1.1', [key, 'Host: evil.example'])), 403, /Host/);
-    expectProblem(parsed(await raw(emu().url, 'GET /_emulator/webhook-secret HTTP/1.1', [key, 'Origin: http://evil.example'])), 403, /Origin/);
+    expectProblem(
+      parsed(await raw(emu().url, 'GET /_emulator/webhook-secret HTTP/1.1', [key, 'Host: evil.example'])),
+      403,
+      /Host/,
+    );
+    expectProblem(
+      parsed(await raw(emu().url, 'GET /_emulator/webhook-secret HTTP/1.1', [key, 'Origin: http://evil.example'])),
+      403,
+      /Origin/,
+    );
     expect((await raw(emu().url, 'GET /_emulator/webhook-secret HTTP/1.1', [key])).status).toBe(200);
   });
 });
@@ -487,7 +609,9 @@ describe('configuration values at rest', () => {
   const REACTOR_SECRET = 'sk_live_reactor_0123456789';
   const PROXY_SECRET = 'sk_live_proxy_9876543210';
   const ECHO = source('module.exports = async (req) => ({ raw: { configuration: req.configuration } });');
-  const TRANSFORM = source("module.exports = async (req) => ({ body: { key: req.configuration.api_key }, headers: { 'Content-Type': 'application/json' } });");
+  const TRANSFORM = source(
+    "module.exports = async (req) => ({ body: { key: req.configuration.api_key }, headers: { 'Content-Type': 'application/json' } });",
+  );
 
   async function storeText(emu: TestEmulator): Promise<string> {
     const folder = path.join(emu.dir, '.svc');
@@ -501,10 +625,16 @@ describe('configuration values at rest', () => {
     const target = await destination((request, response) => {
       let body = '';
       request.on('data', (chunk) => (body += chunk));
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: request.headers['x-received'] ?? null }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ received: request.headers['x-received'] ?? null }));
     });
     const reactor = await createReactor(emu, ECHO, { api_key: REACTOR_SECRET });
-    const proxy = await createProxy(emu, { destination_url: target.url, configuration: { api_key: PROXY_SECRET }, request_transform: { code: TRANSFORM } });
+    const proxy = await createProxy(emu, {
+      destination_url: target.url,
+      configuration: { api_key: PROXY_SECRET },
+      request_transform: { code: TRANSFORM },
+    });
     return { reactor, proxy, target };
   }
 
@@ -523,19 +653,35 @@ describe('configuration values at rest', () => {
     expect(proxy.configuration).toEqual({ api_key: PROXY_SECRET });
     await expectServed(emu, reactor, proxy);
     // Changed by PUT and PATCH: still sealed.
-    const put = await emu.call('PUT', `/proxies/${proxy.id}`, { body: { name: proxy.name, destination_url: proxy.destination_url, configuration: { api_key: `${PROXY_SECRET}-put` }, request_transform: { code: TRANSFORM }, require_auth: false } });
+    const put = await emu.call('PUT', `/proxies/${proxy.id}`, {
+      body: {
+        name: proxy.name,
+        destination_url: proxy.destination_url,
+        configuration: { api_key: `${PROXY_SECRET}-put` },
+        request_transform: { code: TRANSFORM },
+        require_auth: false,
+      },
+    });
     expect(put.body.configuration).toEqual({ api_key: `${PROXY_SECRET}-put` });
-    const patched = await emu.call('PATCH', `/reactors/${reactor.id}`, { raw: JSON.stringify({ configuration: { other: `${REACTOR_SECRET}-patch` } }), contentType: 'application/merge-patch+json' });
+    const patched = await emu.call('PATCH', `/reactors/${reactor.id}`, {
+      raw: JSON.stringify({ configuration: { other: `${REACTOR_SECRET}-patch` } }),
+      contentType: 'application/merge-patch+json',
+    });
     expect(patched.status).toBe(204);
-    expect((await emu.call('GET', `/reactors/${reactor.id}`)).body.configuration).toEqual({ api_key: REACTOR_SECRET, other: `${REACTOR_SECRET}-patch` });
+    expect((await emu.call('GET', `/reactors/${reactor.id}`)).body.configuration).toEqual({
+      api_key: REACTOR_SECRET,
+      other: `${REACTOR_SECRET}-patch`,
+    });
     await emu.dispose();
     const text = await storeText(emu);
     for (const secret of [REACTOR_SECRET, PROXY_SECRET, 'sk_live_']) expect(text).not.toContain(secret);
 
     const again = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
-    const reread = await again.call("GET", `/proxies/${proxy.id}`);
+    const reread = await again.call('GET', `/proxies/${proxy.id}`);
     expect(reread.body.configuration, reread.text).toEqual({ api_key: `${PROXY_SECRET}-put` });
-    expect((await react(again, reactor)).body).toEqual({ raw: { configuration: { api_key: REACTOR_SECRET, other: `${REACTOR_SECRET}-patch` } } });
+    expect((await react(again, reactor)).body).toEqual({
+      raw: { configuration: { api_key: REACTOR_SECRET, other: `${REACTOR_SECRET}-patch` } },
+    });
   });
 
   it('a store written with plaintext configuration still opens, serves it, and is sealed on open', async () => {
@@ -548,7 +694,9 @@ describe('configuration values at rest', () => {
       ['reactors.json', { api_key: REACTOR_SECRET }],
       ['proxies.json', { api_key: PROXY_SECRET }],
     ] as const) {
-      const content = JSON.parse(await readFile(path.join(folder, file), 'utf8')) as { records: Record<string, unknown>[] };
+      const content = JSON.parse(await readFile(path.join(folder, file), 'utf8')) as {
+        records: Record<string, unknown>[];
+      };
       for (const record of content.records) {
         delete record.configuration_sealed;
         record.configuration = configuration;
@@ -567,7 +715,9 @@ describe('configuration values at rest', () => {
   async function unseal(emu: TestEmulator, configurations: Record<string, Record<string, string>>): Promise<void> {
     const folder = path.join(emu.dir, '.svc', 'data');
     for (const file of ['reactors.json', 'proxies.json']) {
-      const content = JSON.parse(await readFile(path.join(folder, file), 'utf8')) as { records: Record<string, unknown>[] };
+      const content = JSON.parse(await readFile(path.join(folder, file), 'utf8')) as {
+        records: Record<string, unknown>[];
+      };
       for (const record of content.records) {
         const configuration = configurations[record.id as string];
         if (configuration === undefined) continue;
@@ -587,7 +737,9 @@ describe('configuration values at rest', () => {
 
     const fs = new FaultyFileSystem();
     fs.fail((op, file) => op === 'rename' && file.includes(`${path.sep}journal${path.sep}`), 'EROFS');
-    await expect(startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey, fileSystem: fs })).rejects.toThrow(/read-only/);
+    await expect(
+      startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey, fileSystem: fs }),
+    ).rejects.toThrow(/read-only/);
     // Both records are written in one journal entry, and it was refused: neither file changed.
     expect(fs.writes((file) => file.includes(`${path.sep}journal${path.sep}`))).toBe(1);
     expect(await storeText(emu)).toBe(before);
@@ -609,8 +761,12 @@ describe('configuration values at rest', () => {
 
     const again = await startEmulator({ dir: emu.dir, managementKey: emu.managementKey, privateKey: emu.privateKey });
     const warnings = again.events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
-    expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`configuration of reactors ${reactor.name} is emptied; enter it again`)));
-    expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`configuration of proxies ${proxy.name} is emptied; enter it again`)));
+    expect(warnings).toContainEqual(
+      expect.stringMatching(new RegExp(`configuration of reactors ${reactor.name} is emptied; enter it again`)),
+    );
+    expect(warnings).toContainEqual(
+      expect.stringMatching(new RegExp(`configuration of proxies ${proxy.name} is emptied; enter it again`)),
+    );
     expect(warnings.join('\n')).not.toContain(plain.name);
     expect(warnings.join('\n')).not.toContain('sk_live_');
     expect((await again.call('GET', `/reactors/${reactor.id}`)).body.configuration).toEqual({});
@@ -620,7 +776,10 @@ describe('configuration values at rest', () => {
     expect(shown.body.configuration).toBeNull();
     expect(shown.body.key).not.toBe(proxy.key);
     // Entered again, it serves; the next start warns of nothing.
-    const patched = await again.call('PATCH', `/reactors/${reactor.id}`, { raw: JSON.stringify({ configuration: { api_key: 'entered-again' } }), contentType: 'application/merge-patch+json' });
+    const patched = await again.call('PATCH', `/reactors/${reactor.id}`, {
+      raw: JSON.stringify({ configuration: { api_key: 'entered-again' } }),
+      contentType: 'application/merge-patch+json',
+    });
     expect(patched.status, patched.text).toBe(204);
     await again.dispose();
 
@@ -644,13 +803,16 @@ describe('the streaming path still works with all of this', () => {
       finish = () => response.end('data: last\n\n');
     });
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const response = await undiciRequest(`${emu().url}/proxy`, { headers: { 'svc-proxy-key': proxy.key, 'svc-trace-id': 'stream-trace-1' } });
+    const response = await undiciRequest(`${emu().url}/proxy`, {
+      headers: { 'svc-proxy-key': proxy.key, 'svc-trace-id': 'stream-trace-1' },
+    });
     expect(response.headers['svc-trace-id']).toBe('stream-trace-1');
     const chunks = response.body[Symbol.asyncIterator]();
     expect(Buffer.from((await chunks.next()).value as Buffer).toString()).toBe('data: first\n\n');
     finish();
     let rest = '';
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) rest += Buffer.from(next.value as Buffer).toString();
+    for (let next = await chunks.next(); !next.done; next = await chunks.next())
+      rest += Buffer.from(next.value as Buffer).toString();
     expect(rest).toBe('data: last\n\n');
   });
 });

@@ -11,10 +11,17 @@ function expectProblem(answer: RawResponse | 'closed', status: number, label: st
   expect(response.status, `${label}: ${response.body}`).toBe(status);
   expect(response.headers['content-type'], label).toMatch(/^application\/problem\+json/);
   const problem = JSON.parse(response.body);
-  expect(problem, label).toMatchObject({ status, type: expect.stringMatching(/^urn:svc:problem:/), title: expect.any(String), detail: expect.any(String), trace_id: expect.any(String) });
+  expect(problem, label).toMatchObject({
+    status,
+    type: expect.stringMatching(/^urn:svc:problem:/),
+    title: expect.any(String),
+    detail: expect.any(String),
+    trace_id: expect.any(String),
+  });
 }
 
-const repeated = (name: string, count: number, value = (i: number) => String(i)) => Array.from({ length: count }, (_, i) => `${name}=${value(i)}`).join('&');
+const repeated = (name: string, count: number, value = (i: number) => String(i)) =>
+  Array.from({ length: count }, (_, i) => `${name}=${value(i)}`).join('&');
 
 describe('errors the router and node:http meet', () => {
   const emu = sharedEmulator();
@@ -39,23 +46,46 @@ describe('errors the router and node:http meet', () => {
       expect((answer as RawResponse).headers.connection, label).not.toBe('close');
     }
     connection.send(rawRequest(url, 'GET /health HTTP/1.1'));
-    expect(await connection.next()).toMatchObject({ status: 200, body: JSON.stringify({ status: 'ok', version: packageVersion() }) });
+    expect(await connection.next()).toMatchObject({
+      status: 200,
+      body: JSON.stringify({ status: 'ok', version: packageVersion() }),
+    });
     expect(connection.reset).toBe(false);
   });
 
   it('bytes that are not HTTP are answered with a problem, then the connection is closed cleanly', async () => {
     const { url, privateKey } = emu();
-    const post = (headers: string[], body: string) => rawRequest(url, 'POST /tokens HTTP/1.1', [`svc-api-key: ${privateKey}`, 'content-type: application/json', ...headers], body);
+    const post = (headers: string[], body: string) =>
+      rawRequest(
+        url,
+        'POST /tokens HTTP/1.1',
+        [`svc-api-key: ${privateKey}`, 'content-type: application/json', ...headers],
+        body,
+      );
     const token = '{"type":"token","data":"x"}';
     const cases: [string, string, number][] = [
       ['a request line that is not HTTP', 'GARBAGE\r\n\r\n', 400],
       ['a Content-Length that is not a number', post(['content-length: abc'], token), 400],
       ['two Content-Lengths that differ', post(['content-length: 27', 'content-length: 5'], token), 400],
-      ['Content-Length with Transfer-Encoding', post([`content-length: ${token.length}`, 'transfer-encoding: chunked'], `1b\r\n${token}\r\n0\r\n\r\n`), 400],
+      [
+        'Content-Length with Transfer-Encoding',
+        post([`content-length: ${token.length}`, 'transfer-encoding: chunked'], `1b\r\n${token}\r\n0\r\n\r\n`),
+        400,
+      ],
       ['a header name with a space', rawRequest(url, 'GET /health HTTP/1.1', ['bad name: x']), 400],
       ['headers over 16 KB', rawRequest(url, 'GET /health HTTP/1.1', [`x-big: ${'a'.repeat(20_000)}`]), 431],
-      ['a URL over 16 KB', rawRequest(url, `GET /tokens?${repeated('id', 2000, (i) => `token-${i}`)} HTTP/1.1`, [`svc-api-key: ${privateKey}`]), 431],
-      ['a body shorter than its Content-Length, then more bytes', post(['content-length: 2'], `${token}GET /health HTTP/1.1\r\n\r\n`), 400],
+      [
+        'a URL over 16 KB',
+        rawRequest(url, `GET /tokens?${repeated('id', 2000, (i) => `token-${i}`)} HTTP/1.1`, [
+          `svc-api-key: ${privateKey}`,
+        ]),
+        431,
+      ],
+      [
+        'a body shorter than its Content-Length, then more bytes',
+        post(['content-length: 2'], `${token}GET /health HTTP/1.1\r\n\r\n`),
+        400,
+      ],
       ['a chunk size that is not hex', post(['transfer-encoding: chunked'], 'zz\r\n{}\r\n0\r\n\r\n'), 400],
       ['an HTTP/1.1 request without Host', 'GET /health HTTP/1.1\r\nconnection: close\r\n\r\n', 400],
     ];
@@ -72,7 +102,9 @@ describe('errors the router and node:http meet', () => {
   it('an answer under way when bad bytes follow on its connection is finished first', async () => {
     const { url, privateKey } = emu();
     const connection = await rawConnection(url);
-    connection.send(`${rawRequest(url, 'GET /tokens?size=1 HTTP/1.1', [`svc-api-key: ${privateKey}`])}NOT HTTP AT ALL\r\n\r\n`);
+    connection.send(
+      `${rawRequest(url, 'GET /tokens?size=1 HTTP/1.1', [`svc-api-key: ${privateKey}`])}NOT HTTP AT ALL\r\n\r\n`,
+    );
     const first = await connection.next();
     expect(first).toMatchObject({ status: 200 });
     expect(JSON.parse((first as RawResponse).body)).toHaveProperty('pagination');
@@ -92,11 +124,19 @@ describe('errors the router and node:http meet', () => {
     ];
     for (const [label, body, type, status] of bodies) {
       const connection = await rawConnection(url);
-      const head = rawRequest(url, 'POST /tokens HTTP/1.1', [`svc-api-key: ${privateKey}`, `content-type: ${type}`, `content-length: ${body.length}`]);
+      const head = rawRequest(url, 'POST /tokens HTTP/1.1', [
+        `svc-api-key: ${privateKey}`,
+        `content-type: ${type}`,
+        `content-length: ${body.length}`,
+      ]);
       connection.send(Buffer.concat([Buffer.from(head), body, Buffer.from(rawRequest(url, 'GET /health HTTP/1.1'))]));
       expectProblem(await connection.next(), status, label);
       const next = await connection.next();
-      if (next !== 'closed') expect(next, label).toMatchObject({ status: 200, body: JSON.stringify({ status: 'ok', version: packageVersion() }) });
+      if (next !== 'closed')
+        expect(next, label).toMatchObject({
+          status: 200,
+          body: JSON.stringify({ status: 'ok', version: packageVersion() }),
+        });
       expect(connection.reset, label).toBe(false);
     }
   });
@@ -106,7 +146,14 @@ describe('slow clients', () => {
   it('a body that stalls is answered 408 and its connection closed, within the configured bound', async () => {
     const emu = await startEmulator({ inMemory: true, requestTimeoutMs: 600, headersTimeoutMs: 300 });
     const connection = await rawConnection(emu.url);
-    connection.send(rawRequest(emu.url, 'POST /tokens HTTP/1.1', [`svc-api-key: ${emu.privateKey}`, 'content-type: application/json', 'content-length: 100'], '{"type":'));
+    connection.send(
+      rawRequest(
+        emu.url,
+        'POST /tokens HTTP/1.1',
+        [`svc-api-key: ${emu.privateKey}`, 'content-type: application/json', 'content-length: 100'],
+        '{"type":',
+      ),
+    );
     expectProblem(await connection.next(), 408, 'stalled body');
     expect(await connection.next()).toBe('closed');
     expect(emu.events.filter((event) => event.type === 'error')).toEqual([]);
@@ -125,14 +172,17 @@ describe('slow clients', () => {
   });
 
   it('refuses timeouts that are not whole milliseconds', async () => {
-    await expect(startEmulator({ inMemory: true, requestTimeoutMs: 0 })).rejects.toThrow(/requestTimeoutMs must be a whole number/);
+    await expect(startEmulator({ inMemory: true, requestTimeoutMs: 0 })).rejects.toThrow(
+      /requestTimeoutMs must be a whole number/,
+    );
   });
 });
 
 describe('stopping', () => {
   it('closes idle keep-alive connections at once and lets an answer in flight finish, marked Connection: close', async () => {
     const emu = await startEmulator({ inMemory: true, shutdownGraceMs: 60_000 });
-    const code = "module.exports = async () => { console.log('running'); await new Promise((resolve) => setTimeout(resolve, 500)); return { raw: 'done' }; };";
+    const code =
+      "module.exports = async () => { console.log('running'); await new Promise((resolve) => setTimeout(resolve, 500)); return { raw: 'done' }; };";
     const reactor = await emu.call('POST', '/reactors', { body: { name: unique('slow'), code, configuration: {} } });
     expect(reactor.status, reactor.text).toBe(201);
     const idle = await rawConnection(emu.url);
@@ -140,8 +190,16 @@ describe('stopping', () => {
     expect(await idle.next()).toMatchObject({ status: 200 });
     const busy = await rawConnection(emu.url);
     const body = '{}';
-    busy.send(rawRequest(emu.url, `POST /reactors/${reactor.body.id}/react HTTP/1.1`, [`svc-api-key: ${emu.privateKey}`, 'content-type: application/json', `content-length: ${body.length}`], body));
-    for (let i = 0; i < 500 && !emu.events.some((event) => event.type === 'console'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    busy.send(
+      rawRequest(
+        emu.url,
+        `POST /reactors/${reactor.body.id}/react HTTP/1.1`,
+        [`svc-api-key: ${emu.privateKey}`, 'content-type: application/json', `content-length: ${body.length}`],
+        body,
+      ),
+    );
+    for (let i = 0; i < 500 && !emu.events.some((event) => event.type === 'console'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
 
     // a grace of a minute, inside a test of 20 s: idle connections must not wait for it
     const disposed = emu.dispose();
@@ -161,7 +219,13 @@ describe('stopping', () => {
       return new Promise<void>((resolve) => silent.close(() => resolve()));
     });
     const emu = await startEmulator({ inMemory: true, shutdownGraceMs: 300 });
-    const proxy = await emu.call('POST', '/proxies', { body: { name: unique('silent'), destination_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, require_auth: false } });
+    const proxy = await emu.call('POST', '/proxies', {
+      body: {
+        name: unique('silent'),
+        destination_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        require_auth: false,
+      },
+    });
     expect(proxy.status, proxy.text).toBe(201);
     const waiting = await rawConnection(emu.url);
     waiting.send(rawRequest(emu.url, 'GET /proxy HTTP/1.1', [`svc-proxy-key: ${proxy.body.key}`]));

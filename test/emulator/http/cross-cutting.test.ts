@@ -55,7 +55,12 @@ describe('problem+json, limits and tracing', () => {
 
   it('answers a body over 5 MB with 413', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const raw = JSON.stringify({ name: 'x', type: 'private', permissions: ['token:read'], pad: 'y'.repeat(5 * 1024 * 1024) });
+    const raw = JSON.stringify({
+      name: 'x',
+      type: 'private',
+      permissions: ['token:read'],
+      pad: 'y'.repeat(5 * 1024 * 1024),
+    });
     const result = await emu.call('POST', '/applications', { raw, contentType: 'application/json' });
     expect(result.status).toBe(413);
     expect(result.body).toMatchObject({ status: 413, type: 'urn:svc:problem:payload-too-large' });
@@ -63,7 +68,10 @@ describe('problem+json, limits and tracing', () => {
 
   it('answers a body that is not JSON with 415', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const result = await emu.call('POST', '/applications', { raw: 'name=x', contentType: 'application/x-www-form-urlencoded' });
+    const result = await emu.call('POST', '/applications', {
+      raw: 'name=x',
+      contentType: 'application/x-www-form-urlencoded',
+    });
     expect(result.status).toBe(415);
     expect(result.body.detail).toContain('application/x-www-form-urlencoded');
   });

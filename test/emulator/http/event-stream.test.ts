@@ -40,8 +40,13 @@ async function twoTenants() {
   const other = await createTenant(emu);
   const mine = await reactor(emu, emu.managementKey, 'mine', TALKS('mine says'));
   const theirs = await reactor(emu, other.management_key, 'theirs', TALKS('theirs says'));
-  expect((await emu.call('POST', `/reactors/${mine}/react`, { key: emu.privateKey, body: { args: { n: 1 } } })).status).toBe(200);
-  const called = await emu.call('POST', `/reactors/${theirs}/react`, { key: other.private_key, body: { args: { n: 2 } } });
+  expect(
+    (await emu.call('POST', `/reactors/${mine}/react`, { key: emu.privateKey, body: { args: { n: 1 } } })).status,
+  ).toBe(200);
+  const called = await emu.call('POST', `/reactors/${theirs}/react`, {
+    key: other.private_key,
+    body: { args: { n: 2 } },
+  });
   expect(called.status).toBe(200);
   return { emu, other, mine, theirs };
 }
@@ -49,7 +54,9 @@ async function twoTenants() {
 describe('GET /_emulator/events', () => {
   test('each management key sees its own tenant only; without follow the recent events come and the answer ends', async () => {
     const { emu, other } = await twoTenants();
-    await eventually(() => expect(emu.events.some((event) => event.type === 'console' && event.text === 'theirs says 2')).toBe(true));
+    await eventually(() =>
+      expect(emu.events.some((event) => event.type === 'console' && event.text === 'theirs says 2')).toBe(true),
+    );
     const answer = await emu.call('GET', '/_emulator/events');
     expect(answer.status).toBe(200);
     expect(String(answer.headers['content-type'])).toMatch(/^text\/event-stream/);
@@ -62,7 +69,9 @@ describe('GET /_emulator/events', () => {
     expect(answer.text).not.toContain(emu.privateKey);
 
     const theirs = parse((await emu.call('GET', '/_emulator/events', { key: other.management_key })).text);
-    expect(theirs).toContainEqual(expect.objectContaining({ type: 'console', source: 'theirs', text: 'theirs says 2' }));
+    expect(theirs).toContainEqual(
+      expect.objectContaining({ type: 'console', source: 'theirs', text: 'theirs says 2' }),
+    );
     expect(theirs.some((event) => JSON.stringify(event).includes('mine'))).toBe(false);
   });
 
@@ -82,7 +91,10 @@ describe('GET /_emulator/events', () => {
     const first = await reactor(emu, emu.managementKey, 'first', TALKS('first'));
     const second = await reactor(emu, emu.managementKey, 'second', TALKS('second'));
     await emu.call('POST', `/reactors/${first}/react`, { key: emu.privateKey, body: { args: {} } });
-    const failed = await emu.call('POST', `/reactors/${second}/react`, { key: emu.privateKey, body: { args: { fail: true } } });
+    const failed = await emu.call('POST', `/reactors/${second}/react`, {
+      key: emu.privateKey,
+      body: { args: { fail: true } },
+    });
     expect(failed.status).toBeGreaterThanOrEqual(400);
     await eventually(() => expect(emu.events.filter((event) => event.type === 'console').length === 2).toBe(true));
 
@@ -95,7 +107,9 @@ describe('GET /_emulator/events', () => {
     const byId = parse((await emu.call('GET', `/_emulator/events?reactor=${first}`)).text);
     expect(byId).toContainEqual(expect.objectContaining({ type: 'request', path: `/reactors/${first}/react` }));
 
-    const errors = parse((await emu.call('GET', `/_emulator/events?status=${failed.status >= 500 ? '5xx' : '4xx'}`)).text);
+    const errors = parse(
+      (await emu.call('GET', `/_emulator/events?status=${failed.status >= 500 ? '5xx' : '4xx'}`)).text,
+    );
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((event) => 'status' in event && event.status === failed.status)).toBe(true);
     expect(errors).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'second' }));

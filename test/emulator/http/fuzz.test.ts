@@ -42,7 +42,11 @@ interface Fixtures {
 
 function routes(f: Fixtures): Route[] {
   const app = { name: 'fuzz', type: 'private', permissions: ['token:read'] };
-  const reactor = { name: 'fuzz', code: 'module.exports = async (req) => ({ raw: req.args });', configuration: { A: 'b' } };
+  const reactor = {
+    name: 'fuzz',
+    code: 'module.exports = async (req) => ({ raw: req.args });',
+    configuration: { A: 'b' },
+  };
   const proxy = { name: 'fuzz', destination_url: f.destination, require_auth: false };
   return [
     { method: 'GET', path: '/health', key: 'none' },
@@ -52,16 +56,42 @@ function routes(f: Fixtures): Route[] {
     { method: 'GET', path: '/applications', key: 'management' },
     { method: 'GET', path: '/applications/key', key: 'private' },
     { method: 'GET', path: '/applications/:application', key: 'management' },
-    { method: 'PUT', path: '/applications/:application', key: 'management', example: { name: 'fuzz-2', permissions: ['token:read'] } },
+    {
+      method: 'PUT',
+      path: '/applications/:application',
+      key: 'management',
+      example: { name: 'fuzz-2', permissions: ['token:read'] },
+    },
     { method: 'POST', path: '/applications/:application/regenerate', key: 'management' },
     { method: 'DELETE', path: '/applications/:victimApplication', key: 'management' },
-    { method: 'POST', path: '/tokens', key: 'private', example: { type: 'token', data: { a: 1 }, containers: ['/general/'], metadata: { k: 'v' }, expires_at: '2099-01-01T00:00:00Z' } },
-    { method: 'POST', path: '/tokens', key: 'private', example: { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 } } },
+    {
+      method: 'POST',
+      path: '/tokens',
+      key: 'private',
+      example: {
+        type: 'token',
+        data: { a: 1 },
+        containers: ['/general/'],
+        metadata: { k: 'v' },
+        expires_at: '2099-01-01T00:00:00Z',
+      },
+    },
+    {
+      method: 'POST',
+      path: '/tokens',
+      key: 'private',
+      example: { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 } },
+    },
     { method: 'GET', path: '/tokens', key: 'private' },
     { method: 'GET', path: '/tokens/:token', key: 'private' },
     { method: 'DELETE', path: '/tokens/:victimToken', key: 'private' },
     { method: 'POST', path: '/tokenize', key: 'private', example: { a: 'plain', b: { type: 'token', data: [1, 2] } } },
-    { method: 'POST', path: '/detokenize', key: 'private', example: { a: `{{ ${f.tokenId} }}`, b: [`x {{${f.tokenId}}} y`] } },
+    {
+      method: 'POST',
+      path: '/detokenize',
+      key: 'private',
+      example: { a: `{{ ${f.tokenId} }}`, b: [`x {{${f.tokenId}}} y`] },
+    },
     { method: 'POST', path: '/transactions', key: 'private' },
     { method: 'GET', path: '/transactions/:transaction', key: 'private' },
     { method: 'POST', path: '/transactions/:transaction/commit', key: 'private' },
@@ -71,7 +101,12 @@ function routes(f: Fixtures): Route[] {
     { method: 'GET', path: '/reactors/:reactor', key: 'management' },
     { method: 'PUT', path: '/reactors/:reactor', key: 'management', example: reactor },
     { method: 'PATCH', path: '/reactors/:reactor', key: 'management', example: { configuration: { A: null, B: 'c' } } },
-    { method: 'POST', path: '/reactors/:reactor/react', key: 'private', example: { args: { token: `{{ ${f.tokenId} }}`, n: 1 } } },
+    {
+      method: 'POST',
+      path: '/reactors/:reactor/react',
+      key: 'private',
+      example: { args: { token: `{{ ${f.tokenId} }}`, n: 1 } },
+    },
     { method: 'GET', path: '/reactors/:reactor/results/:result', key: 'private' },
     { method: 'DELETE', path: '/reactors/:victimReactor', key: 'management' },
     { method: 'POST', path: '/proxies', key: 'management', example: proxy },
@@ -100,21 +135,41 @@ async function fixtures(emu: TestEmulator): Promise<Fixtures> {
     return result.body;
   };
   const echo = 'module.exports = async (req) => ({ body: req.args.body, headers: req.args.headers });';
-  const application = await made('/applications', { name: unique('fuzz'), type: 'private', permissions: ['token:read'] });
+  const application = await made('/applications', {
+    name: unique('fuzz'),
+    type: 'private',
+    permissions: ['token:read'],
+  });
   // Detokenizes for the anonymous proxy; no route fuzzes it, so it keeps token:use.
   const bound = await made('/applications', { name: unique('fuzz'), type: 'private', permissions: ['token:use'] });
   const token = await made('/tokens', { id: 'fuzz-token', type: 'token', data: 'secret' }, emu.privateKey);
-  const reactorBody = () => ({ name: unique('fuzz'), code: 'module.exports = async (req) => ({ raw: req.args });', configuration: {} });
+  const reactorBody = () => ({
+    name: unique('fuzz'),
+    code: 'module.exports = async (req) => ({ raw: req.args });',
+    configuration: {},
+  });
   const reactor = await made('/reactors', reactorBody());
   const result = await made(`/reactors/${reactor.id}/react`, { args: {}, callback_url: `${url}/hook` }, emu.privateKey);
-  const proxy = await made('/proxies', { name: unique('fuzz'), destination_url: url, require_auth: false, application: { id: bound.id } });
+  const proxy = await made('/proxies', {
+    name: unique('fuzz'),
+    destination_url: url,
+    require_auth: false,
+    application: { id: bound.id },
+  });
   const victims = {
-    application: (await made('/applications', { name: unique('victim'), type: 'private', permissions: ['token:read'] })).id,
+    application: (await made('/applications', { name: unique('victim'), type: 'private', permissions: ['token:read'] }))
+      .id,
     token: (await made('/tokens', { id: 'victim-token', type: 'token', data: 'x' }, emu.privateKey)).id,
     reactor: (await made('/reactors', reactorBody())).id,
     proxy: (await made('/proxies', { name: unique('victim'), destination_url: url })).id,
   };
-  const transformed = await made('/proxies', { name: unique('fuzz'), destination_url: url, require_auth: true, request_transform: { code: echo }, response_transform: { code: echo } });
+  const transformed = await made('/proxies', {
+    name: unique('fuzz'),
+    destination_url: url,
+    require_auth: true,
+    request_transform: { code: echo },
+    response_transform: { code: echo },
+  });
   const transaction = await made('/transactions', undefined, emu.privateKey);
   return {
     victims,
@@ -155,15 +210,28 @@ function makeCase(random: Random, emu: TestEmulator, f: Fixtures, all: Route[]):
     victimProxy: f.victims.proxy,
   };
   let path = route.path.replace(/:(\w+)/g, (_match, name: string) => mutateId(random, ids[name]!));
-  if (path.startsWith('/proxy') && !path.startsWith('/proxies') && random.chance(0.3)) path += `/${random.pick(['%ff', 'x%2Fy', '..', 'a b'.replace(' ', '%20'), 'é'])}`;
+  if (path.startsWith('/proxy') && !path.startsWith('/proxies') && random.chance(0.3))
+    path += `/${random.pick(['%ff', 'x%2Fy', '..', 'a b'.replace(' ', '%20'), 'é'])}`;
   path += random.chance(0.35) ? randomQuery(random) : '';
 
   const headers: Record<string, string> = {};
-  const keys: Record<KeyKind, string | undefined> = { management: emu.managementKey, private: emu.privateKey, none: undefined };
-  const key = random.chance(0.85) ? keys[route.key] : random.pick([undefined, 'garbage', emu.managementKey, emu.privateKey, 'k'.repeat(4000)]);
+  const keys: Record<KeyKind, string | undefined> = {
+    management: emu.managementKey,
+    private: emu.privateKey,
+    none: undefined,
+  };
+  const key = random.chance(0.85)
+    ? keys[route.key]
+    : random.pick([undefined, 'garbage', emu.managementKey, emu.privateKey, 'k'.repeat(4000)]);
   if (key !== undefined) headers['svc-api-key'] = key;
-  if (path.startsWith('/proxy') && !path.startsWith('/proxies') && random.chance(0.9)) headers['svc-proxy-key'] = path.includes('transformed') ? f.transformProxyKey : f.proxyKey;
-  if (random.chance(0.1)) headers['svc-transaction-id'] = random.pick([f.transactionId, 'not-a-uuid', '00000000-0000-4000-8000-000000000000']);
+  if (path.startsWith('/proxy') && !path.startsWith('/proxies') && random.chance(0.9))
+    headers['svc-proxy-key'] = path.includes('transformed') ? f.transformProxyKey : f.proxyKey;
+  if (random.chance(0.1))
+    headers['svc-transaction-id'] = random.pick([
+      f.transactionId,
+      'not-a-uuid',
+      '00000000-0000-4000-8000-000000000000',
+    ]);
   if (random.chance(0.1)) headers['svc-trace-id'] = random.pick(['ok-1', 'x'.repeat(500), 'with space', '']);
   if (random.chance(0.05)) headers['content-encoding'] = random.pick(['gzip', 'br', 'identity']);
   if (random.chance(0.05)) headers['svc-proxy-keep-alive'] = random.pick(['timeout=5', '']);
@@ -182,11 +250,18 @@ function makeCase(random: Random, emu: TestEmulator, f: Fixtures, all: Route[]):
 }
 
 function describeCase(index: number, c: Case): string {
-  const shown = c.body === undefined ? '' : ` body(${c.label}, ${c.body.length} B): ${c.body.subarray(0, 120).toString('latin1')}`;
+  const shown =
+    c.body === undefined ? '' : ` body(${c.label}, ${c.body.length} B): ${c.body.subarray(0, 120).toString('latin1')}`;
   return `seed ${SEED}, request ${index}: ${c.method} ${c.path.slice(0, 200)} headers ${JSON.stringify(c.headers).slice(0, 300)}${shown}`;
 }
 
-function expectSaneAnswer(where: string, status: number, headers: Record<string, unknown>, text: string, fromProxy: boolean): void {
+function expectSaneAnswer(
+  where: string,
+  status: number,
+  headers: Record<string, unknown>,
+  text: string,
+  fromProxy: boolean,
+): void {
   expect(status, `${where}\n-> ${status} ${text.slice(0, 300)}`).toBeLessThan(500);
   if (status < 400) return;
   const type = String(headers['content-type'] ?? '');
@@ -197,8 +272,14 @@ function expectSaneAnswer(where: string, status: number, headers: Record<string,
     body = undefined;
   }
   const problem = fromProxy && type.startsWith('application/json') ? body?.proxy_error : body;
-  if (!(fromProxy && type.startsWith('application/json'))) expect(type, `${where}\n-> ${status} ${text.slice(0, 300)}`).toMatch(/^application\/problem\+json/);
-  expect(problem, `${where}\n-> ${status} ${text.slice(0, 300)}`).toMatchObject({ status, type: expect.stringMatching(/^urn:svc:problem:/), title: expect.any(String), detail: expect.any(String) });
+  if (!(fromProxy && type.startsWith('application/json')))
+    expect(type, `${where}\n-> ${status} ${text.slice(0, 300)}`).toMatch(/^application\/problem\+json/);
+  expect(problem, `${where}\n-> ${status} ${text.slice(0, 300)}`).toMatchObject({
+    status,
+    type: expect.stringMatching(/^urn:svc:problem:/),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
 }
 
 /** A request as bytes, then 1-3 bytes changed, dropped or added (mostly in the head). */
@@ -206,7 +287,14 @@ function mutatedRawRequest(random: Random, emu: TestEmulator): Buffer {
   const { host } = new URL(emu.url);
   const body = JSON.stringify({ type: 'token', data: 'x' });
   const lines = random.chance(0.5)
-    ? [`POST /tokens HTTP/1.1`, `Host: ${host}`, `svc-api-key: ${emu.privateKey}`, 'content-type: application/json', `content-length: ${body.length}`, 'connection: close']
+    ? [
+        `POST /tokens HTTP/1.1`,
+        `Host: ${host}`,
+        `svc-api-key: ${emu.privateKey}`,
+        'content-type: application/json',
+        `content-length: ${body.length}`,
+        'connection: close',
+      ]
     : [`GET /tokens?size=1 HTTP/1.1`, `Host: ${host}`, `svc-api-key: ${emu.privateKey}`, 'connection: close'];
   const bytes = [...Buffer.from(`${lines.join('\r\n')}\r\n\r\n${lines[0]!.startsWith('POST') ? body : ''}`)];
   const head = bytes.length - (lines[0]!.startsWith('POST') ? body.length : 0);
@@ -223,8 +311,17 @@ function mutatedRawRequest(random: Random, emu: TestEmulator): Buffer {
 
 describe('fuzzing every route', () => {
   it(`answers hostile requests with a 2xx-4xx, and every 4xx with a problem (seed ${SEED})`, async () => {
-    onTestFailed(() => console.error(`fuzz failed with seed ${SEED}; replay: SVC_FUZZ_SEED=${SEED} npx vitest run --config test/vitest.config.ts test/emulator/http/fuzz.test.ts`));
-    const emu = await startEmulator({ inMemory: true, requestTimeoutMs: 1000, headersTimeoutMs: 500, syncTimeoutMs: 2000 });
+    onTestFailed(() =>
+      console.error(
+        `fuzz failed with seed ${SEED}; replay: SVC_FUZZ_SEED=${SEED} npx vitest run --config test/vitest.config.ts test/emulator/http/fuzz.test.ts`,
+      ),
+    );
+    const emu = await startEmulator({
+      inMemory: true,
+      requestTimeoutMs: 1000,
+      headersTimeoutMs: 500,
+      syncTimeoutMs: 2000,
+    });
     const f = await fixtures(emu);
     const all = routes(f);
     const random = new Random(SEED);
@@ -234,12 +331,17 @@ describe('fuzzing every route', () => {
       const where = describeCase(index, c);
       let answer: { status: number; headers: Record<string, unknown>; text: string };
       try {
-        const response = await request(`${emu.url}${c.path}`, { method: c.method as never, headers: c.headers, body: c.body });
+        const response = await request(`${emu.url}${c.path}`, {
+          method: c.method as never,
+          headers: c.headers,
+          body: c.body,
+        });
         answer = { status: response.statusCode, headers: response.headers, text: await response.body.text() };
       } catch (error) {
         throw new Error(`${where}\n-> no whole answer: ${(error as Error).message}`);
       }
-      const fromProxy = /^\/proxy(\/|\?|$)/.test(c.path) && answer.headers['svc-proxy-destination-status'] === undefined;
+      const fromProxy =
+        /^\/proxy(\/|\?|$)/.test(c.path) && answer.headers['svc-proxy-destination-status'] === undefined;
       if (answer.headers['svc-proxy-destination-status'] !== undefined) continue; // the destination's own answer
       expectSaneAnswer(where, answer.status, answer.headers, answer.text, fromProxy);
     }
@@ -263,6 +365,9 @@ describe('fuzzing every route', () => {
       }),
     );
 
-    expect(emu.events.filter((event) => event.type === 'error'), `seed ${SEED}`).toEqual([]);
+    expect(
+      emu.events.filter((event) => event.type === 'error'),
+      `seed ${SEED}`,
+    ).toEqual([]);
   }, 60_000);
 });

@@ -71,14 +71,24 @@ async function send(emu: TestEmulator, method: string, path: string, sent: Sent)
   const text = await response.body.text();
   // The log line is written once the answer is (fastify's onResponse).
   await vi.waitFor(() => expect(emu.events.slice(events).some((event) => event.type === 'request')).toBe(true));
-  const event = emu.events.slice(events).find((entry) => entry.type === 'request') as Extract<EmulatorEvent, { type: 'request' }>;
+  const event = emu.events.slice(events).find((entry) => entry.type === 'request') as Extract<
+    EmulatorEvent,
+    { type: 'request' }
+  >;
   const { date: _date, ...rest } = response.headers;
   return {
     status: response.statusCode,
     headers: rest,
     text,
     lean: answered.count > before,
-    event: { type: 'request', method: event.method, path: event.path, status: event.status, traceId: event.traceId, tenant: event.tenantId !== undefined },
+    event: {
+      type: 'request',
+      method: event.method,
+      path: event.path,
+      status: event.status,
+      traceId: event.traceId,
+      tenant: event.tenantId !== undefined,
+    },
   };
 }
 
@@ -87,11 +97,19 @@ async function send(emu: TestEmulator, method: string, path: string, sent: Sent)
  * answers. `leftToFastify`: a request the lean path hands to fastify before reading it (a
  * Content-Type fastify refuses, a body over the limit), answered by fastify on both.
  */
-async function compare(method: string, paths: string | [string, string], sent: Sent = {}, normalize: (text: string) => string = (text) => text, leftToFastify = false) {
+async function compare(
+  method: string,
+  paths: string | [string, string],
+  sent: Sent = {},
+  normalize: (text: string) => string = (text) => text,
+  leftToFastify = false,
+) {
   const [leanPath, fullPath] = typeof paths === 'string' ? [paths, paths] : paths;
   const viaLean = await send(lean(), method, leanPath, sent);
   const viaFastify = await send(full(), method, fullPath, sent);
-  expect(viaLean.lean, `${method} ${leanPath}: answered by ${viaLean.lean ? 'the lean path' : 'fastify'}`).toBe(!leftToFastify);
+  expect(viaLean.lean, `${method} ${leanPath}: answered by ${viaLean.lean ? 'the lean path' : 'fastify'}`).toBe(
+    !leftToFastify,
+  );
   expect(viaFastify.lean).toBe(false);
   const comparable = (seen: Seen, path: string) => ({
     status: seen.status,
@@ -117,7 +135,10 @@ const json = (value: unknown) => ({ body: JSON.stringify(value), headers: { 'con
 describe('GET /tokens/{id} on the lean path answers as fastify does', () => {
   beforeAll(async () => {
     for (const emu of [lean(), full()]) {
-      const created = await emu.call('POST', '/tokens', { key: KEYS.privateKey, body: { id: 'lean-token-1', type: 'token', data: { note: 'x' } } });
+      const created = await emu.call('POST', '/tokens', {
+        key: KEYS.privateKey,
+        body: { id: 'lean-token-1', type: 'token', data: { note: 'x' } },
+      });
       expect(created.status, created.text).toBe(201);
     }
   });
@@ -132,7 +153,11 @@ describe('GET /tokens/{id} on the lean path answers as fastify does', () => {
     ['an unknown token (404)', '/tokens/no-such-token', {}],
     ['an id the schema refuses (400)', '/tokens/-starts-badly', {}],
     ['an id over 200 characters (400)', `/tokens/${'a'.repeat(201)}`, {}],
-    ['an unknown transaction (SVC-TRANSACTION-ID)', '/tokens/lean-token-1', { headers: { 'svc-transaction-id': 'nope' } }],
+    [
+      'an unknown transaction (SVC-TRANSACTION-ID)',
+      '/tokens/lean-token-1',
+      { headers: { 'svc-transaction-id': 'nope' } },
+    ],
   ] as [string, string, Sent][])('%s', async (_name, path, sent) => {
     await compare('GET', path, sent, stable);
   });
@@ -142,17 +167,38 @@ describe('POST /tokens on the lean path answers as fastify does', () => {
   const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
   it.each([
     ['a token with its own id', { ...json({ id: 'lean-made-1', type: 'token', data: 'v' }) }],
-    ['a card (validated, masked)', json({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 } })],
+    [
+      'a card (validated, masked)',
+      json({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 } }),
+    ],
     ['an id already taken (400)', json({ id: 'lean-made-1', type: 'token', data: 'v' })],
     ['no key (401)', { key: null, ...json({ type: 'token', data: 'v' }) }],
     ['a management key (403)', { key: KEYS.managementKey, ...json({ type: 'token', data: 'v' }) }],
-    ['malformed JSON (400, connection closed)', { body: '{"type":"token","data":', headers: { 'content-type': JSON_TYPE } }],
+    [
+      'malformed JSON (400, connection closed)',
+      { body: '{"type":"token","data":', headers: { 'content-type': JSON_TYPE } },
+    ],
     ['an empty JSON body (400)', { body: '', headers: { 'content-type': JSON_TYPE } }],
-    ['JSON with __proto__ (400)', { body: '{"type":"token","data":{"__proto__":{"x":1}}}', headers: { 'content-type': JSON_TYPE } }],
-    ['bytes that are not UTF-8 (400)', { body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), headers: { 'content-type': JSON_TYPE } }],
-    ['a charset other than UTF-8 (415)', { body: '{}', headers: { 'content-type': 'application/json; charset=latin1' } }],
+    [
+      'JSON with __proto__ (400)',
+      { body: '{"type":"token","data":{"__proto__":{"x":1}}}', headers: { 'content-type': JSON_TYPE } },
+    ],
+    [
+      'bytes that are not UTF-8 (400)',
+      { body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), headers: { 'content-type': JSON_TYPE } },
+    ],
+    [
+      'a charset other than UTF-8 (415)',
+      { body: '{}', headers: { 'content-type': 'application/json; charset=latin1' } },
+    ],
     ['a Content-Encoding (415)', { body: '{}', headers: { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' } }],
-    ['charset=utf-8 (accepted)', { body: JSON.stringify({ type: 'token', data: 'u' }), headers: { 'content-type': 'application/json; charset=utf-8' } }],
+    [
+      'charset=utf-8 (accepted)',
+      {
+        body: JSON.stringify({ type: 'token', data: 'u' }),
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      },
+    ],
     ['another Content-Type (415)', { body: 'type=token', headers: { 'content-type': 'text/plain' } }],
     ['a merge patch on POST (415)', { body: '{}', headers: { 'content-type': 'application/merge-patch+json' } }],
     ['a body and no Content-Type (415)', { body: '{"type":"token"}' }],
@@ -160,7 +206,13 @@ describe('POST /tokens on the lean path answers as fastify does', () => {
     ['JSON null (400)', { body: 'null', headers: { 'content-type': JSON_TYPE } }],
     ['a body the schema refuses (400 with errors)', json({ type: 'nope', data: 'v', extra: true })],
     ['JSON nested past the limit (400)', { body: nested(200), headers: { 'content-type': JSON_TYPE } }],
-    ['a body over 5 MB (413)', { body: JSON.stringify({ type: 'token', data: 'x'.repeat(5 * 1024 * 1024) }), headers: { 'content-type': JSON_TYPE } }],
+    [
+      'a body over 5 MB (413)',
+      {
+        body: JSON.stringify({ type: 'token', data: 'x'.repeat(5 * 1024 * 1024) }),
+        headers: { 'content-type': JSON_TYPE },
+      },
+    ],
   ] as [string, Sent][])('%s', async (name, sent) => {
     const seen = await compare('POST', '/tokens', sent, stable, LEFT_TO_FASTIFY.test(name));
     if (name.includes('connection closed')) expect(seen.headers.connection).toBe('close');
@@ -173,21 +225,27 @@ describe('POST /reactors/{id}/react on the lean path answers as fastify does', (
     sums: 'module.exports = async (req) => ({ raw: { total: req.args.items.reduce((s, i) => s + i, 0), configuration: req.configuration } });',
     custom:
       "const { CustomHttpResponseError } = require('@svc/errors');\nmodule.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-teapot': 'yes', 'Content-Type': 'text/x-tea' }, body: 'short and stout' }); };",
-    refuses: "const { BadRequestError } = require('@svc/errors');\nmodule.exports = async () => { throw new BadRequestError('no items'); };",
+    refuses:
+      "const { BadRequestError } = require('@svc/errors');\nmodule.exports = async () => { throw new BadRequestError('no items'); };",
     bad: 'module.exports = async () => 42;',
   };
   beforeAll(async () => {
     for (const emu of [lean(), full()]) {
       const made: Record<string, string> = {};
       for (const [name, code] of Object.entries(CODE)) {
-        const created = await emu.call('POST', '/reactors', { body: { name: `lean-${name}`, code, configuration: { region: 'eu' } } });
+        const created = await emu.call('POST', '/reactors', {
+          body: { name: `lean-${name}`, code, configuration: { region: 'eu' } },
+        });
         expect(created.status, created.text).toBe(201);
         made[name] = created.body.id;
       }
       ids.set(emu, made);
     }
   });
-  const paths = (name: string): [string, string] => [`/reactors/${ids.get(lean())![name]}/react`, `/reactors/${ids.get(full())![name]}/react`];
+  const paths = (name: string): [string, string] => [
+    `/reactors/${ids.get(lean())![name]}/react`,
+    `/reactors/${ids.get(full())![name]}/react`,
+  ];
 
   it.each([
     ['a result', 'sums', json({ args: { items: [1, 2, 3] } })],
@@ -237,11 +295,22 @@ describe('/proxy on the lean path answers as fastify does', () => {
 
   /** The same call through each emulator's own proxy of that name. */
   const through = async (method: string, name: string, suffix: string, sent: Sent = {}) => {
-    const viaLean = await send(lean(), method, `/proxy${suffix}`, { ...sent, headers: { ...sent.headers, 'svc-proxy-key': keys.get(lean())![name]! } });
-    const viaFastify = await send(full(), method, `/proxy${suffix}`, { ...sent, headers: { ...sent.headers, 'svc-proxy-key': keys.get(full())![name]! } });
+    const viaLean = await send(lean(), method, `/proxy${suffix}`, {
+      ...sent,
+      headers: { ...sent.headers, 'svc-proxy-key': keys.get(lean())![name]! },
+    });
+    const viaFastify = await send(full(), method, `/proxy${suffix}`, {
+      ...sent,
+      headers: { ...sent.headers, 'svc-proxy-key': keys.get(full())![name]! },
+    });
     expect(viaLean.lean, `${method} /proxy${suffix} was not answered by the lean path`).toBe(true);
     expect(viaFastify.lean).toBe(false);
-    const comparable = ({ status, headers, text, event }: Seen) => ({ status, headers, body: text.replace(/svc-proxy-key[^"]*/g, ''), event });
+    const comparable = ({ status, headers, text, event }: Seen) => ({
+      status,
+      headers,
+      body: text.replace(/svc-proxy-key[^"]*/g, ''),
+      event,
+    });
     expect(comparable(viaLean)).toEqual(comparable(viaFastify));
     return viaLean;
   };
@@ -251,7 +320,12 @@ describe('/proxy on the lean path answers as fastify does', () => {
     ['a suffix and a query', 'POST', '/charges/1?expand=all', json({ amount: 2 })],
     ['GET, no body', 'GET', '/status', {}],
     ['DELETE with no body and no type', 'DELETE', '/x', {}],
-    ['bytes of any type', 'PUT', '/blob', { body: Buffer.from([0, 1, 2, 255]), headers: { 'content-type': 'application/octet-stream' } }],
+    [
+      'bytes of any type',
+      'PUT',
+      '/blob',
+      { body: Buffer.from([0, 1, 2, 255]), headers: { 'content-type': 'application/octet-stream' } },
+    ],
     ['a body with no Content-Type', 'PATCH', '/plain', { body: 'just text' }],
     ['an answer of 204 (no body, no type)', 'POST', '/answer/204', json({})],
     ['an answer of 304', 'GET', '/answer/304', {}],
@@ -290,7 +364,11 @@ describe('while the emulator starts, the lean routes answer 503 as fastify does'
     ['GET', '/tokens/some-token', {}],
     ['POST', '/tokens', json({ type: 'token', data: 'v' })],
     ['POST', `/reactors/${NO_REACTOR}/react`, json({ args: {} })],
-    ['POST', '/proxy', { body: '{}', headers: { 'content-type': JSON_TYPE, 'svc-proxy-key': 'proxy_local_unknownunknownunknown1' } }],
+    [
+      'POST',
+      '/proxy',
+      { body: '{}', headers: { 'content-type': JSON_TYPE, 'svc-proxy-key': 'proxy_local_unknownunknownunknown1' } },
+    ],
   ] as [string, string, Sent][])('%s %s', async (method, target, sent) => {
     const answers: { status: number; headers: Record<string, unknown>; text: string }[] = [];
     for (const leanRoutes of [true, false]) {
@@ -304,13 +382,22 @@ describe('while the emulator starts, the lean routes answer 503 as fastify does'
           await nodeFileSystem.writeNew(file, text);
         },
       };
-      const emulator = createEmulator({ port: 0, data: path.join(await tempDir(), '.svc', 'data.json'), fileSystem, leanRoutes });
+      const emulator = createEmulator({
+        port: 0,
+        data: path.join(await tempDir(), '.svc', 'data.json'),
+        fileSystem,
+        leanRoutes,
+      });
       try {
         const url = await eventually(() => {
           expect(emulator.url).toBeDefined();
           return emulator.url!;
         });
-        const response = await request(url + target, { method: method as never, headers: { 'svc-trace-id': TRACE, ...sent.headers }, body: sent.body });
+        const response = await request(url + target, {
+          method: method as never,
+          headers: { 'svc-trace-id': TRACE, ...sent.headers },
+          body: sent.body,
+        });
         const { date: _date, ...headers } = response.headers;
         answers.push({ status: response.statusCode, headers, text: await response.body.text() });
       } finally {
@@ -343,10 +430,16 @@ async function echoDestination(): Promise<{ url: string; close: () => Promise<vo
       const fixed = { date: 'Tue, 24 Nov 2026 12:00:00 GMT' };
       if (kind === '204') return res.writeHead(204, { ...fixed, 'content-type': JSON_TYPE }).end();
       if (kind === '304') return res.writeHead(304, { ...fixed, etag: '"v1"' }).end();
-      if (kind === 'cookies') return res.writeHead(200, { ...fixed, 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'], 'content-type': JSON_TYPE }).end('{"cookies":2}');
+      if (kind === 'cookies')
+        return res
+          .writeHead(200, { ...fixed, 'set-cookie': ['a=1; Path=/', 'b=2; HttpOnly'], 'content-type': JSON_TYPE })
+          .end('{"cookies":2}');
       if (kind === 'untyped') return res.writeHead(200, { ...fixed, 'content-length': '5' }).end('bytes');
       if (kind === 'text') return res.writeHead(200, { ...fixed, 'content-type': 'text/plain' }).end('plain words');
-      if (kind === 'large') return res.writeHead(200, { ...fixed, 'content-type': 'text/plain', 'content-length': String(100_000) }).end('y'.repeat(100_000));
+      if (kind === 'large')
+        return res
+          .writeHead(200, { ...fixed, 'content-type': 'text/plain', 'content-length': String(100_000) })
+          .end('y'.repeat(100_000));
       if (kind === 'chunked') {
         res.writeHead(200, { ...fixed, 'content-type': 'text/event-stream' });
         res.write('data: 1\n\n');
@@ -360,7 +453,13 @@ async function echoDestination(): Promise<{ url: string; close: () => Promise<vo
         return;
       }
       const body = Buffer.concat(chunks);
-      const seen = { method: req.method, url: req.url, type: req.headers['content-type'] ?? null, length: body.length, body: body.toString('base64') };
+      const seen = {
+        method: req.method,
+        url: req.url,
+        type: req.headers['content-type'] ?? null,
+        length: body.length,
+        body: body.toString('base64'),
+      };
       res.writeHead(200, { ...fixed, 'content-type': JSON_TYPE, 'x-echo': 'yes' }).end(JSON.stringify(seen));
     });
   });

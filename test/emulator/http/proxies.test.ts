@@ -6,7 +6,17 @@ import path from 'node:path';
 import { request as undiciRequest } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Proxy } from '../../../src/api/types.js';
-import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator, createApplication as application, createToken, unique } from '../../helpers/emulator.js';
+import {
+  createTenant,
+  startEmulator,
+  type CallOptions,
+  type HttpResult,
+  type TestEmulator,
+  sharedEmulator,
+  createApplication as application,
+  createToken,
+  unique,
+} from '../../helpers/emulator.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -38,7 +48,10 @@ const RESPONSE_WRAP = source(
   '};',
 );
 
-const versioned = (version: number) => source(`module.exports = async (req) => ({ body: { version: ${version} }, headers: { 'Content-Type': 'application/json' } });`);
+const versioned = (version: number) =>
+  source(
+    `module.exports = async (req) => ({ body: { version: ${version} }, headers: { 'Content-Type': 'application/json' } });`,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -88,7 +101,14 @@ async function destination(answer: Destination['answer'] = {}): Promise<Destinat
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const bytes = Buffer.concat(chunks);
-      const received: Received = { method: request.method ?? '', url: request.url ?? '', rawHeaders: request.rawHeaders, headers: request.headers, body: bytes.toString('utf8'), bytes };
+      const received: Received = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        rawHeaders: request.rawHeaders,
+        headers: request.headers,
+        body: bytes.toString('utf8'),
+        bytes,
+      };
       requests.push(received);
       const reply = typeof target.answer === 'function' ? target.answer(received) : target.answer;
       if (reply.never) return;
@@ -122,7 +142,9 @@ async function closedPort(): Promise<number> {
 const namesOf = (received: Received) => received.rawHeaders.filter((_value, index) => index % 2 === 0);
 
 async function createProxy(emu: TestEmulator, body: Record<string, unknown>): Promise<Proxy> {
-  const created = await emu.call<Proxy>('POST', '/proxies', { body: { name: unique('proxy'), destination_url: 'http://127.0.0.1:9', ...body } });
+  const created = await emu.call<Proxy>('POST', '/proxies', {
+    body: { name: unique('proxy'), destination_url: 'http://127.0.0.1:9', ...body },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
@@ -137,8 +159,15 @@ interface InvokeOptions extends CallOptions {
 /** Invokes a proxy, with the private key as SVC-API-KEY unless told otherwise. */
 function invoke(emu: TestEmulator, proxyKey: string, method = 'GET', options: InvokeOptions = {}): Promise<HttpResult> {
   const { path: suffix = '', keyIn = 'header', headers, key = emu.privateKey, ...rest } = options;
-  const target = keyIn === 'query' ? `${suffix}${suffix.includes('?') ? '&' : '?'}svc-proxy-key=${encodeURIComponent(proxyKey)}` : suffix;
-  return emu.call(method, `/proxy${target}`, { ...rest, key, headers: { ...(keyIn === 'header' && { 'SVC-PROXY-KEY': proxyKey }), ...headers } });
+  const target =
+    keyIn === 'query'
+      ? `${suffix}${suffix.includes('?') ? '&' : '?'}svc-proxy-key=${encodeURIComponent(proxyKey)}`
+      : suffix;
+  return emu.call(method, `/proxy${target}`, {
+    ...rest,
+    key,
+    headers: { ...(keyIn === 'header' && { 'SVC-PROXY-KEY': proxyKey }), ...headers },
+  });
 }
 
 function patchProxy(emu: TestEmulator, id: string, value: unknown, options: CallOptions = {}): Promise<HttpResult> {
@@ -158,13 +187,20 @@ function expectProxyError(result: HttpResult, status: number, detail?: RegExp): 
   expect(result.headers['svc-proxy-destination-status']).toBeUndefined();
   expect(result.headers['content-type']).toMatch(/^application\/json/);
   expect(Object.keys(result.body)).toEqual(['proxy_error']);
-  expect(result.body.proxy_error).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), trace_id: result.headers['svc-trace-id'] });
+  expect(result.body.proxy_error).toMatchObject({
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+    trace_id: result.headers['svc-trace-id'],
+  });
   if (detail) expect(result.body.proxy_error.detail).toMatch(detail);
 }
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath ?? entry.path, entry.name));
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath ?? entry.path, entry.name));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +211,9 @@ describe('proxy CRUD (spec 4.3)', () => {
   it('POST creates a proxy: 201 with a generated key and the defaults', async () => {
     const self = await emu().call('GET', '/applications/key');
     const name = unique('crud');
-    const created = await emu().call<Proxy>('POST', '/proxies', { body: { name, destination_url: 'https://api.example.com/v1' } });
+    const created = await emu().call<Proxy>('POST', '/proxies', {
+      body: { name, destination_url: 'https://api.example.com/v1' },
+    });
     expect(created.status, created.text).toBe(201);
     expect(created.headers['content-type']).toMatch(/^application\/json/);
     expect(created.body).toEqual({
@@ -252,7 +290,8 @@ describe('proxy CRUD (spec 4.3)', () => {
   it('lists with id and name (wildcard) filters and pagination', async () => {
     const prefix = unique('list');
     const made: Proxy[] = [];
-    for (const suffix of ['alpha', 'beta', 'gamma']) made.push(await createProxy(emu(), { name: `${prefix}-${suffix}` }));
+    for (const suffix of ['alpha', 'beta', 'gamma'])
+      made.push(await createProxy(emu(), { name: `${prefix}-${suffix}` }));
     const other = await createProxy(emu(), { name: unique('elsewhere') });
 
     const byId = await emu().call<Page<Proxy>>('GET', `/proxies?id=${made[0]!.id}&id=${other.id}`);
@@ -262,7 +301,9 @@ describe('proxy CRUD (spec 4.3)', () => {
     expect(byId.body.data.find((proxy) => proxy.id === other.id)).toEqual(other);
 
     const names = async (pattern: string) =>
-      (await emu().call<Page<Proxy>>('GET', `/proxies?name=${encodeURIComponent(pattern)}`)).body.data.map((proxy) => proxy.name).sort();
+      (await emu().call<Page<Proxy>>('GET', `/proxies?name=${encodeURIComponent(pattern)}`)).body.data
+        .map((proxy) => proxy.name)
+        .sort();
     // `*` is a wildcard, the match is anchored and case-insensitive.
     expect(await names(`${prefix.toUpperCase()}-*TA`)).toEqual([`${prefix}-beta`]);
     expect(await names(`${prefix}-*m*`)).toEqual([`${prefix}-gamma`]);
@@ -275,7 +316,9 @@ describe('proxy CRUD (spec 4.3)', () => {
     expect(page2.body.data).toHaveLength(1);
     const page1 = await emu().call<Page<Proxy>>('GET', `/proxies?name=${prefix}*&size=2`);
     expect(page1.body.data).toHaveLength(2);
-    expect([...page1.body.data, ...page2.body.data].map((proxy) => proxy.id).sort()).toEqual(made.map((proxy) => proxy.id).sort());
+    expect([...page1.body.data, ...page2.body.data].map((proxy) => proxy.id).sort()).toEqual(
+      made.map((proxy) => proxy.id).sort(),
+    );
 
     const past = await emu().call<Page<Proxy>>('GET', `/proxies?name=${prefix}*&size=2&page=5`);
     expect(past.body.data).toEqual([]);
@@ -292,7 +335,9 @@ describe('proxy CRUD (spec 4.3)', () => {
       require_auth: false,
     });
     const name = unique('renamed');
-    const updated = await emu().call<Proxy>('PUT', `/proxies/${proxy.id}`, { body: { name, destination_url: 'https://example.org/new' } });
+    const updated = await emu().call<Proxy>('PUT', `/proxies/${proxy.id}`, {
+      body: { name, destination_url: 'https://example.org/new' },
+    });
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body).toMatchObject({
       id: proxy.id,
@@ -307,19 +352,39 @@ describe('proxy CRUD (spec 4.3)', () => {
       created_at: proxy.created_at,
     });
     expect((await emu().call('GET', `/proxies/${proxy.id}`)).body).toEqual(updated.body);
-    expectProblem(await emu().call('PUT', `/proxies/${UNKNOWN}`, { body: { name, destination_url: 'https://example.org' } }), 404);
+    expectProblem(
+      await emu().call('PUT', `/proxies/${UNKNOWN}`, { body: { name, destination_url: 'https://example.org' } }),
+      404,
+    );
   });
 
   it('PATCH merges (204, no body); only application/merge-patch+json is accepted (415)', async () => {
-    const proxy = await createProxy(emu(), { configuration: { a: '1', b: '2' }, require_auth: true, request_transform: { code: versioned(1) } });
-    const patched = await patchProxy(emu(), proxy.id, { configuration: { b: null, c: '3' }, require_auth: false, request_transform: null });
+    const proxy = await createProxy(emu(), {
+      configuration: { a: '1', b: '2' },
+      require_auth: true,
+      request_transform: { code: versioned(1) },
+    });
+    const patched = await patchProxy(emu(), proxy.id, {
+      configuration: { b: null, c: '3' },
+      require_auth: false,
+      request_transform: null,
+    });
     expect(patched.status, patched.text).toBe(204);
     expect(patched.text).toBe('');
     const got = await emu().call<Proxy>('GET', `/proxies/${proxy.id}`);
-    expect(got.body).toMatchObject({ name: proxy.name, key: proxy.key, configuration: { a: '1', c: '3' }, require_auth: false, request_transform: null });
+    expect(got.body).toMatchObject({
+      name: proxy.name,
+      key: proxy.key,
+      configuration: { a: '1', c: '3' },
+      require_auth: false,
+      request_transform: null,
+    });
 
     for (const contentType of ['application/json', 'text/plain']) {
-      const refused = await emu().call('PATCH', `/proxies/${proxy.id}`, { raw: JSON.stringify({ name: 'nope' }), contentType });
+      const refused = await emu().call('PATCH', `/proxies/${proxy.id}`, {
+        raw: JSON.stringify({ name: 'nope' }),
+        contentType,
+      });
       expectProblem(refused, 415);
     }
     expect((await emu().call<Proxy>('GET', `/proxies/${proxy.id}`)).body.name).toBe(proxy.name);
@@ -347,11 +412,16 @@ describe('proxy CRUD (spec 4.3)', () => {
     expect(target.requests).toHaveLength(1);
   });
 
-  it.each(['ftp://x', '/relative', 'not a url', '', 'javascript:alert(1)'])('refuses destination_url %j (400)', async (destinationUrl) => {
-    const refused = await emu().call('POST', '/proxies', { body: { name: unique('bad-url'), destination_url: destinationUrl } });
-    expectProblem(refused, 400);
-    expect(Object.keys(refused.body.errors ?? {})).toContain('destination_url');
-  });
+  it.each(['ftp://x', '/relative', 'not a url', '', 'javascript:alert(1)'])(
+    'refuses destination_url %j (400)',
+    async (destinationUrl) => {
+      const refused = await emu().call('POST', '/proxies', {
+        body: { name: unique('bad-url'), destination_url: destinationUrl },
+      });
+      expectProblem(refused, 400);
+      expect(Object.keys(refused.body.errors ?? {})).toContain('destination_url');
+    },
+  );
 
   it('accepts http and https destinations', async () => {
     for (const url of ['http://localhost:8080/x', 'HTTPS://api.example.com']) {
@@ -361,8 +431,13 @@ describe('proxy CRUD (spec 4.3)', () => {
   });
 
   it('takes names of up to 200 characters', async () => {
-    expect((await emu().call('POST', '/proxies', { body: { name: 'n'.repeat(200), destination_url: 'http://127.0.0.1:9' } })).status).toBe(201);
-    const refused = await emu().call('POST', '/proxies', { body: { name: 'n'.repeat(201), destination_url: 'http://127.0.0.1:9' } });
+    expect(
+      (await emu().call('POST', '/proxies', { body: { name: 'n'.repeat(200), destination_url: 'http://127.0.0.1:9' } }))
+        .status,
+    ).toBe(201);
+    const refused = await emu().call('POST', '/proxies', {
+      body: { name: 'n'.repeat(201), destination_url: 'http://127.0.0.1:9' },
+    });
     expectProblem(refused, 400);
     expect(Object.keys(refused.body.errors ?? {})).toContain('name');
   });
@@ -375,7 +450,10 @@ describe('proxy CRUD (spec 4.3)', () => {
     expectProblem(await emu().call('POST', '/proxies', { body: { destination_url: base.destination_url } }), 400);
     expectProblem(await emu().call('POST', '/proxies', { body: { ...base, require_auth: 'yes' } }), 400);
     expectProblem(await emu().call('POST', '/proxies', { body: { ...base, configuration: { a: 1 } } }), 400);
-    expectProblem(await emu().call('POST', '/proxies', { body: { ...base, request_transform: 'module.exports = 1' } }), 400);
+    expectProblem(
+      await emu().call('POST', '/proxies', { body: { ...base, request_transform: 'module.exports = 1' } }),
+      400,
+    );
     expectProblem(await emu().call('POST', '/proxies', { body: { ...base, application_id: UNKNOWN } }), 400);
     const listed = await emu().call<Page<Proxy>>('GET', `/proxies?name=${base.name}`);
     expect(listed.body.data).toEqual([]);
@@ -383,10 +461,17 @@ describe('proxy CRUD (spec 4.3)', () => {
 
   it('binds only a public or private Application of the tenant (400 otherwise)', async () => {
     const management = await application(emu(), { type: 'management', permissions: ['proxy:read'] });
-    const refused = await emu().call('POST', '/proxies', { body: { name: unique('bind'), destination_url: 'http://127.0.0.1:9', application: { id: management.id } } });
+    const refused = await emu().call('POST', '/proxies', {
+      body: { name: unique('bind'), destination_url: 'http://127.0.0.1:9', application: { id: management.id } },
+    });
     expectProblem(refused, 400);
     expect(refused.body.errors).toHaveProperty(['application.id']);
-    expectProblem(await emu().call('POST', '/proxies', { body: { name: unique('bind'), destination_url: 'http://127.0.0.1:9', application: { id: UNKNOWN } } }), 400);
+    expectProblem(
+      await emu().call('POST', '/proxies', {
+        body: { name: unique('bind'), destination_url: 'http://127.0.0.1:9', application: { id: UNKNOWN } },
+      }),
+      400,
+    );
 
     const publicApp = await application(emu(), { type: 'public', permissions: ['token:create'] });
     const bound = await createProxy(emu(), { application: { id: publicApp.id } });
@@ -404,7 +489,9 @@ describe('proxy CRUD (spec 4.3)', () => {
   ])('refuses a transform with %s (422); nothing is created', async (_what, code) => {
     const name = unique('bad-code');
     for (const field of ['request_transform', 'response_transform']) {
-      const refused = await emu().call('POST', '/proxies', { body: { name, destination_url: 'http://127.0.0.1:9', [field]: { code } } });
+      const refused = await emu().call('POST', '/proxies', {
+        body: { name, destination_url: 'http://127.0.0.1:9', [field]: { code } },
+      });
       expectProblem(refused, 422);
     }
     expect((await emu().call<Page<Proxy>>('GET', `/proxies?name=${name}`)).body.data).toEqual([]);
@@ -414,12 +501,18 @@ describe('proxy CRUD (spec 4.3)', () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code: versioned(1) } });
     const put = await emu().call('PUT', `/proxies/${proxy.id}`, {
-      body: { name: proxy.name, destination_url: target.url, request_transform: { code: 'module.exports = async (req) => {' } },
+      body: {
+        name: proxy.name,
+        destination_url: target.url,
+        request_transform: { code: 'module.exports = async (req) => {' },
+      },
     });
     expectProblem(put, 422);
     expectProblem(await patchProxy(emu(), proxy.id, { request_transform: { code: 'module.exports = "nope";' } }), 422);
 
-    expect((await emu().call<Proxy>('GET', `/proxies/${proxy.id}`)).body.request_transform).toEqual({ code: versioned(1) });
+    expect((await emu().call<Proxy>('GET', `/proxies/${proxy.id}`)).body.request_transform).toEqual({
+      code: versioned(1),
+    });
     expect((await invoke(emu(), proxy.key, 'POST', { body: { x: 1 } })).status).toBe(200);
     expect(JSON.parse(target.single().body)).toEqual({ version: 1 });
 
@@ -487,24 +580,33 @@ describe('invoking a proxy: what reaches the destination', () => {
     ['DELETE', 'header'],
     ['GET', 'query'],
     ['DELETE', 'query'],
-  ] as const)('%s /proxy/<suffix> (key in the %s) reaches the destination with its method, path and query', async (method, keyIn) => {
-    const target = await destination();
-    const proxy = await createProxy(emu(), { destination_url: `${target.url}/base/` });
-    const body = method === 'GET' || method === 'DELETE' ? undefined : { method };
-    const result = await invoke(emu(), proxy.key, method, { path: '/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93', keyIn, ...(body && { body }) });
-    expect(result.status, result.text).toBe(200);
-    const received = target.single();
-    expect(received.method).toBe(method);
-    expect(received.url).toBe('/base/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93');
-    expect(received.url).not.toContain(proxy.key);
-    if (body) expect(JSON.parse(received.body)).toEqual(body);
-    else expect(received.body).toBe('');
-  });
+  ] as const)(
+    '%s /proxy/<suffix> (key in the %s) reaches the destination with its method, path and query',
+    async (method, keyIn) => {
+      const target = await destination();
+      const proxy = await createProxy(emu(), { destination_url: `${target.url}/base/` });
+      const body = method === 'GET' || method === 'DELETE' ? undefined : { method };
+      const result = await invoke(emu(), proxy.key, method, {
+        path: '/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93',
+        keyIn,
+        ...(body && { body }),
+      });
+      expect(result.status, result.text).toBe(200);
+      const received = target.single();
+      expect(received.method).toBe(method);
+      expect(received.url).toBe('/base/v1/items/42?b=2&a=%20x+y&c=%E2%9C%93');
+      expect(received.url).not.toContain(proxy.key);
+      if (body) expect(JSON.parse(received.body)).toEqual(body);
+      else expect(received.body).toBe('');
+    },
+  );
 
   it('the key as a query parameter is removed wherever it stands', async () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const result = await emu().call('GET', `/proxy/p?first=1&svc-proxy-key=${proxy.key}&last=2`, { key: emu().privateKey });
+    const result = await emu().call('GET', `/proxy/p?first=1&svc-proxy-key=${proxy.key}&last=2`, {
+      key: emu().privateKey,
+    });
     expect(result.status, result.text).toBe(200);
     expect(target.single().url).toBe('/p?first=1&last=2');
   });
@@ -515,7 +617,11 @@ describe('invoking a proxy: what reaches the destination', () => {
     expect((await invoke(emu(), proxy.key)).status).toBe(200);
     expect((await invoke(emu(), proxy.key, 'GET', { path: '?x=2' })).status).toBe(200);
     expect((await invoke(emu(), proxy.key, 'GET', { path: '/more?x=3' })).status).toBe(200);
-    expect(target.requests.map((request) => request.url)).toEqual(['/base?api=1', '/base?api=1&x=2', '/base/more?api=1&x=3']);
+    expect(target.requests.map((request) => request.url)).toEqual([
+      '/base?api=1',
+      '/base?api=1&x=2',
+      '/base/more?api=1&x=3',
+    ]);
   });
 
   it('forwards a JSON body as sent', async () => {
@@ -548,8 +654,14 @@ describe('invoking a proxy: what reaches the destination', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     // Every byte value, and random bytes (with no `{{` in them: see the report on binary bodies).
     const random = randomBytes(4096).map((byte) => (byte === 0x7b ? 0x7c : byte));
-    const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_value, index) => index)), random, Buffer.from([0xff, 0xfe, 0x80])]);
-    expect((await invoke(emu(), proxy.key, 'POST', { raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
+    const bytes = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_value, index) => index)),
+      random,
+      Buffer.from([0xff, 0xfe, 0x80]),
+    ]);
+    expect(
+      (await invoke(emu(), proxy.key, 'POST', { raw: bytes, contentType: 'application/octet-stream' })).status,
+    ).toBe(200);
     expect(target.single().bytes.equals(bytes)).toBe(true);
   });
 
@@ -558,7 +670,13 @@ describe('invoking a proxy: what reaches the destination', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const result = await invoke(emu(), proxy.key, 'POST', {
       body: { a: 1 },
-      headers: { Authorization: 'Bearer dest-secret', 'X-Mixed-Case_Name': 'kept', 'x-lower': 'low', 'X.Dot': 'dropped', 'X-Trace!': 'dropped' },
+      headers: {
+        Authorization: 'Bearer dest-secret',
+        'X-Mixed-Case_Name': 'kept',
+        'x-lower': 'low',
+        'X.Dot': 'dropped',
+        'X-Trace!': 'dropped',
+      },
     });
     expect(result.status, result.text).toBe(200);
     const received = target.single();
@@ -581,10 +699,7 @@ describe('invoking a proxy: what reaches the destination', () => {
   it('joins a repeated header into one', async () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const socketResult = await rawProxyGet(emu(), proxy.key, [
-      'X-Multi: one',
-      'x-multi: two',
-    ]);
+    const socketResult = await rawProxyGet(emu(), proxy.key, ['X-Multi: one', 'x-multi: two']);
     expect(socketResult).toMatch(/^HTTP\/1\.1 200/);
     expect(target.single().headers['x-multi']).toBe('one, two');
   });
@@ -592,9 +707,7 @@ describe('invoking a proxy: what reaches the destination', () => {
   it('a header name with a space never reaches the destination', async () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const socketResult = await rawProxyGet(emu(), proxy.key, [
-      'X Space: 1',
-    ]);
+    const socketResult = await rawProxyGet(emu(), proxy.key, ['X Space: 1']);
     // Node's HTTP parser refuses such a request outright.
     expect(socketResult).toMatch(/^HTTP\/1\.1 400/);
     expect(target.requests).toHaveLength(0);
@@ -634,7 +747,12 @@ describe('invoking a proxy: detokenization', () => {
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const secret = await createToken(emu(), { type: 'token', data: 'sensitive-value' });
     const result = await invoke(emu(), proxy.key, 'POST', {
-      body: { card: `{{ ${card.id} }}`, note: `card {{${card.id}}} end`, list: [`{{${secret.id}}}`, `x-{{ ${secret.id} }}-y`], untouched: '{ not an expression }' },
+      body: {
+        card: `{{ ${card.id} }}`,
+        note: `card {{${card.id}}} end`,
+        list: [`{{${secret.id}}}`, `x-{{ ${secret.id} }}-y`],
+        untouched: '{ not an expression }',
+      },
     });
     expect(result.status, result.text).toBe(200);
     const received = JSON.parse(target.single().body);
@@ -664,16 +782,30 @@ describe('invoking a proxy: detokenization', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const generalOnly = await application(emu(), {
       type: 'private',
-      rules: [{ description: 'general only', priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }],
+      rules: [
+        {
+          description: 'general only',
+          priority: 1,
+          container: '/general/',
+          transform: 'reveal',
+          permissions: ['token:use'],
+        },
+      ],
     });
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const general = await createToken(emu(), { type: 'token', data: 'general-data' });
 
-    const refused = await invoke(emu(), proxy.key, 'POST', { key: generalOnly.key, body: { card: `{{ ${card.id} }}` } });
+    const refused = await invoke(emu(), proxy.key, 'POST', {
+      key: generalOnly.key,
+      body: { card: `{{ ${card.id} }}` },
+    });
     expectProxyError(refused, 403);
     expect(target.requests).toHaveLength(0);
 
-    const allowed = await invoke(emu(), proxy.key, 'POST', { key: generalOnly.key, body: { value: `{{ ${general.id} }}` } });
+    const allowed = await invoke(emu(), proxy.key, 'POST', {
+      key: generalOnly.key,
+      body: { value: `{{ ${general.id} }}` },
+    });
     expect(allowed.status, allowed.text).toBe(200);
     expect(JSON.parse(target.single().body)).toEqual({ value: 'general-data' });
   });
@@ -705,7 +837,11 @@ describe('invoking a proxy: authentication (spec 5)', () => {
     const proxy = await createProxy(emu(), { destination_url: target.url });
     expectProxyError(await invoke(emu(), proxy.key, 'GET', { key: emu().managementKey }), 403, /token:use/);
     const reader = await application(emu(), { type: 'private', permissions: ['token:read'] });
-    expectProxyError(await invoke(emu(), proxy.key, 'POST', { key: reader.key, body: { plain: true } }), 403, /token:use/);
+    expectProxyError(
+      await invoke(emu(), proxy.key, 'POST', { key: reader.key, body: { plain: true } }),
+      403,
+      /token:use/,
+    );
     expect(target.requests).toHaveLength(0);
   });
 
@@ -715,14 +851,21 @@ describe('invoking a proxy: authentication (spec 5)', () => {
     const other = await createTenant(emu(), unique('tenant'));
     const result = await invoke(emu(), proxy.key, 'GET', { key: other.private_key });
     expectProxyError(result, 404);
-    expect(result.body.proxy_error.detail).toBe((await invoke(emu(), 'proxy_local_unknownunknownunknownunkn')).body.proxy_error.detail);
+    expect(result.body.proxy_error.detail).toBe(
+      (await invoke(emu(), 'proxy_local_unknownunknownunknownunkn')).body.proxy_error.detail,
+    );
     expect(target.requests).toHaveLength(0);
   });
 
   it('require_auth false accepts anonymous callers and forwards', async () => {
     const target = await destination({ status: 201, body: 'made' });
     const proxy = await createProxy(emu(), { destination_url: target.url, require_auth: false });
-    const result = await invoke(emu(), proxy.key, 'POST', { key: null, raw: 'hello', contentType: 'text/plain', keyIn: 'query' });
+    const result = await invoke(emu(), proxy.key, 'POST', {
+      key: null,
+      raw: 'hello',
+      contentType: 'text/plain',
+      keyIn: 'query',
+    });
     expect(result.status, result.text).toBe(201);
     expect(result.text).toBe('made');
     expect(target.single().body).toBe('hello');
@@ -731,7 +874,11 @@ describe('invoking a proxy: authentication (spec 5)', () => {
   it("anonymous callers detokenize through the proxy's Application", async () => {
     const target = await destination();
     const app = await application(emu(), { type: 'private', permissions: ['token:use'] });
-    const proxy = await createProxy(emu(), { destination_url: target.url, require_auth: false, application: { id: app.id } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      require_auth: false,
+      application: { id: app.id },
+    });
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const result = await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: `{{${card.id}}}` } });
     expect(result.status, result.text).toBe(200);
@@ -744,7 +891,11 @@ describe('invoking a proxy: authentication (spec 5)', () => {
       type: 'private',
       rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }],
     });
-    const proxy = await createProxy(emu(), { destination_url: target.url, require_auth: false, application: { id: app.id } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      require_auth: false,
+      application: { id: app.id },
+    });
     const card = await createToken(emu(), { type: 'card', data: CARD });
     expectProxyError(await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: `{{${card.id}}}` } }), 403);
     expect(target.requests).toHaveLength(0);
@@ -754,7 +905,11 @@ describe('invoking a proxy: authentication (spec 5)', () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url, require_auth: false });
     const card = await createToken(emu(), { type: 'card', data: CARD });
-    expectProxyError(await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: `{{${card.id}}}` } }), 403, new RegExp(proxy.name));
+    expectProxyError(
+      await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: `{{${card.id}}}` } }),
+      403,
+      new RegExp(proxy.name),
+    );
     expect(target.requests).toHaveLength(0);
     expect((await invoke(emu(), proxy.key, 'POST', { key: null, body: { card: 'none' } })).status).toBe(200);
     expect(target.requests).toHaveLength(1);
@@ -788,7 +943,11 @@ describe('invoking a proxy: transforms', () => {
     // Detokenized before the transform sees it, and parsed: JSON.
     expect(sent.args.body.amount).toBe(5);
     expect(sent.args.body.card).toMatchObject(CARD);
-    expect(sent.args.headers).toMatchObject({ 'X-Caller': 'c', Authorization: 'Bearer t', 'content-type': 'application/json' });
+    expect(sent.args.headers).toMatchObject({
+      'X-Caller': 'c',
+      Authorization: 'Bearer t',
+      'content-type': 'application/json',
+    });
     const seenNames = Object.keys(sent.args.headers).map((name) => name.toLowerCase());
     expect(seenNames).not.toContain('svc-api-key');
     expect(seenNames).not.toContain('svc-proxy-key');
@@ -811,7 +970,10 @@ describe('invoking a proxy: transforms', () => {
       '});',
     );
     const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code } });
-    expect((await invoke(emu(), proxy.key, 'PUT', { raw: 'a=1&b=two', contentType: 'application/x-www-form-urlencoded' })).status).toBe(200);
+    expect(
+      (await invoke(emu(), proxy.key, 'PUT', { raw: 'a=1&b=two', contentType: 'application/x-www-form-urlencoded' }))
+        .status,
+    ).toBe(200);
     const received = target.single();
     expect(received.body).toBe('string:A=1&B=TWO::PUT');
     expect(received.headers['content-type']).toBe('text/plain');
@@ -819,8 +981,16 @@ describe('invoking a proxy: transforms', () => {
   });
 
   it('the response transform gets {args: {body, headers}} (JSON parsed); its {body, headers} is the response', async () => {
-    const target = await destination({ status: 202, headers: { 'X-Dest': 'd1' }, body: JSON.stringify({ hello: 'world' }) });
-    const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: RESPONSE_WRAP }, configuration: { c: 'v' } });
+    const target = await destination({
+      status: 202,
+      headers: { 'X-Dest': 'd1' },
+      body: JSON.stringify({ hello: 'world' }),
+    });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: RESPONSE_WRAP },
+      configuration: { c: 'v' },
+    });
     const result = await invoke(emu(), proxy.key);
     expect(result.status, result.text).toBe(202);
     expect(result.headers['svc-proxy-destination-status']).toBe('202');
@@ -833,7 +1003,10 @@ describe('invoking a proxy: transforms', () => {
 
   it('the response transform gets a string body for a text answer', async () => {
     const target = await destination({ headers: { 'content-type': 'text/plain' }, body: 'plain answer' });
-    const proxy = await createProxy(emu(), { destination_url: target.url, response_transform: { code: RESPONSE_WRAP } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: RESPONSE_WRAP },
+    });
     const result = await invoke(emu(), proxy.key);
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ wrapped: 'plain answer', type: 'string' });
@@ -848,12 +1021,19 @@ describe('invoking a proxy: transforms', () => {
       "  return { body: { token_id: token.id }, headers: { 'Content-Type': 'application/json' } };",
       '};',
     );
-    const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code }, application: { id: app.id } });
+    const proxy = await createProxy(emu(), {
+      destination_url: target.url,
+      request_transform: { code },
+      application: { id: app.id },
+    });
     const result = await invoke(emu(), proxy.key, 'POST', { body: { secret: 'tokenized-in-transform' } });
     expect(result.status, result.text).toBe(200);
     const sent = JSON.parse(target.single().body);
     expect(Object.keys(sent)).toEqual(['token_id']);
-    const token = await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { value: `{{ ${sent.token_id} }}` } });
+    const token = await emu().call('POST', '/detokenize', {
+      key: emu().privateKey,
+      body: { value: `{{ ${sent.token_id} }}` },
+    });
     expect(token.status, token.text).toBe(200);
     expect(token.body).toEqual({ value: 'tokenized-in-transform' });
   });
@@ -885,9 +1065,19 @@ describe('invoking a proxy: transforms', () => {
   it('refuses a payload over 5 MB to a proxy with a transform (413 proxy_error) and forwards it without one', async () => {
     const target = await destination();
     const payload = Buffer.alloc(FIVE_MB + 1, 'a');
-    const transformed = await createProxy(emu(), { destination_url: target.url, request_transform: { code: versioned(1) } });
-    expectProxyError(await invoke(emu(), transformed.key, 'POST', { raw: payload, contentType: 'text/plain' }), 413, /5 MB/);
-    const responseOnly = await createProxy(emu(), { destination_url: target.url, response_transform: { code: RESPONSE_WRAP } });
+    const transformed = await createProxy(emu(), {
+      destination_url: target.url,
+      request_transform: { code: versioned(1) },
+    });
+    expectProxyError(
+      await invoke(emu(), transformed.key, 'POST', { raw: payload, contentType: 'text/plain' }),
+      413,
+      /5 MB/,
+    );
+    const responseOnly = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: RESPONSE_WRAP },
+    });
     expectProxyError(await invoke(emu(), responseOnly.key, 'POST', { raw: payload, contentType: 'text/plain' }), 413);
     expect(target.requests).toHaveLength(0);
 
@@ -912,19 +1102,26 @@ describe('invoking a proxy: transforms', () => {
 describe('invoking a proxy: responses', () => {
   const emu = sharedEmulator();
 
-  it.each([200, 201, 404, 503])('passes the destination status %i, headers and body back with SVC-PROXY-DESTINATION-STATUS', async (status) => {
-    const body = JSON.stringify({ status, message: `answer ${status}` });
-    const target = await destination({ status, headers: { 'X-Dest-Custom': `custom-${status}`, 'Set-Cookie': ['a=1', 'b=2'] }, body });
-    const proxy = await createProxy(emu(), { destination_url: target.url });
-    const result = await invoke(emu(), proxy.key);
-    expect(result.status).toBe(status);
-    expect(result.headers['svc-proxy-destination-status']).toBe(String(status));
-    expect(result.headers['x-dest-custom']).toBe(`custom-${status}`);
-    expect(result.headers['set-cookie']).toEqual(['a=1', 'b=2']);
-    expect(result.headers['content-type']).toBe('application/json');
-    expect(result.text).toBe(body);
-    expect(result.body).not.toHaveProperty('proxy_error');
-  });
+  it.each([200, 201, 404, 503])(
+    'passes the destination status %i, headers and body back with SVC-PROXY-DESTINATION-STATUS',
+    async (status) => {
+      const body = JSON.stringify({ status, message: `answer ${status}` });
+      const target = await destination({
+        status,
+        headers: { 'X-Dest-Custom': `custom-${status}`, 'Set-Cookie': ['a=1', 'b=2'] },
+        body,
+      });
+      const proxy = await createProxy(emu(), { destination_url: target.url });
+      const result = await invoke(emu(), proxy.key);
+      expect(result.status).toBe(status);
+      expect(result.headers['svc-proxy-destination-status']).toBe(String(status));
+      expect(result.headers['x-dest-custom']).toBe(`custom-${status}`);
+      expect(result.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+      expect(result.headers['content-type']).toBe('application/json');
+      expect(result.text).toBe(body);
+      expect(result.body).not.toHaveProperty('proxy_error');
+    },
+  );
 
   it('a destination answer shaped like a proxy error is still the destination’s (header present)', async () => {
     const target = await destination({ status: 400, body: JSON.stringify({ proxy_error: { status: 400 } }) });
@@ -945,10 +1142,14 @@ describe('invoking a proxy: responses', () => {
   });
 
   it('sends a small answer of known length in one piece', async () => {
-    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json', 'content-length': '14' }).end('{"small":true}'));
+    const server = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '14' }).end('{"small":true}'),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const proxy = await createProxy(emu(), {
+      destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
     const result = await invoke(emu(), proxy.key);
     expect(result.body).toEqual({ small: true });
     expect(result.headers['content-length']).toBe('14');
@@ -964,14 +1165,19 @@ describe('invoking a proxy: responses', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-    const response = await undiciRequest(`${emu().url}/proxy`, { headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': emu().privateKey } });
+    const proxy = await createProxy(emu(), {
+      destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
+    const response = await undiciRequest(`${emu().url}/proxy`, {
+      headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': emu().privateKey },
+    });
     const chunks = response.body[Symbol.asyncIterator]();
     // The first event arrives while the destination still holds the stream open.
     expect(Buffer.from((await chunks.next()).value as Buffer).toString()).toBe('data: first\n\n');
     finish();
     let rest = '';
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) rest += Buffer.from(next.value as Buffer).toString();
+    for (let next = await chunks.next(); !next.done; next = await chunks.next())
+      rest += Buffer.from(next.value as Buffer).toString();
     expect(rest).toBe('data: last\n\n');
   });
 
@@ -983,7 +1189,9 @@ describe('invoking a proxy: responses', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const proxy = await createProxy(emu(), {
+      destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
     expectProxyError(await invoke(emu(), proxy.key), 502, /broke off its answer/);
   });
 
@@ -997,7 +1205,9 @@ describe('invoking a proxy: responses', () => {
   });
 
   it('a destination that never answers does not hold up other calls', async () => {
-    const target = await destination((request) => (request.url === '/hang' ? { never: true } : { body: '{"quick":true}' }));
+    const target = await destination((request) =>
+      request.url === '/hang' ? { never: true } : { body: '{"quick":true}' },
+    );
     const proxy = await createProxy(emu(), { destination_url: target.url });
     const hanging = undiciRequest(`${emu().url}/proxy/hang`, {
       headers: { 'svc-proxy-key': proxy.key, 'svc-api-key': emu().privateKey },
@@ -1018,13 +1228,23 @@ describe('invoking a proxy: responses', () => {
 
     expectProxyError(await invoke(emu(), 'proxy_local_xxxxxxxxxxxxxxxxxxxxxxxxxx'), 404, /No proxy has this key/);
     expectProxyError(await invoke(emu(), proxy.key, 'GET', { keyIn: 'none' }), 400, /SVC-PROXY-KEY/);
-    expectProxyError(await invoke(emu(), proxy.key, 'POST', { body: { x: '{{ unknown_token }}' } }), 400, /unknown_token/);
+    expectProxyError(
+      await invoke(emu(), proxy.key, 'POST', { body: { x: '{{ unknown_token }}' } }),
+      400,
+      /unknown_token/,
+    );
 
-    const failing = await createProxy(emu(), { destination_url: target.url, request_transform: { code: source("module.exports = async () => { throw new Error('kaput'); };") } });
+    const failing = await createProxy(emu(), {
+      destination_url: target.url,
+      request_transform: { code: source("module.exports = async () => { throw new Error('kaput'); };") },
+    });
     const failed = await invoke(emu(), failing.key, 'POST', { body: {} });
     expectProxyError(failed, 500);
 
-    const badResult = await createProxy(emu(), { destination_url: target.url, response_transform: { code: source('module.exports = async () => 42;') } });
+    const badResult = await createProxy(emu(), {
+      destination_url: target.url,
+      response_transform: { code: source('module.exports = async () => 42;') },
+    });
     expectProxyError(await invoke(emu(), badResult.key), 500, /must return an object/);
     expect(target.requests).toHaveLength(1); // only the call whose response transform failed
 
@@ -1036,7 +1256,11 @@ describe('invoking a proxy: responses', () => {
   it('the unreachable destination answers 502 with the Enterprise headers too', async () => {
     const port = await closedPort();
     const proxy = await createProxy(emu(), { destination_url: `http://127.0.0.1:${port}` });
-    expectProxyError(await invoke(emu(), proxy.key, 'GET', { headers: { 'SVC-PROXY-CONNECTION': 'keep-alive' } }), 502, /connection refused/);
+    expectProxyError(
+      await invoke(emu(), proxy.key, 'GET', { headers: { 'SVC-PROXY-CONNECTION': 'keep-alive' } }),
+      502,
+      /connection refused/,
+    );
   });
 });
 
@@ -1068,9 +1292,7 @@ describe('invoking a proxy: reserved headers (Enterprise)', () => {
   it('a caller cannot set Keep-Alive or Connection directly', async () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const answer = await rawProxyGet(emu(), proxy.key, [
-      'Keep-Alive: timeout=99',
-    ]);
+    const answer = await rawProxyGet(emu(), proxy.key, ['Keep-Alive: timeout=99']);
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     expect(target.single().headers['keep-alive']).toBeUndefined();
     expect(target.single().headers.connection).not.toBe('close');
@@ -1083,7 +1305,9 @@ describe('invoking a proxy: reserved headers on the standard tier', () => {
   it('drops them, and says so in a warning event', async () => {
     const target = await destination();
     const proxy = await createProxy(emu(), { destination_url: target.url });
-    const result = await invoke(emu(), proxy.key, 'GET', { headers: { 'SVC-PROXY-KEEP-ALIVE': 'timeout=5', 'SVC-PROXY-CONNECTION': 'close' } });
+    const result = await invoke(emu(), proxy.key, 'GET', {
+      headers: { 'SVC-PROXY-KEEP-ALIVE': 'timeout=5', 'SVC-PROXY-CONNECTION': 'close' },
+    });
     expect(result.status, result.text).toBe(200);
     const received = target.single();
     expect(received.headers['keep-alive']).toBeUndefined();
@@ -1091,7 +1315,9 @@ describe('invoking a proxy: reserved headers on the standard tier', () => {
     const names = namesOf(received).map((name) => name.toLowerCase());
     expect(names).not.toContain('svc-proxy-keep-alive');
     expect(names).not.toContain('svc-proxy-connection');
-    const warnings = emu().events.filter((event) => event.type === 'warning' && event.traceId === result.headers['svc-trace-id']);
+    const warnings = emu().events.filter(
+      (event) => event.type === 'warning' && event.traceId === result.headers['svc-trace-id'],
+    );
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ message: expect.stringMatching(/Enterprise/) });
   });
@@ -1166,6 +1392,9 @@ describe('bodies forwarded byte for byte', () => {
     expect((await emu.call('DELETE', `/applications/${app.id}`)).status).toBe(204);
     expect((await emu.call('GET', `/proxies/${proxy.id}`)).body.application_id).toBeNull();
     expect((await patchProxy(emu, proxy.id, { name: 'renamed' })).status).toBe(204);
-    expect((await emu.call('GET', `/proxies/${proxy.id}`)).body).toMatchObject({ name: 'renamed', application_id: null });
+    expect((await emu.call('GET', `/proxies/${proxy.id}`)).body).toMatchObject({
+      name: 'renamed',
+      application_id: null,
+    });
   });
 });

@@ -5,7 +5,17 @@ import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Page, Reactor } from '../../../src/api/types.js';
 import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
-import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator, sharedEmulator, createApplication as application, createToken, unique } from '../../helpers/emulator.js';
+import {
+  createTenant,
+  startEmulator,
+  type CallOptions,
+  type HttpResult,
+  type TestEmulator,
+  sharedEmulator,
+  createApplication as application,
+  createToken,
+  unique,
+} from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 import { eventually, sleep } from '../../helpers/wait.js';
 
@@ -25,8 +35,13 @@ const ECHO = source(
   '};',
 );
 
-async function createReactor(emu: TestEmulator, body: { name?: string; code?: string; configuration?: Record<string, string>; application?: { id: string } | null }): Promise<Reactor> {
-  const created = await emu.call<Reactor>('POST', '/reactors', { body: { name: unique('reactor'), code: ECHO, configuration: {}, ...body } });
+async function createReactor(
+  emu: TestEmulator,
+  body: { name?: string; code?: string; configuration?: Record<string, string>; application?: { id: string } | null },
+): Promise<Reactor> {
+  const created = await emu.call<Reactor>('POST', '/reactors', {
+    body: { name: unique('reactor'), code: ECHO, configuration: {}, ...body },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
@@ -37,7 +52,11 @@ function invoke(emu: TestEmulator, id: string, body: unknown = {}, options: Call
 }
 
 function patch(emu: TestEmulator, id: string, value: unknown, options: CallOptions = {}): Promise<HttpResult> {
-  return emu.call('PATCH', `/reactors/${id}`, { raw: JSON.stringify(value), contentType: 'application/merge-patch+json', ...options });
+  return emu.call('PATCH', `/reactors/${id}`, {
+    raw: JSON.stringify(value),
+    contentType: 'application/merge-patch+json',
+    ...options,
+  });
 }
 
 function expectProblem(result: HttpResult, status: number, detail?: RegExp | string): void {
@@ -48,7 +67,6 @@ function expectProblem(result: HttpResult, status: number, detail?: RegExp | str
   if (typeof detail === 'string') expect(result.body.detail).toBe(detail);
   else if (detail) expect(result.body.detail).toMatch(detail);
 }
-
 
 interface Delivery {
   method: string;
@@ -95,11 +113,17 @@ async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
 }
 
 function webhookEvents(emu: TestEmulator, requestId: string) {
-  return emu.events.filter((event): event is Extract<EmulatorEvent, { type: 'webhook' }> => event.type === 'webhook' && event.requestId === requestId);
+  return emu.events.filter(
+    (event): event is Extract<EmulatorEvent, { type: 'webhook' }> =>
+      event.type === 'webhook' && event.requestId === requestId,
+  );
 }
 
 function invocationEvents(emu: TestEmulator, requestId: string) {
-  return emu.events.filter((event): event is Extract<EmulatorEvent, { type: 'invocation' }> => event.type === 'invocation' && event.requestId === requestId);
+  return emu.events.filter(
+    (event): event is Extract<EmulatorEvent, { type: 'invocation' }> =>
+      event.type === 'invocation' && event.requestId === requestId,
+  );
 }
 
 function traceId(result: HttpResult): string {
@@ -116,7 +140,9 @@ describe('reactor CRUD (spec 4.4)', () => {
     expect(self.status).toBe(200);
     const name = unique('crud');
     const before = Date.now();
-    const created = await emu().call<Reactor>('POST', '/reactors', { body: { name, code: ECHO, configuration: { region: 'eu', mode: 'test' } } });
+    const created = await emu().call<Reactor>('POST', '/reactors', {
+      body: { name, code: ECHO, configuration: { region: 'eu', mode: 'test' } },
+    });
     expect(created.status, created.text).toBe(201);
     expect(created.headers['content-type']).toMatch(/^application\/json/);
     expect(created.body).toEqual({
@@ -150,7 +176,12 @@ describe('reactor CRUD (spec 4.4)', () => {
       expect(appView.status).toBe(200);
       const created = await createReactor(emu(), { application: { id: app.id } });
       expect(created.application, type).toEqual(appView.body);
-      expect(created.application, type).toMatchObject({ id: app.id, type, tenant_id: emu().tenantId, permissions: ['token:create'] });
+      expect(created.application, type).toMatchObject({
+        id: app.id,
+        type,
+        tenant_id: emu().tenantId,
+        permissions: ['token:create'],
+      });
       expect(created.application, type).not.toHaveProperty('key');
       const got = await emu().call<Reactor>('GET', `/reactors/${created.id}`);
       expect(got.body.application, type).toEqual(appView.body);
@@ -184,7 +215,10 @@ describe('reactor CRUD (spec 4.4)', () => {
 
     const byName = await emu().call<Page<Reactor>>('GET', `/reactors?name=list-${tag}-*`);
     expect(byName.body.data.map((r) => r.id).sort()).toEqual([a.id, b.id, c.id].sort());
-    const upper = await emu().call<Page<Reactor>>('GET', `/reactors?name=${encodeURIComponent(`*${tag.toUpperCase()}-BETA`)}`);
+    const upper = await emu().call<Page<Reactor>>(
+      'GET',
+      `/reactors?name=${encodeURIComponent(`*${tag.toUpperCase()}-BETA`)}`,
+    );
     expect(upper.body.data.map((r) => r.id)).toEqual([b.id]);
     const exact = await emu().call<Page<Reactor>>('GET', `/reactors?name=list-${tag}-gamma`);
     expect(exact.body.data.map((r) => r.id)).toEqual([c.id]);
@@ -214,10 +248,16 @@ describe('reactor CRUD (spec 4.4)', () => {
   it('PUT replaces every field and answers the updated Reactor', async () => {
     const app = await application(emu(), { type: 'private', permissions: ['token:create'] });
     const original = await createReactor(emu(), { configuration: { keep: 'no', b: '2' }, application: { id: app.id } });
-    const newCode = source('module.exports = async function (req) {', "  return { raw: { version: 2, configuration: req.configuration, svc: req.svc === null ? null : 'client' } };", '};');
+    const newCode = source(
+      'module.exports = async function (req) {',
+      "  return { raw: { version: 2, configuration: req.configuration, svc: req.svc === null ? null : 'client' } };",
+      '};',
+    );
     const name = unique('replaced');
     await sleep(5);
-    const updated = await emu().call<Reactor>('PUT', `/reactors/${original.id}`, { body: { name, code: newCode, configuration: { c: '3' } } });
+    const updated = await emu().call<Reactor>('PUT', `/reactors/${original.id}`, {
+      body: { name, code: newCode, configuration: { c: '3' } },
+    });
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body).toEqual({
       ...original,
@@ -243,7 +283,9 @@ describe('reactor CRUD (spec 4.4)', () => {
     expect((await emu().call('GET', `/reactors/${original.id}`)).body).toEqual(updated.body);
 
     // And PUT can bind an Application again.
-    const rebound = await emu().call<Reactor>('PUT', `/reactors/${original.id}`, { body: { name, code: newCode, configuration: {}, application: { id: app.id } } });
+    const rebound = await emu().call<Reactor>('PUT', `/reactors/${original.id}`, {
+      body: { name, code: newCode, configuration: {}, application: { id: app.id } },
+    });
     expect(rebound.status).toBe(200);
     expect(rebound.body.application).toMatchObject({ id: app.id });
     expect((await invoke(emu(), original.id)).body.raw.svc).toBe('client');
@@ -257,7 +299,10 @@ describe('reactor CRUD (spec 4.4)', () => {
     expect(deleted.text).toBe('');
     expectProblem(await emu().call('GET', `/reactors/${reactor.id}`), 404, new RegExp(reactor.id));
     expectProblem(await emu().call('DELETE', `/reactors/${reactor.id}`), 404);
-    expectProblem(await emu().call('PUT', `/reactors/${reactor.id}`, { body: { name: 'x', code: ECHO, configuration: {} } }), 404);
+    expectProblem(
+      await emu().call('PUT', `/reactors/${reactor.id}`, { body: { name: 'x', code: ECHO, configuration: {} } }),
+      404,
+    );
     expectProblem(await patch(emu(), reactor.id, { name: 'x' }), 404);
     expectProblem(await invoke(emu(), reactor.id), 404);
     const listed = await emu().call<Page<Reactor>>('GET', `/reactors?id=${reactor.id}`);
@@ -302,13 +347,19 @@ describe('reactor validation', () => {
 
   it('takes a name of up to 200 characters', async () => {
     const longest = `${'n'.repeat(199)}x`;
-    const ok = await emu().call<Reactor>('POST', '/reactors', { body: { name: longest, code: ECHO, configuration: {} } });
+    const ok = await emu().call<Reactor>('POST', '/reactors', {
+      body: { name: longest, code: ECHO, configuration: {} },
+    });
     expect(ok.status, ok.text).toBe(201);
     expect(ok.body.name).toBe(longest);
-    const tooLong = await emu().call('POST', '/reactors', { body: { name: `${longest}y`, code: ECHO, configuration: {} } });
+    const tooLong = await emu().call('POST', '/reactors', {
+      body: { name: `${longest}y`, code: ECHO, configuration: {} },
+    });
     expectProblem(tooLong, 400);
     expect(tooLong.body.errors).toEqual({ name: ['must be at most 200 characters'] });
-    const put = await emu().call('PUT', `/reactors/${ok.body.id}`, { body: { name: `${longest}y`, code: ECHO, configuration: {} } });
+    const put = await emu().call('PUT', `/reactors/${ok.body.id}`, {
+      body: { name: `${longest}y`, code: ECHO, configuration: {} },
+    });
     expectProblem(put, 400);
     expect(put.body.errors.name).toEqual(['must be at most 200 characters']);
     expect((await emu().call('GET', `/reactors/${ok.body.id}`)).body.name).toBe(longest);
@@ -319,7 +370,9 @@ describe('reactor validation', () => {
     for (const configuration of [{ n: 1 }, { o: { nested: 'x' } }, { b: true }, { z: null }, { l: ['a'] }]) {
       const result = await emu().call('POST', '/reactors', { body: { name, code: ECHO, configuration } });
       expectProblem(result, 400);
-      expect(result.body.errors, JSON.stringify(configuration)).toEqual({ [`configuration.${Object.keys(configuration)[0]}`]: ['must be a string'] });
+      expect(result.body.errors, JSON.stringify(configuration)).toEqual({
+        [`configuration.${Object.keys(configuration)[0]}`]: ['must be a string'],
+      });
     }
     for (const configuration of [['a'], 'a=b', null]) {
       const result = await emu().call('POST', '/reactors', { body: { name, code: ECHO, configuration } });
@@ -350,7 +403,10 @@ describe('reactor validation', () => {
     const self = (await emu().call('GET', '/applications/key')).body;
     const otherManagement = await application(emu(), { type: 'management', permissions: ['reactor:read'] });
     const other = await createTenant(emu());
-    const theirs = (await emu().call('GET', '/applications', { key: other.management_key })).body.data as { id: string; type: string }[];
+    const theirs = (await emu().call('GET', '/applications', { key: other.management_key })).body.data as {
+      id: string;
+      type: string;
+    }[];
     const theirPrivate = theirs.find((app) => app.type === 'private')!;
     expect(theirPrivate).toBeDefined();
     const reactor = await createReactor(emu(), {});
@@ -361,16 +417,32 @@ describe('reactor validation', () => {
       ['an unknown id', UNKNOWN],
       ["another tenant's private Application", theirPrivate.id],
     ] as const) {
-      const created = await emu().call('POST', '/reactors', { body: { name: unique('bind'), code: ECHO, configuration: {}, application: { id } } });
+      const created = await emu().call('POST', '/reactors', {
+        body: { name: unique('bind'), code: ECHO, configuration: {}, application: { id } },
+      });
       expectProblem(created, 400);
       expect(Object.keys(created.body.errors), label).toEqual(['application.id']);
-      const put = await emu().call('PUT', `/reactors/${reactor.id}`, { body: { name: reactor.name, code: ECHO, configuration: {}, application: { id } } });
+      const put = await emu().call('PUT', `/reactors/${reactor.id}`, {
+        body: { name: reactor.name, code: ECHO, configuration: {}, application: { id } },
+      });
       expectProblem(put, 400);
       expect(Object.keys(put.body.errors), label).toEqual(['application.id']);
     }
-    expect((await emu().call('POST', '/reactors', { body: { name: 'x', code: ECHO, configuration: {}, application: { id: 'not-a-uuid' } } })).status).toBe(400);
-    expect((await emu().call('POST', '/reactors', { body: { name: 'x', code: ECHO, configuration: {}, application: {} } })).status).toBe(400);
-    expect((await emu().call('POST', '/reactors', { body: { name: 'x', code: ECHO, configuration: {}, application: 'x' } })).status).toBe(400);
+    expect(
+      (
+        await emu().call('POST', '/reactors', {
+          body: { name: 'x', code: ECHO, configuration: {}, application: { id: 'not-a-uuid' } },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await emu().call('POST', '/reactors', { body: { name: 'x', code: ECHO, configuration: {}, application: {} } }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await emu().call('POST', '/reactors', { body: { name: 'x', code: ECHO, configuration: {}, application: 'x' } }))
+        .status,
+    ).toBe(400);
     expect((await emu().call('GET', `/reactors/${reactor.id}`)).body.application).toBeNull();
     // `application: null` is the same as none.
     expect((await createReactor(emu(), { application: null })).application).toBeNull();
@@ -410,16 +482,31 @@ describe('reactor permissions', () => {
       };
       const reactor = await createReactor(emu(), {});
 
-      expectStatus(await emu().call('POST', '/reactors', { ...as, body: { name: unique('perm'), code: ECHO, configuration: {} } }), 'reactor:create', 201, 'create');
+      expectStatus(
+        await emu().call('POST', '/reactors', { ...as, body: { name: unique('perm'), code: ECHO, configuration: {} } }),
+        'reactor:create',
+        201,
+        'create',
+      );
       expectStatus(await emu().call('GET', '/reactors', as), 'reactor:read', 200, 'list');
       expectStatus(await emu().call('GET', `/reactors/${reactor.id}`, as), 'reactor:read', 200, 'get');
-      const put = await emu().call('PUT', `/reactors/${reactor.id}`, { ...as, body: { name: reactor.name, code: ECHO, configuration: { by: 'put' } } });
+      const put = await emu().call('PUT', `/reactors/${reactor.id}`, {
+        ...as,
+        body: { name: reactor.name, code: ECHO, configuration: { by: 'put' } },
+      });
       expectStatus(put, 'reactor:update', 200, 'put');
-      expectStatus(await patch(emu(), reactor.id, { configuration: { by: 'patch' } }, as), 'reactor:update', 204, 'patch');
+      expectStatus(
+        await patch(emu(), reactor.id, { configuration: { by: 'patch' } }, as),
+        'reactor:update',
+        204,
+        'patch',
+      );
       const configuration = (await emu().call('GET', `/reactors/${reactor.id}`)).body.configuration;
       expect(configuration).toEqual(missing === 'reactor:update' ? {} : { by: 'patch' });
       expectStatus(await emu().call('DELETE', `/reactors/${reactor.id}`, as), 'reactor:delete', 204, 'delete');
-      expect((await emu().call('GET', `/reactors/${reactor.id}`)).status).toBe(missing === 'reactor:delete' ? 200 : 404);
+      expect((await emu().call('GET', `/reactors/${reactor.id}`)).status).toBe(
+        missing === 'reactor:delete' ? 200 : 404,
+      );
     }
   });
 
@@ -432,7 +519,12 @@ describe('reactor permissions', () => {
         ['GET', '/reactors', {}, 'reactor:read'],
         ['GET', `/reactors/${reactor.id}`, {}, 'reactor:read'],
         ['PUT', `/reactors/${reactor.id}`, { body: { name: 'x', code: ECHO, configuration: {} } }, 'reactor:update'],
-        ['PATCH', `/reactors/${reactor.id}`, { raw: '{"name":"x"}', contentType: 'application/merge-patch+json' }, 'reactor:update'],
+        [
+          'PATCH',
+          `/reactors/${reactor.id}`,
+          { raw: '{"name":"x"}', contentType: 'application/merge-patch+json' },
+          'reactor:update',
+        ],
         ['DELETE', `/reactors/${reactor.id}`, {}, 'reactor:delete'],
       ] as [string, string, CallOptions, string][]) {
         expectProblem(await emu().call(method, path, { ...options, key }), 403, new RegExp(permission));
@@ -461,15 +553,23 @@ describe('code that does not load', () => {
 
   it('refuses a module that does not export a function, and one that throws while loading', async () => {
     const name = unique('noexport');
-    const notAFunction = await emu().call('POST', '/reactors', { body: { name, code: 'module.exports = { handler: async () => ({}) };', configuration: {} } });
+    const notAFunction = await emu().call('POST', '/reactors', {
+      body: { name, code: 'module.exports = { handler: async () => ({}) };', configuration: {} },
+    });
     expectProblem(notAFunction, 422);
     expect(notAFunction.body.detail).toContain(`${name}.js must export a function`);
     expect(notAFunction.body.detail).toContain('an object with handler');
-    const nothing = await emu().call('POST', '/reactors', { body: { name, code: '// nothing exported\nconst x = 1;\n', configuration: {} } });
+    const nothing = await emu().call('POST', '/reactors', {
+      body: { name, code: '// nothing exported\nconst x = 1;\n', configuration: {} },
+    });
     expectProblem(nothing, 422, /must export a function/);
-    const throws = await emu().call('POST', '/reactors', { body: { name, code: source('// line 1', '', 'throw new Error("boom at load");'), configuration: {} } });
+    const throws = await emu().call('POST', '/reactors', {
+      body: { name, code: source('// line 1', '', 'throw new Error("boom at load");'), configuration: {} },
+    });
     expectProblem(throws, 422, `${name}.js:3:7: Error: boom at load`);
-    const requires = await emu().call('POST', '/reactors', { body: { name, code: "const fs = require('fs');\nmodule.exports = async () => ({});", configuration: {} } });
+    const requires = await emu().call('POST', '/reactors', {
+      body: { name, code: "const fs = require('fs');\nmodule.exports = async () => ({});", configuration: {} },
+    });
     expectProblem(requires, 422, /Cannot require "fs"/);
     expect((await emu().call<Page<Reactor>>('GET', `/reactors?name=${name}`)).body.data).toEqual([]);
   });
@@ -481,7 +581,9 @@ describe('code that does not load', () => {
 
     const newName = unique('renamed');
     const bad = source('module.exports = async function (req) {', "  return { raw: { version: 'new' } ;", '};');
-    const put = await emu().call('PUT', `/reactors/${reactor.id}`, { body: { name: newName, code: bad, configuration: { a: '2' } } });
+    const put = await emu().call('PUT', `/reactors/${reactor.id}`, {
+      body: { name: newName, code: bad, configuration: { a: '2' } },
+    });
     expectProblem(put, 422, new RegExp(`^${newName}\\.js:2:\\d+: SyntaxError`));
     const patched = await patch(emu(), reactor.id, { code: 'module.exports = 42;' });
     expectProblem(patched, 422, /must export a function.*\(it exports a number\)/);
@@ -498,28 +600,49 @@ describe('PATCH /reactors/{id} (merge patch)', () => {
 
   it('answers 204 and changes only the given fields; configuration keys merge and null removes one', async () => {
     const app = await application(emu(), { type: 'private', permissions: ['token:create'] });
-    const reactor = await createReactor(emu(), { configuration: { a: '1', b: '2', c: '3' }, application: { id: app.id } });
+    const reactor = await createReactor(emu(), {
+      configuration: { a: '1', b: '2', c: '3' },
+      application: { id: app.id },
+    });
     await sleep(5);
     const result = await patch(emu(), reactor.id, { configuration: { b: 'B', c: null, d: '4' } });
     expect(result.status, result.text).toBe(204);
     expect(result.text).toBe('');
     const got = await emu().call<Reactor>('GET', `/reactors/${reactor.id}`);
-    expect(got.body).toEqual({ ...reactor, configuration: { a: '1', b: 'B', d: '4' }, modified_at: expect.any(String) });
+    expect(got.body).toEqual({
+      ...reactor,
+      configuration: { a: '1', b: 'B', d: '4' },
+      modified_at: expect.any(String),
+    });
     expect(Date.parse(got.body.modified_at!)).toBeGreaterThan(Date.parse(reactor.modified_at!));
     expect((await invoke(emu(), reactor.id)).body.raw.configuration).toEqual({ a: '1', b: 'B', d: '4' });
 
     // A name alone; a charset parameter on the media type is fine.
     const name = unique('patched');
-    expect((await patch(emu(), reactor.id, { name }, { contentType: 'application/merge-patch+json; charset=utf-8' })).status).toBe(204);
-    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toEqual({ ...got.body, name, modified_at: expect.any(String) });
+    expect(
+      (await patch(emu(), reactor.id, { name }, { contentType: 'application/merge-patch+json; charset=utf-8' })).status,
+    ).toBe(204);
+    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toEqual({
+      ...got.body,
+      name,
+      modified_at: expect.any(String),
+    });
     // An empty patch changes nothing but is fine.
     expect((await patch(emu(), reactor.id, {})).status).toBe(204);
-    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toMatchObject({ name, configuration: { a: '1', b: 'B', d: '4' }, code: ECHO });
+    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toMatchObject({
+      name,
+      configuration: { a: '1', b: 'B', d: '4' },
+      code: ECHO,
+    });
   });
 
   it('swaps in patched code, which then serves invocations', async () => {
     const reactor = await createReactor(emu(), { configuration: { x: 'y' } });
-    const code = source('module.exports = async function (req) {', "  return { raw: { patched: true, x: req.configuration.x } };", '};');
+    const code = source(
+      'module.exports = async function (req) {',
+      '  return { raw: { patched: true, x: req.configuration.x } };',
+      '};',
+    );
     expect((await patch(emu(), reactor.id, { code })).status).toBe(204);
     const got = await emu().call<Reactor>('GET', `/reactors/${reactor.id}`);
     expect(got.body.code).toBe(code);
@@ -532,7 +655,10 @@ describe('PATCH /reactors/{id} (merge patch)', () => {
     const reactor = await createReactor(emu(), {});
     expect((await invoke(emu(), reactor.id)).body.raw.svc).toBeNull();
     expect((await patch(emu(), reactor.id, { application: { id: app.id } })).status).toBe(204);
-    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body.application).toMatchObject({ id: app.id, type: 'private' });
+    expect((await emu().call('GET', `/reactors/${reactor.id}`)).body.application).toMatchObject({
+      id: app.id,
+      type: 'private',
+    });
     expect((await invoke(emu(), reactor.id)).body.raw.svc).toBe('object');
     expect((await patch(emu(), reactor.id, { application: null })).status).toBe(204);
     const got = await emu().call<Reactor>('GET', `/reactors/${reactor.id}`);
@@ -582,7 +708,13 @@ describe('PATCH /reactors/{id} (merge patch)', () => {
       expect(result.status, `${label}: ${result.text}`).toBe(status);
       expect(result.headers['content-type'], label).toMatch(/^application\/problem\+json/);
     }
-    expectProblem(await emu().call('PATCH', `/reactors/${reactor.id}`, { raw: '{"name": ', contentType: 'application/merge-patch+json' }), 400);
+    expectProblem(
+      await emu().call('PATCH', `/reactors/${reactor.id}`, {
+        raw: '{"name": ',
+        contentType: 'application/merge-patch+json',
+      }),
+      400,
+    );
     expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toEqual(reactor);
     expect((await invoke(emu(), reactor.id)).body.raw.configuration).toEqual({ a: '1' });
   });
@@ -596,7 +728,10 @@ describe('POST /reactors/{id}/react', () => {
     expectProblem(await invoke(emu(), reactor.id, {}, { key: emu().managementKey }), 403, /token:use/);
     const pub = await application(emu(), { type: 'public', permissions: ['token:create'] });
     expectProblem(await invoke(emu(), reactor.id, {}, { key: pub.key }), 403, /token:use/);
-    const privateWithoutUse = await application(emu(), { type: 'private', permissions: ['token:create', 'token:read'] });
+    const privateWithoutUse = await application(emu(), {
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+    });
     expectProblem(await invoke(emu(), reactor.id, {}, { key: privateWithoutUse.key }), 403, /token:use/);
     expectProblem(await invoke(emu(), reactor.id, {}, { key: null }), 401);
     const ok = await invoke(emu(), reactor.id, { args: { hello: 'world' } });
@@ -620,7 +755,13 @@ describe('POST /reactors/{id}/react', () => {
     const reactor = await createReactor(emu(), { configuration: { api_base: 'https://example.test', retries: '3' } });
     const result = await invoke(emu(), reactor.id, { args: { n: 1, nested: { list: [1, 'two', null] } } });
     expect(result.status).toBe(200);
-    expect(result.body).toEqual({ raw: { args: { n: 1, nested: { list: [1, 'two', null] } }, configuration: { api_base: 'https://example.test', retries: '3' }, svc: null } });
+    expect(result.body).toEqual({
+      raw: {
+        args: { n: 1, nested: { list: [1, 'two', null] } },
+        configuration: { api_base: 'https://example.test', retries: '3' },
+        svc: null,
+      },
+    });
   });
 
   it('detokenizes args, card data included: a whole expression becomes the object, an embedded one its JSON text', async () => {
@@ -643,7 +784,12 @@ describe('POST /reactors/{id}/react', () => {
     );
     const reactor = await createReactor(emu(), { code });
     const result = await invoke(emu(), reactor.id, {
-      args: { card: `{{ ${card.id} }}`, note: `card ending {{ ${card.id} }}`, plain: `{{${plain.id}}}`, list: [`x{{ ${plain.id} }}x`, `{{ ${structured.id} }}`, 'untouched {{ not closed'] },
+      args: {
+        card: `{{ ${card.id} }}`,
+        note: `card ending {{ ${card.id} }}`,
+        plain: `{{${plain.id}}}`,
+        list: [`x{{ ${plain.id} }}x`, `{{ ${structured.id} }}`, 'untouched {{ not closed'],
+      },
     });
     expect(result.status, result.text).toBe(200);
     expect(result.body.raw).toEqual({
@@ -660,7 +806,10 @@ describe('POST /reactors/{id}/react', () => {
   it('checks token:use per container: an Application allowed only on /general/ gets 403 for a card token', async () => {
     const card = await createToken(emu(), { type: 'card', data: CARD });
     const plain = await createToken(emu(), { type: 'token', data: 'general secret' });
-    const generalOnly = await application(emu(), { type: 'private', rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }] });
+    const generalOnly = await application(emu(), {
+      type: 'private',
+      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use'] }],
+    });
     const reactor = await createReactor(emu(), {});
     const refused = await invoke(emu(), reactor.id, { args: { card: `{{ ${card.id} }}` } }, { key: generalOnly.key });
     expectProblem(refused, 403);
@@ -669,7 +818,15 @@ describe('POST /reactors/{id}/react', () => {
     expect(allowed.status, allowed.text).toBe(200);
     expect(allowed.body.raw.args).toEqual({ plain: 'general secret' });
     // One forbidden token spoils the whole call.
-    expectProblem(await invoke(emu(), reactor.id, { args: { plain: `{{ ${plain.id} }}`, card: `{{ ${card.id} }}` } }, { key: generalOnly.key }), 403);
+    expectProblem(
+      await invoke(
+        emu(),
+        reactor.id,
+        { args: { plain: `{{ ${plain.id} }}`, card: `{{ ${card.id} }}` } },
+        { key: generalOnly.key },
+      ),
+      403,
+    );
   });
 
   it('answers 400 for an unknown token', async () => {
@@ -679,12 +836,17 @@ describe('POST /reactors/{id}/react', () => {
   });
 
   it('detokenizes at most 100 distinct tokens per invocation', async () => {
-    const tokenized = await emu().call('POST', '/tokenize', { key: emu().privateKey, body: Array.from({ length: 101 }, (_, i) => `value-${i}`) });
+    const tokenized = await emu().call('POST', '/tokenize', {
+      key: emu().privateKey,
+      body: Array.from({ length: 101 }, (_, i) => `value-${i}`),
+    });
     expect(tokenized.status, tokenized.text).toBe(201);
     const ids = tokenized.body as string[];
     expect(new Set(ids).size).toBe(101);
     const reactor = await createReactor(emu(), {});
-    const hundred = await invoke(emu(), reactor.id, { args: { list: ids.slice(0, 100).map((id) => `{{ ${id} }}`), again: `{{ ${ids[0]} }}` } });
+    const hundred = await invoke(emu(), reactor.id, {
+      args: { list: ids.slice(0, 100).map((id) => `{{ ${id} }}`), again: `{{ ${ids[0]} }}` },
+    });
     expect(hundred.status, hundred.text).toBe(200);
     expect(hundred.body.raw.args.list).toEqual(Array.from({ length: 100 }, (_, i) => `value-${i}`));
     const tooMany = await invoke(emu(), reactor.id, { args: { list: ids.map((id) => `{{ ${id} }}`) } });
@@ -721,9 +883,13 @@ describe('POST /reactors/{id}/react', () => {
     const cardToken = await emu().call('GET', `/tokens/${tokens.card.id}`, { key: emu().privateKey });
     expect(cardToken.status).toBe(200);
     expect(cardToken.body.data.number).toBe('XXXXXXXXXXXX4242');
-    for (const id of tokens.nested.list) expect((await emu().call('GET', `/tokens/${id}`, { key: emu().privateKey })).status).toBe(200);
+    for (const id of tokens.nested.list)
+      expect((await emu().call('GET', `/tokens/${id}`, { key: emu().privateKey })).status).toBe(200);
     // What was tokenized detokenizes back to the input.
-    const back = await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { s: `{{ ${tokens.secret} }}`, n: `{{ ${tokens.nested.list[1]} }}` } });
+    const back = await emu().call('POST', '/detokenize', {
+      key: emu().privateKey,
+      body: { s: `{{ ${tokens.secret} }}`, n: `{{ ${tokens.nested.list[1]} }}` },
+    });
     expect(back.body).toEqual({ s: 's3cret', n: 42 });
   });
 
@@ -754,11 +920,16 @@ describe('POST /reactors/{id}/react', () => {
       expectProblem(result, 500, /must return an object/);
     }
     // raw goes through JSON: a function is dropped, a date becomes its string.
-    expect((await invoke(emu(), reactor.id, { args: { mode: 'function' } })).body).toEqual({ raw: { date: '1970-01-01T00:00:00.000Z' } });
+    expect((await invoke(emu(), reactor.id, { args: { mode: 'function' } })).body).toEqual({
+      raw: { date: '1970-01-01T00:00:00.000Z' },
+    });
   });
 
   it("gives the code a req.svc client acting as the reactor's Application", async () => {
-    const bound = await application(emu(), { type: 'private', permissions: ['token:create', 'token:read', 'token:use'] });
+    const bound = await application(emu(), {
+      type: 'private',
+      permissions: ['token:create', 'token:read', 'token:use'],
+    });
     const existing = await createToken(emu(), { type: 'token', data: { made: 'outside' } });
     const code = source(
       'module.exports = async function (req) {',
@@ -769,7 +940,9 @@ describe('POST /reactors/{id}/react', () => {
       '};',
     );
     const reactor = await createReactor(emu(), { code, application: { id: bound.id } });
-    const result = await invoke(emu(), reactor.id, { args: { secret: 'made inside', card: CARD, existing: existing.id } });
+    const result = await invoke(emu(), reactor.id, {
+      args: { secret: 'made inside', card: CARD, existing: existing.id },
+    });
     expect(result.status, result.text).toBe(200);
     const { created, back, readId } = result.body.raw;
     expect(created.secret).toMatch(UUID);
@@ -802,15 +975,29 @@ describe('POST /reactors/{id}/react', () => {
     const reactor = await createReactor(emu(), { code, application: { id: bound.id } });
     const caught = await invoke(emu(), reactor.id, { args: { id: plain.id } });
     expect(caught.status, caught.text).toBe(200);
-    expect(caught.body.raw).toEqual({ threw: true, name: 'AuthorizationError', isAuthorizationError: true, isError: true, message: expect.stringMatching(/token:use/) });
+    expect(caught.body.raw).toEqual({
+      threw: true,
+      name: 'AuthorizationError',
+      isAuthorizationError: true,
+      isError: true,
+      message: expect.stringMatching(/token:use/),
+    });
     expect(caught.text).not.toContain('guarded');
     // Not caught, it is the invocation's 403.
     expectProblem(await invoke(emu(), reactor.id, { args: { id: plain.id, rethrow: true } }), 403, /token:use/);
   });
 
   it("a tokenize block its Application may not write: 403 naming that Application (not the caller's key), raw kept", async () => {
-    const bound = await application(emu(), { name: unique('charger'), type: 'private', permissions: ['token:read', 'token:use'] });
-    const code = source('module.exports = async function (req) {', "  return { raw: { charge: 'ch_1', amount: req.args.amount }, tokenize: { card: { type: 'card', data: req.args.card } } };", '};');
+    const bound = await application(emu(), {
+      name: unique('charger'),
+      type: 'private',
+      permissions: ['token:read', 'token:use'],
+    });
+    const code = source(
+      'module.exports = async function (req) {',
+      "  return { raw: { charge: 'ch_1', amount: req.args.amount }, tokenize: { card: { type: 'card', data: req.args.card } } };",
+      '};',
+    );
     const reactor = await createReactor(emu(), { name: unique('charge'), code, application: { id: bound.id } });
     const refused = await invoke(emu(), reactor.id, { args: { amount: 42, card: CARD } });
     expectProblem(refused, 403);
@@ -833,21 +1020,39 @@ describe('POST /reactors/{id}/react', () => {
     expect(accepted.status, accepted.text).toBe(202);
     const [delivery] = await hook.waitFor(1, 8000);
     const payload = JSON.parse(delivery!.body);
-    expect(payload).toMatchObject({ status: 'failed', raw: { charge: 'ch_1', amount: 7 }, error: { status: 403, title: 'Tokenize block refused' } });
+    expect(payload).toMatchObject({
+      status: 'failed',
+      raw: { charge: 'ch_1', amount: 7 },
+      error: { status: 403, title: 'Tokenize block refused' },
+    });
     expect(payload.error).not.toHaveProperty('raw');
   });
 
   it('a tokenize block with invalid data, in a reactor without an Application: the fields under tokenize, raw kept', async () => {
-    const code = source('module.exports = async function (req) {', "  return { raw: { ok: true }, tokenize: { card: { type: 'card', data: { number: '4242424242424241', expiration_month: 12, expiration_year: 2099 } } } };", '};');
+    const code = source(
+      'module.exports = async function (req) {',
+      "  return { raw: { ok: true }, tokenize: { card: { type: 'card', data: { number: '4242424242424241', expiration_month: 12, expiration_year: 2099 } } } };",
+      '};',
+    );
     const reactor = await createReactor(emu(), { code });
     const refused = await invoke(emu(), reactor.id);
-    expectProblem(refused, 400, new RegExp(`^Reactor ${reactor.name} ran, but the tokenize block of its result was refused: under the calling Application \\(the reactor has none of its own\\): `));
+    expectProblem(
+      refused,
+      400,
+      new RegExp(
+        `^Reactor ${reactor.name} ran, but the tokenize block of its result was refused: under the calling Application \\(the reactor has none of its own\\): `,
+      ),
+    );
     expect(refused.body.raw).toEqual({ ok: true });
     expect(Object.keys(refused.body.errors)).toEqual([expect.stringMatching(/^tokenize\.card/)]);
   });
 
   it("applies the invoking request's SVC-TRANSACTION-ID to the tokenize block", async () => {
-    const code = source('module.exports = async function (req) {', '  return { raw: { ok: true }, tokenize: { v: req.args.v } };', '};');
+    const code = source(
+      'module.exports = async function (req) {',
+      '  return { raw: { ok: true }, tokenize: { v: req.args.v } };',
+      '};',
+    );
     const reactor = await createReactor(emu(), { code });
     const transaction = await emu().call('POST', '/transactions', { key: emu().privateKey });
     expect(transaction.status, transaction.text).toBe(201);
@@ -860,17 +1065,28 @@ describe('POST /reactors/{id}/react', () => {
     expect((await emu().call('GET', `/tokens/${id}`, { key: emu().privateKey })).status).toBe(404);
     const inside = await emu().call('GET', `/tokens/${id}`, { key: emu().privateKey, headers: tx });
     expect(inside.status).toBe(200);
-    expect((await emu().call('POST', `/transactions/${transaction.body.id}/commit`, { key: emu().privateKey })).status).toBe(200);
+    expect(
+      (await emu().call('POST', `/transactions/${transaction.body.id}/commit`, { key: emu().privateKey })).status,
+    ).toBe(200);
     expect((await emu().call('GET', `/tokens/${id}`, { key: emu().privateKey })).status).toBe(200);
-    expect((await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { v: `{{ ${id} }}` } })).body).toEqual({ v: 'staged value' });
+    expect(
+      (await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { v: `{{ ${id} }}` } })).body,
+    ).toEqual({ v: 'staged value' });
 
     // Rolled back, the tokens never appear; an unknown transaction is refused.
     const second = (await emu().call('POST', '/transactions', { key: emu().privateKey })).body.id as string;
-    const rolled = await invoke(emu(), reactor.id, { args: { v: 'discarded' } }, { headers: { 'svc-transaction-id': second } });
+    const rolled = await invoke(
+      emu(),
+      reactor.id,
+      { args: { v: 'discarded' } },
+      { headers: { 'svc-transaction-id': second } },
+    );
     expect(rolled.status).toBe(200);
     expect((await emu().call('POST', `/transactions/${second}/rollback`, { key: emu().privateKey })).status).toBe(200);
     expect((await emu().call('GET', `/tokens/${rolled.body.tokens.v}`, { key: emu().privateKey })).status).toBe(404);
-    expect((await invoke(emu(), reactor.id, { args: { v: 'x' } }, { headers: { 'svc-transaction-id': UNKNOWN } })).status).toBe(404);
+    expect(
+      (await invoke(emu(), reactor.id, { args: { v: 'x' } }, { headers: { 'svc-transaction-id': UNKNOWN } })).status,
+    ).toBe(404);
   });
 });
 
@@ -899,7 +1115,9 @@ describe('errors thrown by reactor code', () => {
 
   beforeAll(async () => {
     const name = unique('errors');
-    const created = await emu().call<Reactor>('POST', '/reactors', { body: { name, code: source(...lines), configuration: {} } });
+    const created = await emu().call<Reactor>('POST', '/reactors', {
+      body: { name, code: source(...lines), configuration: {} },
+    });
     expect(created.status, created.text).toBe(201);
     reactor = created.body;
     file = `${name}.js`;
@@ -963,16 +1181,47 @@ describe('errors thrown by reactor code', () => {
     expect(invocationEvents(emu(), loggedId)[0]!.ms).toBeGreaterThanOrEqual(0);
     const consoleEvents = emu().events.filter((event) => event.type === 'console' && event.requestId === loggedId);
     expect(consoleEvents).toEqual([
-      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'log', text: 'hello 7', requestId: loggedId },
-      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'error', text: 'bad { a: 1 }', requestId: loggedId },
-      { time, type: 'console', source: reactor.name, tenantId: emu().tenantId, level: 'warn', text: 'careful', requestId: loggedId },
+      {
+        time,
+        type: 'console',
+        source: reactor.name,
+        tenantId: emu().tenantId,
+        level: 'log',
+        text: 'hello 7',
+        requestId: loggedId,
+      },
+      {
+        time,
+        type: 'console',
+        source: reactor.name,
+        tenantId: emu().tenantId,
+        level: 'error',
+        text: 'bad { a: 1 }',
+        requestId: loggedId,
+      },
+      {
+        time,
+        type: 'console',
+        source: reactor.name,
+        tenantId: emu().tenantId,
+        level: 'warn',
+        text: 'careful',
+        requestId: loggedId,
+      },
     ]);
 
     const failed = await invoke(emu(), reactor.id, { args: { kind: 'plain' } });
     expect(failed.status).toBe(500);
     const failedId = traceId(failed);
     const [event] = invocationEvents(emu(), failedId);
-    expect(event).toMatchObject({ type: 'invocation', name: reactor.name, id: reactor.id, status: 500, ms: expect.any(Number), error: expect.stringContaining('kaput') });
+    expect(event).toMatchObject({
+      type: 'invocation',
+      name: reactor.name,
+      id: reactor.id,
+      status: 500,
+      ms: expect.any(Number),
+      error: expect.stringContaining('kaput'),
+    });
     expect(event!.stack).toMatch(/^TypeError: kaput/);
     expect(event!.stack).toContain(`${file}:${PLAIN_LINE}:`);
 
@@ -1009,12 +1258,15 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
   let reactor: Reactor;
 
   beforeAll(async () => {
-    const created = await emu().call<Reactor>('POST', '/reactors', { body: { name: unique('async'), code, configuration: {} } });
+    const created = await emu().call<Reactor>('POST', '/reactors', {
+      body: { name: unique('async'), code, configuration: {} },
+    });
     expect(created.status, created.text).toBe(201);
     reactor = created.body;
   });
 
-  const result = (requestId: string, key: string | null = emu().privateKey, reactorId = reactor.id) => emu().call('GET', `/reactors/${reactorId}/results/${requestId}`, { key });
+  const result = (requestId: string, key: string | null = emu().privateKey, reactorId = reactor.id) =>
+    emu().call('GET', `/reactors/${reactorId}/results/${requestId}`, { key });
 
   it('checks callback_url and timeout_ms', async () => {
     const hook = await receiver();
@@ -1039,7 +1291,11 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     expect(hook.received).toHaveLength(0);
     // The bounds themselves are fine.
     for (const timeout_ms of [10_000, 210_000]) {
-      const accepted = await invoke(emu(), reactor.id, { args: { msg: `t${timeout_ms}` }, callback_url: hook.url, timeout_ms });
+      const accepted = await invoke(emu(), reactor.id, {
+        args: { msg: `t${timeout_ms}` },
+        callback_url: hook.url,
+        timeout_ms,
+      });
       expect(accepted.status, accepted.text).toBe(202);
     }
     await hook.waitFor(2);
@@ -1081,7 +1337,10 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       completed_at: expect.any(String),
     });
     expect(Date.parse(payload.completed_at) - Date.parse(payload.started_at)).toBeGreaterThanOrEqual(1400);
-    expect((await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { t: `{{ ${payload.tokens.t} }}` } })).body).toEqual({ t: 'secret-slow' });
+    expect(
+      (await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { t: `{{ ${payload.tokens.t} }}` } }))
+        .body,
+    ).toEqual({ t: 'secret-slow' });
 
     // The signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body"> with the tenant's secret.
     const secretResult = await emu().call('GET', '/_emulator/webhook-secret');
@@ -1104,9 +1363,16 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
     // The result is there to poll too, the same as the webhook said, with its delivery.
     await eventually(async () =>
-      expect((await result(requestId)).body).toEqual({ ...payload, delivery: { status: 'delivered', attempts: 1, last_status: 200, event_id: delivery!.headers['svc-webhook-id'] } }),
+      expect((await result(requestId)).body).toEqual({
+        ...payload,
+        delivery: { status: 'delivered', attempts: 1, last_status: 200, event_id: delivery!.headers['svc-webhook-id'] },
+      }),
     );
-    await eventually(() => expect(webhookEvents(emu(), requestId)).toEqual([expect.objectContaining({ attempt: 1, status: 200, ok: true, url: hook.url.split('?')[0] })]));
+    await eventually(() =>
+      expect(webhookEvents(emu(), requestId)).toEqual([
+        expect.objectContaining({ attempt: 1, status: 200, ok: true, url: hook.url.split('?')[0] }),
+      ]),
+    );
     // The secret is for management keys only.
     expectProblem(await emu().call('GET', '/_emulator/webhook-secret', { key: emu().privateKey }), 403);
   });
@@ -1125,8 +1391,15 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });
-    expect(verifySignature(emu().started.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string)).toBe(true);
-    await eventually(async () => expect((await result(accepted.body.id)).body).toEqual({ ...payload, delivery: expect.objectContaining({ status: 'delivered' }) }));
+    expect(
+      verifySignature(emu().started.webhookSecret, delivery!.body, delivery!.headers['svc-signature'] as string),
+    ).toBe(true);
+    await eventually(async () =>
+      expect((await result(accepted.body.id)).body).toEqual({
+        ...payload,
+        delivery: expect.objectContaining({ status: 'delivered' }),
+      }),
+    );
   });
 
   it('retries a receiver that fails: 500, 500, then 200 makes exactly 3 attempts, each reported', async () => {
@@ -1141,7 +1414,9 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     // The same payload each time, each signed.
     expect(new Set(deliveries.map((delivery) => delivery.body)).size).toBe(1);
     for (const delivery of deliveries) {
-      expect(verifySignature(emu().started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
+      expect(
+        verifySignature(emu().started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string),
+      ).toBe(true);
     }
     const events = webhookEvents(emu(), requestId);
     expect(events.map(({ attempt, status, ok }) => ({ attempt, status, ok }))).toEqual([
@@ -1151,7 +1426,10 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     ]);
     // the log names the receiver without its query string (which may carry a secret)
     expect(events.every((event) => event.reactorId === reactor.id && event.url === hook.url.split('?')[0])).toBe(true);
-    expect((await result(requestId)).body).toMatchObject({ status: 'completed', delivery: { status: 'delivered', attempts: 3, last_status: 200 } });
+    expect((await result(requestId)).body).toMatchObject({
+      status: 'completed',
+      delivery: { status: 'delivered', attempts: 3, last_status: 200 },
+    });
   });
 
   it('gives up after the configured attempts on a receiver that never answers; the result stays readable', async () => {
@@ -1173,7 +1451,13 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const polled = await result(requestId);
     expect(polled.status).toBe(200);
     // The code ran (completed); nobody heard of it (the delivery failed).
-    expect(polled.body).toMatchObject({ id: requestId, reactor_id: reactor.id, status: 'completed', raw: { echoed: 'hung' }, delivery: { status: 'failed', attempts: 3, last_status: null } });
+    expect(polled.body).toMatchObject({
+      id: requestId,
+      reactor_id: reactor.id,
+      status: 'completed',
+      raw: { echoed: 'hung' },
+      delivery: { status: 'failed', attempts: 3, last_status: null },
+    });
   });
 
   it('uses timeout_ms, not the synchronous timeout, for an asynchronous run', async () => {
@@ -1181,7 +1465,11 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     // 2 s is past the 1.5 s synchronous timeout of this emulator.
     const sync = await invoke(emu(), reactor.id, { args: { delay: 2000 } });
     expectProblem(sync, 408);
-    const accepted = await invoke(emu(), reactor.id, { args: { delay: 2000, msg: 'patient' }, callback_url: hook.url, timeout_ms: 10_000 });
+    const accepted = await invoke(emu(), reactor.id, {
+      args: { delay: 2000, msg: 'patient' },
+      callback_url: hook.url,
+      timeout_ms: 10_000,
+    });
     expect(accepted.status).toBe(202);
     const [delivery] = await hook.waitFor(1, 8000);
     expect(JSON.parse(delivery!.body)).toMatchObject({ status: 'completed', raw: { echoed: 'patient' } });
@@ -1213,7 +1501,8 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     const secret = first.started.webhookSecret;
     expect((await first.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
     const other = await createTenant(first);
-    const otherSecret = (await first.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret as string;
+    const otherSecret = (await first.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body
+      .secret as string;
     expect(typeof otherSecret).toBe('string');
     expect(otherSecret).not.toBe(secret);
     await first.dispose();
@@ -1222,7 +1511,9 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     expect(second.tenantId).toBe(first.tenantId);
     expect(second.started.webhookSecret).toBe(secret);
     expect((await second.call('GET', '/_emulator/webhook-secret')).body.secret).toBe(secret);
-    expect((await second.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret).toBe(otherSecret);
+    expect((await second.call('GET', '/_emulator/webhook-secret', { key: other.management_key })).body.secret).toBe(
+      otherSecret,
+    );
     // Another emulator (another store) has another secret.
     expect(emu().started.webhookSecret).not.toBe(secret);
   });
@@ -1233,7 +1524,11 @@ describe('the standard tier', () => {
     const emu = await startEmulator({ ...OPTIONS, tier: 'standard' });
     const hook = await receiver();
     const reactor = await createReactor(emu, {});
-    for (const body of [{ callback_url: hook.url }, { callback_url: hook.url, timeout_ms: 20_000 }, { timeout_ms: 20_000 }]) {
+    for (const body of [
+      { callback_url: hook.url },
+      { callback_url: hook.url, timeout_ms: 20_000 },
+      { timeout_ms: 20_000 },
+    ]) {
       expectProblem(await invoke(emu, reactor.id, { args: {}, ...body }), 403, /Enterprise/);
     }
     const sync = await invoke(emu, reactor.id, { args: { tier: 'standard' } });
@@ -1264,7 +1559,9 @@ describe('tenant isolation', () => {
     const listed = await emu().call<Page<Reactor>>('GET', `/reactors?id=${reactor.id}`, as);
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual([]);
-    expect((await emu().call<Page<Reactor>>('GET', '/reactors?size=100', as)).body.data.map((r) => r.id)).not.toContain(reactor.id);
+    expect((await emu().call<Page<Reactor>>('GET', '/reactors?size=100', as)).body.data.map((r) => r.id)).not.toContain(
+      reactor.id,
+    );
 
     const invoked = await invoke(emu(), reactor.id, { args: {} }, { key: other.private_key });
     expectProblem(invoked, 404);
@@ -1273,7 +1570,10 @@ describe('tenant isolation', () => {
     expect((await emu().call('GET', `/reactors/${reactor.id}`)).body).toEqual(reactor);
     expect((await invoke(emu(), reactor.id)).body.raw.configuration).toEqual({ owner: 'me' });
     // And the other tenant's own reactors stay its own.
-    const theirs = await emu().call<Reactor>('POST', '/reactors', { ...as, body: { name: 'theirs', code: ECHO, configuration: {} } });
+    const theirs = await emu().call<Reactor>('POST', '/reactors', {
+      ...as,
+      body: { name: 'theirs', code: ECHO, configuration: {} },
+    });
     expect(theirs.status).toBe(201);
     expect(theirs.body.tenant_id).toBe(other.id);
     expectProblem(await emu().call('GET', `/reactors/${theirs.body.id}`), 404);
@@ -1301,10 +1601,20 @@ describe('bugs found and fixed', () => {
 
   // A reactor's name for the log is set only once its new code has loaded.
   it("labels the old code's console output with the old name after a refused update", async () => {
-    const code = source('module.exports = async function () {', "  console.log('still the old code');", '  return {};', '};');
+    const code = source(
+      'module.exports = async function () {',
+      "  console.log('still the old code');",
+      '  return {};',
+      '};',
+    );
     const reactor = await createReactor(emu(), { name: unique('kept-name'), code });
     const rejected = unique('rejected-name');
-    expectProblem(await emu().call('PUT', `/reactors/${reactor.id}`, { body: { name: rejected, code: 'module.exports = 1;', configuration: {} } }), 422);
+    expectProblem(
+      await emu().call('PUT', `/reactors/${reactor.id}`, {
+        body: { name: rejected, code: 'module.exports = 1;', configuration: {} },
+      }),
+      422,
+    );
     expect((await emu().call('GET', `/reactors/${reactor.id}`)).body.name).toBe(reactor.name);
     const invoked = await invoke(emu(), reactor.id);
     expect(invoked.status).toBe(200);
@@ -1318,14 +1628,20 @@ describe('bugs found and fixed', () => {
   // Fixed: WebhookService.dispose() wakes the backoff sleeps, so a delivery waiting to retry ends
   // (still pending, resumed at the next start) and Emulator.dispose() does not hang.
   it('dispose does not hang while a webhook delivery waits to retry', async () => {
-    const own = await startEmulator({ inMemory: true, webhooks: { attempts: 2, retryBaseMs: 60_000, attemptTimeoutMs: 300 } });
+    const own = await startEmulator({
+      inMemory: true,
+      webhooks: { attempts: 2, retryBaseMs: 60_000, attemptTimeoutMs: 300 },
+    });
     const hook = await receiver(() => 500);
     const reactor = await createReactor(own, {});
     const accepted = await invoke(own, reactor.id, { callback_url: hook.url });
     expect(accepted.status).toBe(202);
     await hook.waitFor(1);
     await eventually(() => expect(webhookEvents(own, accepted.body.id)).toHaveLength(1));
-    const outcome = await Promise.race([own.dispose().then(() => 'disposed'), sleep(3000).then(() => 'still hanging after 3 s')]);
+    const outcome = await Promise.race([
+      own.dispose().then(() => 'disposed'),
+      sleep(3000).then(() => 'still hanging after 3 s'),
+    ]);
     expect(outcome).toBe('disposed');
   });
 });

@@ -52,7 +52,10 @@ async function newAttacker(): Promise<Tenant> {
 }
 
 async function createReactor(tenant: Tenant, code: string, application?: { id: string }): Promise<string> {
-  const created = await emu().call('POST', '/reactors', { key: tenant.managementKey, body: { name: unique('reactor'), code, configuration: {}, ...(application && { application }) } });
+  const created = await emu().call('POST', '/reactors', {
+    key: tenant.managementKey,
+    body: { name: unique('reactor'), code, configuration: {}, ...(application && { application }) },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body.id as string;
 }
@@ -80,7 +83,10 @@ function expectProblem(result: HttpResult, status: number, detail: RegExp): void
 /** Console bytes the emulator reported for one reactor (by name). */
 function consoleBytes(emulator: TestEmulator, reactorName: string): number {
   return emulator.events
-    .filter((event): event is Extract<EmulatorEvent, { type: 'console' }> => event.type === 'console' && event.source === reactorName)
+    .filter(
+      (event): event is Extract<EmulatorEvent, { type: 'console' }> =>
+        event.type === 'console' && event.source === reactorName,
+    )
     .reduce((sum, event) => sum + Buffer.byteLength(event.text), 0);
 }
 
@@ -96,7 +102,10 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
 
   it("a memory bomb is A's own 500 problem; B is answered during and after", async () => {
     await bIsServed();
-    const bomb = await createReactor(a(), `module.exports = async () => { globalThis.keep = new Array(30e6).fill(1.5); return { raw: 'survived' }; };`);
+    const bomb = await createReactor(
+      a(),
+      `module.exports = async () => { globalThis.keep = new Array(30e6).fill(1.5); return { raw: 'survived' }; };`,
+    );
     const tenant = await b();
     const [bombed, during] = await Promise.all([react(a(), bomb), react(tenant, tenant.reactor, { n: 21 })]);
     expectProblem(bombed, 500, /out of memory/i);
@@ -106,7 +115,10 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
   });
 
   it("work A leaves spinning after its reactor returns does not hold B, nor A's next call", async () => {
-    const spinner = await createReactor(a(), `module.exports = async () => { setInterval(() => { const end = Date.now() + 40; while (Date.now() < end); }, 1); return { raw: 'returned' }; };`);
+    const spinner = await createReactor(
+      a(),
+      `module.exports = async () => { setInterval(() => { const end = Date.now() + 40; while (Date.now() < end); }, 1); return { raw: 'returned' }; };`,
+    );
     const first = await react(a(), spinner);
     expect(first.status, first.text).toBe(200);
     await bIsServed(5);
@@ -116,7 +128,10 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
   });
 
   it("A's flood of req.svc calls and console output is cut at A's limits; B is answered", async () => {
-    const app = await emu().call('POST', '/applications', { key: a().managementKey, body: { name: unique('app'), type: 'private', permissions: ['token:read'] } });
+    const app = await emu().call('POST', '/applications', {
+      key: a().managementKey,
+      body: { name: unique('app'), type: 'private', permissions: ['token:read'] },
+    });
     expect(app.status, app.text).toBe(201);
     const flood = await createReactor(
       a(),
@@ -140,7 +155,9 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
   it('A cannot reach the loopback admin route (POST /_emulator/tenants) from its reactor', async () => {
     const closing = await closingPort();
     const port = Number(new URL(emu().url).port);
-    const before = emu().events.filter((event) => event.type === 'request' && event.path.startsWith('/_emulator/tenants')).length;
+    const before = emu().events.filter(
+      (event) => event.type === 'request' && event.path.startsWith('/_emulator/tenants'),
+    ).length;
     const attacker = await createReactor(
       a(),
       `module.exports = async function (req) {
@@ -163,7 +180,9 @@ describe('tenant A attacks from its reactor, tenant B is served', () => {
     expect(result.status, result.text).toBe(200);
     expect(result.body.raw[0]).toBe('refused');
     expect(['Error', 'TypeError']).toContain(result.body.raw[1]);
-    expect(emu().events.filter((event) => event.type === 'request' && event.path.startsWith('/_emulator/tenants')).length).toBe(before);
+    expect(
+      emu().events.filter((event) => event.type === 'request' && event.path.startsWith('/_emulator/tenants')).length,
+    ).toBe(before);
     await bIsServed(2);
   });
 

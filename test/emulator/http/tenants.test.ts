@@ -25,20 +25,28 @@ describe('tenants', () => {
 
   it('accepts given keys and validates the body', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const ok = await emu.call('POST', '/_emulator/tenants', { key: null, body: { name: 't', management_key: 'tenant-two-management-key' } });
+    const ok = await emu.call('POST', '/_emulator/tenants', {
+      key: null,
+      body: { name: 't', management_key: 'tenant-two-management-key' },
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.management_key).toBe('tenant-two-management-key');
-    const bad = await emu.call('POST', '/_emulator/tenants', { key: null, body: { management_key: 'short', extra: 1 } });
+    const bad = await emu.call('POST', '/_emulator/tenants', {
+      key: null,
+      body: { management_key: 'short', extra: 1 },
+    });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.errors)).toEqual(expect.arrayContaining(['management_key', 'extra']));
     // no body at all is fine
     expect((await emu.call('POST', '/_emulator/tenants', { key: null })).status).toBe(201);
   });
 
-  it('never lets one tenant see, change or learn of another tenant\'s Applications', async () => {
+  it("never lets one tenant see, change or learn of another tenant's Applications", async () => {
     const emu = await startEmulator({ inMemory: true });
     const other = await createTenant(emu);
-    const mine = (await emu.call('POST', '/applications', { body: { name: 'mine', type: 'private', permissions: ['token:read'] } })).body;
+    const mine = (
+      await emu.call('POST', '/applications', { body: { name: 'mine', type: 'private', permissions: ['token:read'] } })
+    ).body;
     const as = (key: string) => ({ key });
 
     const theirList = await emu.call('GET', '/applications', as(other.management_key));
@@ -48,7 +56,11 @@ describe('tenants', () => {
     expect(filtered.body.data).toEqual([]);
     expect(filtered.body.pagination.total_items).toBe(0);
 
-    const unknown = await emu.call('GET', '/applications/00000000-0000-4000-8000-000000000000', as(other.management_key));
+    const unknown = await emu.call(
+      'GET',
+      '/applications/00000000-0000-4000-8000-000000000000',
+      as(other.management_key),
+    );
     for (const [method, path, body] of [
       ['GET', `/applications/${mine.id}`, undefined],
       ['PUT', `/applications/${mine.id}`, { name: 'stolen' }],
@@ -88,7 +100,9 @@ describe('tenants', () => {
   });
 
   it('recognises loopback addresses', () => {
-    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(isLoopback(address), address).toBe(true);
-    for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.0.0.1', 'fe80::1', '', undefined]) expect(isLoopback(address), String(address)).toBe(false);
+    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'])
+      expect(isLoopback(address), address).toBe(true);
+    for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.0.0.1', 'fe80::1', '', undefined])
+      expect(isLoopback(address), String(address)).toBe(false);
   });
 });

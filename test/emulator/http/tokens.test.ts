@@ -20,15 +20,29 @@ interface Rule {
 }
 
 /** A private Application with these grants, created with the management key; returns its id and key. */
-async function application(emu: TestEmulator, grants: { permissions?: string[]; rules?: Rule[] }): Promise<{ id: string; key: string }> {
-  const created = await emu.call('POST', '/applications', { body: { name: `app-${randomBytes(4).toString('hex')}`, type: 'private', ...grants } });
+async function application(
+  emu: TestEmulator,
+  grants: { permissions?: string[]; rules?: Rule[] },
+): Promise<{ id: string; key: string }> {
+  const created = await emu.call('POST', '/applications', {
+    body: { name: `app-${randomBytes(4).toString('hex')}`, type: 'private', ...grants },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
 
 /** Reads and uses everything, reveals on read. */
 function revealer(emu: TestEmulator) {
-  return application(emu, { rules: [{ priority: 1, container: '/', transform: 'reveal', permissions: ['token:create', 'token:read', 'token:use', 'token:delete'] }] });
+  return application(emu, {
+    rules: [
+      {
+        priority: 1,
+        container: '/',
+        transform: 'reveal',
+        permissions: ['token:create', 'token:read', 'token:use', 'token:delete'],
+      },
+    ],
+  });
 }
 
 async function createToken(emu: TestEmulator, key: string, body: Record<string, unknown>): Promise<Token> {
@@ -60,7 +74,11 @@ describe('POST /tokens', () => {
       [{ type: 'token', data: 42.5 }, '/general/high/', 42.5],
       [{ type: 'token', data: 0 }, '/general/high/', 0],
       [{ type: 'token', data: false }, '/general/high/', false],
-      [{ type: 'token', data: { nested: { deep: [1, 'two', null] } } }, '/general/high/', { nested: { deep: [1, 'two', null] } }],
+      [
+        { type: 'token', data: { nested: { deep: [1, 'two', null] } } },
+        '/general/high/',
+        { nested: { deep: [1, 'two', null] } },
+      ],
       [{ type: 'token', data: ['a', 1, { b: true }] }, '/general/high/', ['a', 1, { b: true }]],
       [{ type: 'card', data: { ...CARD, number: '4242 4242-4242 4242' } }, '/pci/high/', CARD],
       [{ type: 'bank', data: BANK }, '/bank/high/', BANK],
@@ -69,7 +87,14 @@ describe('POST /tokens', () => {
       const created = await emu.call<Token>('POST', '/tokens', { key: app.key, body });
       const label = JSON.stringify(body);
       expect(created.status, label).toBe(201);
-      expect(created.body, label).toMatchObject({ type: body.type, containers: [container], metadata: {}, tenant_id: emu.tenantId, created_by: app.id, expires_at: null });
+      expect(created.body, label).toMatchObject({
+        type: body.type,
+        containers: [container],
+        metadata: {},
+        tenant_id: emu.tenantId,
+        created_by: app.id,
+        expires_at: null,
+      });
       expect(created.body.id, label).toMatch(UUID);
       expect(created.body, label).not.toHaveProperty('secret');
       expect(created.body.data, label).toEqual(data);
@@ -112,7 +137,10 @@ describe('POST /tokens', () => {
     const created = await createToken(emu, app.key, { id: 'Order_42:card.v1-a', type: 'token', data: 'first' });
     expect(created.id).toBe('Order_42:card.v1-a');
 
-    const duplicate = await emu.call('POST', '/tokens', { key: app.key, body: { id: 'Order_42:card.v1-a', type: 'token', data: 'second' } });
+    const duplicate = await emu.call('POST', '/tokens', {
+      key: app.key,
+      body: { id: 'Order_42:card.v1-a', type: 'token', data: 'second' },
+    });
     expect(duplicate.status).toBe(400);
     expect(duplicate.body.errors.id[0]).toContain('already exists');
     expect((await emu.call<Token>('GET', '/tokens/Order_42:card.v1-a', { key: app.key })).body.data).toBe('first');
@@ -129,20 +157,32 @@ describe('POST /tokens', () => {
     const emu = await startEmulator({ inMemory: true });
     const card = await createToken(emu, emu.privateKey, { type: 'card', data: CARD, mask: { last4: '4242' } });
     expect(card.data).toEqual({ last4: '4242' });
-    const text = await createToken(emu, emu.privateKey, { type: 'token', data: 'jane@example.com', mask: 'j***@example.com' });
+    const text = await createToken(emu, emu.privateKey, {
+      type: 'token',
+      data: 'jane@example.com',
+      mask: 'j***@example.com',
+    });
     expect(text.data).toBe('j***@example.com');
-    expect((await emu.call<Token>('GET', `/tokens/${text.id}`, { key: emu.privateKey })).body.data).toBe('j***@example.com');
+    expect((await emu.call<Token>('GET', `/tokens/${text.id}`, { key: emu.privateKey })).body.data).toBe(
+      'j***@example.com',
+    );
   });
 
   it('expires a token at expires_at: it reads as 404 and leaves lists and detokenization', async () => {
     let now = Date.parse('2030-01-01T00:00:00Z');
     const emu = await startEmulator({ inMemory: true, clock: () => new Date(now) });
-    const created = await createToken(emu, emu.privateKey, { type: 'token', data: 'short-lived', expires_at: '2030-01-01T01:00:05+01:00' });
+    const created = await createToken(emu, emu.privateKey, {
+      type: 'token',
+      data: 'short-lived',
+      expires_at: '2030-01-01T01:00:05+01:00',
+    });
     expect(created.expires_at).toBe('2030-01-01T00:00:05.000Z');
     const kept = await createToken(emu, emu.privateKey, { type: 'token', data: 'kept', expires_at: null });
     expect(kept.expires_at).toBeNull();
     expect((await emu.call('GET', `/tokens/${created.id}`, { key: emu.privateKey })).status).toBe(200);
-    expect((await emu.call('POST', '/detokenize', { key: emu.privateKey, body: `{{ ${created.id} }}` })).body).toBe('short-lived');
+    expect((await emu.call('POST', '/detokenize', { key: emu.privateKey, body: `{{ ${created.id} }}` })).body).toBe(
+      'short-lived',
+    );
 
     now += 5_000;
     expect((await emu.call('GET', `/tokens/${created.id}`, { key: emu.privateKey })).status).toBe(404);
@@ -157,7 +197,10 @@ describe('POST /tokens', () => {
     const now = Date.parse('2030-01-01T00:00:00Z');
     const emu = await startEmulator({ inMemory: true, clock: () => new Date(now) });
     for (const expiresAt of ['2029-12-31T23:59:59Z', '2030-01-01T00:00:00Z']) {
-      const result = await emu.call('POST', '/tokens', { key: emu.privateKey, body: { type: 'token', data: 'x', expires_at: expiresAt } });
+      const result = await emu.call('POST', '/tokens', {
+        key: emu.privateKey,
+        body: { type: 'token', data: 'x', expires_at: expiresAt },
+      });
       expect(result.status, expiresAt).toBe(400);
       expect(result.body.errors.expires_at[0]).toContain('future');
     }
@@ -182,7 +225,11 @@ describe('POST /tokens validation', () => {
     ['card number too short', card({ number: '42424242' }), 'data.number'],
     ['card month 13', card({ expiration_month: 13 }), 'data.expiration_month'],
     ['card month as string', card({ expiration_month: '12' }), 'data.expiration_month'],
-    ['card without expiration_year', { type: 'card', data: { number: CARD.number, expiration_month: 1 } }, 'data.expiration_year'],
+    [
+      'card without expiration_year',
+      { type: 'card', data: { number: CARD.number, expiration_month: 1 } },
+      'data.expiration_year',
+    ],
     ['card year of two digits', card({ expiration_year: 99 }), 'data.expiration_year'],
     ['expired card', card({ expiration_month: 1, expiration_year: 2020 }), 'data.expiration_year'],
     ['cvc too short', card({ cvc: '12' }), 'data.cvc'],
@@ -194,7 +241,11 @@ describe('POST /tokens validation', () => {
     ['bank account with letters', bank({ account_number: '12ab5678' }), 'data.account_number'],
     ['bank without account', { type: 'bank', data: { routing_number: BANK.routing_number } }, 'data.account_number'],
     ['container without slashes', { type: 'token', data: 'x', containers: ['general'] }, 'containers[0]'],
-    ['container without trailing slash', { type: 'token', data: 'x', containers: ['/general/high/', '/pci'] }, 'containers[1]'],
+    [
+      'container without trailing slash',
+      { type: 'token', data: 'x', containers: ['/general/high/', '/pci'] },
+      'containers[1]',
+    ],
     ['container with a space', { type: 'token', data: 'x', containers: ['/my box/'] }, 'containers[0]'],
     ['no containers', { type: 'token', data: 'x', containers: [] }, 'containers'],
     ['metadata value not a string', { type: 'token', data: 'x', metadata: { ok: 'yes', count: 3 } }, 'metadata.count'],
@@ -238,12 +289,29 @@ describe('token transforms', () => {
     };
   }
   const shown: Record<Transform, Record<string, unknown>> = {
-    reveal: { card: CARD, cardCustom: CARD, bank: BANK, plain: { email: 'jane@example.com' }, masked: 'jane@example.com' },
-    mask: { card: CARD_MASK, cardCustom: { number: '****4242' }, bank: BANK_MASK, plain: ABSENT, masked: 'j***@example.com' },
+    reveal: {
+      card: CARD,
+      cardCustom: CARD,
+      bank: BANK,
+      plain: { email: 'jane@example.com' },
+      masked: 'jane@example.com',
+    },
+    mask: {
+      card: CARD_MASK,
+      cardCustom: { number: '****4242' },
+      bank: BANK_MASK,
+      plain: ABSENT,
+      masked: 'j***@example.com',
+    },
     redact: { card: ABSENT, cardCustom: ABSENT, bank: ABSENT, plain: ABSENT, masked: ABSENT },
   };
 
-  async function expectShown(emu: TestEmulator, key: string, tokens: Record<string, Token>, expected: Record<string, unknown>) {
+  async function expectShown(
+    emu: TestEmulator,
+    key: string,
+    tokens: Record<string, Token>,
+    expected: Record<string, unknown>,
+  ) {
     const listed = await emu.call<Page<Token>>('GET', '/tokens', { key });
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(Object.keys(tokens).length);
@@ -260,7 +328,9 @@ describe('token transforms', () => {
   it.each(['reveal', 'mask', 'redact'] as const)('applies a rule transform %s on GET and list', async (transform) => {
     const emu = await startEmulator({ inMemory: true });
     const tokens = await seed(emu);
-    const app = await application(emu, { rules: [{ priority: 1, container: '/', transform, permissions: ['token:read'] }] });
+    const app = await application(emu, {
+      rules: [{ priority: 1, container: '/', transform, permissions: ['token:read'] }],
+    });
     await expectShown(emu, app.key, tokens, shown[transform]);
   });
 
@@ -275,7 +345,10 @@ describe('token transforms', () => {
   it('reveals through plain token:use on /detokenize, whatever the read transform', async () => {
     const emu = await startEmulator({ inMemory: true });
     const tokens = await seed(emu);
-    const result = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: { card: `{{${tokens.card.id}}}`, bank: `{{${tokens.bank.id}}}` } });
+    const result = await emu.call('POST', '/detokenize', {
+      key: emu.privateKey,
+      body: { card: `{{${tokens.card.id}}}`, bank: `{{${tokens.bank.id}}}` },
+    });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ card: CARD, bank: BANK });
   });
@@ -310,7 +383,11 @@ describe('access rules', () => {
         { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] },
       ],
     });
-    expectData((await emu.call<Token>('GET', `/tokens/${high.id}`, { key: broadFirst.key })).body, CARD, 'priority 1 on /pci/');
+    expectData(
+      (await emu.call<Token>('GET', `/tokens/${high.id}`, { key: broadFirst.key })).body,
+      CARD,
+      'priority 1 on /pci/',
+    );
   });
 
   it('covers sub-containers with a rule on a parent, not siblings or parents with a rule on a child', async () => {
@@ -321,7 +398,9 @@ describe('access rules', () => {
     const parent = await createToken(emu, key, { type: 'card', data: CARD, containers: ['/pci/'] });
     const general = await createToken(emu, key, { type: 'token', data: 'g' });
 
-    const onPci = await application(emu, { rules: [{ priority: 1, container: '/PCI/', transform: 'reveal', permissions: ['token:read'] }] });
+    const onPci = await application(emu, {
+      rules: [{ priority: 1, container: '/PCI/', transform: 'reveal', permissions: ['token:read'] }],
+    });
     for (const token of [high, low, parent]) {
       const got = await emu.call<Token>('GET', `/tokens/${token.id}`, { key: onPci.key });
       expect(got.status, token.containers[0]).toBe(200);
@@ -329,7 +408,9 @@ describe('access rules', () => {
     }
     expect((await emu.call('GET', `/tokens/${general.id}`, { key: onPci.key })).status).toBe(403);
 
-    const onHigh = await application(emu, { rules: [{ priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] }] });
+    const onHigh = await application(emu, {
+      rules: [{ priority: 1, container: '/pci/high/', transform: 'reveal', permissions: ['token:read'] }],
+    });
     expect((await emu.call('GET', `/tokens/${high.id}`, { key: onHigh.key })).status).toBe(200);
     for (const token of [low, parent, general]) {
       const denied = await emu.call('GET', `/tokens/${token.id}`, { key: onHigh.key });
@@ -380,7 +461,11 @@ describe('access rules', () => {
 
   it('checks token:create against the containers of the new token', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const app = await application(emu, { rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create', 'token:read'] }] });
+    const app = await application(emu, {
+      rules: [
+        { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create', 'token:read'] },
+      ],
+    });
     expect((await emu.call('POST', '/tokens', { key: app.key, body: { type: 'token', data: 'ok' } })).status).toBe(201);
     const denied = await emu.call('POST', '/tokens', { key: app.key, body: { type: 'card', data: CARD } });
     expect(denied.status).toBe(403);
@@ -404,7 +489,10 @@ describe('access rules', () => {
       expect(forbidden.status, `${method} ${path}`).toBe(403);
       expect(forbidden.body.detail, `${method} ${path}`).toContain('management');
       expect((await emu.call(method, path, { body, key: null })).status, `${method} ${path}`).toBe(401);
-      expect((await emu.call(method, path, { body, key: 'key_local_pvt_doesnotexist00000000000' })).status, `${method} ${path}`).toBe(401);
+      expect(
+        (await emu.call(method, path, { body, key: 'key_local_pvt_doesnotexist00000000000' })).status,
+        `${method} ${path}`,
+      ).toBe(401);
     }
     expect((await emu.call('GET', '/tokens', { key: null })).status).toBe(401);
     // Nothing was written or deleted along the way.
@@ -421,7 +509,9 @@ describe('access rules', () => {
 describe('GET /tokens', () => {
   it('paginates in creation order, empty past the last page', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const ids = (await emu.call<string[]>('POST', '/tokenize', { key: emu.privateKey, body: ['t0', 't1', 't2', 't3', 't4'] })).body;
+    const ids = (
+      await emu.call<string[]>('POST', '/tokenize', { key: emu.privateKey, body: ['t0', 't1', 't2', 't3', 't4'] })
+    ).body;
     const page = await emu.call<Page<Token>>('GET', '/tokens?page=2&size=2', { key: emu.privateKey });
     expect(page.status).toBe(200);
     expect(page.body.pagination).toEqual({ total_items: 5, page_number: 2, page_size: 2, total_pages: 3 });
@@ -439,7 +529,12 @@ describe('GET /tokens', () => {
 
   it('rejects bad list queries field by field', async () => {
     const emu = await startEmulator({ inMemory: true });
-    for (const [query, field] of [['page=0', 'page'], ['size=101', 'size'], ['size=0', 'size'], ['type=ssn', 'type']] as const) {
+    for (const [query, field] of [
+      ['page=0', 'page'],
+      ['size=101', 'size'],
+      ['size=0', 'size'],
+      ['type=ssn', 'type'],
+    ] as const) {
       const result = await emu.call('GET', `/tokens?${query}`, { key: emu.privateKey });
       expect(result.status, query).toBe(400);
       expect(Object.keys(result.body.errors), query).toEqual([field]);
@@ -453,7 +548,11 @@ describe('GET /tokens', () => {
     const low = await createToken(emu, key, { type: 'card', data: CARD, containers: ['/pci/low/'] });
     const bank = await createToken(emu, key, { type: 'bank', data: BANK });
     const text = await createToken(emu, key, { type: 'token', data: 'x' });
-    const inPci = await createToken(emu, key, { type: 'token', data: 'y', containers: ['/general/high/', '/pci/extra/'] });
+    const inPci = await createToken(emu, key, {
+      type: 'token',
+      data: 'y',
+      containers: ['/general/high/', '/pci/extra/'],
+    });
 
     expect(await listIds(emu, key, '&type=card')).toEqual([high.id, low.id]);
     expect(await listIds(emu, key, '&type=bank')).toEqual([bank.id]);
@@ -469,10 +568,15 @@ describe('GET /tokens', () => {
   it('leaves out tokens the caller may not read instead of failing', async () => {
     const emu = await startEmulator({ inMemory: true });
     const key = emu.privateKey;
-    const cards = [await createToken(emu, key, { type: 'card', data: CARD }), await createToken(emu, key, { type: 'card', data: CARD })];
+    const cards = [
+      await createToken(emu, key, { type: 'card', data: CARD }),
+      await createToken(emu, key, { type: 'card', data: CARD }),
+    ];
     await createToken(emu, key, { type: 'token', data: 'x' });
     await createToken(emu, key, { type: 'bank', data: BANK });
-    const app = await application(emu, { rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }] });
+    const app = await application(emu, {
+      rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
+    });
     const listed = await emu.call<Page<Token>>('GET', '/tokens?size=1', { key: app.key });
     expect(listed.status).toBe(200);
     expect(listed.body.pagination).toEqual({ total_items: 2, page_number: 1, page_size: 1, total_pages: 2 });
@@ -481,7 +585,9 @@ describe('GET /tokens', () => {
     expect(await listIds(emu, app.key)).toEqual(cards.map((card) => card.id));
 
     // holding token:read somewhere (here: on /bank/, where there is one token) lists what it covers
-    const bankOnly = await application(emu, { rules: [{ priority: 1, container: '/bank/', transform: 'redact', permissions: ['token:read'] }] });
+    const bankOnly = await application(emu, {
+      rules: [{ priority: 1, container: '/bank/', transform: 'redact', permissions: ['token:read'] }],
+    });
     const banks = await emu.call<Page<Token>>('GET', '/tokens', { key: bankOnly.key });
     expect(banks.status).toBe(200);
     expect(banks.body.pagination.total_items).toBe(1);
@@ -525,7 +631,9 @@ describe('DELETE /tokens/{id}', () => {
     expect(denied.body.detail).toContain('token:delete');
     expect((await emu.call('GET', `/tokens/${card.id}`, { key: emu.privateKey })).status).toBe(200);
 
-    const generalOnly = await application(emu, { rules: [{ priority: 1, container: '/general/', transform: 'redact', permissions: ['token:delete'] }] });
+    const generalOnly = await application(emu, {
+      rules: [{ priority: 1, container: '/general/', transform: 'redact', permissions: ['token:delete'] }],
+    });
     expect((await emu.call('DELETE', `/tokens/${card.id}`, { key: generalOnly.key })).status).toBe(403);
     expect((await emu.call('DELETE', `/tokens/${general.id}`, { key: generalOnly.key })).status).toBe(204);
     expect(await listIds(emu, emu.privateKey)).toEqual([card.id]);
@@ -553,7 +661,10 @@ describe('POST /tokenize', () => {
         age: 42,
         vip: true,
         nothing: null,
-        payment: { card: { type: 'card', data: CARD, metadata: { order: 'o-1' } }, notes: ['first', null, { type: 'bank', data: BANK }] },
+        payment: {
+          card: { type: 'card', data: CARD, metadata: { order: 'o-1' } },
+          notes: ['first', null, { type: 'bank', data: BANK }],
+        },
         custom: { type: 'token', id: 'my-custom-id', data: { any: ['json'] }, containers: ['/Custom/'] },
       },
     });
@@ -562,20 +673,34 @@ describe('POST /tokenize', () => {
     const body = result.body;
     expect(body.nothing).toBeNull();
     expect(body.payment.notes[1]).toBeNull();
-    expect(body.payment.card).toMatchObject({ type: 'card', containers: ['/pci/high/'], metadata: { order: 'o-1' }, data: CARD_MASK });
+    expect(body.payment.card).toMatchObject({
+      type: 'card',
+      containers: ['/pci/high/'],
+      metadata: { order: 'o-1' },
+      data: CARD_MASK,
+    });
     expect(body.payment.notes[2]).toMatchObject({ type: 'bank', containers: ['/bank/high/'], data: BANK_MASK });
     expect(body.custom).toMatchObject({ id: 'my-custom-id', type: 'token', containers: ['/custom/'] });
     expect(body.custom).not.toHaveProperty('data');
 
-    const primitives: [string, unknown][] = [[body.name, 'Jane Doe'], [body.age, 42], [body.vip, true], [body.payment.notes[0], 'first']];
+    const primitives: [string, unknown][] = [
+      [body.name, 'Jane Doe'],
+      [body.age, 42],
+      [body.vip, true],
+      [body.payment.notes[0], 'first'],
+    ];
     for (const [id, data] of primitives) {
       expect(id).toMatch(UUID);
       const got = await emu.call<Token>('GET', `/tokens/${id}`, { key: reader.key });
       expect(got.status).toBe(200);
       expect(got.body).toMatchObject({ type: 'token', containers: ['/general/high/'], data });
     }
-    expect((await emu.call<Token>('GET', `/tokens/${body.payment.card.id}`, { key: reader.key })).body.data).toEqual(CARD);
-    expect((await emu.call<Token>('GET', '/tokens/my-custom-id', { key: reader.key })).body.data).toEqual({ any: ['json'] });
+    expect((await emu.call<Token>('GET', `/tokens/${body.payment.card.id}`, { key: reader.key })).body.data).toEqual(
+      CARD,
+    );
+    expect((await emu.call<Token>('GET', '/tokens/my-custom-id', { key: reader.key })).body.data).toEqual({
+      any: ['json'],
+    });
     expect(await listIds(emu, reader.key)).toHaveLength(7);
   });
 
@@ -584,7 +709,9 @@ describe('POST /tokenize', () => {
     const id = await emu.call('POST', '/tokenize', { key: emu.privateKey, body: 'just a string' });
     expect(id.status).toBe(201);
     expect(id.body).toMatch(UUID);
-    expect((await emu.call('POST', '/detokenize', { key: emu.privateKey, body: `{{${id.body}}}` })).body).toBe('just a string');
+    expect((await emu.call('POST', '/detokenize', { key: emu.privateKey, body: `{{${id.body}}}` })).body).toBe(
+      'just a string',
+    );
     const none = await emu.call('POST', '/tokenize', { key: emu.privateKey, body: null });
     expect(none.status).toBe(201);
     expect(none.text).toBe('null');
@@ -597,7 +724,10 @@ describe('POST /tokenize', () => {
       key: emu.privateKey,
       body: {
         a: 'valid',
-        b: [{ type: 'card', data: CARD }, { type: 'card', data: { ...CARD, number: '4242424242424241' } }],
+        b: [
+          { type: 'card', data: CARD },
+          { type: 'card', data: { ...CARD, number: '4242424242424241' } },
+        ],
         c: { d: { type: 'bank', data: { ...BANK, account_number: '1' } } },
       },
     });
@@ -626,12 +756,20 @@ describe('POST /tokenize', () => {
   it('answers 403 without token:create and writes nothing', async () => {
     const emu = await startEmulator({ inMemory: true });
     const reader = await application(emu, { permissions: ['token:read', 'token:use'] });
-    const denied = await emu.call('POST', '/tokenize', { key: reader.key, body: { a: 'x', b: [1, 2], c: { type: 'card', data: CARD } } });
+    const denied = await emu.call('POST', '/tokenize', {
+      key: reader.key,
+      body: { a: 'x', b: [1, 2], c: { type: 'card', data: CARD } },
+    });
     expect(denied.status).toBe(403);
     expect(denied.body.detail).toContain('token:create');
     // Creating in /general/ only: the card leaf is refused, and the strings before it are not written.
-    const general = await application(emu, { rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create'] }] });
-    const partial = await emu.call('POST', '/tokenize', { key: general.key, body: ['x', 'y', { type: 'card', data: CARD }] });
+    const general = await application(emu, {
+      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create'] }],
+    });
+    const partial = await emu.call('POST', '/tokenize', {
+      key: general.key,
+      body: ['x', 'y', { type: 'card', data: CARD }],
+    });
     expect(partial.status).toBe(403);
     expect(partial.body.detail).toContain('/pci/high/');
     expect(await listIds(emu, emu.privateKey)).toEqual([]);
@@ -654,7 +792,13 @@ describe('POST /detokenize', () => {
     const t = await tokens(emu);
     const result = await emu.call('POST', '/detokenize', {
       key: emu.privateKey,
-      body: { card: `{{ ${t.card.id} }}`, tight: `{{${t.text.id}}}`, wide: `{{    ${t.number.id}   }}`, nested: [{ o: `{{${t.object.id}}}` }], keep: 7 },
+      body: {
+        card: `{{ ${t.card.id} }}`,
+        tight: `{{${t.text.id}}}`,
+        wide: `{{    ${t.number.id}   }}`,
+        nested: [{ o: `{{${t.object.id}}}` }],
+        keep: 7,
+      },
     });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ card: CARD, tight: 'world', wide: 42, nested: [{ o: { a: [1, 'b'] } }], keep: 7 });
@@ -689,7 +833,11 @@ describe('POST /detokenize', () => {
     expect(text.headers['content-type']).toMatch(/^application\/json/);
     expect(text.text).toBe('"say world"');
 
-    const plain = { a: 1, b: ['x', null, { c: '{ not an expression }', d: '{{ }}', e: false }], '{{key}}': 'keys are not searched' };
+    const plain = {
+      a: 1,
+      b: ['x', null, { c: '{ not an expression }', d: '{{ }}', e: false }],
+      '{{key}}': 'keys are not searched',
+    };
     const unchanged = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: plain });
     expect(unchanged.status).toBe(200);
     expect(unchanged.body).toEqual(plain);
@@ -698,7 +846,10 @@ describe('POST /detokenize', () => {
   it('answers 400 naming an unknown token', async () => {
     const emu = await startEmulator({ inMemory: true });
     const t = await tokens(emu);
-    const result = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: { ok: `{{${t.text.id}}}`, bad: '{{ no-such-token }}' } });
+    const result = await emu.call('POST', '/detokenize', {
+      key: emu.privateKey,
+      body: { ok: `{{${t.text.id}}}`, bad: '{{ no-such-token }}' },
+    });
     expect(result.status).toBe(400);
     expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(result.body.detail).toContain('no-such-token');
@@ -709,9 +860,14 @@ describe('POST /detokenize', () => {
   it('answers 403 for a token in a container without token:use', async () => {
     const emu = await startEmulator({ inMemory: true });
     const t = await tokens(emu);
-    const app = await application(emu, { rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use', 'token:read'] }] });
+    const app = await application(emu, {
+      rules: [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:use', 'token:read'] }],
+    });
     expect((await emu.call('POST', '/detokenize', { key: app.key, body: `{{${t.text.id}}}` })).body).toBe('world');
-    const denied = await emu.call('POST', '/detokenize', { key: app.key, body: { a: `{{${t.text.id}}}`, b: `{{${t.card.id}}}` } });
+    const denied = await emu.call('POST', '/detokenize', {
+      key: app.key,
+      body: { a: `{{${t.text.id}}}`, b: `{{${t.card.id}}}` },
+    });
     expect(denied.status).toBe(403);
     expect(denied.body.detail).toContain('token:use');
     expect(denied.body.detail).toContain(t.card.id);
@@ -731,7 +887,10 @@ describe('POST /detokenize', () => {
     expect(new Set(ids).size).toBe(101);
 
     const hundred = ids.slice(0, 100).map((id) => `{{ ${id} }}`);
-    const ok = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: [...hundred, `again {{${ids[0]}}}`] });
+    const ok = await emu.call('POST', '/detokenize', {
+      key: emu.privateKey,
+      body: [...hundred, `again {{${ids[0]}}}`],
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual([...values.slice(0, 100), 'again value-0']);
 
@@ -743,7 +902,7 @@ describe('POST /detokenize', () => {
 });
 
 describe('tenant isolation', () => {
-  it('hides another tenant\'s tokens on GET, DELETE, list and detokenize', async () => {
+  it("hides another tenant's tokens on GET, DELETE, list and detokenize", async () => {
     const emu = await startEmulator({ inMemory: true });
     const other = await createTenant(emu);
     const theirs = await createToken(emu, other.private_key, { type: 'token', data: 'their secret' });
@@ -758,7 +917,10 @@ describe('tenant isolation', () => {
     expect(await listIds(emu, other.private_key)).toEqual([theirs.id]);
 
     const foreign = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: `{{ ${theirs.id} }}` });
-    const missing = await emu.call('POST', '/detokenize', { key: emu.privateKey, body: '{{ 00000000-0000-4000-8000-000000000000 }}' });
+    const missing = await emu.call('POST', '/detokenize', {
+      key: emu.privateKey,
+      body: '{{ 00000000-0000-4000-8000-000000000000 }}',
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.text).not.toContain('their secret');
     const shape = (body: { detail: string; errors: unknown; title: string }, id: string) =>
@@ -766,18 +928,24 @@ describe('tenant isolation', () => {
     expect(shape(foreign.body, theirs.id)).toBe(shape(missing.body, '00000000-0000-4000-8000-000000000000'));
 
     // Still there for its owner.
-    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: `{{ ${theirs.id} }}` })).body).toBe('their secret');
+    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: `{{ ${theirs.id} }}` })).body).toBe(
+      'their secret',
+    );
   });
 
-  it('lets each tenant use the same custom id without seeing the other\'s', async () => {
+  it("lets each tenant use the same custom id without seeing the other's", async () => {
     const emu = await startEmulator({ inMemory: true });
     const other = await createTenant(emu);
     await createToken(emu, other.private_key, { id: 'shared-id', type: 'token', data: 'theirs' });
     await createToken(emu, emu.privateKey, { id: 'shared-id', type: 'token', data: 'mine' });
     expect((await emu.call('POST', '/detokenize', { key: emu.privateKey, body: '{{shared-id}}' })).body).toBe('mine');
-    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: '{{shared-id}}' })).body).toBe('theirs');
+    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: '{{shared-id}}' })).body).toBe(
+      'theirs',
+    );
     expect((await emu.call('DELETE', '/tokens/shared-id', { key: emu.privateKey })).status).toBe(204);
-    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: '{{shared-id}}' })).body).toBe('theirs');
+    expect((await emu.call('POST', '/detokenize', { key: other.private_key, body: '{{shared-id}}' })).body).toBe(
+      'theirs',
+    );
   });
 });
 
@@ -794,7 +962,11 @@ describe('encryption at rest', () => {
   it('stores no plaintext, keeps master.key at 0600, and needs the same master key to read', async () => {
     const emu = await startEmulator({ privateKey: PRIVATE_KEY });
     const card = await createToken(emu, PRIVATE_KEY, { type: 'card', data: CARD_AT_REST });
-    const text = await createToken(emu, PRIVATE_KEY, { type: 'token', data: { note: SECRET }, metadata: { kind: 'canary' } });
+    const text = await createToken(emu, PRIVATE_KEY, {
+      type: 'token',
+      data: { note: SECRET },
+      metadata: { kind: 'canary' },
+    });
     await emu.dispose();
 
     const svcDir = path.join(emu.dir, '.svc');
@@ -821,9 +993,9 @@ describe('encryption at rest', () => {
     await restarted.dispose();
 
     // another master key is refused at start, before anything could be misread
-    await expect(startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY, masterKey: randomBytes(32).toString('base64') })).rejects.toThrow(
-      /master key .* is not the one this store was written with/,
-    );
+    await expect(
+      startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY, masterKey: randomBytes(32).toString('base64') }),
+    ).rejects.toThrow(/master key .* is not the one this store was written with/);
   });
 
   it('answers 500 naming the master key, never the data, for a token sealed under another key', async () => {
@@ -831,16 +1003,22 @@ describe('encryption at rest', () => {
     const card = await createToken(emu, PRIVATE_KEY, { type: 'card', data: CARD });
     // Re-seal the stored record under a different key, as a store copied from elsewhere would be.
     await emu.dispose();
-    const file = (await readdir(path.join(emu.dir, '.svc', 'data', 'tokens'))).map((name) => path.join(emu.dir, '.svc', 'data', 'tokens', name));
+    const file = (await readdir(path.join(emu.dir, '.svc', 'data', 'tokens'))).map((name) =>
+      path.join(emu.dir, '.svc', 'data', 'tokens', name),
+    );
     const { Cipher } = await import('../../../src/emulator/crypto/cipher.js');
     const other = new Cipher(randomBytes(32));
     for (const shard of file) {
       const content = JSON.parse(await readFile(shard, 'utf8'));
-      for (const record of content.records) if (record.id === card.id) record.secret = other.seal({ data: CARD }, `token:${record.tenant_id}:${record.id}`);
+      for (const record of content.records)
+        if (record.id === card.id) record.secret = other.seal({ data: CARD }, `token:${record.tenant_id}:${record.id}`);
       await writeFile(shard, JSON.stringify(content));
     }
     const restarted = await startEmulator({ dir: emu.dir, privateKey: PRIVATE_KEY });
-    const failed = await restarted.call('POST', '/detokenize', { key: PRIVATE_KEY, body: { card: `{{ ${card.id} }}` } });
+    const failed = await restarted.call('POST', '/detokenize', {
+      key: PRIVATE_KEY,
+      body: { card: `{{ ${card.id} }}` },
+    });
     expect(failed.status).toBe(500);
     expect(failed.body.detail).toContain('master key');
     expect(failed.text).not.toContain(CARD.number);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { EmulatorOptions } from '../../../src/emulator/index.js';
-import { createTenant, startEmulator, type CallOptions, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import {
+  createTenant,
+  startEmulator,
+  type CallOptions,
+  type HttpResult,
+  type TestEmulator,
+} from '../../helpers/emulator.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 };
 const HOUR = 60 * 60 * 1000;
@@ -19,7 +25,8 @@ function manualClock(start = Date.parse('2030-01-01T00:00:00.000Z')) {
 
 /** Calls made with the bootstrap private key (token:*), optionally inside a transaction. */
 function client(emu: TestEmulator, key = emu.privateKey) {
-  const call = <T = any>(method: string, path: string, options: CallOptions = {}): Promise<HttpResult<T>> => emu.call<T>(method, path, { key, ...options });
+  const call = <T = any>(method: string, path: string, options: CallOptions = {}): Promise<HttpResult<T>> =>
+    emu.call<T>(method, path, { key, ...options });
   const inTx = (transaction: string, options: CallOptions = {}): CallOptions => ({
     ...options,
     headers: { ...options.headers, 'svc-transaction-id': transaction },
@@ -32,7 +39,10 @@ function client(emu: TestEmulator, key = emu.privateKey) {
       expect(created.status).toBe(201);
       return created.body.id as string;
     },
-    async createToken(body: Record<string, unknown>, transaction?: string): Promise<{ id: string } & Record<string, unknown>> {
+    async createToken(
+      body: Record<string, unknown>,
+      transaction?: string,
+    ): Promise<{ id: string } & Record<string, unknown>> {
       const created = await call('POST', '/tokens', transaction ? inTx(transaction, { body }) : { body });
       expect(created.status, created.text).toBe(201);
       return created.body;
@@ -102,10 +112,18 @@ describe('POST /transactions and GET /transactions/{id}', () => {
 
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {
     const { call } = await setup();
-    for (const [method, path] of [['GET', `/transactions/${UNKNOWN}`], ['POST', `/transactions/${UNKNOWN}/commit`], ['POST', `/transactions/${UNKNOWN}/rollback`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/transactions/${UNKNOWN}`],
+      ['POST', `/transactions/${UNKNOWN}/commit`],
+      ['POST', `/transactions/${UNKNOWN}/rollback`],
+    ] as const) {
       expectProblem(await call(method, path), 404, new RegExp(UNKNOWN));
     }
-    for (const [method, path] of [['GET', '/transactions/nope'], ['POST', '/transactions/nope/commit'], ['POST', '/transactions/nope/rollback']] as const) {
+    for (const [method, path] of [
+      ['GET', '/transactions/nope'],
+      ['POST', '/transactions/nope/commit'],
+      ['POST', '/transactions/nope/rollback'],
+    ] as const) {
       const result = await call(method, path);
       expectProblem(result, 400);
       expect(Object.keys(result.body.errors ?? {}), path).toContain('id');
@@ -164,7 +182,11 @@ describe('staged token writes', () => {
   it('stages POST /tokenize: every token of the value appears at commit, none before', async () => {
     const { call, inTx, begin, listedIds } = await setup();
     const tx = await begin();
-    const tokenized = await call('POST', '/tokenize', inTx(tx, { body: { name: 'Jane', tags: ['a', 7], card: { type: 'card', data: CARD } } }));
+    const tokenized = await call(
+      'POST',
+      '/tokenize',
+      inTx(tx, { body: { name: 'Jane', tags: ['a', 7], card: { type: 'card', data: CARD } } }),
+    );
     expect(tokenized.status, tokenized.text).toBe(201);
     const { name, tags, card } = tokenized.body as { name: string; tags: string[]; card: { id: string; type: string } };
     expect(card.type).toBe('card');
@@ -188,7 +210,9 @@ describe('staged token writes', () => {
   it('keeps every write of concurrent requests in one transaction', async () => {
     const { call, begin, createToken, listedIds } = await setup();
     const tx = await begin();
-    const created = await Promise.all(Array.from({ length: 12 }, (_, i) => createToken({ type: 'token', data: `v${i}` }, tx)));
+    const created = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => createToken({ type: 'token', data: `v${i}` }, tx)),
+    );
     expect((await listedIds(tx)).sort()).toEqual(created.map((token) => token.id).sort());
     expect((await call('POST', `/transactions/${tx}/commit`)).status).toBe(200);
     expect((await listedIds()).sort()).toEqual(created.map((token) => token.id).sort());
@@ -234,7 +258,8 @@ describe('staged token writes', () => {
     expect(rolledBack.text).toBe('');
     expect(await status(tx)).toBe('rolled_back');
     expect(await listedIds()).toEqual([existing.id]);
-    for (const id of [staged.id, ...(tokenized.body as string[])]) expect((await call('GET', `/tokens/${id}`)).status).toBe(404);
+    for (const id of [staged.id, ...(tokenized.body as string[])])
+      expect((await call('GET', `/tokens/${id}`)).status).toBe(404);
     expect((await call('GET', `/tokens/${existing.id}`)).status).toBe(200);
   });
 
@@ -269,7 +294,11 @@ describe('transactions that are not open', () => {
     const tx = await begin();
     expect((await call('POST', `/transactions/${tx}/commit`)).status).toBe(200);
 
-    expectProblem(await call('POST', '/tokens', inTx(tx, { body: { type: 'token', data: 'late' } })), 409, new RegExp(tx));
+    expectProblem(
+      await call('POST', '/tokens', inTx(tx, { body: { type: 'token', data: 'late' } })),
+      409,
+      new RegExp(tx),
+    );
     expectProblem(await call('DELETE', `/tokens/${existing.id}`, inTx(tx)), 409);
     expectProblem(await call('POST', '/tokenize', inTx(tx, { body: { a: 'late' } })), 409);
     // Reads inside it are refused too rather than silently reading outside.
@@ -279,7 +308,11 @@ describe('transactions that are not open', () => {
 
   it('a token write naming an unknown transaction is a 404 and writes nothing', async () => {
     const { call, inTx, listedIds } = await setup();
-    expectProblem(await call('POST', '/tokens', inTx(UNKNOWN, { body: { type: 'token', data: 'x' } })), 404, new RegExp(UNKNOWN));
+    expectProblem(
+      await call('POST', '/tokens', inTx(UNKNOWN, { body: { type: 'token', data: 'x' } })),
+      404,
+      new RegExp(UNKNOWN),
+    );
     expect(await listedIds()).toEqual([]);
   });
 
@@ -345,12 +378,15 @@ describe('commit edge cases', () => {
     const emu = await startEmulator();
     const { call, inTx, begin, status } = client(emu);
     const tx = await begin();
-    expect((await call('POST', '/tokenize', inTx(tx, { body: Array.from({ length: 300 }, (_, i) => `pre-${i}`) }))).status).toBe(201);
+    expect(
+      (await call('POST', '/tokenize', inTx(tx, { body: Array.from({ length: 300 }, (_, i) => `pre-${i}`) }))).status,
+    ).toBe(201);
     let committing = true;
     const commit = call('POST', `/transactions/${tx}/commit`).finally(() => (committing = false));
     // Writes one after another for as long as the commit runs: some land while it writes to disk.
     const writes: HttpResult[] = [];
-    while (committing) writes.push(await call('POST', '/tokens', inTx(tx, { body: { type: 'token', data: `late-${writes.length}` } })));
+    while (committing)
+      writes.push(await call('POST', '/tokens', inTx(tx, { body: { type: 'token', data: `late-${writes.length}` } })));
     expect((await commit).status).toBe(200);
     for (const write of writes) expect([201, 409]).toContain(write.status);
     const acknowledged = writes.filter((write) => write.status === 201).map((write) => write.body.id as string);
@@ -439,7 +475,10 @@ describe('tenant isolation', () => {
     expectProblem(await other.call('GET', `/transactions/${tx}`), 404);
     expectProblem(await other.call('POST', `/transactions/${tx}/commit`), 404);
     expectProblem(await other.call('POST', `/transactions/${tx}/rollback`), 404);
-    expectProblem(await other.call('POST', '/tokens', other.inTx(tx, { body: { type: 'token', data: 'theirs' } })), 404);
+    expectProblem(
+      await other.call('POST', '/tokens', other.inTx(tx, { body: { type: 'token', data: 'theirs' } })),
+      404,
+    );
     expectProblem(await other.call('POST', '/tokenize', other.inTx(tx, { body: ['theirs'] })), 404);
     expectProblem(await other.call('DELETE', `/tokens/${mine.id}`, other.inTx(tx)), 404);
     expectProblem(await other.call('GET', `/tokens/${staged.id}`, other.inTx(tx)), 404);

@@ -11,7 +11,14 @@ import type { EmulatorEvent, EmulatorOptions } from '../../../src/emulator/index
 import type { ReactorResultRecord } from '../../../src/emulator/store/records.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { verifySignature } from '../../../src/emulator/services/webhooks.js';
-import { createTenant, sharedEmulator, startEmulator, unique, type HttpResult, type TestEmulator } from '../../helpers/emulator.js';
+import {
+  createTenant,
+  sharedEmulator,
+  startEmulator,
+  unique,
+  type HttpResult,
+  type TestEmulator,
+} from '../../helpers/emulator.js';
 import { startReceiver, type Delivery } from '../../helpers/receiver.js';
 import { eventually, sleep } from '../../helpers/wait.js';
 
@@ -29,15 +36,25 @@ const CODE = `module.exports = async function (req) {
 };
 `;
 
-
 async function createReactor(emu: TestEmulator): Promise<Reactor> {
-  const created = await emu.call<Reactor>('POST', '/reactors', { body: { name: unique('hooks'), code: CODE, configuration: {} } });
+  const created = await emu.call<Reactor>('POST', '/reactors', {
+    body: { name: unique('hooks'), code: CODE, configuration: {} },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
 
-async function invokeAsync(emu: TestEmulator, reactor: Reactor, callbackUrl: string, args: Record<string, unknown> = {}, key = emu.privateKey): Promise<string> {
-  const accepted = await emu.call('POST', `/reactors/${reactor.id}/react`, { key, body: { args, callback_url: callbackUrl } });
+async function invokeAsync(
+  emu: TestEmulator,
+  reactor: Reactor,
+  callbackUrl: string,
+  args: Record<string, unknown> = {},
+  key = emu.privateKey,
+): Promise<string> {
+  const accepted = await emu.call('POST', `/reactors/${reactor.id}/react`, {
+    key,
+    body: { args, callback_url: callbackUrl },
+  });
   expect(accepted.status, accepted.text).toBe(202);
   return accepted.body.id as string;
 }
@@ -57,7 +74,10 @@ function delivered(emu: TestEmulator, reactor: Reactor, requestId: string, key =
 }
 
 function webhookEvents(emu: TestEmulator, requestId: string) {
-  return emu.events.filter((event): event is Extract<EmulatorEvent, { type: 'webhook' }> => event.type === 'webhook' && event.requestId === requestId);
+  return emu.events.filter(
+    (event): event is Extract<EmulatorEvent, { type: 'webhook' }> =>
+      event.type === 'webhook' && event.requestId === requestId,
+  );
 }
 
 const validResult = (() => {
@@ -67,7 +87,9 @@ const validResult = (() => {
 })();
 
 function expectSigned(emu: TestEmulator, delivery: Delivery): void {
-  expect(verifySignature(emu.started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(true);
+  expect(verifySignature(emu.started.webhookSecret, delivery.body, delivery.headers['svc-signature'] as string)).toBe(
+    true,
+  );
 }
 
 describe('the result shows the delivery apart from the execution', () => {
@@ -106,7 +128,11 @@ describe('the result shows the delivery apart from the execution', () => {
     const hook = await startReceiver(() => 500);
     const requestId = await invokeAsync(emu(), reactor, hook.url, { msg: 'nobody home' });
     const done = await delivered(emu(), reactor, requestId);
-    expect(done.body).toMatchObject({ status: 'completed', raw: { echoed: 'nobody home' }, delivery: { status: 'failed', attempts: WEBHOOKS.attempts, last_status: 500 } });
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      raw: { echoed: 'nobody home' },
+      delivery: { status: 'failed', attempts: WEBHOOKS.attempts, last_status: 500 },
+    });
     expect(hook.received).toHaveLength(WEBHOOKS.attempts);
     expect(webhookEvents(emu(), requestId).map(({ attempt, status, ok }) => ({ attempt, status, ok }))).toEqual([
       { attempt: 1, status: 500, ok: false },
@@ -137,7 +163,12 @@ describe('the result shows the delivery apart from the execution', () => {
     const requestId = await invokeAsync(emu(), reactor, hook.url, { msg: 'again' });
     const deliveries = await hook.waitFor(3);
     const done = await delivered(emu(), reactor, requestId);
-    expect(done.body.delivery).toEqual({ status: 'delivered', attempts: 3, last_status: 200, event_id: expect.stringMatching(UUID) });
+    expect(done.body.delivery).toEqual({
+      status: 'delivered',
+      attempts: 3,
+      last_status: 200,
+      event_id: expect.stringMatching(UUID),
+    });
     const ids = deliveries.map((delivery) => delivery.headers['svc-webhook-id']);
     expect(ids).toEqual([done.body.delivery.event_id, done.body.delivery.event_id, done.body.delivery.event_id]);
     expect(new Set(deliveries.map((delivery) => delivery.body)).size).toBe(1);
@@ -148,7 +179,9 @@ describe('the result shows the delivery apart from the execution', () => {
     const [otherDelivery] = await other.waitFor(1);
     expect(otherDelivery!.headers['svc-webhook-id']).toEqual(expect.stringMatching(UUID));
     expect(otherDelivery!.headers['svc-webhook-id']).not.toBe(done.body.delivery.event_id);
-    expect((await delivered(emu(), reactor, otherId)).body.delivery.event_id).toBe(otherDelivery!.headers['svc-webhook-id']);
+    expect((await delivered(emu(), reactor, otherId)).body.delivery.event_id).toBe(
+      otherDelivery!.headers['svc-webhook-id'],
+    );
   });
 
   it('410 Gone stops the retries: one attempt, delivery failed', async () => {
@@ -206,7 +239,11 @@ describe('the result shows the delivery apart from the execution', () => {
     const hook = await startReceiver(() => 'hang');
     const requestId = await invokeAsync(emu(), reactor, hook.url);
     const done = await delivered(emu(), reactor, requestId);
-    expect(done.body.delivery).toMatchObject({ status: 'failed', attempts: WEBHOOKS.attempts, last_error: `no answer within ${WEBHOOKS.attemptTimeoutMs} ms` });
+    expect(done.body.delivery).toMatchObject({
+      status: 'failed',
+      attempts: WEBHOOKS.attempts,
+      last_error: `no answer within ${WEBHOOKS.attemptTimeoutMs} ms`,
+    });
   });
 
   it('cuts off an answer that never ends at the attempt timeout', async () => {
@@ -231,7 +268,10 @@ describe('retention of asynchronous results', () => {
     const requestId = await invokeAsync(emu, reactor, hook.url, { delay: 1000, msg: 'kept' });
     // Older than the retention while it runs: still there.
     await sleep(600);
-    expect((await getResult(emu, reactor, requestId)).body).toMatchObject({ status: 'pending', delivery: { status: 'pending' } });
+    expect((await getResult(emu, reactor, requestId)).body).toMatchObject({
+      status: 'pending',
+      delivery: { status: 'pending' },
+    });
     await hook.waitFor(1);
     const gone = await eventually(async () => {
       const result = await getResult(emu, reactor, requestId);
@@ -243,7 +283,8 @@ describe('retention of asynchronous results', () => {
     // The sweep removes it from the files as well.
     const folder = path.join(path.dirname(emu.data!), 'data', 'reactor-results');
     await eventually(async () => {
-      for (const file of await readdir(folder)) expect(await readFile(path.join(folder, file), 'utf8')).not.toContain(requestId);
+      for (const file of await readdir(folder))
+        expect(await readFile(path.join(folder, file), 'utf8')).not.toContain(requestId);
     }, DELIVERY_MS);
   });
 
@@ -270,7 +311,10 @@ describe('retention of asynchronous results', () => {
 
     // The cap is per tenant: another tenant's results do not count against this one's.
     const other = await createTenant(emu);
-    const theirs = await emu.call<Reactor>('POST', '/reactors', { key: other.management_key, body: { name: 'theirs', code: CODE, configuration: {} } });
+    const theirs = await emu.call<Reactor>('POST', '/reactors', {
+      key: other.management_key,
+      body: { name: 'theirs', code: CODE, configuration: {} },
+    });
     const theirId = await invokeAsync(emu, theirs.body, hook.url, {}, other.private_key);
     await delivered(emu, theirs.body, theirId, other.private_key);
     expect((await getResult(emu, reactor, later)).status).toBe(200);
@@ -289,11 +333,19 @@ describe('results stored by an earlier svc (a list of attempts, no delivery)', (
     await first.dispose();
 
     // Rewritten as the earlier svc stored them: one delivered, one cut off before it ran to the end.
-    type Legacy = Omit<ReactorResultRecord, 'delivery'> & { deliveries: { attempt: number; status?: number; ok: boolean; at: string }[] };
+    type Legacy = Omit<ReactorResultRecord, 'delivery'> & {
+      deliveries: { attempt: number; status?: number; ok: boolean; at: string }[];
+    };
     const store = await Store.open({ path: data! });
     const { delivery: _delivered, ...done } = store.results.get(first.tenantId, deliveredId)!;
     const at = new Date().toISOString();
-    const legacyDone: Legacy = { ...done, deliveries: [{ attempt: 1, status: 500, ok: false, at }, { attempt: 2, status: 204, ok: true, at }] };
+    const legacyDone: Legacy = {
+      ...done,
+      deliveries: [
+        { attempt: 1, status: 500, ok: false, at },
+        { attempt: 2, status: 204, ok: true, at },
+      ],
+    };
     const cutOffId = '00000000-0000-4000-8000-00000000c0ff';
     const legacyCutOff: Legacy = { ...done, id: cutOffId, status: 'pending', deliveries: [] };
     delete legacyCutOff.outcome;
@@ -304,10 +356,18 @@ describe('results stored by an earlier svc (a list of attempts, no delivery)', (
 
     const second = await startEmulator({ dir, managementKey, webhooks: WEBHOOKS });
     const old = await getResult(second, reactor, deliveredId, privateKey);
-    expect(old.body).toMatchObject({ status: 'completed', raw: { echoed: 'old' }, delivery: { status: 'delivered', attempts: 2, last_status: 204 } });
+    expect(old.body).toMatchObject({
+      status: 'completed',
+      raw: { echoed: 'old' },
+      delivery: { status: 'delivered', attempts: 2, last_status: 204 },
+    });
     expect(validResult(old.body), JSON.stringify(validResult.errors)).toBe(true);
     const [, cutOff] = await hook.waitFor(2);
     expect(JSON.parse(cutOff!.body)).toMatchObject({ id: cutOffId, status: 'failed', error: { title: 'Interrupted' } });
-    expect((await delivered(second, reactor, cutOffId, privateKey)).body.delivery).toMatchObject({ status: 'delivered', attempts: 1, event_id: cutOff!.headers['svc-webhook-id'] });
+    expect((await delivered(second, reactor, cutOffId, privateKey)).body.delivery).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      event_id: cutOff!.headers['svc-webhook-id'],
+    });
   });
 });

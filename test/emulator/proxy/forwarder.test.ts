@@ -1,7 +1,12 @@
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpError } from '../../../src/emulator/errors.js';
-import { BODY_TIMEOUT_MS, Forwarder, HEADERS_TIMEOUT_MS, type ForwardRequest } from '../../../src/emulator/proxy/forwarder.js';
+import {
+  BODY_TIMEOUT_MS,
+  Forwarder,
+  HEADERS_TIMEOUT_MS,
+  type ForwardRequest,
+} from '../../../src/emulator/proxy/forwarder.js';
 
 /** A raw TCP destination: `onRequest` decides what bytes (if any) go back, and when. */
 async function destination(onRequest: (socket: net.Socket) => void): Promise<{ url: URL; closed: Promise<void> }> {
@@ -49,13 +54,18 @@ describe('Forwarder time bounds', () => {
     expect(BODY_TIMEOUT_MS).toBe(300_000);
   });
 
-  it.each(PATHS)('%s: a destination that never answers is a 502 once the headers bound passes', async (_path, extra) => {
-    const target = await destination(() => {});
-    const error = await rejection(forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }));
-    expect(error.status).toBe(502);
-    expect(error.detail).toMatch(/did not answer within 0.3 s/);
-    await target.closed;
-  });
+  it.each(PATHS)(
+    '%s: a destination that never answers is a 502 once the headers bound passes',
+    async (_path, extra) => {
+      const target = await destination(() => {});
+      const error = await rejection(
+        forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }),
+      );
+      expect(error.status).toBe(502);
+      expect(error.detail).toMatch(/did not answer within 0.3 s/);
+      await target.closed;
+    },
+  );
 
   it.each(PATHS)('%s: headers trickled in a byte at a time do not keep the call open', async (_path, extra) => {
     const target = await destination((socket) => {
@@ -67,7 +77,9 @@ describe('Forwarder time bounds', () => {
       }, 10);
       socket.on('close', () => clearInterval(timer));
     });
-    const error = await rejection(forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }));
+    const error = await rejection(
+      forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }),
+    );
     expect(error.status).toBe(502);
     await target.closed;
   });
@@ -86,9 +98,14 @@ describe('Forwarder time bounds', () => {
   });
 
   it.each(PATHS)('%s: a 101 answer is a 502, never handed on as an answer', async (_path, extra) => {
-    for (const answer of ['HTTP/1.1 101 Switching Protocols\r\n\r\n', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n']) {
+    for (const answer of [
+      'HTTP/1.1 101 Switching Protocols\r\n\r\n',
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+    ]) {
       const target = await destination((socket) => socket.write(answer));
-      const error = await rejection(forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }));
+      const error = await rejection(
+        forwarder().send({ url: target.url, method: 'GET', headers: {}, body: undefined, ...extra }),
+      );
       expect(error.status).toBe(502);
       expect(error.detail).toMatch(/101 Switching Protocols/);
     }

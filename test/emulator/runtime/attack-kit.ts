@@ -115,8 +115,15 @@ export async function listeners() {
     counts.unix++;
     socket.destroy();
   });
-  await Promise.all([new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve)), new Promise<void>((resolve) => unix.listen(unixPath, resolve))]);
-  onTestFinished(() => Promise.all([new Promise((resolve) => tcp.close(resolve)), new Promise((resolve) => unix.close(resolve))]).then(() => undefined));
+  await Promise.all([
+    new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve)),
+    new Promise<void>((resolve) => unix.listen(unixPath, resolve)),
+  ]);
+  onTestFinished(() =>
+    Promise.all([new Promise((resolve) => tcp.close(resolve)), new Promise((resolve) => unix.close(resolve))]).then(
+      () => undefined,
+    ),
+  );
   return {
     counts,
     tcpPort: (tcp.address() as AddressInfo).port,
@@ -142,7 +149,29 @@ export async function tlsServer(): Promise<{ port: number; ca: string }> {
   const dir = await tempDir('svc-tls-');
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   const ca = readFileSync(cert, 'utf8');
   const server = https.createServer({ key: readFileSync(key), cert: ca }, (request, response) => {
     response.setHeader('content-type', 'text/plain');

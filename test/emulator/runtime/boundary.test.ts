@@ -10,8 +10,30 @@
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/emulator/runtime/index.js';
-import { CAPTURE_QUEUED, FIND_NETWORK_OBJECTS, LISTEN_THROUGH_HANDLES, accepts, closingPort, fdTargets, listeners, listeningSockets, tlsServer } from './attack-kit.js';
-import { FILENAME, attempt, freshId, invoke, load, rejection, run, runtime, sharedRuntime, sleep, value } from './helpers.js';
+import {
+  CAPTURE_QUEUED,
+  FIND_NETWORK_OBJECTS,
+  LISTEN_THROUGH_HANDLES,
+  accepts,
+  closingPort,
+  fdTargets,
+  listeners,
+  listeningSockets,
+  tlsServer,
+} from './attack-kit.js';
+import {
+  FILENAME,
+  attempt,
+  freshId,
+  invoke,
+  load,
+  rejection,
+  run,
+  runtime,
+  sharedRuntime,
+  sleep,
+  value,
+} from './helpers.js';
 
 const OTHER_CODE = `module.exports = async function (req) {
   return { doubled: req.args.n * 2, text: Buffer.from('served').toString('base64'), hash: require('crypto').createHash('sha256').update('x').digest('hex').slice(0, 8) };
@@ -22,7 +44,9 @@ const OTHER_CODE = `module.exports = async function (req) {
 async function busyShare(pid: number, ms: number): Promise<number> {
   const ticks = () => {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
       return Number(fields[11]) + Number(fields[12]);
     } catch {
       return undefined;
@@ -35,9 +59,19 @@ async function busyShare(pid: number, ms: number): Promise<number> {
 }
 
 async function servesOtherTenant(rt: Runtime): Promise<void> {
-  const instance = await rt.load({ id: freshId('other'), version: 1, code: OTHER_CODE, filename: 'reactors/other.js', tenant: 'other' });
+  const instance = await rt.load({
+    id: freshId('other'),
+    version: 1,
+    code: OTHER_CODE,
+    filename: 'reactors/other.js',
+    tenant: 'other',
+  });
   try {
-    expect((await invoke(instance, { args: { n: 21 } })).value).toEqual({ doubled: 42, text: 'c2VydmVk', hash: '2d711642' });
+    expect((await invoke(instance, { args: { n: 21 } })).value).toEqual({
+      doubled: 42,
+      text: 'c2VydmVk',
+      hash: '2d711642',
+    });
   } finally {
     await rt.unload(instance.id);
   }
@@ -110,7 +144,9 @@ describe('https: the network stack behind it (net.Server, net.Socket, TLSSocket,
     ],
   ])('%s: fails in user code, and nothing happens at the OS level', async (_name, body) => {
     const target = await listeners();
-    const outcome = await value(rt(), attempt(body), { args: { port: target.tcpPort, unixPath: target.unixPath, path: target.freshPath, fd: target.tcpFd } });
+    const outcome = await value(rt(), attempt(body), {
+      args: { port: target.tcpPort, unixPath: target.unixPath, path: target.freshPath, fd: target.tcpFd },
+    });
     expect(outcome).toEqual({ threw: expect.stringMatching(/^TypeError: /) });
     await sleep(50);
     expect(target.counts).toEqual({ tcp: 0, unix: 0 });
@@ -142,7 +178,17 @@ describe('https: the network stack behind it (net.Server, net.Socket, TLSSocket,
       { args: { port: closing } },
     );
     expect(outcome).toEqual({
-      direct: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', true],
+      direct: [
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        true,
+      ],
       socketEvents: [],
       found: [],
       walked: true,
@@ -173,7 +219,12 @@ describe('https: the network stack behind it (net.Server, net.Socket, TLSSocket,
       { args: { port: server.port, ca: server.ca } },
       { timeoutMs: 5000 },
     );
-    expect(outcome).toEqual({ body: 'answered /walk', status: 200, direct: ['undefined', 'undefined', 'undefined', 'undefined'], found: [] });
+    expect(outcome).toEqual({
+      body: 'answered /walk',
+      status: 200,
+      direct: ['undefined', 'undefined', 'undefined', 'undefined'],
+      found: [],
+    });
     await servesOtherTenant(rt());
   });
 
@@ -230,8 +281,14 @@ describe('crypto: native code (setEngine, FIPS switches)', () => {
   const rt = sharedRuntime();
 
   it.each([
-    ["require('crypto').setEngine(path)", `return typeof require('crypto').setEngine === 'function' ? (require('crypto').setEngine('/nonexistent/engine.so'), 'dlopen attempted') : 'no setEngine';`],
-    ["require('node:crypto'), destructured", `const { setEngine, setFips } = require('node:crypto'); return [typeof setEngine, typeof setFips].join();`],
+    [
+      "require('crypto').setEngine(path)",
+      `return typeof require('crypto').setEngine === 'function' ? (require('crypto').setEngine('/nonexistent/engine.so'), 'dlopen attempted') : 'no setEngine';`,
+    ],
+    [
+      "require('node:crypto'), destructured",
+      `const { setEngine, setFips } = require('node:crypto'); return [typeof setEngine, typeof setFips].join();`,
+    ],
     [
       'any function named setEngine, setFips or dlopen anywhere in reach of the built-ins',
       `const seen = new Set(); const names = [];
@@ -258,7 +315,12 @@ describe('crypto: native code (setEngine, FIPS switches)', () => {
     for (const pid of sandboxPids(rt())) {
       const flags = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       expect(flags.some((flag) => flag === '--permission' || flag === '--experimental-permission')).toBe(true);
-      expect(flags.some((flag) => flag.startsWith('--allow-fs-write') || flag === '--allow-addons' || flag === '--allow-child-process')).toBe(false);
+      expect(
+        flags.some(
+          (flag) =>
+            flag.startsWith('--allow-fs-write') || flag === '--allow-addons' || flag === '--allow-child-process',
+        ),
+      ).toBe(false);
     }
   });
 });
@@ -266,12 +328,20 @@ describe('crypto: native code (setEngine, FIPS switches)', () => {
 describe('memory, CPU and the process budget', () => {
   it.each([
     ['a 30-million-element array of doubles', 'globalThis.keep = new Array(30e6).fill(1.5);'],
-    ['four filled 96 MB Buffers (outside the heap)', 'const keep = []; for (let i = 0; i < 4; i++) keep.push(Buffer.alloc(96 * 1024 * 1024, 1)); globalThis.keep = keep;'],
-    ['filled typed arrays on ArrayBuffers', 'const keep = []; for (let i = 0; i < 8; i++) keep.push(new Uint32Array(16 * 1024 * 1024).fill(7)); globalThis.keep = keep;'],
+    [
+      'four filled 96 MB Buffers (outside the heap)',
+      'const keep = []; for (let i = 0; i < 4; i++) keep.push(Buffer.alloc(96 * 1024 * 1024, 1)); globalThis.keep = keep;',
+    ],
+    [
+      'filled typed arrays on ArrayBuffers',
+      'const keep = []; for (let i = 0; i < 8; i++) keep.push(new Uint32Array(16 * 1024 * 1024).fill(7)); globalThis.keep = keep;',
+    ],
     ['a Map grown without end', 'const m = new Map(); for (let i = 0; ; i++) m.set(i, { i, s: String(i) });'],
   ])('%s: the call fails as out of memory, the emulator and the other tenant are untouched', async (_name, bomb) => {
     const rt = runtime({ memoryMb: 64 });
-    const error = await rejection(run(rt, `module.exports = async () => { ${bomb} return 'survived'; };`, {}, { timeoutMs: 15_000 }));
+    const error = await rejection(
+      run(rt, `module.exports = async () => { ${bomb} return 'survived'; };`, {}, { timeoutMs: 15_000 }),
+    );
     expect(error.status).toBe(500);
     expect(error.detail).toMatch(/out of memory/i);
     await servesOtherTenant(rt);
@@ -293,19 +363,28 @@ describe('memory, CPU and the process budget', () => {
 
   it.each([
     ['a busy setInterval', `setInterval(() => { const end = Date.now() + 30; while (Date.now() < end); }, 1);`],
-    ['a busy setImmediate chain', `const spin = () => { const end = Date.now() + 30; while (Date.now() < end); setImmediate(spin); }; setImmediate(spin);`],
+    [
+      'a busy setImmediate chain',
+      `const spin = () => { const end = Date.now() + 30; while (Date.now() < end); setImmediate(spin); }; setImmediate(spin);`,
+    ],
     ['a loop that never yields, started by a timer', `setTimeout(() => { for (;;); }, 20);`],
-    ['a microtask storm that never yields', `setTimeout(() => { const again = () => Promise.resolve().then(again); again(); }, 20);`],
-  ])('%s left running after the call returned burns no core (cleared, or its process stopped); the next calls are served', async (_name, leftover) => {
-    const rt = runtime();
-    const spinner = await load(rt, `module.exports = async () => { ${leftover} return 'returned'; };`);
-    expect((await invoke(spinner)).value).toBe('returned');
-    const [pid] = sandboxPids(rt);
-    await sleep(300);
-    expect(await busyShare(pid!, 1000)).toBeLessThan(0.2);
-    await servesOtherTenant(rt);
-    expect(await value(rt, 'module.exports = async () => "fresh";')).toBe('fresh');
-  });
+    [
+      'a microtask storm that never yields',
+      `setTimeout(() => { const again = () => Promise.resolve().then(again); again(); }, 20);`,
+    ],
+  ])(
+    '%s left running after the call returned burns no core (cleared, or its process stopped); the next calls are served',
+    async (_name, leftover) => {
+      const rt = runtime();
+      const spinner = await load(rt, `module.exports = async () => { ${leftover} return 'returned'; };`);
+      expect((await invoke(spinner)).value).toBe('returned');
+      const [pid] = sandboxPids(rt);
+      await sleep(300);
+      expect(await busyShare(pid!, 1000)).toBeLessThan(0.2);
+      await servesOtherTenant(rt);
+      expect(await value(rt, 'module.exports = async () => "fresh";')).toBe('fresh');
+    },
+  );
 
   it('40 reactors of one tenant never mean more than maxProcesses processes, each of few threads, and all answer', async () => {
     const rt = runtime({ maxProcesses: 4 });
@@ -333,29 +412,38 @@ describe('memory, CPU and the process budget', () => {
   });
 
   it.each([
-    ['in one loop', `for (let i = 0; i < 20000; i++) calls.push(req.svc.tokens.list({}).then(() => 'ok', (e) => e.name));`],
-    ['mixed methods, from timers', `await new Promise((resolve) => setTimeout(() => { for (let i = 0; i < 20000; i++) calls.push((i % 2 ? req.svc.tokenize({ i }) : req.svc.tokens.retrieve('t' + i)).then(() => 'ok', (e) => e.name)); resolve(); }, 1));`],
-  ])('20,000 un-awaited req.svc calls %s: at most maxSvcInFlight reach the emulator at once, the rest are RateLimitErrors', async (_name, storm) => {
-    const rt = runtime();
-    let inFlight = 0;
-    let peak = 0;
-    const svc = async () => {
-      peak = Math.max(peak, ++inFlight);
-      await sleep(5);
-      inFlight--;
-      return { data: [] };
-    };
-    const outcome = await value(
-      rt,
-      `module.exports = async (req) => { const calls = []; ${storm} const out = await Promise.all(calls);
+    [
+      'in one loop',
+      `for (let i = 0; i < 20000; i++) calls.push(req.svc.tokens.list({}).then(() => 'ok', (e) => e.name));`,
+    ],
+    [
+      'mixed methods, from timers',
+      `await new Promise((resolve) => setTimeout(() => { for (let i = 0; i < 20000; i++) calls.push((i % 2 ? req.svc.tokenize({ i }) : req.svc.tokens.retrieve('t' + i)).then(() => 'ok', (e) => e.name)); resolve(); }, 1));`,
+    ],
+  ])(
+    '20,000 un-awaited req.svc calls %s: at most maxSvcInFlight reach the emulator at once, the rest are RateLimitErrors',
+    async (_name, storm) => {
+      const rt = runtime();
+      let inFlight = 0;
+      let peak = 0;
+      const svc = async () => {
+        peak = Math.max(peak, ++inFlight);
+        await sleep(5);
+        inFlight--;
+        return { data: [] };
+      };
+      const outcome = await value(
+        rt,
+        `module.exports = async (req) => { const calls = []; ${storm} const out = await Promise.all(calls);
         return { ok: out.filter((x) => x === 'ok').length, refused: out.filter((x) => x === 'RateLimitError').length }; };`,
-      {},
-      { svc, timeoutMs: 15_000 },
-    );
-    expect(peak).toBeLessThanOrEqual(100);
-    expect(outcome).toEqual({ ok: 100, refused: 19_900 });
-    await servesOtherTenant(rt);
-  });
+        {},
+        { svc, timeoutMs: 15_000 },
+      );
+      expect(peak).toBeLessThanOrEqual(100);
+      expect(outcome).toEqual({ ok: 100, refused: 19_900 });
+      await servesOtherTenant(rt);
+    },
+  );
 });
 
 describe('what reaches user code of the host and of earlier calls (this, the Buffer pool, stacks, prototypes)', () => {
@@ -364,7 +452,10 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
   it.each([
     ['an async function', `module.exports = async function () { return [this === undefined, typeof this]; };`],
     ['a plain function', `module.exports = function () { return [this === undefined, typeof this]; };`],
-    ['a function reading this through a nested arrow', `module.exports = async function () { return (() => [this === undefined, typeof this])(); };`],
+    [
+      'a function reading this through a nested arrow',
+      `module.exports = async function () { return (() => [this === undefined, typeof this])(); };`,
+    ],
   ])('calls %s with `this` undefined', async (_name, code) => {
     expect(await value(rt(), code)).toEqual([true, 'undefined']);
     await servesOtherTenant(rt());
@@ -388,7 +479,10 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
       };`,
     );
     expect((await invoke(writer, { args: { secret } })).value).toBe(secret.length * 2);
-    expect((await invoke(reader, { args: { needle: '4111111111111111' } })).value).toEqual({ sizes: [1, 16, 4096, 2, 100, 8192], leaked: false });
+    expect((await invoke(reader, { args: { needle: '4111111111111111' } })).value).toEqual({
+      sizes: [1, 16, 4096, 2, 100, 8192],
+      leaked: false,
+    });
     await servesOtherTenant(rt());
   });
 
@@ -439,7 +533,7 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
     ['a Timeout', `setTimeout(() => {}, 1)`],
     ['an Immediate', `setImmediate(() => {})`],
     ['an interval', `(() => { const t = setInterval(() => {}, 1000); clearInterval(t); return t; })()`],
-    ["a DOMException (atob)", `(() => { try { atob('*'); } catch (e) { return e; } })()`],
+    ['a DOMException (atob)', `(() => { try { atob('*'); } catch (e) { return e; } })()`],
     ['an abort reason', `AbortSignal.abort().reason`],
     ['a Node ERR_ error (Buffer.alloc(-1))', `(() => { try { Buffer.alloc(-1); } catch (e) { return e; } })()`],
     ['a crypto Hash (its stream classes)', `require('crypto').createHash('sha256')`],
@@ -457,17 +551,29 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
   // of the tenant and by the host's own network stack (ExceptionWithHostPort is what a failed
   // connect throws). The next test shows what that is worth to an attacker.
   it.each([
-    ['an AbortError (stream.addAbortSignal)', `await new Promise((resolve) => { const s = new (require('stream').PassThrough)(); s.on('error', resolve); require('stream').addAbortSignal(AbortSignal.abort(), s); })`],
-    ['an ExceptionWithHostPort (what a failed connect throws)', `require('util')._exceptionWithHostPort(-111, 'connect', '127.0.0.1', 1)`],
+    [
+      'an AbortError (stream.addAbortSignal)',
+      `await new Promise((resolve) => { const s = new (require('stream').PassThrough)(); s.on('error', resolve); require('stream').addAbortSignal(AbortSignal.abort(), s); })`,
+    ],
+    [
+      'an ExceptionWithHostPort (what a failed connect throws)',
+      `require('util')._exceptionWithHostPort(-111, 'connect', '127.0.0.1', 1)`,
+    ],
     ['an ErrnoException', `require('util')._errnoException(-2, 'open')`],
-    ['the https facade’s request', `(() => { const r = require('https').request('https://127.0.0.1:1/'); r.on('error', () => {}); r.destroy(); return r; })()`],
+    [
+      'the https facade’s request',
+      `(() => { const r = require('https').request('https://127.0.0.1:1/'); r.on('error', () => {}); r.destroy(); return r; })()`,
+    ],
     ['a secret KeyObject', `require('crypto').createSecretKey(Buffer.alloc(16))`],
     ['a private KeyObject', `require('crypto').generateKeyPairSync('ed25519').privateKey`],
     ['a CryptoKey', `await require('crypto').subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign'])`],
     ['a ReadableStream (Blob.stream)', `new (require('buffer').Blob)(['x']).stream()`],
     ['a Duplex.from stream', `require('stream').Duplex.from(async function* () {})`],
     ['a PerformanceMark', `performance.mark('m')`],
-    ['an EventEmitterAsyncResource', `new (Object.getPrototypeOf(require('stream').Stream).EventEmitterAsyncResource)({ name: 'x' })`],
+    [
+      'an EventEmitterAsyncResource',
+      `new (Object.getPrototypeOf(require('stream').Stream).EventEmitterAsyncResource)({ name: 'x' })`,
+    ],
   ])('a prototype of %s that one owner’s code changes is never another owner’s', async (_name, expression) => {
     // Within one owner's process these stay changeable (only that owner's code runs there); what
     // must hold is that no other reactor, transform or tenant ever sees the change.
@@ -549,18 +655,20 @@ describe('beyond the list: the invocation record, timer handles, shared process 
     ['a promise', 'Promise.resolve()'],
     ['a timer handle', '(() => { const t = setTimeout(() => {}, 1); clearTimeout(t); return t; })()'],
     ['an Immediate', '(() => { const t = setImmediate(() => {}); clearImmediate(t); return t; })()'],
-  ])('keeps the console budget and the req.svc cap of a call out of reach of its code (store found on %s)', async (_name, holder) => {
-    let inFlight = 0;
-    let peak = 0;
-    const svc = async () => {
-      peak = Math.max(peak, ++inFlight);
-      await sleep(5);
-      inFlight--;
-      return null;
-    };
-    const result = await run(
-      rt(),
-      attempt(`const holder = ${holder};
+  ])(
+    'keeps the console budget and the req.svc cap of a call out of reach of its code (store found on %s)',
+    async (_name, holder) => {
+      let inFlight = 0;
+      let peak = 0;
+      const svc = async () => {
+        peak = Math.max(peak, ++inFlight);
+        await sleep(5);
+        inFlight--;
+        return null;
+      };
+      const result = await run(
+        rt(),
+        attempt(`const holder = ${holder};
         const key = Object.getOwnPropertySymbols(holder).find((s) => String(s) === 'Symbol(kResourceStore)');
         const record = key && holder[key];
         if (record && typeof record === 'object') { try { record.logBudget = Infinity; record.svcInFlight = -1e9; } catch {} }
@@ -570,15 +678,16 @@ describe('beyond the list: the invocation record, timer handles, shared process 
         for (let i = 0; i < 500; i++) calls.push(req.svc.tokenize({ i }).then(() => 'ok', (e) => e.name));
         const out = await Promise.all(calls);
         return out.filter((x) => x === 'ok').length;`),
-      {},
-      { svc, timeoutMs: 10_000 },
-    );
-    const bytes = result.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0);
-    expect(bytes).toBeLessThanOrEqual(64 * 1024 + 100);
-    expect(peak).toBeLessThanOrEqual(100);
-    expect(result.value).toEqual({ value: 100 });
-    await servesOtherTenant(rt());
-  });
+        {},
+        { svc, timeoutMs: 10_000 },
+      );
+      const bytes = result.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0);
+      expect(bytes).toBeLessThanOrEqual(64 * 1024 + 100);
+      expect(peak).toBeLessThanOrEqual(100);
+      expect(result.value).toEqual({ value: 100 });
+      await servesOtherTenant(rt());
+    },
+  );
 
   // An attack on an earlier version of this sandbox: timer handles are Node's Timeout and Immediate objects with their internals: every
   // timer of the same duration sits in one linked list (`_idlePrev`/`_idleNext`), every Immediate in
@@ -688,24 +797,36 @@ describe('beyond the list: the invocation record, timer handles, shared process 
   it.each([
     ['assigned', 'performance.now = () => 0;'],
     ['defined', "Object.defineProperty(performance, 'now', { value: () => 1 });"],
-  ])('a busy loop left running between calls is stopped even with performance.now %s by user code', async (_name, pin) => {
-    const rt = runtime();
-    // Set by top-level code, the one place a timer outlives the call that set it.
-    const spinner = await load(rt, `${pin} setInterval(() => { const end = Date.now() + 30; while (Date.now() < end); }, 1);\nmodule.exports = async () => 'returned';`);
-    expect((await invoke(spinner)).value).toBe('returned');
-    const [pid] = sandboxPids(rt);
-    await expect.poll(() => sandboxPids(rt).includes(pid!), { timeout: 8_000, interval: 100 }).toBe(false);
-    await servesOtherTenant(rt);
-  });
+  ])(
+    'a busy loop left running between calls is stopped even with performance.now %s by user code',
+    async (_name, pin) => {
+      const rt = runtime();
+      // Set by top-level code, the one place a timer outlives the call that set it.
+      const spinner = await load(
+        rt,
+        `${pin} setInterval(() => { const end = Date.now() + 30; while (Date.now() < end); }, 1);\nmodule.exports = async () => 'returned';`,
+      );
+      expect((await invoke(spinner)).value).toBe('returned');
+      const [pid] = sandboxPids(rt);
+      await expect.poll(() => sandboxPids(rt).includes(pid!), { timeout: 8_000, interval: 100 }).toBe(false);
+      await servesOtherTenant(rt);
+    },
+  );
 
   // An attack on an earlier version of this sandbox: maxResultBytes (the platform's 5 MB payload limit) is checked on returned values
   // only. A thrown CustomHttpResponseError carries its body, and a thrown Error its message and
   // stack, through to the emulator unbounded (up to the 16 MB frame), which builds the response,
   // the problem and the log line from them.
   it.each([
-    ['a CustomHttpResponseError body', `throw new (require('@svc/errors').CustomHttpResponseError)({ status: 200, body: { data: 'x'.repeat(12e6) } });`],
+    [
+      'a CustomHttpResponseError body',
+      `throw new (require('@svc/errors').CustomHttpResponseError)({ status: 200, body: { data: 'x'.repeat(12e6) } });`,
+    ],
     ['an Error message (and its stack)', `throw new Error('x'.repeat(7e6));`],
-    ['custom response headers', `throw new (require('@svc/errors').CustomHttpResponseError)({ status: 200, headers: { big: 'h'.repeat(12e6) }, body: null });`],
+    [
+      'custom response headers',
+      `throw new (require('@svc/errors').CustomHttpResponseError)({ status: 200, headers: { big: 'h'.repeat(12e6) }, body: null });`,
+    ],
   ])('bounds %s by the result limit', async (_name, body) => {
     const error = await rejection(run(rt(), `module.exports = async () => { ${body} };`, {}, { timeoutMs: 10_000 }));
     const size = (text: unknown) => Buffer.byteLength(JSON.stringify(text ?? null));
@@ -717,17 +838,25 @@ describe('beyond the list: the invocation record, timer handles, shared process 
 
   it.each([
     ['deep recursion', `const f = (n) => f(n + 1) + 1; f(0);`, /RangeError: Maximum call stack size exceeded/],
-    ['console.log of a huge object', `const o = {}; for (let i = 0; i < 200000; i++) o['k' + i] = { i }; console.log(o); console.log(Array.from({ length: 1e6 }, (_, i) => i)); return 'logged';`, null],
+    [
+      'console.log of a huge object',
+      `const o = {}; for (let i = 0; i < 200000; i++) o['k' + i] = { i }; console.log(o); console.log(Array.from({ length: 1e6 }, (_, i) => i)); return 'logged';`,
+      null,
+    ],
   ])('held: %s stays within the call', async (_name, body, thrown) => {
     const outcome = await run(rt(), attempt(body), {}, { timeoutMs: 10_000 });
     if (thrown) expect((outcome.value as { threw: string }).threw).toMatch(thrown);
     else expect(outcome.value).toEqual({ value: 'logged' });
-    expect(outcome.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0)).toBeLessThanOrEqual(64 * 1024 + 100);
+    expect(outcome.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0)).toBeLessThanOrEqual(
+      64 * 1024 + 100,
+    );
     await servesOtherTenant(rt());
   });
 
   it('held: a microtask loop that never yields is a 408, and the process is replaced', async () => {
-    const error = await rejection(run(rt(), `module.exports = async () => { for (;;) await null; };`, {}, { timeoutMs: 1000 }));
+    const error = await rejection(
+      run(rt(), `module.exports = async () => { for (;;) await null; };`, {}, { timeoutMs: 1000 }),
+    );
     expect(error.status).toBe(408);
     await servesOtherTenant(rt());
   });

@@ -18,7 +18,10 @@ function listen(maxFrameBytes = 1024) {
   const stream = new PassThrough();
   const got: unknown[] = [];
   const broken: string[] = [];
-  new Channel<unknown, unknown>(stream, maxFrameBytes, { message: (message) => got.push(message), broken: (reason) => broken.push(reason) });
+  new Channel<unknown, unknown>(stream, maxFrameBytes, {
+    message: (message) => got.push(message),
+    broken: (reason) => broken.push(reason),
+  });
   return { stream, got, broken };
 }
 
@@ -47,7 +50,12 @@ describe('checkedMessage', () => {
       { type: 'booted' },
       { type: 'loaded', vid: 'a@1#1' },
       { type: 'result', id: 1, ok: true, value: null },
-      { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'Error', message: 'x', custom: { status: null, headers: { a: 'b' }, body: 1 } } },
+      {
+        type: 'result',
+        id: 1,
+        ok: false,
+        error: { kind: 'user', name: 'Error', message: 'x', custom: { status: null, headers: { a: 'b' }, body: 1 } },
+      },
       { type: 'log', id: null, vid: null, level: 'warn', text: 'x' },
       { type: 'rpc', id: 1, invocation: 2, method: 'tokens.create', params: '{}' },
       { type: 'probe', seq: 3, idleCpuMs: 0, idleWallMs: 1.5 },
@@ -67,8 +75,19 @@ describe('checkedMessage', () => {
     ['an rpc for a method that is not one', { type: 'rpc', id: 1, invocation: 2, method: 'constructor', params: '{}' }],
     ['a log of another level', { type: 'log', id: null, vid: null, level: 'fatal', text: 'x' }],
     ['a log whose text is not text', { type: 'log', id: 1, vid: null, level: 'log', text: { toString: 1 } }],
-    ['an error whose stack is not text', { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'E', message: 'm', stack: 5 } }],
-    ['custom headers that are not text', { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'E', message: 'm', custom: { status: 200, headers: { a: 1 }, body: null } } }],
+    [
+      'an error whose stack is not text',
+      { type: 'result', id: 1, ok: false, error: { kind: 'user', name: 'E', message: 'm', stack: 5 } },
+    ],
+    [
+      'custom headers that are not text',
+      {
+        type: 'result',
+        id: 1,
+        ok: false,
+        error: { kind: 'user', name: 'E', message: 'm', custom: { status: 200, headers: { a: 1 }, body: null } },
+      },
+    ],
   ])('refuses %s', (_name, message) => {
     expect(() => checkedMessage(message)).toThrow();
   });

@@ -42,7 +42,9 @@ describe('require', () => {
   });
 
   it('refuses at load time with a 422 naming the module, the allowlist and the line', async () => {
-    const error = await rejection(load(rt(), `// top level\nconst cp = require('child_process');\nmodule.exports = async () => cp;`));
+    const error = await rejection(
+      load(rt(), `// top level\nconst cp = require('child_process');\nmodule.exports = async () => cp;`),
+    );
     expect(error.status).toBe(422);
     expect(error.title).toBe('Code does not load');
     expect(error.detail).toMatch(new RegExp(`^${FILENAME}:2:\\d+: Error: `));
@@ -65,7 +67,9 @@ describe('require', () => {
 
   it('refuses sub-paths and lookalikes of allowlisted built-ins', async () => {
     expect(await value(rt(), attempt(`return require('util/');`))).toEqual({ threw: `Error: ${refused('util/')}` });
-    expect(await value(rt(), attempt(`return require('node:test');`))).toEqual({ threw: `Error: ${refused('node:test')}` });
+    expect(await value(rt(), attempt(`return require('node:test');`))).toEqual({
+      threw: `Error: ${refused('node:test')}`,
+    });
   });
 });
 
@@ -79,7 +83,9 @@ describe('globals', () => {
         attempt(`return [typeof process, typeof globalThis.process, typeof fetch, global === globalThis, typeof globalThis.require,
           typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics, Object.keys(globalThis).includes('process')];`),
       ),
-    ).toEqual({ value: ['undefined', 'undefined', 'undefined', true, 'undefined', 'undefined', 'undefined', 'undefined', false] });
+    ).toEqual({
+      value: ['undefined', 'undefined', 'undefined', true, 'undefined', 'undefined', 'undefined', 'undefined', false],
+    });
   });
 
   it('answers a lookup of an undeclared host global with undefined, not the host value', async () => {
@@ -134,7 +140,10 @@ describe('globals', () => {
         ['abort', new AbortController()], ['url object', new URL('https://example.com/')]];
       ${walk}
     };`;
-    expect(await value(rt(), code, { args: { a: [1] } }, { svc: async () => null })).toEqual({ found: [], walked: true });
+    expect(await value(rt(), code, { args: { a: [1] } }, { svc: async () => null })).toEqual({
+      found: [],
+      walked: true,
+    });
   });
 });
 
@@ -158,12 +167,16 @@ describe('the Function constructor', () => {
     ['module.constructor.constructor', 'module.constructor.constructor'],
     ['an error class’s constructor', "require('@svc/errors').BadRequestError.constructor"],
   ])('%s throws instead of compiling `return process`', async (_name, expression) => {
-    const outcome = await value(rt(), attempt(`const F = ${expression}; return typeof F('return process')();`), { args: { a: 1 } });
+    const outcome = await value(rt(), attempt(`const F = ${expression}; return typeof F('return process')();`), {
+      args: { a: 1 },
+    });
     expect(outcome).toEqual({ threw: INERT });
   });
 
   it('is unreachable through the constructors as `new`, too', async () => {
-    expect(await value(rt(), attempt(`return new (function(){}).constructor('return process')();`))).toEqual({ threw: INERT });
+    expect(await value(rt(), attempt(`return new (function(){}).constructor('return process')();`))).toEqual({
+      threw: INERT,
+    });
   });
 
   it('compiles in the compartment when called as Function / new Function / Reflect.construct: no process there', async () => {
@@ -183,7 +196,12 @@ describe('the Function constructor', () => {
   });
 
   it("makes module.constructor the compartment's Object, not a host Module", async () => {
-    expect(await value(rt(), attempt(`return [module.constructor === Object, typeof module.constructor._load, Object.keys(module)];`))).toEqual({
+    expect(
+      await value(
+        rt(),
+        attempt(`return [module.constructor === Object, typeof module.constructor._load, Object.keys(module)];`),
+      ),
+    ).toEqual({
       value: [true, 'undefined', ['exports']],
     });
   });
@@ -196,7 +214,12 @@ describe('eval, this and stack walking', () => {
     // "Direct" eval is the compartment's own eval: it sees the compartment's globals only, not the
     // caller's local scope (so not even the module's `require`).
     expect(
-      await value(rt(), attempt(`return [eval('typeof process'), (0, eval)('typeof process'), (0, eval)('typeof require'), eval('typeof require'), eval('typeof Buffer')];`)),
+      await value(
+        rt(),
+        attempt(
+          `return [eval('typeof process'), (0, eval)('typeof process'), (0, eval)('typeof require'), eval('typeof require'), eval('typeof Buffer')];`,
+        ),
+      ),
     ).toEqual({ value: ['undefined', 'undefined', 'undefined', 'undefined', 'function'] });
   });
 
@@ -254,10 +277,15 @@ describe('modules and syntax', () => {
   const rt = sharedRuntime();
 
   it('refuses a dynamic import() when the code loads, naming the line', async () => {
-    for (const code of [`module.exports = async () => {\n  return await import('fs');\n};`, `module.exports = async () => {\n  return await import ('node:child_process');\n};`]) {
+    for (const code of [
+      `module.exports = async () => {\n  return await import('fs');\n};`,
+      `module.exports = async () => {\n  return await import ('node:child_process');\n};`,
+    ]) {
       const error = await rejection(load(rt(), code));
       expect(error.status).toBe(422);
-      expect(error.detail).toBe('reactors/test.js:2: import() is not available in the sandbox; require() an allowlisted module instead.');
+      expect(error.detail).toBe(
+        'reactors/test.js:2: import() is not available in the sandbox; require() an allowlisted module instead.',
+      );
     }
   });
 
@@ -280,7 +308,8 @@ describe('modules and syntax', () => {
   });
 
   it('treats {{ }}, ${ } and % sequences in strings and logs as plain text', async () => {
-    const code = 'module.exports = async () => { const s = "{{ token_id }} ${x} %s %d {{"; console.log(s); console.log("%s", "{{ y }}"); return s; };';
+    const code =
+      'module.exports = async () => { const s = "{{ token_id }} ${x} %s %d {{"; console.log(s); console.log("%s", "{{ y }}"); return s; };';
     const result = await run(rt(), code);
     expect(result.value).toBe('{{ token_id }} ${x} %s %d {{');
     expect(result.logs.map((entry) => entry.text)).toEqual(['{{ token_id }} ${x} %s %d {{', '{{ y }}']);
@@ -348,7 +377,10 @@ describe('frozen intrinsics and isolation', () => {
   return [({}).polluted, [].push(1), JSON.parse('1')];
 };`,
     );
-    const observer = await load(rt(), `module.exports = async () => [({}).polluted, [].push(1), JSON.parse('1'), Object.isFrozen(Object.prototype)];`);
+    const observer = await load(
+      rt(),
+      `module.exports = async () => [({}).polluted, [].push(1), JSON.parse('1'), Object.isFrozen(Object.prototype)];`,
+    );
     try {
       expect((await invoke(polluter)).value).toEqual([null, 1, 1]);
       expect((await invoke(polluter)).value).toEqual([null, 1, 1]);
@@ -379,7 +411,14 @@ module.exports = async () => [globalThis.shared, globalThis[Symbol.for('svc.chan
       // (host modules are frozen: changing them is refused outright)
       expect((await invoke(writer)).value).toEqual(['from writer', 'secret', ['TypeError', 'TypeError']]);
       // ... but is invisible to another reactor.
-      expect((await invoke(reader)).value).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', true]);
+      expect((await invoke(reader)).value).toEqual([
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        true,
+      ]);
     } finally {
       await rt().unload(writer.id);
       await rt().unload(reader.id);

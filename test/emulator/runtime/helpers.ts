@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
-import { Runtime, UserCodeError, type Instance, type InvokeOptions, type InvokeResult, type RuntimeOptions } from '../../../src/emulator/runtime/index.js';
+import {
+  Runtime,
+  UserCodeError,
+  type Instance,
+  type InvokeOptions,
+  type InvokeResult,
+  type RuntimeOptions,
+} from '../../../src/emulator/runtime/index.js';
 
 /**
  * The sandbox process runs from dist/: `npm run build` before these tests (and again after src changes).
@@ -50,14 +57,22 @@ export interface Req {
 
 /** Invokes an instance once (timeoutMs 2000 unless told otherwise). */
 export function invoke(instance: Instance, req: Req = {}, opts: Partial<InvokeOptions> = {}): Promise<InvokeResult> {
-  return instance.invoke({ args: req.args ?? null, configuration: req.configuration ?? {} }, { timeoutMs: 2000, ...opts });
+  return instance.invoke(
+    { args: req.args ?? null, configuration: req.configuration ?? {} },
+    { timeoutMs: 2000, ...opts },
+  );
 }
 
 /**
  * Loads `code` under a fresh id, invokes it once and unloads it (so a shared runtime does not
  * keep a warm worker per test). Load errors reject as they are.
  */
-export async function run(rt: Runtime, code: string, req: Req = {}, opts: Partial<InvokeOptions> & { filename?: string } = {}): Promise<InvokeResult> {
+export async function run(
+  rt: Runtime,
+  code: string,
+  req: Req = {},
+  opts: Partial<InvokeOptions> & { filename?: string } = {},
+): Promise<InvokeResult> {
   const { filename, ...invokeOptions } = opts;
   const instance = await load(rt, code, filename);
   try {
@@ -68,7 +83,12 @@ export async function run(rt: Runtime, code: string, req: Req = {}, opts: Partia
 }
 
 /** `run`, answering only the result's value. */
-export async function value(rt: Runtime, code: string, req: Req = {}, opts: Partial<InvokeOptions> & { filename?: string } = {}): Promise<unknown> {
+export async function value(
+  rt: Runtime,
+  code: string,
+  req: Req = {},
+  opts: Partial<InvokeOptions> & { filename?: string } = {},
+): Promise<unknown> {
   return (await run(rt, code, req, opts)).value;
 }
 

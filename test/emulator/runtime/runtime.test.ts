@@ -6,13 +6,32 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, type Runtime, type LogEntry, type SvcHandler, type SvcMethod } from '../../../src/emulator/runtime/index.js';
+import {
+  BUILTIN_ALLOWLIST,
+  DEFAULT_NPM_ALLOWLIST,
+  type Runtime,
+  type LogEntry,
+  type SvcHandler,
+  type SvcMethod,
+} from '../../../src/emulator/runtime/index.js';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { svcHandler } from '../../../src/emulator/services/req-svc.js';
 import { Store } from '../../../src/emulator/store/store.js';
 import { tempDir } from '../../helpers/temp.js';
-import { FILENAME, attempt, freshId, invoke, load, rejection, run, runtime, sharedRuntime, sleep, value } from './helpers.js';
+import {
+  FILENAME,
+  attempt,
+  freshId,
+  invoke,
+  load,
+  rejection,
+  run,
+  runtime,
+  sharedRuntime,
+  sleep,
+  value,
+} from './helpers.js';
 
 const SLEEPER = `module.exports = async (req) => {
   await new Promise((resolve) => setTimeout(resolve, req.args.ms));
@@ -36,7 +55,9 @@ describe('loading', () => {
   });
 
   it('refuses a syntax error with file:line:column, the line and a caret (422)', async () => {
-    const error = await rejection(load(rt(), `// one\nconst ok = 1;\nconst x = ;\nmodule.exports = async () => x;`, 'reactors/charge.js'));
+    const error = await rejection(
+      load(rt(), `// one\nconst ok = 1;\nconst x = ;\nmodule.exports = async () => x;`, 'reactors/charge.js'),
+    );
     expect(error.status).toBe(422);
     expect(error.detail).toBe(`reactors/charge.js:3:11: SyntaxError: Unexpected token ';'\nconst x = ;\n          ^`);
   });
@@ -52,20 +73,30 @@ describe('loading', () => {
     expect(octal.detail).toBe(
       'reactors/charge.js:1:39: SyntaxError: Octal literals are not allowed in strict mode.\nmodule.exports = async () => { return 010; };\n                                      ^^^',
     );
-    const withStatement = await rejection(load(rt(), `// one\nmodule.exports = async (o) => { with (o) { return 1; } };`, 'reactors/charge.js'));
-    expect(withStatement.detail.split('\n')[0]).toBe('reactors/charge.js:2:33: SyntaxError: Strict mode code may not include a with statement');
+    const withStatement = await rejection(
+      load(rt(), `// one\nmodule.exports = async (o) => { with (o) { return 1; } };`, 'reactors/charge.js'),
+    );
+    expect(withStatement.detail.split('\n')[0]).toBe(
+      'reactors/charge.js:2:33: SyntaxError: Strict mode code may not include a with statement',
+    );
   });
 
   it('gives the user’s column for code that throws on line 1 as it loads, and as it runs', async () => {
-    const loading = await rejection(load(rt(), `const x = 1; null.boom; module.exports = async () => x;`, 'reactors/charge.js'));
+    const loading = await rejection(
+      load(rt(), `const x = 1; null.boom; module.exports = async () => x;`, 'reactors/charge.js'),
+    );
     expect(loading.detail).toBe("reactors/charge.js:1:19: TypeError: Cannot read properties of null (reading 'boom')");
-    const running = await rejection(run(rt(), `module.exports = async () => { throw new Error('one'); };`, {}, { filename: 'reactors/charge.js' }));
+    const running = await rejection(
+      run(rt(), `module.exports = async () => { throw new Error('one'); };`, {}, { filename: 'reactors/charge.js' }),
+    );
     expect(running.detail).toBe('reactors/charge.js:1:38: Error: one');
     expect(running.userStack).toContain('(reactors/charge.js:1:38)');
   });
 
   it('refuses code that throws at the top level, with the location (422)', async () => {
-    const error = await rejection(load(rt(), `// one\n\nthrow new RangeError('boom');\nmodule.exports = async () => 1;`, 'reactors/charge.js'));
+    const error = await rejection(
+      load(rt(), `// one\n\nthrow new RangeError('boom');\nmodule.exports = async () => 1;`, 'reactors/charge.js'),
+    );
     expect(error.status).toBe(422);
     expect(error.detail).toBe('reactors/charge.js:3:7: RangeError: boom');
     expect(error.userStack).toContain('reactors/charge.js:3:7');
@@ -243,7 +274,9 @@ module.exports = async () => [leftpad('7', 3), leftpad.digest('svc'), leftpad.sa
   it('refuses an allowlisted package that requires fs at load time with a 422', async () => {
     const projectDir = await project();
     const rt = runtime({ projectDir, npmAllowlist: allowlist });
-    const error = await rejection(load(rt, `const fsViaPackage = require('uses-fs');\nmodule.exports = async () => 1;`));
+    const error = await rejection(
+      load(rt, `const fsViaPackage = require('uses-fs');\nmodule.exports = async () => 1;`),
+    );
     expect(error.status).toBe(422);
     expect(error.detail).toContain(`Cannot require "fs": only these modules are available: ${names}.`);
     expect(error.detail).toMatch(new RegExp(`^${FILENAME}:1:\\d+: Error: `));
@@ -265,10 +298,14 @@ describe('results and arguments', () => {
   const rt = sharedRuntime();
 
   it('passes args and configuration in and the result out as JSON', async () => {
-    const result = await run(rt(), `module.exports = async (req) => ({ args: req.args, configuration: req.configuration, keys: Object.keys(req) });`, {
-      args: { amount: 42, card: { last4: '4242' }, list: [1, 'two', null] },
-      configuration: { CURRENCY: 'EUR' },
-    });
+    const result = await run(
+      rt(),
+      `module.exports = async (req) => ({ args: req.args, configuration: req.configuration, keys: Object.keys(req) });`,
+      {
+        args: { amount: 42, card: { last4: '4242' }, list: [1, 'two', null] },
+        configuration: { CURRENCY: 'EUR' },
+      },
+    );
     expect(result.value).toEqual({
       args: { amount: 42, card: { last4: '4242' }, list: [1, 'two', null] },
       configuration: { CURRENCY: 'EUR' },
@@ -278,10 +315,18 @@ describe('results and arguments', () => {
   });
 
   it('defaults args to null and configuration to {}, and answers undefined as null', async () => {
-    const instance = await load(rt(), `module.exports = async (req) => req.args === null ? undefined : [req.args, req.configuration];`);
+    const instance = await load(
+      rt(),
+      `module.exports = async (req) => req.args === null ? undefined : [req.args, req.configuration];`,
+    );
     try {
-      expect((await instance.invoke({ args: undefined, configuration: undefined }, { timeoutMs: 2000 })).value).toBeNull();
-      expect((await instance.invoke({ args: 1, configuration: undefined }, { timeoutMs: 2000 })).value).toEqual([1, {}]);
+      expect(
+        (await instance.invoke({ args: undefined, configuration: undefined }, { timeoutMs: 2000 })).value,
+      ).toBeNull();
+      expect((await instance.invoke({ args: 1, configuration: undefined }, { timeoutMs: 2000 })).value).toEqual([
+        1,
+        {},
+      ]);
     } finally {
       await rt().unload(instance.id);
     }
@@ -293,7 +338,9 @@ describe('results and arguments', () => {
   });
 
   it('answers a plain (non-async) function’s value, and JSON-normalizes it', async () => {
-    expect(await value(rt(), `module.exports = function () { return { d: new Date(0), u: undefined, n: NaN, f() {} }; };`)).toEqual({
+    expect(
+      await value(rt(), `module.exports = function () { return { d: new Date(0), u: undefined, n: NaN, f() {} }; };`),
+    ).toEqual({
       d: '1970-01-01T00:00:00.000Z',
       n: null,
     });
@@ -305,7 +352,9 @@ describe('results and arguments', () => {
     expect(bigint.title).toBe('Invalid result');
     expect(bigint.detail).toBe("The function's result is not JSON: Do not know how to serialize a BigInt");
 
-    const cycle = await rejection(run(rt(), `module.exports = async () => { const a = { name: 'a' }; a.self = a; return a; };`));
+    const cycle = await rejection(
+      run(rt(), `module.exports = async () => { const a = { name: 'a' }; a.self = a; return a; };`),
+    );
     expect(cycle.status).toBe(500);
     expect(cycle.detail).toMatch(/^The function's result is not JSON: Converting circular structure to JSON/);
   });
@@ -323,12 +372,19 @@ describe('errors', () => {
   ] as const;
 
   it.each(classes)('maps %s to %i, as a global and from @svc/errors', async (name, status, fallback) => {
-    const global = await rejection(run(rt(), `module.exports = async () => { throw new ${name}('because ${name}'); };`));
+    const global = await rejection(
+      run(rt(), `module.exports = async () => { throw new ${name}('because ${name}'); };`),
+    );
     expect(global.status).toBe(status);
     expect(global.detail).toBe(`because ${name}`);
     expect(global.userStack).toMatch(new RegExp(`^${name}: because ${name}\\n`));
 
-    const required = await rejection(run(rt(), `const errors = require('@svc/errors');\nmodule.exports = async () => { throw new errors.${name}(); };`));
+    const required = await rejection(
+      run(
+        rt(),
+        `const errors = require('@svc/errors');\nmodule.exports = async () => { throw new errors.${name}(); };`,
+      ),
+    );
     expect(required.status).toBe(status);
     expect(required.detail).toBe(fallback);
   });
@@ -360,23 +416,41 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
 
   // By class, not by name: `class PaymentDeclined extends BadRequestError` is a 400 too.
   it('answers a subclass of a platform class with the parent’s status', async () => {
-    const error = await rejection(run(rt(), `class PaymentDeclined extends BadRequestError {}\nmodule.exports = async () => { throw new PaymentDeclined('declined'); };`));
+    const error = await rejection(
+      run(
+        rt(),
+        `class PaymentDeclined extends BadRequestError {}\nmodule.exports = async () => { throw new PaymentDeclined('declined'); };`,
+      ),
+    );
     expect(error.status).toBe(400);
   });
 
   it('does not take a status from a look-alike error', async () => {
-    const error = await rejection(run(rt(), `module.exports = async () => { const e = new Error('x'); e.name = 'BadRequestError'; e.status = 400; throw e; };`));
+    const error = await rejection(
+      run(
+        rt(),
+        `module.exports = async () => { const e = new Error('x'); e.name = 'BadRequestError'; e.status = 400; throw e; };`,
+      ),
+    );
     expect(error.status).toBe(500);
     expect(error.detail).toBe(`${FILENAME}:1:42: BadRequestError: x`);
   });
 
   it('passes a CustomHttpResponseError through in .custom', async () => {
     const error = await rejection(
-      run(rt(), `module.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-teapot': 'yes', count: 2, gone: null }, body: { brew: 'tea' } }); };`),
+      run(
+        rt(),
+        `module.exports = async () => { throw new CustomHttpResponseError({ status: 418, headers: { 'x-teapot': 'yes', count: 2, gone: null }, body: { brew: 'tea' } }); };`,
+      ),
     );
     expect(error.status).toBe(418);
     expect(error.custom).toEqual({ status: 418, headers: { 'x-teapot': 'yes', count: '2' }, body: { brew: 'tea' } });
-    const bad = await rejection(run(rt(), `module.exports = async () => { throw new (require('@svc/errors').CustomHttpResponseError)({ status: 9999, body: 'x' }); };`));
+    const bad = await rejection(
+      run(
+        rt(),
+        `module.exports = async () => { throw new (require('@svc/errors').CustomHttpResponseError)({ status: 9999, body: 'x' }); };`,
+      ),
+    );
     expect(bad.status).toBe(500);
     // As given: the emulator refuses it with a problem naming the code (see the HTTP tests).
     expect(bad.custom).toEqual({ status: 9999, headers: {}, body: 'x' });
@@ -424,7 +498,10 @@ module.exports = async function (req) {
 describe('limits', () => {
   it('stops an invocation over its timeout (408), replaces a process held by it and serves the next call', async () => {
     const rt = runtime();
-    const instance = await load(rt, `module.exports = async (req) => { if (req.args.spin) for (;;) {} return 'next'; };`);
+    const instance = await load(
+      rt,
+      `module.exports = async (req) => { if (req.args.spin) for (;;) {} return 'next'; };`,
+    );
     const started = performance.now();
     const error = await rejection(invoke(instance, { args: { spin: true } }, { timeoutMs: 300 }));
     const elapsed = performance.now() - started;
@@ -491,7 +568,10 @@ describe('limits', () => {
 
   it('bounds console output at maxLogBytes per invocation, with a truncation note', async () => {
     const rt = runtime({ maxLogBytes: 4096 });
-    const instance = await load(rt, `module.exports = async () => { const line = 'x'.repeat(1000); for (let i = 0; i < 1024; i++) console.log(line); return 'done'; };`);
+    const instance = await load(
+      rt,
+      `module.exports = async () => { const line = 'x'.repeat(1000); for (let i = 0; i < 1024; i++) console.log(line); return 'done'; };`,
+    );
     for (let round = 0; round < 2; round++) {
       const result = await invoke(instance);
       expect(result.value).toBe('done');
@@ -508,26 +588,45 @@ describe('limits', () => {
   it('bounds multi-byte console output at maxLogBytes bytes', async () => {
     const rt = runtime({ maxLogBytes: 4096 });
     const result = await run(rt, `module.exports = async () => { console.log('é'.repeat(10000)); };`);
-    const kept = result.logs.map((entry) => entry.text.replace(/… \[console output truncated at 4096 bytes\]$/, '')).join('');
+    const kept = result.logs
+      .map((entry) => entry.text.replace(/… \[console output truncated at 4096 bytes\]$/, ''))
+      .join('');
     expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(4096);
   });
 
   it('keeps the logs of a failed or timed-out invocation on the error', async () => {
     const rt = runtime();
-    const failing = await rejection(run(rt, `module.exports = async () => { console.log('before'); throw new Error('after'); };`, {}, { requestId: 'r-fail' }));
+    const failing = await rejection(
+      run(
+        rt,
+        `module.exports = async () => { console.log('before'); throw new Error('after'); };`,
+        {},
+        { requestId: 'r-fail' },
+      ),
+    );
     expect(failing.logs).toEqual([{ level: 'log', text: 'before', instance: expect.any(String), requestId: 'r-fail' }]);
     const timedOut = await rejection(
-      run(rt, `module.exports = async () => { console.warn('spinning'); await null; for (;;) {} };`, {}, { requestId: 'r-slow', timeoutMs: 300 }),
+      run(
+        rt,
+        `module.exports = async () => { console.warn('spinning'); await null; for (;;) {} };`,
+        {},
+        { requestId: 'r-slow', timeoutMs: 300 },
+      ),
     );
     expect(timedOut.status).toBe(408);
-    expect(timedOut.logs.map((entry) => [entry.level, entry.text, entry.requestId])).toEqual([['warn', 'spinning', 'r-slow']]);
+    expect(timedOut.logs.map((entry) => [entry.level, entry.text, entry.requestId])).toEqual([
+      ['warn', 'spinning', 'r-slow'],
+    ]);
   });
 });
 
 describe('limits enforced from outside the code', () => {
   it('refuses a result over the 5 MB limit with a clear problem, and keeps serving', async () => {
     const rt = runtime();
-    const instance = await load(rt, `module.exports = async (req) => req.args.big ? 'x'.repeat(50 * 1024 * 1024) : 'small';`);
+    const instance = await load(
+      rt,
+      `module.exports = async (req) => req.args.big ? 'x'.repeat(50 * 1024 * 1024) : 'small';`,
+    );
     const error = await rejection(invoke(instance, { args: { big: true } }));
     expect([error.status, error.title]).toEqual([500, 'Invalid result']);
     expect(error.detail).toBe("The function's result is 50 MB of JSON, over the 5 MB limit.");
@@ -548,18 +647,23 @@ describe('limits enforced from outside the code', () => {
 };`;
     const outcomes = (await value(rt, code, {}, { svc })) as string[];
     expect(outcomes.slice(0, 10)).toEqual(Array(10).fill('ok'));
-    expect(outcomes.slice(10)).toEqual(Array(2).fill('RateLimitError: Too many req.svc calls in flight (at most 10 per invocation); await them.'));
+    expect(outcomes.slice(10)).toEqual(
+      Array(2).fill('RateLimitError: Too many req.svc calls in flight (at most 10 per invocation); await them.'),
+    );
     expect(answered).toBe(10);
   });
 
   it('clears the timers a call leaves behind when it returns', async () => {
     const rt = runtime();
-    const instance = await load(rt, `let ticks = 0;
+    const instance = await load(
+      rt,
+      `let ticks = 0;
 module.exports = async (req) => {
   if (req.args.leave) { setInterval(() => { ticks++; }, 1); setTimeout(() => { ticks += 1000; }, 50); }
   await new Promise((resolve) => setTimeout(resolve, 30));
   return ticks;
-};`);
+};`,
+    );
     const atReturn = (await invoke(instance, { args: { leave: true } })).value as number;
     expect(atReturn).toBeGreaterThan(0);
     await sleep(150);
@@ -569,12 +673,15 @@ module.exports = async (req) => {
   it('replaces a process that keeps a core busy after its call returned, before the next call', async () => {
     const rt = runtime();
     // Work that yields to the event loop without a timer: key derivation on Node's thread pool, for ever.
-    const instance = await load(rt, `const crypto = require('crypto');
+    const instance = await load(
+      rt,
+      `const crypto = require('crypto');
 module.exports = async (req) => {
   const derive = async () => { for (;;) await new Promise((r) => crypto.pbkdf2('x', 'y', 20000, 32, 'sha256', r)); };
   if (req.args.leave) for (let i = 0; i < 4; i++) derive();
   return 'done';
-};`);
+};`,
+    );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
     await sleep(500);
@@ -584,10 +691,13 @@ module.exports = async (req) => {
 
   it('serves the next call elsewhere when a call leaves a loop that never yields, and stops that process', async () => {
     const rt = runtime();
-    const instance = await load(rt, `module.exports = async (req) => {
+    const instance = await load(
+      rt,
+      `module.exports = async (req) => {
   if (req.args.leave) Promise.resolve().then(function spin() { return Promise.resolve().then(spin); });
   return 'done';
-};`);
+};`,
+    );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
     await sleep(300);
@@ -598,9 +708,12 @@ module.exports = async (req) => {
 
   it('stops work left running when a call that never settles was given up on', async () => {
     const rt = runtime();
-    const instance = await load(rt, `let spin = false;
+    const instance = await load(
+      rt,
+      `let spin = false;
 setInterval(() => { if (spin) { const until = Date.now() + 30; while (Date.now() < until) {} } }, 1);
-module.exports = async (req) => { if (req.args.hang) { spin = true; return new Promise(() => {}); } return 'ok'; };`);
+module.exports = async (req) => { if (req.args.hang) { spin = true; return new Promise(() => {}); } return 'ok'; };`,
+    );
     const [pid] = rt.pids;
     expect((await rejection(invoke(instance, { args: { hang: true } }, { timeoutMs: 300 }))).status).toBe(408);
     await expect.poll(() => rt.pids.includes(pid!), { timeout: 8000, interval: 100 }).toBe(false);
@@ -609,9 +722,20 @@ module.exports = async (req) => { if (req.args.hang) { spin = true; return new P
 
   it('starts what waits for room in the budget once a process is only booting or loading no more', async () => {
     const rt = runtime({ maxProcesses: 2 });
-    const loads = ['a', 'b', 'c'].map((name) => rt.load({ id: freshId(name), version: 1, code: `module.exports = async () => '${name}';`, filename: `${name}.js` }));
+    const loads = ['a', 'b', 'c'].map((name) =>
+      rt.load({
+        id: freshId(name),
+        version: 1,
+        code: `module.exports = async () => '${name}';`,
+        filename: `${name}.js`,
+      }),
+    );
     const instances = await Promise.all(loads);
-    expect(await Promise.all(instances.map(async (instance) => (await invoke(instance)).value))).toEqual(['a', 'b', 'c']);
+    expect(await Promise.all(instances.map(async (instance) => (await invoke(instance)).value))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
     expect(rt.processCount).toBeLessThanOrEqual(2);
   });
 
@@ -619,11 +743,21 @@ module.exports = async (req) => { if (req.args.hang) { spin = true; return new P
     const rt = runtime({ maxProcesses: 4 });
     const instances = [];
     for (let i = 0; i < 12; i++) {
-      instances.push(await rt.load({ id: freshId('many'), version: 1, code: `module.exports = async () => ${i};`, filename: `r${i}.js`, tenant: `tenant-${i % 3}` }));
+      instances.push(
+        await rt.load({
+          id: freshId('many'),
+          version: 1,
+          code: `module.exports = async () => ${i};`,
+          filename: `r${i}.js`,
+          tenant: `tenant-${i % 3}`,
+        }),
+      );
     }
     let most = 0;
     const gauge = setInterval(() => (most = Math.max(most, rt.processCount)), 5);
-    const values = await Promise.all(instances.map(async (instance) => (await invoke(instance, {}, { timeoutMs: 10_000 })).value));
+    const values = await Promise.all(
+      instances.map(async (instance) => (await invoke(instance, {}, { timeoutMs: 10_000 })).value),
+    );
     clearInterval(gauge);
     expect(values).toEqual(instances.map((_, i) => i));
     expect(Math.max(most, rt.processCount)).toBeLessThanOrEqual(4);
@@ -687,7 +821,8 @@ describe('hot swap', () => {
   it('finishes calls in flight on the old version, serves new calls from the new one, survives a bad version', async () => {
     const rt = runtime();
     const id = freshId('swap');
-    const code = (answer: string) => `module.exports = async (req) => { await new Promise((r) => setTimeout(r, req.args.ms)); return ${JSON.stringify(answer)}; };`;
+    const code = (answer: string) =>
+      `module.exports = async (req) => { await new Promise((r) => setTimeout(r, req.args.ms)); return ${JSON.stringify(answer)}; };`;
     const v1 = await rt.load({ id, version: 1, code: code('v1'), filename: FILENAME });
     const inFlight = invoke(v1, { args: { ms: 600 } });
     await sleep(50);
@@ -701,7 +836,9 @@ describe('hot swap', () => {
     expect((await invoke(v1, { args: { ms: 1 } })).value).toBe('v2');
 
     // A version that does not load leaves the current one serving.
-    const error = await rejection(rt.load({ id, version: 3, code: `module.exports = async ( => 1;`, filename: FILENAME }));
+    const error = await rejection(
+      rt.load({ id, version: 3, code: `module.exports = async ( => 1;`, filename: FILENAME }),
+    );
     expect(error.status).toBe(422);
     expect(error.detail).toMatch(new RegExp(`^${FILENAME}:1:\\d+: SyntaxError`));
     expect(rt.get(id)).toBe(v2);
@@ -717,7 +854,10 @@ describe('hot swap', () => {
     expect(rt.get(id)).toBeUndefined();
     expect(v2b.processCount).toBe(0);
     const unloaded = await rejection(invoke(v2b, { args: { ms: 1 } }));
-    expect([unloaded.status, unloaded.detail]).toEqual([409, `${FILENAME} was unloaded (deleted) before this call began.`]);
+    expect([unloaded.status, unloaded.detail]).toEqual([
+      409,
+      `${FILENAME} was unloaded (deleted) before this call began.`,
+    ]);
   });
 
   it('makes current the version asked for last, also when it is one loading or loaded already', async () => {
@@ -735,7 +875,12 @@ describe('hot swap', () => {
   it('loads a fixed version in a fresh process while the old version is held by a loop', async () => {
     const rt = runtime();
     const id = freshId('fix');
-    const old = await rt.load({ id, version: 1, code: `module.exports = async () => { for (;;) {} };`, filename: FILENAME });
+    const old = await rt.load({
+      id,
+      version: 1,
+      code: `module.exports = async () => { for (;;) {} };`,
+      filename: FILENAME,
+    });
     const held = rejection(invoke(old, {}, { timeoutMs: 3000 }));
     await sleep(300);
     const fixed = await rt.load({ id, version: 2, code: `module.exports = async () => 'fixed';`, filename: FILENAME });
@@ -780,7 +925,10 @@ module.exports = async () => 'ok';`,
     const error = await rejection(invoke(instance));
     expect(error.status).toBe(500);
     expect(error.detail).toContain('no longer loads');
-    const unloaded = await Promise.race([rt.unload(instance.id).then(() => 'unloaded'), sleep(1000).then(() => 'still waiting')]);
+    const unloaded = await Promise.race([
+      rt.unload(instance.id).then(() => 'unloaded'),
+      sleep(1000).then(() => 'still waiting'),
+    ]);
     expect(unloaded).toBe('unloaded');
   });
 });
@@ -789,7 +937,10 @@ describe('req.svc', () => {
   const rt = sharedRuntime();
 
   it('is null when no svc is configured', async () => {
-    expect(await value(rt(), `module.exports = async (req) => [req.svc === null, 'svc' in req];`)).toEqual([true, true]);
+    expect(await value(rt(), `module.exports = async (req) => [req.svc === null, 'svc' in req];`)).toEqual([
+      true,
+      true,
+    ]);
     expect(await value(rt(), `module.exports = async (req) => req.svc === null;`, {}, { svc: null })).toBe(true);
   });
 
@@ -834,34 +985,58 @@ describe('req.svc', () => {
     return [e.name, e.message, e.status ?? null, e instanceof AuthorizationError, e instanceof BadRequestError, e instanceof AuthenticationError, e instanceof Error];
   }
 };`;
-    const failWith = (problem: unknown): SvcHandler => async () => {
-      throw problem;
-    };
+    const failWith =
+      (problem: unknown): SvcHandler =>
+      async () => {
+        throw problem;
+      };
     expect(await value(rt(), code, {}, { svc: failWith({ status: 403, title: 'Forbidden', detail: 'no' }) })).toEqual([
-      'AuthorizationError', 'no', 403, true, false, false, true,
+      'AuthorizationError',
+      'no',
+      403,
+      true,
+      false,
+      false,
+      true,
     ]);
-    expect(await value(rt(), code, {}, { svc: failWith({ status: 400, title: 'Bad Request', detail: 'bad token' }) })).toEqual([
-      'BadRequestError', 'bad token', 400, false, true, false, true,
-    ]);
-    expect(await value(rt(), code, {}, { svc: failWith({ status: 401, title: 'Unauthorized', detail: 'who?' }) })).toEqual([
-      'AuthenticationError', 'who?', 401, false, false, true, true,
-    ]);
-    expect(await value(rt(), code, {}, { svc: failWith({ status: 404, title: 'Not Found', detail: 'No token with id t.' }) })).toEqual([
-      'Error', 'No token with id t.', null, false, false, false, true,
-    ]);
+    expect(
+      await value(rt(), code, {}, { svc: failWith({ status: 400, title: 'Bad Request', detail: 'bad token' }) }),
+    ).toEqual(['BadRequestError', 'bad token', 400, false, true, false, true]);
+    expect(
+      await value(rt(), code, {}, { svc: failWith({ status: 401, title: 'Unauthorized', detail: 'who?' }) }),
+    ).toEqual(['AuthenticationError', 'who?', 401, false, false, true, true]);
+    expect(
+      await value(
+        rt(),
+        code,
+        {},
+        { svc: failWith({ status: 404, title: 'Not Found', detail: 'No token with id t.' }) },
+      ),
+    ).toEqual(['Error', 'No token with id t.', null, false, false, false, true]);
     // A host failure without a problem shape shows no host detail.
     expect(await value(rt(), code, {}, { svc: failWith(new Error('host internals: /srv/secret')) })).toEqual([
-      'Error', 'req.svc failed', null, false, false, false, true,
+      'Error',
+      'req.svc failed',
+      null,
+      false,
+      false,
+      false,
+      true,
     ]);
   });
 
   it('fails the invocation with the platform status when user code lets the error through', async () => {
     const error = await rejection(
-      run(rt(), `module.exports = async (req) => req.svc.tokens.retrieve('t');`, {}, {
-        svc: async () => {
-          throw { status: 403, title: 'Forbidden', detail: 'token:read is needed' };
+      run(
+        rt(),
+        `module.exports = async (req) => req.svc.tokens.retrieve('t');`,
+        {},
+        {
+          svc: async () => {
+            throw { status: 403, title: 'Forbidden', detail: 'token:read is needed' };
+          },
         },
-      }),
+      ),
     );
     expect(error.status).toBe(403);
     expect(error.detail).toBe('token:read is needed');
@@ -887,7 +1062,12 @@ describe('req.svc', () => {
 });
 
 describe('req.svc over the real token service', () => {
-  const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: new Date().getUTCFullYear() + 2, cvc: '123' };
+  const CARD = {
+    number: '4242424242424242',
+    expiration_month: 12,
+    expiration_year: new Date().getUTCFullYear() + 2,
+    cvc: '123',
+  };
   const CODE = `module.exports = async (req) => {
   const token = await req.svc.tokenize({ type: 'card', data: req.args.card });
   try {
@@ -912,11 +1092,18 @@ describe('req.svc over the real token service', () => {
     const { services, tenantId, application } = await setup(rt);
     try {
       const instance = await load(rt, CODE);
-      const result = await invoke(instance, { args: { card: CARD } }, { svc: svcHandler(services.tokens, { tenantId, application }) });
+      const result = await invoke(
+        instance,
+        { args: { card: CARD } },
+        { svc: svcHandler(services.tokens, { tenantId, application }) },
+      );
       const outcome = result.value as { id: string; type: string; revealed: { card: unknown } };
       expect(outcome.type).toBe('card');
       expect(outcome.revealed.card).toEqual(CARD);
-      expect(services.tokens.get({ caller: { tenantId, application } }, outcome.id)).toMatchObject({ id: outcome.id, type: 'card' });
+      expect(services.tokens.get({ caller: { tenantId, application } }, outcome.id)).toMatchObject({
+        id: outcome.id,
+        type: 'card',
+      });
     } finally {
       services.dispose();
     }
@@ -926,11 +1113,18 @@ describe('req.svc over the real token service', () => {
     const rt = runtime();
     const { services, tenantId, application } = await setup(rt);
     try {
-      const created = await services.applications.create({ tenantId, application }, { name: 'no use', type: 'private', permissions: ['token:create', 'token:read'] });
+      const created = await services.applications.create(
+        { tenantId, application },
+        { name: 'no use', type: 'private', permissions: ['token:create', 'token:read'] },
+      );
       const limited = services.applications.authenticate(created.key!)!;
       expect(limited.permissions).not.toContain('token:use');
       const instance = await load(rt, CODE);
-      const result = await invoke(instance, { args: { card: CARD } }, { svc: svcHandler(services.tokens, { tenantId, application: limited }) });
+      const result = await invoke(
+        instance,
+        { args: { card: CARD } },
+        { svc: svcHandler(services.tokens, { tenantId, application: limited }) },
+      );
       const outcome = result.value as { id: string; error: unknown[] };
       expect(outcome.error).toEqual(['AuthorizationError', true, 403, expect.stringContaining('token:use')]);
     } finally {
@@ -942,7 +1136,10 @@ describe('req.svc over the real token service', () => {
 describe('retiring an instance', () => {
   it('unloads its code once the calls in flight are done', async () => {
     const rt = runtime();
-    const instance = await load(rt, `module.exports = async () => new Promise((resolve) => setTimeout(() => resolve(1), 200));`);
+    const instance = await load(
+      rt,
+      `module.exports = async () => new Promise((resolve) => setTimeout(() => resolve(1), 200));`,
+    );
     const calls = Promise.all([1, 2, 3].map(() => invoke(instance)));
     await sleep(50);
     const unloaded = rt.unload(instance.id);

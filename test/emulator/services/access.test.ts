@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { RuleTransform } from '../../../src/api/permissions.js';
 import type { AccessRule } from '../../../src/api/types.js';
-import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, normalizeContainer } from '../../../src/emulator/services/access.js';
+import {
+  CONTAINER_PATTERN,
+  evaluateAccess,
+  evaluateTokenAccess,
+  normalizeContainer,
+} from '../../../src/emulator/services/access.js';
 
-function rule(priority: number, container: string, permissions: string[], transform: RuleTransform = 'reveal'): AccessRule {
+function rule(
+  priority: number,
+  container: string,
+  permissions: string[],
+  transform: RuleTransform = 'reveal',
+): AccessRule {
   return { priority, container, permissions, transform };
 }
 
@@ -11,7 +21,10 @@ describe('evaluateAccess', () => {
   it('takes rules in ascending priority whatever their order in the array', () => {
     const low = rule(1, '/pci/', ['token:read'], 'redact');
     const high = rule(5, '/', ['token:read'], 'reveal');
-    for (const rules of [[low, high], [high, low]]) {
+    for (const rules of [
+      [low, high],
+      [high, low],
+    ]) {
       expect(evaluateAccess({ permissions: [], rules }, 'token:read', '/pci/')).toEqual({
         allowed: true,
         transform: 'redact',
@@ -33,12 +46,23 @@ describe('evaluateAccess', () => {
 
     expect(evaluateAccess(grantee, 'token:use', '/pci/')).toEqual({ allowed: false, rule: readOnly });
     expect(evaluateAccess(grantee, 'token:use', '/pci/high/')).toEqual({ allowed: false, rule: readOnly });
-    expect(evaluateAccess(grantee, 'token:read', '/pci/')).toEqual({ allowed: true, transform: 'mask', rule: readOnly });
-    expect(evaluateAccess(grantee, 'token:use', '/other/')).toEqual({ allowed: true, transform: 'reveal', rule: everything });
+    expect(evaluateAccess(grantee, 'token:read', '/pci/')).toEqual({
+      allowed: true,
+      transform: 'mask',
+      rule: readOnly,
+    });
+    expect(evaluateAccess(grantee, 'token:use', '/other/')).toEqual({
+      allowed: true,
+      transform: 'reveal',
+      rule: everything,
+    });
   });
 
   it('lets a covering rule deny what the plain permissions would grant', () => {
-    const grantee = { permissions: ['token:read', 'token:delete'], rules: [rule(1, '/pci/', ['token:read'], 'redact')] };
+    const grantee = {
+      permissions: ['token:read', 'token:delete'],
+      rules: [rule(1, '/pci/', ['token:read'], 'redact')],
+    };
     expect(evaluateAccess(grantee, 'token:delete', '/pci/')).toMatchObject({ allowed: false });
     // No rule covers /public/, so the plain permissions apply there.
     expect(evaluateAccess(grantee, 'token:delete', '/public/')).toEqual({ allowed: true, transform: 'reveal' });
@@ -79,7 +103,9 @@ describe('evaluateAccess', () => {
   it('denies when neither a rule nor a plain permission grants', () => {
     expect(evaluateAccess({ permissions: [], rules: [] }, 'token:read', '/')).toEqual({ allowed: false });
     expect(evaluateAccess({ permissions: ['token:read'], rules: [] }, 'token:use', '/')).toEqual({ allowed: false });
-    expect(evaluateAccess({ permissions: [], rules: [rule(1, '/pci/', ['token:read'])] }, 'token:read', '/other/')).toEqual({
+    expect(
+      evaluateAccess({ permissions: [], rules: [rule(1, '/pci/', ['token:read'])] }, 'token:read', '/other/'),
+    ).toEqual({
       allowed: false,
     });
   });
@@ -131,7 +157,11 @@ describe('evaluateTokenAccess', () => {
     const pci = rule(1, '/pci/', ['token:use'], 'reveal');
     const grantee = { permissions: [], rules: [pci] };
     for (const containers of [['/pci/high/'], ['/general/', '/pci/high/'], ['/pci/high/', '/general/']]) {
-      expect(evaluateTokenAccess(grantee, 'token:use', containers)).toEqual({ allowed: true, transform: 'reveal', rule: pci });
+      expect(evaluateTokenAccess(grantee, 'token:use', containers)).toEqual({
+        allowed: true,
+        transform: 'reveal',
+        rule: pci,
+      });
     }
     expect(evaluateTokenAccess(grantee, 'token:use', ['/general/'])).toEqual({ allowed: false });
   });
@@ -141,7 +171,10 @@ describe('evaluateTokenAccess', () => {
     const grantee = { permissions: ['token:use'], rules: [deny] };
     expect(evaluateAccess(grantee, 'token:use', '/pci/')).toMatchObject({ allowed: false });
     // No rule covers /general/, so the plain token:use permission applies there.
-    expect(evaluateTokenAccess(grantee, 'token:use', ['/pci/', '/general/'])).toEqual({ allowed: true, transform: 'reveal' });
+    expect(evaluateTokenAccess(grantee, 'token:use', ['/pci/', '/general/'])).toEqual({
+      allowed: true,
+      transform: 'reveal',
+    });
   });
 
   it('picks the most revealing transform among the allowing containers (reveal > mask > redact)', () => {
@@ -156,12 +189,27 @@ describe('evaluateTokenAccess', () => {
       ['/b/', '/c/', '/a/'],
     ];
     for (const containers of orders) {
-      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({ allowed: true, transform: 'reveal', rule: reveal });
+      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({
+        allowed: true,
+        transform: 'reveal',
+        rule: reveal,
+      });
     }
-    for (const containers of [['/a/', '/b/'], ['/b/', '/a/']]) {
-      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({ allowed: true, transform: 'mask', rule: mask });
+    for (const containers of [
+      ['/a/', '/b/'],
+      ['/b/', '/a/'],
+    ]) {
+      expect(evaluateTokenAccess(grantee, 'token:read', containers)).toEqual({
+        allowed: true,
+        transform: 'mask',
+        rule: mask,
+      });
     }
-    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/'])).toEqual({
+      allowed: true,
+      transform: 'redact',
+      rule: redact,
+    });
   });
 
   it('compares rule transforms with the implicit transform of plain permissions', () => {
@@ -169,16 +217,31 @@ describe('evaluateTokenAccess', () => {
     const reveal = rule(1, '/open/', ['token:read'], 'reveal');
     const redact = rule(2, '/closed/', ['token:read'], 'redact');
     const grantee = { permissions: ['token:read'], rules: [reveal, redact] };
-    expect(evaluateTokenAccess(grantee, 'token:read', ['/general/', '/open/'])).toEqual({ allowed: true, transform: 'reveal', rule: reveal });
-    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/', '/general/'])).toEqual({ allowed: true, transform: 'mask' });
-    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/general/', '/open/'])).toEqual({
+      allowed: true,
+      transform: 'reveal',
+      rule: reveal,
+    });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/', '/general/'])).toEqual({
+      allowed: true,
+      transform: 'mask',
+    });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/closed/'])).toEqual({
+      allowed: true,
+      transform: 'redact',
+      rule: redact,
+    });
   });
 
   it('ignores a more revealing rule that lacks the permission', () => {
     const reveal = rule(1, '/a/', ['token:use'], 'reveal');
     const redact = rule(2, '/b/', ['token:read'], 'redact');
     const grantee = { permissions: [], rules: [reveal, redact] };
-    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/', '/b/'])).toEqual({ allowed: true, transform: 'redact', rule: redact });
+    expect(evaluateTokenAccess(grantee, 'token:read', ['/a/', '/b/'])).toEqual({
+      allowed: true,
+      transform: 'redact',
+      rule: redact,
+    });
   });
 
   it('denies when no container allows', () => {
@@ -189,7 +252,9 @@ describe('evaluateTokenAccess', () => {
   });
 
   it('denies a token with no containers', () => {
-    expect(evaluateTokenAccess({ permissions: ['token:read'], rules: [] }, 'token:read', [])).toEqual({ allowed: false });
+    expect(evaluateTokenAccess({ permissions: ['token:read'], rules: [] }, 'token:read', [])).toEqual({
+      allowed: false,
+    });
   });
 
   it('agrees with evaluateAccess for a single container', () => {

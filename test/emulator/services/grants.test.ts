@@ -114,10 +114,7 @@ describe('checkGrants rejects', () => {
   it('with every problem found, not just the first', () => {
     const { error, errors } = failure('private', {
       permissions: ['token:read', 'proxy:read', 'bogus'],
-      rules: [
-        rule({ priority: 1, container: 'nope' }),
-        rule({ priority: 1, permissions: ['reactor:create'] }),
-      ],
+      rules: [rule({ priority: 1, container: 'nope' }), rule({ priority: 1, permissions: ['reactor:create'] })],
     });
     expect(Object.keys(errors).sort()).toEqual([
       'permissions[1]',
@@ -137,7 +134,14 @@ describe('checkGrants accepts', () => {
   });
 
   it('management permissions over applications, proxies and reactors', () => {
-    const permissions = ['application:create', 'application:read', 'proxy:update', 'proxy:delete', 'reactor:create', 'reactor:read'];
+    const permissions = [
+      'application:create',
+      'application:read',
+      'proxy:update',
+      'proxy:delete',
+      'reactor:create',
+      'reactor:read',
+    ];
     expect(checkGrants('management', { permissions, rules: [] }).permissions).toEqual(permissions);
     expect(PERMISSIONS_BY_TYPE.management).toHaveLength(12);
   });
@@ -154,7 +158,9 @@ describe('checkGrants accepts', () => {
   it('rules alone, with distinct priorities', () => {
     const rules = [rule({ priority: 2 }), rule({ priority: 1, container: '/', transform: 'redact' })];
     expect(checkGrants('private', { permissions: [], rules })).toEqual({ permissions: [], rules });
-    expect(checkGrants('public', { permissions: [], rules: [rule({ permissions: ['token:create'] })] }).rules).toHaveLength(1);
+    expect(
+      checkGrants('public', { permissions: [], rules: [rule({ permissions: ['token:create'] })] }).rules,
+    ).toHaveLength(1);
   });
 
   it('lower-cases containers and drops duplicate permissions', () => {

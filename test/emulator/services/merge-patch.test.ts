@@ -12,7 +12,11 @@ const RFC_7386_APPENDIX_A: [target: unknown, patch: unknown, result: unknown][] 
   [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
   [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
   [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-  [['a', 'b'], ['c', 'd'], ['c', 'd']],
+  [
+    ['a', 'b'],
+    ['c', 'd'],
+    ['c', 'd'],
+  ],
   [{ a: 'b' }, ['c'], ['c']],
   [{ a: 'foo' }, null, null],
   [{ a: 'foo' }, 'bar', 'bar'],
@@ -25,12 +29,13 @@ const RFC_7386_APPENDIX_A: [target: unknown, patch: unknown, result: unknown][] 
 const snapshot = (value: unknown): unknown => (value === undefined ? undefined : JSON.parse(JSON.stringify(value)));
 
 describe('applyMergePatch', () => {
-  it.each(RFC_7386_APPENDIX_A.map(([target, patch, result]) => [JSON.stringify(target), JSON.stringify(patch), target, patch, result] as const))(
-    'RFC 7386 A: %s + %s',
-    (_t, _p, target, patch, result) => {
-      expect(applyMergePatch(target, patch)).toStrictEqual(result);
-    },
-  );
+  it.each(
+    RFC_7386_APPENDIX_A.map(
+      ([target, patch, result]) => [JSON.stringify(target), JSON.stringify(patch), target, patch, result] as const,
+    ),
+  )('RFC 7386 A: %s + %s', (_t, _p, target, patch, result) => {
+    expect(applyMergePatch(target, patch)).toStrictEqual(result);
+  });
 
   it('covers all fifteen vectors of Appendix A', () => {
     expect(RFC_7386_APPENDIX_A).toHaveLength(15);
@@ -77,7 +82,9 @@ describe('applyMergePatch', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.keys(result).sort()).toEqual(['__proto__', 'a', 'b']);
-    expect(JSON.parse(JSON.stringify(result))).toStrictEqual(JSON.parse('{"b":2,"__proto__":{"polluted":"yes"},"a":1}'));
+    expect(JSON.parse(JSON.stringify(result))).toStrictEqual(
+      JSON.parse('{"b":2,"__proto__":{"polluted":"yes"},"a":1}'),
+    );
   });
 
   it('merges into an existing own __proto__ member rather than the prototype', () => {

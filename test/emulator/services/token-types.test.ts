@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { TokenType } from '../../../src/api/types.js';
 import { FieldErrors, HttpError } from '../../../src/emulator/errors.js';
-import { abaChecksum, DEFAULT_CONTAINERS, defaultMask, luhn, normalizeTokenData } from '../../../src/emulator/services/token-types.js';
+import {
+  abaChecksum,
+  DEFAULT_CONTAINERS,
+  defaultMask,
+  luhn,
+  normalizeTokenData,
+} from '../../../src/emulator/services/token-types.js';
 
 /** A fixed clock: 15 June 2026, so expiry checks do not depend on today's date. */
 const NOW = new Date('2026-06-15T12:00:00Z');
@@ -10,7 +16,11 @@ const VALID_CARD = { number: '4242424242424242', expiration_month: 12, expiratio
 const VALID_BANK = { routing_number: '011000015', account_number: '000123456789' };
 
 /** Runs the check and returns the result with the field errors it collected (as the HttpError carries them). */
-function check(type: TokenType, data: unknown, now: Date = NOW): { result: unknown; count: number; errors: Record<string, string[]> } {
+function check(
+  type: TokenType,
+  data: unknown,
+  now: Date = NOW,
+): { result: unknown; count: number; errors: Record<string, string[]> } {
   const errors = new FieldErrors();
   const result = normalizeTokenData(type, data, errors, now);
   const count = errors.count;
@@ -26,13 +36,19 @@ function check(type: TokenType, data: unknown, now: Date = NOW): { result: unkno
 }
 
 describe('luhn', () => {
-  it.each(['4242424242424242', '5555555555554444', '378282246310005', '4000056655665556', '6011111111111117'])('accepts the test card %s', (number) => {
-    expect(luhn(number)).toBe(true);
-  });
+  it.each(['4242424242424242', '5555555555554444', '378282246310005', '4000056655665556', '6011111111111117'])(
+    'accepts the test card %s',
+    (number) => {
+      expect(luhn(number)).toBe(true);
+    },
+  );
 
-  it.each(['4242424242424241', '5555555555554445', '378282246310006', '4242424242424224', '1234567812345678'])('rejects %s', (number) => {
-    expect(luhn(number)).toBe(false);
-  });
+  it.each(['4242424242424241', '5555555555554445', '378282246310006', '4242424242424224', '1234567812345678'])(
+    'rejects %s',
+    (number) => {
+      expect(luhn(number)).toBe(false);
+    },
+  );
 
   it('catches a single changed digit anywhere in a valid number', () => {
     const valid = '4242424242424242';
@@ -60,11 +76,14 @@ describe('DEFAULT_CONTAINERS', () => {
 });
 
 describe('normalizeTokenData: token', () => {
-  it.each([['a string'], [42], [null], [true], [[1, 'two', { three: 3 }]], [{ nested: { any: ['json'] } }]])('accepts %j as it is', (data) => {
-    const { result, count } = check('token', data);
-    expect(count).toBe(0);
-    expect(result).toBe(data);
-  });
+  it.each([['a string'], [42], [null], [true], [[1, 'two', { three: 3 }]], [{ nested: { any: ['json'] } }]])(
+    'accepts %j as it is',
+    (data) => {
+      const { result, count } = check('token', data);
+      expect(count).toBe(0);
+      expect(result).toBe(data);
+    },
+  );
 });
 
 describe('normalizeTokenData: card', () => {
@@ -82,11 +101,14 @@ describe('normalizeTokenData: card', () => {
     expect(result).not.toHaveProperty('cvc');
   });
 
-  it.each(['4242 4242 4242 4242', '4242-4242-4242-4242', ' 4242 4242-4242 4242 '])('strips spaces and dashes from %j', (number) => {
-    const { result, count } = check('card', { ...VALID_CARD, number });
-    expect(count).toBe(0);
-    expect(result).toMatchObject({ number: '4242424242424242' });
-  });
+  it.each(['4242 4242 4242 4242', '4242-4242-4242-4242', ' 4242 4242-4242 4242 '])(
+    'strips spaces and dashes from %j',
+    (number) => {
+      const { result, count } = check('card', { ...VALID_CARD, number });
+      expect(count).toBe(0);
+      expect(result).toMatchObject({ number: '4242424242424242' });
+    },
+  );
 
   it('accepts a number given as a JSON number and returns it as a string', () => {
     const { result, count } = check('card', { ...VALID_CARD, number: 4242424242424242 });
@@ -177,7 +199,10 @@ describe('normalizeTokenData: card', () => {
       [7, 2026],
       [1, 2027],
     ] as const) {
-      expect(check('card', { ...VALID_CARD, expiration_month: month, expiration_year: year }).count, `${month}/${year}`).toBe(0);
+      expect(
+        check('card', { ...VALID_CARD, expiration_month: month, expiration_year: year }).count,
+        `${month}/${year}`,
+      ).toBe(0);
     }
   });
 
@@ -221,9 +246,21 @@ describe('normalizeTokenData: card', () => {
   });
 
   it('collects every problem at once', () => {
-    const { count, errors } = check('card', { number: '4242424242424241', expiration_month: 13, expiration_year: 99, cvc: 12, extra: 1 });
+    const { count, errors } = check('card', {
+      number: '4242424242424241',
+      expiration_month: 13,
+      expiration_year: 99,
+      cvc: 12,
+      extra: 1,
+    });
     expect(count).toBe(5);
-    expect(Object.keys(errors).sort()).toEqual(['data.cvc', 'data.expiration_month', 'data.expiration_year', 'data.extra', 'data.number']);
+    expect(Object.keys(errors).sort()).toEqual([
+      'data.cvc',
+      'data.expiration_month',
+      'data.expiration_year',
+      'data.extra',
+      'data.number',
+    ]);
   });
 
   it('adds messages under the path it is given', () => {
@@ -273,11 +310,14 @@ describe('normalizeTokenData: bank', () => {
     expect(errors).toEqual({ 'data.routing_number': ['is required'], 'data.account_number': ['is required'] });
   });
 
-  it.each(['01100001', '0110000155', 'abcdefghi', ''])('refuses the routing number %j (not 9 digits)', (routing_number) => {
-    const { count, errors } = check('bank', { ...VALID_BANK, routing_number });
-    expect(count).toBe(1);
-    expect(errors).toEqual({ 'data.routing_number': ['must be 9 digits'] });
-  });
+  it.each(['01100001', '0110000155', 'abcdefghi', ''])(
+    'refuses the routing number %j (not 9 digits)',
+    (routing_number) => {
+      const { count, errors } = check('bank', { ...VALID_BANK, routing_number });
+      expect(count).toBe(1);
+      expect(errors).toEqual({ 'data.routing_number': ['must be 9 digits'] });
+    },
+  );
 
   it('refuses a routing number failing the ABA checksum', () => {
     const { count, errors } = check('bank', { ...VALID_BANK, routing_number: '011000016' });
@@ -311,11 +351,17 @@ describe('normalizeTokenData: bank', () => {
 
 describe('defaultMask', () => {
   it('shows the last four digits of a card number and keeps the expiry, not the cvc', () => {
-    expect(defaultMask('card', VALID_CARD)).toEqual({ number: 'XXXXXXXXXXXX4242', expiration_month: 12, expiration_year: 2030 });
+    expect(defaultMask('card', VALID_CARD)).toEqual({
+      number: 'XXXXXXXXXXXX4242',
+      expiration_month: 12,
+      expiration_year: 2030,
+    });
   });
 
   it('masks a 15-digit card number to its length', () => {
-    const mask = defaultMask('card', { number: '378282246310005', expiration_month: 1, expiration_year: 2031 }) as { number: string };
+    const mask = defaultMask('card', { number: '378282246310005', expiration_month: 1, expiration_year: 2031 }) as {
+      number: string;
+    };
     expect(mask.number).toBe('XXXXXXXXXXX0005');
     expect(mask.number).toHaveLength(15);
   });

@@ -30,16 +30,23 @@ async function alterToken(emu: TestEmulator, id: string, change: (record: TokenR
   throw new Error(`no stored token ${id}`);
 }
 
-const warnings = (emu: TestEmulator) => emu.events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
+const warnings = (emu: TestEmulator) =>
+  emu.events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
 const errors = (emu: TestEmulator) => emu.events.flatMap((event) => (event.type === 'error' ? [event.message] : []));
 
 describe('damaged records', () => {
   it('lists the other tokens when one has a damaged ciphertext, and reports it once', async () => {
     const first = await startEmulator();
     const key = first.privateKey;
-    for (const id of ['a', 'b', 'c']) expect((await first.call('POST', '/tokens', { key, body: { id, type: 'token', data: `data-${id}` } })).status).toBe(201);
+    for (const id of ['a', 'b', 'c'])
+      expect(
+        (await first.call('POST', '/tokens', { key, body: { id, type: 'token', data: `data-${id}` } })).status,
+      ).toBe(201);
     await first.dispose();
-    await alterToken(first, 'b', (record) => ({ ...record, secret: { ...record.secret, ct: Buffer.from('tampered').toString('base64') } }));
+    await alterToken(first, 'b', (record) => ({
+      ...record,
+      secret: { ...record.secret, ct: Buffer.from('tampered').toString('base64') },
+    }));
 
     const emu = await startEmulator({ dir: first.dir, privateKey: key });
     for (let i = 0; i < 2; i++) {
@@ -65,7 +72,9 @@ describe('damaged records', () => {
     const emu = await startEmulator({ dir: first.dir, privateKey: key });
     expect(warnings(emu).join('\n')).toContain(`${file}: record`);
     expect(warnings(emu).join('\n')).toContain('(id b) has no valid "containers"');
-    expect((await emu.call('GET', '/tokens', { key })).body.data.map((token: { id: string }) => token.id)).toEqual(['a']);
+    expect((await emu.call('GET', '/tokens', { key })).body.data.map((token: { id: string }) => token.id)).toEqual([
+      'a',
+    ]);
     expect((await emu.call('GET', '/tokens/b', { key })).status).toBe(404);
     await emu.dispose();
     expect(await readFile(file, 'utf8')).toContain('"id":"b"');
@@ -83,11 +92,15 @@ describe('missing files', () => {
     const emu = await startEmulator({ dir: first.dir });
     expect(emu.started.bootstrap.created).toBe(false);
     expect(emu.tenantId).toBe(tenantId);
-    expect(warnings(emu).join('\n')).toMatch(/tenant .* but no row for it in tenants\.json .* rebuilt it, .* restore tenants\.json from a backup/);
+    expect(warnings(emu).join('\n')).toMatch(
+      /tenant .* but no row for it in tenants\.json .* rebuilt it, .* restore tenants\.json from a backup/,
+    );
     expect((await emu.call('GET', '/applications', { key: managementKey })).status).toBe(200);
     expect((await emu.call('GET', '/tokens/kept', { key: privateKey })).status).toBe(200);
     // The credentials file still holds the keys that work.
-    const credentials = JSON.parse(await readFile(path.join(first.dir, '.svc', 'credentials.json'), 'utf8')) as { management_key: string };
+    const credentials = JSON.parse(await readFile(path.join(first.dir, '.svc', 'credentials.json'), 'utf8')) as {
+      management_key: string;
+    };
     expect(credentials.management_key).toBe(managementKey);
   });
 
@@ -103,7 +116,9 @@ describe('missing files', () => {
 
   it('makes a new master.key for a store without tokens, and makes anew what was sealed under the old one', async () => {
     const first = await startEmulator();
-    const proxy = await first.call('POST', '/proxies', { body: { name: 'billing', destination_url: 'https://api.example.com/v1' } });
+    const proxy = await first.call('POST', '/proxies', {
+      body: { name: 'billing', destination_url: 'https://api.example.com/v1' },
+    });
     expect(proxy.status).toBe(201);
     await first.dispose();
     await rm(path.join(first.dir, '.svc', 'master.key'));
@@ -128,7 +143,9 @@ describe('missing files', () => {
 
   it('makes nothing anew when the disk refuses that write: the new master.key goes too, and the next start makes it all anew', async () => {
     const first = await startEmulator();
-    const proxy = await first.call('POST', '/proxies', { body: { name: 'billing', destination_url: 'https://api.example.com/v1', configuration: { api_key: 'k1' } } });
+    const proxy = await first.call('POST', '/proxies', {
+      body: { name: 'billing', destination_url: 'https://api.example.com/v1', configuration: { api_key: 'k1' } },
+    });
     expect(proxy.status).toBe(201);
     await first.dispose();
     const keyFile = path.join(first.dir, '.svc', 'master.key');
@@ -138,7 +155,9 @@ describe('missing files', () => {
 
     const fs = new FaultyFileSystem();
     fs.failWrites((file) => file.includes(`${path.sep}journal${path.sep}`));
-    await expect(startEmulator({ dir: first.dir, managementKey: first.managementKey, fileSystem: fs })).rejects.toThrow(/disk is full/);
+    await expect(startEmulator({ dir: first.dir, managementKey: first.managementKey, fileSystem: fs })).rejects.toThrow(
+      /disk is full/,
+    );
     // Kept, the key would make the next start take the old seals for its own and fail on them.
     await expect(stat(keyFile)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readFile(proxies, 'utf8')).toBe(before);
@@ -156,7 +175,11 @@ describe('missing files', () => {
     const first = await startEmulator();
     const transaction = await first.call('POST', '/transactions', { key: first.privateKey, body: {} });
     expect(transaction.status, transaction.text).toBe(201);
-    const staged = await first.call('POST', '/tokens', { key: first.privateKey, headers: { 'svc-transaction-id': transaction.body.id }, body: { type: 'token', data: 'x' } });
+    const staged = await first.call('POST', '/tokens', {
+      key: first.privateKey,
+      headers: { 'svc-transaction-id': transaction.body.id },
+      body: { type: 'token', data: 'x' },
+    });
     expect(staged.status, staged.text).toBe(201);
     await first.dispose();
     await rm(path.join(first.dir, '.svc', 'master.key'));
@@ -169,7 +192,9 @@ describe('missing files', () => {
     await first.call('POST', '/tokens', { key: first.privateKey, body: { type: 'token', data: 'x' } });
     await first.dispose();
     await rm(path.join(first.dir, '.svc', 'master.key'));
-    await expect(startEmulator({ dir: first.dir })).rejects.toThrow(/holds tokens but its master key .* is missing.*Restore master\.key from a backup, or pass it as options\.masterKey/);
+    await expect(startEmulator({ dir: first.dir })).rejects.toThrow(
+      /holds tokens but its master key .* is missing.*Restore master\.key from a backup, or pass it as options\.masterKey/,
+    );
   });
 });
 
@@ -186,13 +211,19 @@ describe('a real small disk (tmpfs)', () => {
     const filler = path.join(disk, 'filler');
     await writeFile(filler, Buffer.alloc(4096 * 1024)).catch(() => {});
 
-    const failed = await emu.call('POST', '/tokens', { key, body: { id: 'full', type: 'token', data: 'x'.repeat(2000) } });
+    const failed = await emu.call('POST', '/tokens', {
+      key,
+      body: { id: 'full', type: 'token', data: 'x'.repeat(2000) },
+    });
     expect(failed.status, failed.text).toBe(503);
     expect(failed.body.detail).toContain('the disk is full (ENOSPC)');
     expect((await emu.call('GET', '/tokens/full', { key })).status).toBe(404);
 
     await rm(filler);
-    const retried = await emu.call('POST', '/tokens', { key, body: { id: 'full', type: 'token', data: 'x'.repeat(2000) } });
+    const retried = await emu.call('POST', '/tokens', {
+      key,
+      body: { id: 'full', type: 'token', data: 'x'.repeat(2000) },
+    });
     expect(retried.status, retried.text).toBe(201);
     await emu.dispose();
     const again = await startEmulator({ dir: disk, privateKey: key });
@@ -206,7 +237,9 @@ describe('a real small disk (tmpfs)', () => {
       () => undefined,
       (error: unknown) => error as Error,
     );
-    expect(failure?.message).toMatch(new RegExp(`Cannot write ${disk}/\\S+: the disk is full \\(ENOSPC\\); free some disk space`));
+    expect(failure?.message).toMatch(
+      new RegExp(`Cannot write ${disk}/\\S+: the disk is full \\(ENOSPC\\); free some disk space`),
+    );
   });
 
   it('names the file and the cause when the data folder is read-only at start', async (context) => {

@@ -10,12 +10,17 @@ async function setup() {
   const fs = new FaultyFileSystem();
   const emu = await startEmulator({ fileSystem: fs });
   const folder = path.join(emu.dir, '.svc', 'data');
-  const asPrivate = (method: string, route: string, options: Parameters<TestEmulator['call']>[2] = {}) => emu.call(method, route, { key: emu.privateKey, ...options });
-  const tokenFile = (id: string) => path.join(folder, 'tokens', `${shardIndex(emu.tenantId, id, TOKEN_SHARDS).toString(16).padStart(3, '0')}.json`);
+  const asPrivate = (method: string, route: string, options: Parameters<TestEmulator['call']>[2] = {}) =>
+    emu.call(method, route, { key: emu.privateKey, ...options });
+  const tokenFile = (id: string) =>
+    path.join(folder, 'tokens', `${shardIndex(emu.tenantId, id, TOKEN_SHARDS).toString(16).padStart(3, '0')}.json`);
   return { fs, emu, folder, asPrivate, tokenFile };
 }
 
-function expectNotSaved(result: { status: number; headers: Record<string, unknown>; body: { detail: string } }, cause: RegExp): void {
+function expectNotSaved(
+  result: { status: number; headers: Record<string, unknown>; body: { detail: string } },
+  cause: RegExp,
+): void {
   expect(result.status).toBe(503);
   expect(result.headers['content-type']).toContain('application/problem+json');
   expect(result.body.detail).toMatch(cause);
@@ -27,7 +32,10 @@ describe('a write the disk refuses', () => {
     const { fs, emu, asPrivate, tokenFile } = await setup();
     // Its journal too: while earlier entries wait for their files (the bootstrap's), a write of one
     // file is saved by a journal entry.
-    fs.failWrites((file) => file === tokenFile('card-1') || path.dirname(file) === path.join(emu.dir, '.svc', 'data', JOURNAL_FOLDER));
+    fs.failWrites(
+      (file) =>
+        file === tokenFile('card-1') || path.dirname(file) === path.join(emu.dir, '.svc', 'data', JOURNAL_FOLDER),
+    );
 
     const failed = await asPrivate('POST', '/tokens', { body: { id: 'card-1', type: 'token', data: 'secret-1' } });
     expectNotSaved(failed, /the disk is full \(ENOSPC\)/);
@@ -41,13 +49,18 @@ describe('a write the disk refuses', () => {
     // A token of the same file, saved after the failure: the failed one must not ride along.
     let neighbour = 'n0';
     for (let i = 1; tokenFile(neighbour) !== tokenFile('card-1'); i++) neighbour = `n${i}`;
-    expect((await asPrivate('POST', '/tokens', { body: { id: neighbour, type: 'token', data: 'other' } })).status).toBe(201);
+    expect((await asPrivate('POST', '/tokens', { body: { id: neighbour, type: 'token', data: 'other' } })).status).toBe(
+      201,
+    );
     await emu.dispose();
     const again = await startEmulator({ dir: emu.dir, privateKey: emu.privateKey });
     const listed = await again.call('GET', '/tokens', { key: emu.privateKey });
     expect(listed.body.data.map((token: { id: string }) => token.id)).toEqual([neighbour]);
 
-    const retried = await again.call('POST', '/tokens', { key: emu.privateKey, body: { id: 'card-1', type: 'token', data: 'secret-1' } });
+    const retried = await again.call('POST', '/tokens', {
+      key: emu.privateKey,
+      body: { id: 'card-1', type: 'token', data: 'secret-1' },
+    });
     expect(retried.status, retried.text).toBe(201);
   });
 
@@ -70,14 +83,22 @@ describe('a write the disk refuses', () => {
     const { fs, emu, folder } = await setup();
     // Its journal too: while earlier entries wait for their files (the bootstrap's), a write of one
     // file is saved by a journal entry.
-    fs.failWrites((file) => file === path.join(folder, 'applications.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER));
-    const failed = await emu.call('POST', '/applications', { body: { name: 'lost', type: 'private', permissions: ['token:read'] } });
+    fs.failWrites(
+      (file) =>
+        file === path.join(folder, 'applications.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER),
+    );
+    const failed = await emu.call('POST', '/applications', {
+      body: { name: 'lost', type: 'private', permissions: ['token:read'] },
+    });
     expectNotSaved(failed, /ENOSPC/);
-    const names = async () => (await emu.call('GET', '/applications?size=100')).body.data.map((app: { name: string }) => app.name);
+    const names = async () =>
+      (await emu.call('GET', '/applications?size=100')).body.data.map((app: { name: string }) => app.name);
     expect(await names()).not.toContain('lost');
 
     fs.heal();
-    const created = await emu.call('POST', '/applications', { body: { name: 'kept', type: 'private', permissions: ['token:read'] } });
+    const created = await emu.call('POST', '/applications', {
+      body: { name: 'kept', type: 'private', permissions: ['token:read'] },
+    });
     expect(created.status).toBe(201);
     expect((await emu.call('GET', '/tokens', { key: created.body.key })).status).toBe(200);
     expect(await names()).toContain('kept');
@@ -107,11 +128,19 @@ describe('a write the disk refuses', () => {
     const { fs, folder, asPrivate } = await setup();
     const tx = (await asPrivate('POST', '/transactions')).body.id as string;
     const inTx = { 'svc-transaction-id': tx };
-    fs.failWrites((file) => file === path.join(folder, 'transactions.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER));
-    expectNotSaved(await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx }), /ENOSPC/);
+    fs.failWrites(
+      (file) =>
+        file === path.join(folder, 'transactions.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER),
+    );
+    expectNotSaved(
+      await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx }),
+      /ENOSPC/,
+    );
     expect((await asPrivate('GET', '/tokens/staged', { headers: inTx })).status).toBe(404);
     fs.heal();
-    expect((await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx })).status).toBe(201);
+    expect(
+      (await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx })).status,
+    ).toBe(201);
   });
 });
 
@@ -119,14 +148,19 @@ describe('writes at once, now that a write is served only once saved', () => {
   it('creates a token id once when two requests ask for it together', async () => {
     const { asPrivate } = await setup();
     const body = { id: 'twice', type: 'token', data: 'x' };
-    const answers = await Promise.all([asPrivate('POST', '/tokens', { body }), asPrivate('POST', '/tokenize', { body: [body] })]);
+    const answers = await Promise.all([
+      asPrivate('POST', '/tokens', { body }),
+      asPrivate('POST', '/tokenize', { body: [body] }),
+    ]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 400]);
     expect(answers.find((answer) => answer.status === 400)?.text).toContain('a token with id twice already exists');
   });
 
   it('keeps a key regenerated while an update of the same Application is being saved', async () => {
     const { emu } = await setup();
-    const app = (await emu.call('POST', '/applications', { body: { name: 'app', type: 'private', permissions: ['token:read'] } })).body;
+    const app = (
+      await emu.call('POST', '/applications', { body: { name: 'app', type: 'private', permissions: ['token:read'] } })
+    ).body;
     const [regenerated, updated] = await Promise.all([
       emu.call('POST', `/applications/${app.id}/regenerate`),
       emu.call('PUT', `/applications/${app.id}`, { body: { name: 'renamed', permissions: ['token:read'] } }),

@@ -6,8 +6,21 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { shardIndex, type ShardFile, type TenantRecord } from '../../../src/emulator/store/collection.js';
 import { mapBounded } from '../../../src/emulator/store/concurrency.js';
 import { StoreError } from '../../../src/emulator/store/errors.js';
-import type { ApplicationRecord, ReactorResultRecord, TenantRow, TokenRecord } from '../../../src/emulator/store/records.js';
-import { OLD_RESULT_SHARDS, RESULT_SHARDS, STORE_FORMAT, STORE_VERSION, Store, TOKEN_SHARDS, V1_TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import type {
+  ApplicationRecord,
+  ReactorResultRecord,
+  TenantRow,
+  TokenRecord,
+} from '../../../src/emulator/store/records.js';
+import {
+  OLD_RESULT_SHARDS,
+  RESULT_SHARDS,
+  STORE_FORMAT,
+  STORE_VERSION,
+  Store,
+  TOKEN_SHARDS,
+  V1_TOKEN_SHARDS,
+} from '../../../src/emulator/store/store.js';
 import { FaultyFileSystem } from '../../helpers/faults.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -140,9 +153,10 @@ describe('Store on disk', () => {
       application(TENANT_A, 'a3', { created_at: '2024-01-01T00:00:01.000Z' }),
       application(TENANT_B, 'b1', { created_at: '2024-01-01T00:00:02.000Z' }),
       application(TENANT_A, 'a1', { created_at: '2024-01-01T00:00:03.000Z' }),
-      application(TENANT_A, 'a2', { created_at: '2024-01-01T00:00:04.000Z', rules: [
-        { priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] },
-      ] }),
+      application(TENANT_A, 'a2', {
+        created_at: '2024-01-01T00:00:04.000Z',
+        rules: [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }],
+      }),
       application(TENANT_B, 'b2', { created_at: '2024-01-01T00:00:05.000Z' }),
     ];
     for (const app of apps) await first.applications.put(app);
@@ -198,8 +212,15 @@ describe('Store on disk', () => {
       expect(store.applications.get(TENANT_B, 'same')?.name).toBe('of B');
       expect(store.applications.findBy('key', 'hash-a')?.tenant_id).toBe(TENANT_A);
       expect(store.applications.findBy('key', 'hash-b')?.tenant_id).toBe(TENANT_B);
-      expect(store.applications.list(TENANT_A).map((app) => app.id).sort()).toEqual(['only-a', 'same']);
-      expect(store.applications.list(TENANT_B).map((app) => `${app.tenant_id}/${app.id}`)).toEqual([`${TENANT_B}/same`]);
+      expect(
+        store.applications
+          .list(TENANT_A)
+          .map((app) => app.id)
+          .sort(),
+      ).toEqual(['only-a', 'same']);
+      expect(store.applications.list(TENANT_B).map((app) => `${app.tenant_id}/${app.id}`)).toEqual([
+        `${TENANT_B}/same`,
+      ]);
       expect(store.applications.list('tenant-c')).toEqual([]);
     };
     expectScoped(first);
@@ -274,7 +295,11 @@ describe('Store refusing files it cannot use', () => {
   it('rejects a store written by a newer svc', async () => {
     const dir = await tempDir();
     const dataFile = path.join(dir, 'data.json');
-    const content = JSON.stringify({ format: 'svc-store', version: STORE_VERSION + 1, created_at: '2030-01-01T00:00:00.000Z' });
+    const content = JSON.stringify({
+      format: 'svc-store',
+      version: STORE_VERSION + 1,
+      created_at: '2030-01-01T00:00:00.000Z',
+    });
     await writeFile(dataFile, content);
 
     const error = await openError(dataFile);
@@ -376,19 +401,22 @@ describe('Store lock', () => {
     await store.close();
   });
 
-  it.skipIf(!existsSync('/proc/self/stat'))('refuses a lock in the current format whose pid is the very process that wrote it (needs /proc)', async () => {
-    const dir = await tempDir();
-    const dataFile = path.join(dir, 'data.json');
-    const lockFile = `${dataFile}.lock`;
-    const other = await liveProcess(['sleep', '60']);
-    const stat = await readFile(`/proc/${other}/stat`, 'utf8');
-    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    await writeFile(lockFile, JSON.stringify({ pid: other, start }));
+  it.skipIf(!existsSync('/proc/self/stat'))(
+    'refuses a lock in the current format whose pid is the very process that wrote it (needs /proc)',
+    async () => {
+      const dir = await tempDir();
+      const dataFile = path.join(dir, 'data.json');
+      const lockFile = `${dataFile}.lock`;
+      const other = await liveProcess(['sleep', '60']);
+      const stat = await readFile(`/proc/${other}/stat`, 'utf8');
+      const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      await writeFile(lockFile, JSON.stringify({ pid: other, start }));
 
-    const error = await openError(dataFile);
-    expect(error.message).toContain(`pid ${other}`);
-    expect(error.message).toContain(`if pid ${other} is no svc, remove ${lockFile}`);
-  });
+      const error = await openError(dataFile);
+      expect(error.message).toContain(`pid ${other}`);
+      expect(error.message).toContain(`if pid ${other} is no svc, remove ${lockFile}`);
+    },
+  );
 
   it('takes over a lock file that holds no pid', async () => {
     const dir = await tempDir();
@@ -417,7 +445,9 @@ async function lockPid(file: string): Promise<number> {
 }
 
 /** The pid of a child process (node, unless another program is given) that stays alive until the test ends. */
-async function liveProcess(command: string[] = [process.execPath, '-e', 'setTimeout(() => {}, 60000)']): Promise<number> {
+async function liveProcess(
+  command: string[] = [process.execPath, '-e', 'setTimeout(() => {}, 60000)'],
+): Promise<number> {
   const child = spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
   const pid = await new Promise<number>((resolve, reject) => {
     child.once('spawn', () => resolve(child.pid!));
@@ -483,7 +513,12 @@ describe('Store token shards', () => {
   }
 
   /** Writes records into shard files as a store of `count` shards places them; returns the files. */
-  async function writeShards(folder: string, records: TenantRecord[], count: number, digits: number): Promise<string[]> {
+  async function writeShards(
+    folder: string,
+    records: TenantRecord[],
+    count: number,
+    digits: number,
+  ): Promise<string[]> {
     await mkdir(folder, { recursive: true, mode: 0o700 });
     const byFile = new Map<string, TenantRecord[]>();
     for (const record of records) {
@@ -498,7 +533,9 @@ describe('Store token shards', () => {
   async function writeV1Store(dir: string, records: TokenRecord[]): Promise<string> {
     const dataFile = path.join(dir, 'data.json');
     // 0644, unlike anything the store writes: the manifest must come out rewritten, 0600.
-    await writeFile(dataFile, JSON.stringify({ format: STORE_FORMAT, version: 1, created_at: V1_CREATED_AT }), { mode: 0o644 });
+    await writeFile(dataFile, JSON.stringify({ format: STORE_FORMAT, version: 1, created_at: V1_CREATED_AT }), {
+      mode: 0o644,
+    });
     const files = await writeShards(path.join(dir, 'data', 'tokens'), records, V1_TOKEN_SHARDS, 2);
     expect(files.length).toBeGreaterThan(1);
     return dataFile;
@@ -527,7 +564,9 @@ describe('Store token shards', () => {
     for (const name of names) {
       const file = path.join(folder, name);
       const content = (await readJson(file)) as ShardFile<TokenRecord>;
-      expect(content.records.map((record) => `${record.tenant_id}/${record.id}`).sort(), name).toEqual(byName.get(name)!.sort());
+      expect(content.records.map((record) => `${record.tenant_id}/${record.id}`).sort(), name).toEqual(
+        byName.get(name)!.sort(),
+      );
       expect(await mode(file), name).toBe(0o600);
     }
   }
@@ -547,7 +586,9 @@ describe('Store token shards', () => {
     expect(await mode(folder)).toBe(0o700);
     await expectCurrentLayout(folder, records);
     // Reactor results are sharded as tokens are, named with three hex digits.
-    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([
+      shardFileName(pending, RESULT_SHARDS, 3),
+    ]);
 
     const second = await openStore(dataFile);
     expectTokens(second, records);
@@ -569,7 +610,9 @@ describe('Store token shards', () => {
     expect(await mode(dataFile)).toBe(0o600);
     const folder = path.join(dir, 'data', 'tokens');
     await expectCurrentLayout(folder, records);
-    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([
+      shardFileName(pending, RESULT_SHARDS, 3),
+    ]);
 
     // Writes after the migration go to the new layout, and everything reads back after reopening.
     const added = token(TENANT_A, 500);
@@ -617,7 +660,12 @@ describe('Store token shards', () => {
     // As a crash after the manifest said 2 leaves them: old copies, here of a changed and a deleted token.
     const folder = path.join(dir, 'data', 'tokens');
     const changed = records[3]!;
-    const leftovers = await writeShards(folder, [{ ...changed, metadata: { stale: 'yes' } }, token(TENANT_A, 9001)], V1_TOKEN_SHARDS, 2);
+    const leftovers = await writeShards(
+      folder,
+      [{ ...changed, metadata: { stale: 'yes' } }, token(TENANT_A, 9001)],
+      V1_TOKEN_SHARDS,
+      2,
+    );
 
     const store = await openStore(dataFile);
     expect(store.tokens.get(changed.tenant_id, changed.id)).toEqual(changed);
@@ -625,7 +673,9 @@ describe('Store token shards', () => {
     expectTokens(store, records);
     for (const file of leftovers) await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
     await expectCurrentLayout(folder, records);
-    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([shardFileName(pending, RESULT_SHARDS, 3)]);
+    expect(await readdir(path.join(dir, 'data', 'reactor-results'))).toEqual([
+      shardFileName(pending, RESULT_SHARDS, 3),
+    ]);
     expect(store.results.get(TENANT_A, 'res1')).toEqual(pending);
   });
 
@@ -661,7 +711,9 @@ describe('Store token shards', () => {
     await writeFile(damaged, '{not json');
     const snapshot = async () => ({
       manifest: await readFile(dataFile, 'utf8'),
-      files: await Promise.all((await readdir(folder)).sort().map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')])),
+      files: await Promise.all(
+        (await readdir(folder)).sort().map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')]),
+      ),
     });
     const before = await snapshot();
 
@@ -726,7 +778,10 @@ describe('Store token shards', () => {
     const folder = path.join(dir, 'data', 'reactor-results');
     let largest = 0;
     for (const name of await readdir(folder)) {
-      largest = Math.max(largest, ((await readJson(path.join(folder, name))) as ShardFile<ReactorResultRecord>).records.length);
+      largest = Math.max(
+        largest,
+        ((await readJson(path.join(folder, name))) as ShardFile<ReactorResultRecord>).records.length,
+      );
     }
     // 3000 over 2048 shards: about 1.5 a file. In 16 shards a write of one rewrote some 190.
     expect(largest).toBeLessThanOrEqual(12);
@@ -742,7 +797,8 @@ describe('Store token shards', () => {
     expect(oldFiles.length).toBe(OLD_RESULT_SHARDS);
 
     const store = await Store.open({ path: dataFile });
-    for (const tenantId of [TENANT_A, TENANT_B]) expect(store.results.list(tenantId)).toEqual(old.filter((record) => record.tenant_id === tenantId));
+    for (const tenantId of [TENANT_A, TENANT_B])
+      expect(store.results.list(tenantId)).toEqual(old.filter((record) => record.tenant_id === tenantId));
     const names = (await readdir(folder)).sort();
     expect(names.filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([]);
     expect(names).toEqual([...new Set(old.map((record) => shardFileName(record, RESULT_SHARDS, 3)))].sort());
@@ -759,7 +815,11 @@ describe('Store token shards', () => {
     // one since changed (its delivery ended), and an old file still holds the stale copy.
     const first = await Store.open({ path: dataFile });
     await Promise.all(old.map((record) => first.results.put(record)));
-    const changed: ReactorResultRecord = { ...old[7]!, status: 'completed', delivery: { ...old[7]!.delivery, status: 'delivered', attempts: 1, last_status: 200 } };
+    const changed: ReactorResultRecord = {
+      ...old[7]!,
+      status: 'completed',
+      delivery: { ...old[7]!.delivery, status: 'delivered', attempts: 1, last_status: 200 },
+    };
     await first.results.put(changed);
     await first.close();
     const folder = path.join(dir, 'data', 'reactor-results');
@@ -803,14 +863,28 @@ describe('Store token shards', () => {
     const old = results(20);
     const { reactor_id: _dropped, ...broken } = { ...old[5]!, id: 'broken' };
     await writeShards(folder, old, OLD_RESULT_SHARDS, 2);
-    const [brokenFile] = await writeShards(folder, [...old.filter((record) => shardFileName(record, OLD_RESULT_SHARDS, 2) === shardFileName(broken as ReactorResultRecord, OLD_RESULT_SHARDS, 2)), broken as ReactorResultRecord], OLD_RESULT_SHARDS, 2);
+    const [brokenFile] = await writeShards(
+      folder,
+      [
+        ...old.filter(
+          (record) =>
+            shardFileName(record, OLD_RESULT_SHARDS, 2) ===
+            shardFileName(broken as ReactorResultRecord, OLD_RESULT_SHARDS, 2),
+        ),
+        broken as ReactorResultRecord,
+      ],
+      OLD_RESULT_SHARDS,
+      2,
+    );
 
     const store = await Store.open({ path: dataFile });
     expect(store.problems).toEqual([expect.stringContaining(`${brokenFile!}: record`)]);
     expect(store.problems[0]).toContain('(id broken) has no valid "reactor_id"');
     expect(store.results.get(TENANT_B, 'broken')).toBeUndefined();
     expect(store.results.list(TENANT_A).length + store.results.list(TENANT_B).length).toBe(20);
-    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([path.basename(brokenFile!)]);
+    expect((await readdir(folder)).filter((name) => /^[0-9a-f]{2}\.json$/.test(name))).toEqual([
+      path.basename(brokenFile!),
+    ]);
     expect(((await readJson(brokenFile!)) as ShardFile<unknown>).records).toEqual([broken]);
     const gone = old[3]!;
     expect(await store.results.delete(gone.tenant_id, gone.id)).toBe(true);
@@ -843,12 +917,16 @@ describe('mapBounded', () => {
     const started: number[] = [];
     let settled = 0;
     const failure = new Error('disk full');
-    const outcome = mapBounded(Array.from({ length: 100 }, (_, i) => i), 4, async (item) => {
-      started.push(item);
-      await new Promise((resolve) => setTimeout(resolve, item === 5 ? 0 : 10));
-      settled++;
-      if (item === 5) throw failure;
-    });
+    const outcome = mapBounded(
+      Array.from({ length: 100 }, (_, i) => i),
+      4,
+      async (item) => {
+        started.push(item);
+        await new Promise((resolve) => setTimeout(resolve, item === 5 ? 0 : 10));
+        settled++;
+        if (item === 5) throw failure;
+      },
+    );
     await expect(outcome).rejects.toBe(failure);
     expect(settled).toBe(started.length);
     expect(started.length).toBeLessThan(12);

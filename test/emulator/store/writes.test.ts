@@ -43,7 +43,14 @@ async function open(dataFile: string, options: Omit<StoreOptions, 'path'> = {}):
   return store;
 }
 
-async function setup(): Promise<{ dir: string; dataFile: string; folder: string; fs: FaultyFileSystem; store: Store; reports: string[] }> {
+async function setup(): Promise<{
+  dir: string;
+  dataFile: string;
+  folder: string;
+  fs: FaultyFileSystem;
+  store: Store;
+  reports: string[];
+}> {
   const dir = await tempDir();
   const dataFile = path.join(dir, 'data.json');
   const fs = new FaultyFileSystem();
@@ -70,7 +77,10 @@ async function idsIn(file: string): Promise<string[]> {
 /** Every file under a folder, relative, sorted. */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name))).sort();
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
 }
 
 describe('Store writes', () => {
@@ -95,7 +105,10 @@ describe('Store writes', () => {
     const file = tokenFile(folder, 'lost');
     fs.failWrites((target) => target === file);
 
-    const failure = await store.tokens.put(token('lost')).then(() => undefined, (error: unknown) => error);
+    const failure = await store.tokens.put(token('lost')).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(StoreWriteError);
     expect((failure as StoreWriteError).message).toContain(file);
     expect((failure as StoreWriteError).message).toContain('the disk is full (ENOSPC)');
@@ -113,7 +126,12 @@ describe('Store writes', () => {
     expect(await idsIn(file)).toEqual(['lost', neighbour].sort());
     await store.close();
     const reopened = await open(dataFile);
-    expect(reopened.tokens.list(TENANT).map((record) => record.id).sort()).toEqual(['lost', neighbour].sort());
+    expect(
+      reopened.tokens
+        .list(TENANT)
+        .map((record) => record.id)
+        .sort(),
+    ).toEqual(['lost', neighbour].sort());
   });
 
   it('rejects every write of a burst whose save failed, and the next burst carries none of them', async () => {
@@ -121,7 +139,10 @@ describe('Store writes', () => {
     const file = path.join(folder, 'applications.json');
     await store.applications.put(application('kept'));
     fs.failWrites((target) => target === file, 'EROFS');
-    const results = await Promise.allSettled([store.applications.put(application('x1')), store.applications.put(application('x2'))]);
+    const results = await Promise.allSettled([
+      store.applications.put(application('x1')),
+      store.applications.put(application('x2')),
+    ]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
     expect(String((results[0] as PromiseRejectedResult).reason)).toContain('the file system is read-only (EROFS)');
     fs.heal();
@@ -133,7 +154,10 @@ describe('Store writes', () => {
   it('saves a write of several files all or nothing: a failed journal entry changes no file', async () => {
     const { folder, fs, store } = await setup();
     await store.tokens.put(token('before'));
-    const snapshot = async () => Promise.all((await filesUnder(folder)).map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')]));
+    const snapshot = async () =>
+      Promise.all(
+        (await filesUnder(folder)).map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')]),
+      );
     const before = await snapshot();
     fs.failWrites((target) => path.dirname(target) === path.join(folder, JOURNAL_FOLDER));
 
@@ -146,7 +170,11 @@ describe('Store writes', () => {
     expect(store.tokens.list(TENANT).map((record) => record.id)).toEqual(['before']);
     expect(store.applications.list(TENANT)).toEqual([]);
     expect(await snapshot()).toEqual(before);
-    expect(fs.writes((target) => target.includes(`${path.sep}tokens${path.sep}`) && !target.endsWith(tokenFile(folder, 'before')))).toBe(0);
+    expect(
+      fs.writes(
+        (target) => target.includes(`${path.sep}tokens${path.sep}`) && !target.endsWith(tokenFile(folder, 'before')),
+      ),
+    ).toBe(0);
   });
 
   it('takes back a rename it could not make durable: a failed folder sync leaves neither the file nor a journal entry changed', async () => {
@@ -184,13 +212,20 @@ describe('Store writes', () => {
     // Saved (its journal entry is on disk), so served, though one of its files cannot be written yet.
     expect(store.tokens.list(TENANT)).toHaveLength(30);
     await store.flush();
-    expect(reports.join('\n')).toContain(`Saved writes are not yet in their files: writing ${stuck} failed: the disk is full (ENOSPC)`);
+    expect(reports.join('\n')).toContain(
+      `Saved writes are not yet in their files: writing ${stuck} failed: the disk is full (ENOSPC)`,
+    );
     expect(await readdir(path.join(folder, JOURNAL_FOLDER))).toHaveLength(1);
 
     // As a crash now would: the journal entry completes the write at the next open.
     await store.close();
     const reopened = await open(dataFile);
-    expect(reopened.tokens.list(TENANT).map((record) => record.id).sort()).toEqual([...ids].sort());
+    expect(
+      reopened.tokens
+        .list(TENANT)
+        .map((record) => record.id)
+        .sort(),
+    ).toEqual([...ids].sort());
     expect(await idsIn(stuck)).toContain(ids[7]);
     expect(await readdir(path.join(folder, JOURNAL_FOLDER))).toEqual([]);
   });
@@ -221,14 +256,24 @@ describe('Store writes', () => {
     // What a process killed between its journal entry and its shard files leaves.
     const journal = path.join(dir, 'data', JOURNAL_FOLDER);
     const changes = [
-      ...Array.from({ length: 5 }, (_, i) => ({ collection: 'tokens', tenant_id: TENANT, id: `new-${i}`, record: token(`new-${i}`) })),
+      ...Array.from({ length: 5 }, (_, i) => ({
+        collection: 'tokens',
+        tenant_id: TENANT,
+        id: `new-${i}`,
+        record: token(`new-${i}`),
+      })),
       { collection: 'tokens', tenant_id: TENANT, id: 'old' },
       { collection: 'applications', tenant_id: TENANT, id: 'a1', record: application('a1') },
     ];
     await writeFile(path.join(journal, '00000001.json'), JSON.stringify({ version: 1, seq: 1, changes }));
 
     const store = await open(dataFile);
-    expect(store.tokens.list(TENANT).map((record) => record.id).sort()).toEqual(['new-0', 'new-1', 'new-2', 'new-3', 'new-4']);
+    expect(
+      store.tokens
+        .list(TENANT)
+        .map((record) => record.id)
+        .sort(),
+    ).toEqual(['new-0', 'new-1', 'new-2', 'new-3', 'new-4']);
     expect(store.applications.get(TENANT, 'a1')).toEqual(application('a1'));
     expect(await readdir(journal)).toEqual([]);
     expect(await idsIn(tokenFile(path.join(dir, 'data'), 'new-2'))).toContain('new-2');
@@ -283,7 +328,12 @@ describe('Store write batches', () => {
         batch.put(store.applications, application(id, keyHash));
         return id;
       });
-    const results = await Promise.allSettled([claim('a1', 'free'), claim('a2', 'free'), claim('a3', 'taken'), claim('a4', 'other')]);
+    const results = await Promise.allSettled([
+      claim('a1', 'free'),
+      claim('a2', 'free'),
+      claim('a3', 'taken'),
+      claim('a4', 'other'),
+    ]);
     expect(results.map((result) => (result.status === 'fulfilled' ? result.value : String(result.reason)))).toEqual([
       'a1',
       'Error: free is taken',
@@ -325,7 +375,14 @@ describe('Store records that cannot be served', () => {
     const dataFile = path.join(dir, 'data.json');
     await (await Store.open({ path: dataFile })).close();
     const file = path.join(dir, 'data', 'applications.json');
-    const broken = { id: 'broken', tenant_id: TENANT, created_at: '2024-01-01T00:00:00.000Z', name: 'no key hash', type: 'private', permissions: [] };
+    const broken = {
+      id: 'broken',
+      tenant_id: TENANT,
+      created_at: '2024-01-01T00:00:00.000Z',
+      name: 'no key hash',
+      type: 'private',
+      permissions: [],
+    };
     const noTenant = { id: 'orphan', created_at: '2024-01-01T00:00:00.000Z' };
     await writeFile(file, JSON.stringify({ version: 1, records: [application('good'), broken, noTenant] }));
 

@@ -32,7 +32,13 @@ export const create = defineCommand({
     const client = await ctx.client();
     await refuseDuplicate(client, 'Application', options.name, options.allowDuplicate);
     const app = await client.applications.create(
-      createApplicationBody({ name: options.name, type: options.type, permissions: options.permission, rules, expiresAt }),
+      createApplicationBody({
+        name: options.name,
+        type: options.type,
+        permissions: options.permission,
+        rules,
+        expiresAt,
+      }),
     );
     await ctx.output.result(app, () => showApplication(ctx.output, app));
   },

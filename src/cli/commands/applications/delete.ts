@@ -19,7 +19,8 @@ export const remove = defineCommand({
     if (ask) {
       const app = await client.applications.get(id);
       const warnings = keysOwnedBy(held, id).map(
-        (entry) => `this is the Application of ${heldKeyPhrase(entry)}: once it is deleted, commands with that key fail (401).`,
+        (entry) =>
+          `this is the Application of ${heldKeyPhrase(entry)}: once it is deleted, commands with that key fail (401).`,
       );
       if (!(await confirm(ctx, `Delete Application "${app.name}" (${id})?`, warnings))) return DECLINED;
     }

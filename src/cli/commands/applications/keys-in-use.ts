@@ -31,7 +31,10 @@ export async function heldKeys(target: Target): Promise<HeldKey[]> {
   if (target.keys.api) add(target.keys.api, 'api');
   for (const key of target.heldKeys) add(key);
   const entries = [...held.values()];
-  const owners = await ownersOf(target.baseUrl, entries.map((entry) => entry.key.value));
+  const owners = await ownersOf(
+    target.baseUrl,
+    entries.map((entry) => entry.key.value),
+  );
   for (const entry of entries) entry.owner = owners.get(entry.key.value) ?? 'unknown';
   return entries;
 }
@@ -53,7 +56,10 @@ export async function keysStoppedBy<T>(
 ): Promise<[T, HeldKey[]]> {
   const result = await change();
   const unknown = held.filter((entry) => entry.owner === 'unknown');
-  const now = await ownersOf(target.baseUrl, unknown.map((entry) => entry.key.value));
+  const now = await ownersOf(
+    target.baseUrl,
+    unknown.map((entry) => entry.key.value),
+  );
   return [result, [...keysOwnedBy(held, id), ...unknown.filter((entry) => now.get(entry.key.value) === 'invalid')]];
 }
 
@@ -90,7 +96,9 @@ export async function replaceHeldKeys(affected: HeldKey[], newKey: string): Prom
         lines.push(`${source.variable} holds the old key, which no longer works: set it to the new one.`);
         break;
       case 'flag':
-        lines.push(`The key given with ${source.flag} is the old one and no longer works: use the new one from now on.`);
+        lines.push(
+          `The key given with ${source.flag} is the old one and no longer works: use the new one from now on.`,
+        );
         break;
     }
   }

@@ -6,7 +6,8 @@ import { heldKeyPhrase, heldKeys, keysOwnedBy, keysStoppedBy, replaceHeldKeys } 
 
 export const regenerate = defineCommand({
   name: 'regenerate',
-  description: 'issue a new key for an Application; the old one stops working at once (.svc/credentials.json is updated)',
+  description:
+    'issue a new key for an Application; the old one stops working at once (.svc/credentials.json is updated)',
   args: [applicationArg],
   options: [yesOption],
   async handler({ args, options }, ctx) {

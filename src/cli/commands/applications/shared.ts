@@ -28,7 +28,10 @@ export async function readRules(values: string[] | undefined, io: IO): Promise<A
 
 /** One Application for people; the key, when present, with the warning that it is shown once; `extra` rows last. */
 export async function showApplication(output: Output, app: Application, extra: [string, string][] = []): Promise<void> {
-  const rules = app.rules.map((rule) => `${rule.priority}: ${rule.container ?? '(conditions)'} ${rule.transform} [${rule.permissions.join(', ')}]`);
+  const rules = app.rules.map(
+    (rule) =>
+      `${rule.priority}: ${rule.container ?? '(conditions)'} ${rule.transform} [${rule.permissions.join(', ')}]`,
+  );
   await output.fields([
     ['id', app.id],
     ['name', app.name],
@@ -41,7 +44,8 @@ export async function showApplication(output: Output, app: Application, extra: [
     ...(app.key ? ([['key', app.key]] as [string, string][]) : []),
     ...extra,
   ]);
-  if (app.key) output.note('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).');
+  if (app.key)
+    output.note('Store this key now: it is not shown again (`svc applications regenerate` issues a new one).');
 }
 
 /** Every permission of a noun, as the API knows them. */

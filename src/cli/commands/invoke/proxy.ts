@@ -62,7 +62,9 @@ export const proxy = defineCommand({
     }
 
     const client = await ctx.client();
-    const key = PROXY_KEY.test(args.proxy) ? args.proxy : (await client.proxies.get(await resolveProxyId(client, args.proxy))).key;
+    const key = PROXY_KEY.test(args.proxy)
+      ? args.proxy
+      : (await client.proxies.get(await resolveProxyId(client, args.proxy))).key;
     headers[PROXY_KEY_HEADER] = key;
     const response = await client.raw(method, `/proxy${path}`, { headers, body, key: options.auth ? 'api' : 'none' });
 
@@ -80,7 +82,8 @@ export const proxy = defineCommand({
     await ctx.output.result(result, () => {
       if (options.include) {
         ctx.output.line(`HTTP/${response.httpVersion} ${statusLine}`);
-        for (const [name, value] of Object.entries(response.headers)) ctx.output.line(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
+        for (const [name, value] of Object.entries(response.headers))
+          ctx.output.line(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
         ctx.output.line();
       } else {
         ctx.output.note(`Destination answered ${statusLine}.`);

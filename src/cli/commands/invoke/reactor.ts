@@ -28,10 +28,16 @@ export const reactor = defineCommand({
     { flags: '--logs', description: "then print this call's console lines on stderr (needs the management key too)" },
     transactionOption,
   ],
-  examples: [`svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`, 'svc invoke reactor charge --args @args.json --json'],
+  examples: [
+    `svc invoke reactor charge --args '{"card":"{{ 5f0e... }}","amount":42}'`,
+    'svc invoke reactor charge --args @args.json --json',
+  ],
   async handler({ args, options }, ctx) {
     const callbackUrl = urlOption(options.callbackUrl, '--callback-url');
-    const timeoutMs = intOption(options.timeoutMs, '--timeout-ms', { min: TIMEOUT_MS.minimum, max: TIMEOUT_MS.maximum });
+    const timeoutMs = intOption(options.timeoutMs, '--timeout-ms', {
+      min: TIMEOUT_MS.minimum,
+      max: TIMEOUT_MS.maximum,
+    });
     if (timeoutMs !== undefined && callbackUrl === undefined) {
       throw new UsageError('--timeout-ms applies to asynchronous invocations only: add --callback-url.');
     }
@@ -52,14 +58,16 @@ export const reactor = defineCommand({
     // The call's own trace id: its console lines carry it, and --logs asks for those.
     const traceId = options.logs ? randomUUID() : undefined;
     const printLogs = () => (traceId === undefined ? Promise.resolve() : printConsoleLines(client, traceId, ctx));
-    const response = await client.reactors.invoke(id, body, options.transaction, traceId).catch(async (error: unknown) => {
-      await printLogs().catch(() => {});
-      // The code ran but its result was refused (a tokenize block its Application may not write): the raw
-      // result it returned is printed as a success would print it, then the error (in the problem with --json).
-      const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
-      if (raw !== undefined && !ctx.output.json) ctx.output.line(JSON.stringify({ raw }, null, 2));
-      throw error;
-    });
+    const response = await client.reactors
+      .invoke(id, body, options.transaction, traceId)
+      .catch(async (error: unknown) => {
+        await printLogs().catch(() => {});
+        // The code ran but its result was refused (a tokenize block its Application may not write): the raw
+        // result it returned is printed as a success would print it, then the error (in the problem with --json).
+        const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
+        if (raw !== undefined && !ctx.output.json) ctx.output.line(JSON.stringify({ raw }, null, 2));
+        throw error;
+      });
     if (options.wait && 'status' in response && response.status === 'pending') {
       const outcome = await waitForResult(client, id, response.id, ctx.io.signal);
       await ctx.output.result(outcome, () => {
@@ -71,7 +79,9 @@ export const reactor = defineCommand({
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
       if ('status' in response && response.status === 'pending') {
-        ctx.output.note(`Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${args.reactor} ${response.id}`);
+        ctx.output.note(
+          `Running asynchronously; the result goes to ${options.callbackUrl}. Poll it with: svc reactors result ${args.reactor} ${response.id}`,
+        );
       }
     });
     await printLogs();
@@ -89,11 +99,17 @@ async function printConsoleLines(client: ApiClient, traceId: string, ctx: Contex
 const POLL_MS = 100;
 
 /** Polls the result of an asynchronous invocation until its execution is no longer pending. */
-async function waitForResult(client: ApiClient, id: string, requestId: string, signal: AbortSignal): Promise<ReactorResult> {
+async function waitForResult(
+  client: ApiClient,
+  id: string,
+  requestId: string,
+  signal: AbortSignal,
+): Promise<ReactorResult> {
   for (;;) {
     const outcome = await client.reactors.result(id, requestId);
     if (outcome.status !== 'pending') return outcome;
-    if (signal.aborted) throw new UserError(`Stopped waiting; the result will be at: svc reactors result ${id} ${requestId}`);
+    if (signal.aborted)
+      throw new UserError(`Stopped waiting; the result will be at: svc reactors result ${id} ${requestId}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

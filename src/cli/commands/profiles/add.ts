@@ -41,7 +41,9 @@ export const add = defineCommand({
     });
     const current = config.current === name;
     await ctx.output.result({ name, current }, () =>
-      ctx.output.line(`Saved profile ${name}${current ? ' (current)' : `; use it with --profile ${name} or \`svc profiles use ${name}\``}.`),
+      ctx.output.line(
+        `Saved profile ${name}${current ? ' (current)' : `; use it with --profile ${name} or \`svc profiles use ${name}\``}.`,
+      ),
     );
   },
 });

@@ -12,9 +12,12 @@ export const create = defineCommand({
   name: 'create',
   description: 'create a proxy (transforms are checked to load)',
   options: [...proxyOptions, allowDuplicateOption],
-  examples: ['svc proxies create --name stripe --destination-url https://api.stripe.com --request-transform transforms/sign.js'],
+  examples: [
+    'svc proxies create --name stripe --destination-url https://api.stripe.com --request-transform transforms/sign.js',
+  ],
   async handler({ options }, ctx) {
-    if (options.name === undefined || options.destinationUrl === undefined) throw new UsageError('A proxy needs --name and --destination-url.');
+    if (options.name === undefined || options.destinationUrl === undefined)
+      throw new UsageError('A proxy needs --name and --destination-url.');
     const destinationUrl = urlOption(options.destinationUrl, '--destination-url')!;
     // Only a file names a transform here: create has no --no-...-transform.
     const { requestTransform: request, responseTransform: response } = options;

@@ -5,10 +5,7 @@ export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list proxies',
-  options: [
-    { flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' },
-    ...pagingOptions,
-  ],
+  options: [{ flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' }, ...pagingOptions],
   async handler({ options }, ctx) {
     const query = { name: options.name, ...pageQuery(options) };
     const page = await (await ctx.client()).proxies.list(query);
@@ -20,7 +17,13 @@ export const list = defineCommand({
           { header: 'NAME', value: (proxy) => proxy.name },
           { header: 'DESTINATION', value: (proxy) => proxy.destination_url },
           { header: 'AUTH', value: (proxy) => (proxy.require_auth ? 'required' : 'anonymous') },
-          { header: 'TRANSFORMS', value: (proxy) => [proxy.request_transform && 'request', proxy.response_transform && 'response'].filter(Boolean).join(',') || '-' },
+          {
+            header: 'TRANSFORMS',
+            value: (proxy) =>
+              [proxy.request_transform && 'request', proxy.response_transform && 'response']
+                .filter(Boolean)
+                .join(',') || '-',
+          },
         ],
         emptyPage(page.pagination, 'No proxies.'),
       );

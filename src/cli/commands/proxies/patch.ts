@@ -13,7 +13,11 @@ export const patch = defineCommand({
   name: 'patch',
   description: 'change some fields of a proxy (JSON merge patch); --configuration pairs merge into the current ones',
   args: [proxyArg],
-  options: [...proxyOptions, ...noTransforms, { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true }],
+  options: [
+    ...proxyOptions,
+    ...noTransforms,
+    { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true },
+  ],
   async handler({ args, options }, ctx) {
     const destinationUrl = urlOption(options.destinationUrl, '--destination-url');
     const client = await ctx.client();
@@ -30,8 +34,11 @@ export const patch = defineCommand({
       applicationId: await applicationFlag(client, options.application),
       requireAuth: options.requireAuth,
     });
-    if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass a field to change (see --help).');
+    if (Object.keys(patch).length === 0)
+      throw new UsageError('Nothing to change: pass a field to change (see --help).');
     await withCodePaths(sentTransforms(options), () => client.proxies.patch(id, patch));
-    await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched proxy ${id} (${Object.keys(patch).join(', ')}).`));
+    await ctx.output.result({ id, patched: Object.keys(patch) }, () =>
+      ctx.output.line(`Patched proxy ${id} (${Object.keys(patch).join(', ')}).`),
+    );
   },
 });

@@ -14,7 +14,10 @@ export const proxyOptions = [
   { flags: '--request-transform <file>', description: 'code run on each request before it is forwarded' },
   { flags: '--response-transform <file>', description: "code run on the destination's response" },
   { flags: '--configuration <pair>', description: 'KEY=VALUE, or @file.env (repeatable)', repeatable: true },
-  { flags: '--application <application>', description: 'Application (id or name) for the transforms and anonymous detokenization' },
+  {
+    flags: '--application <application>',
+    description: 'Application (id or name) for the transforms and anonymous detokenization',
+  },
   { flags: '--require-auth', description: 'callers must send an API key with token:use (the default)' },
   { flags: '--no-require-auth', description: 'accept anonymous callers' },
 ] as const;
@@ -40,7 +43,11 @@ export async function showProxy(output: Output, proxy: Proxy): Promise<void> {
     ['key', proxy.key],
     ['destination', proxy.destination_url],
     ['require auth', String(proxy.require_auth)],
-    ['transforms', [proxy.request_transform && 'request', proxy.response_transform && 'response'].filter(Boolean).join(', ') || '(none)'],
+    [
+      'transforms',
+      [proxy.request_transform && 'request', proxy.response_transform && 'response'].filter(Boolean).join(', ') ||
+        '(none)',
+    ],
     ['application', proxy.application_id ?? '(none)'],
     ['configuration', Object.keys(proxy.configuration ?? {}).join(', ') || '(none)'],
     ['modified', proxy.modified_at],

@@ -11,9 +11,12 @@ export const create = defineCommand({
   name: 'create',
   description: 'create a reactor from a code file (checked to load)',
   options: [...reactorOptions, allowDuplicateOption],
-  examples: ['svc reactors create --name charge --code reactors/charge.js --configuration API_URL=https://example.com --application backend'],
+  examples: [
+    'svc reactors create --name charge --code reactors/charge.js --configuration API_URL=https://example.com --application backend',
+  ],
   async handler({ options }, ctx) {
-    if (options.name === undefined || options.code === undefined) throw new UsageError('A reactor needs --name and --code.');
+    if (options.name === undefined || options.code === undefined)
+      throw new UsageError('A reactor needs --name and --code.');
     const code = await readCodeFile(options.code, ctx.io.cwd);
     const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
     const client = await ctx.client();

@@ -5,10 +5,7 @@ export const list = defineCommand({
   name: 'list',
   aliases: ['ls'],
   description: 'list reactors',
-  options: [
-    { flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' },
-    ...pagingOptions,
-  ],
+  options: [{ flags: '--name <pattern>', description: 'only names matching (* is a wildcard)' }, ...pagingOptions],
   async handler({ options }, ctx) {
     const query = { name: options.name, ...pageQuery(options) };
     const page = await (await ctx.client()).reactors.list(query);

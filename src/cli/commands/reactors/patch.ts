@@ -26,8 +26,11 @@ export const patch = defineCommand({
     const applicationId = await applicationFlag(client, options.application === '' ? undefined : options.application);
     const configuration = configurationPatch(set, options.unset);
     const patch = patchReactorBody({ name: options.name, code, configuration, applicationId });
-    if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
+    if (Object.keys(patch).length === 0)
+      throw new UsageError('Nothing to change: pass --name, --code, --configuration, --unset or --[no-]application.');
     await withCodePaths([sentReactor(options.code)], () => client.reactors.patch(id, patch));
-    await ctx.output.result({ id, patched: Object.keys(patch) }, () => ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`));
+    await ctx.output.result({ id, patched: Object.keys(patch) }, () =>
+      ctx.output.line(`Patched reactor ${id} (${Object.keys(patch).join(', ')}).`),
+    );
   },
 });

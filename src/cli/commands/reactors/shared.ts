@@ -6,7 +6,10 @@ export const reactorArg = { name: 'reactor', description: 'reactor id or exact n
 
 export const reactorOptions = [
   { flags: '--name <name>', description: `name (up to ${MAX_NAME_LENGTH} characters)` },
-  { flags: '--code <file>', description: 'file with the reactor code (CommonJS: module.exports = async function (req) {...})' },
+  {
+    flags: '--code <file>',
+    description: 'file with the reactor code (CommonJS: module.exports = async function (req) {...})',
+  },
   { flags: '--configuration <pair>', description: 'KEY=VALUE, or @file.env (repeatable)', repeatable: true },
   { flags: '--application <application>', description: 'Application (id or name) whose permissions req.svc gets' },
 ] as const;

@@ -16,7 +16,8 @@ export const update = defineCommand({
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
     const current = await client.reactors.get(id);
-    if (options.application === '') throw new UsageError('--application takes an Application id or name; --no-application unbinds it.');
+    if (options.application === '')
+      throw new UsageError('--application takes an Application id or name; --no-application unbinds it.');
     const applicationId = await applicationFlag(client, options.application);
     const code = options.code === undefined ? undefined : await readCodeFile(options.code, ctx.io.cwd);
     const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');

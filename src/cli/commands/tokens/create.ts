@@ -10,9 +10,16 @@ export const create = defineCommand({
   description: 'create a token',
   options: [
     { flags: '--type <type>', description: 'token type', choices: TOKEN_TYPES, default: 'token' },
-    { flags: '--data <json>', description: 'the data: JSON, @file or - (stdin); for type token a bare string is taken as is' },
+    {
+      flags: '--data <json>',
+      description: 'the data: JSON, @file or - (stdin); for type token a bare string is taken as is',
+    },
     { flags: '--id <id>', description: 'a custom token id' },
-    { flags: '--container <container>', description: 'container, e.g. /pci/high/ (repeatable; default by type)', repeatable: true },
+    {
+      flags: '--container <container>',
+      description: 'container, e.g. /pci/high/ (repeatable; default by type)',
+      repeatable: true,
+    },
     { flags: '--metadata <key=value>', description: 'metadata pair (repeatable)', repeatable: true },
     { flags: '--mask <json>', description: 'what `mask` access shows instead of the data (JSON)' },
     { flags: '--expires-at <date-time>', description: 'delete the token at this ISO 8601 time' },
@@ -32,7 +39,10 @@ export const create = defineCommand({
     } catch {
       if (options.type !== 'token') parseJson(text, '--data');
       // A bare string; from a file or a pipe, without the line end that `echo` adds.
-      data = options.data === undefined || options.data === '-' || options.data.startsWith('@') ? text.replace(/\r?\n$/, '') : text;
+      data =
+        options.data === undefined || options.data === '-' || options.data.startsWith('@')
+          ? text.replace(/\r?\n$/, '')
+          : text;
     }
     const client = await ctx.client();
     const metadata = parsePairs(options.metadata, '--metadata');

@@ -14,6 +14,8 @@ export const remove = defineCommand({
     if (ask && !(await confirm(ctx, `Delete token "${args.id}"${staged}?`))) return DECLINED;
     const client = await ctx.client();
     await client.tokens.delete(args.id, options.transaction);
-    await ctx.output.result({ id: args.id, deleted: true }, () => ctx.output.line(`Deleted token ${args.id}${staged}.`));
+    await ctx.output.result({ id: args.id, deleted: true }, () =>
+      ctx.output.line(`Deleted token ${args.id}${staged}.`),
+    );
   },
 });

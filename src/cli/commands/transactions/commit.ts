@@ -7,6 +7,8 @@ export const commit = defineCommand({
   args: [transactionArg],
   async handler({ args }, ctx) {
     await (await ctx.client()).transactions.commit(args.id);
-    await ctx.output.result({ id: args.id, status: 'committed' }, () => ctx.output.line(`Committed transaction ${args.id}.`));
+    await ctx.output.result({ id: args.id, status: 'committed' }, () =>
+      ctx.output.line(`Committed transaction ${args.id}.`),
+    );
   },
 });

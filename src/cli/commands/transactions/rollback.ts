@@ -12,6 +12,8 @@ export const rollback = defineCommand({
     const ask = mustAsk(ctx, options.yes, `rolling back transaction ${args.id}`);
     if (ask && !(await confirm(ctx, question))) return DECLINED;
     await (await ctx.client()).transactions.rollback(args.id);
-    await ctx.output.result({ id: args.id, status: 'rolled_back' }, () => ctx.output.line(`Rolled back transaction ${args.id}.`));
+    await ctx.output.result({ id: args.id, status: 'rolled_back' }, () =>
+      ctx.output.line(`Rolled back transaction ${args.id}.`),
+    );
   },
 });

@@ -9,7 +9,11 @@ function bodyError(code: string, message: string): Error {
  * A request body's bytes, read as fastify reads one (its rawBody): refused past `limit`, and
  * checked against its Content-Length once whole. `done` is called once.
  */
-export function readBody(req: IncomingMessage, limit: number, done: (error: Error | null, body?: Buffer) => void): void {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  done: (error: Error | null, body?: Buffer) => void,
+): void {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     done(bodyError('FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large'));

@@ -43,7 +43,9 @@ export class Exchange implements ErrorRequest {
     const done = () => {
       res.off('finish', done);
       res.off('error', done);
-      emit(requestEvent(this.method, this.url, res.statusCode, performance.now() - this.started, this.id, this.tenantId));
+      emit(
+        requestEvent(this.method, this.url, res.statusCode, performance.now() - this.started, this.id, this.tenantId),
+      );
     };
     res.on('finish', done);
     res.on('error', done);
@@ -54,7 +56,10 @@ export class Exchange implements ErrorRequest {
     const key = name.toLowerCase();
     const current = this.out[key];
     if (key === 'set-cookie' && current !== undefined) {
-      this.out[key] = [...(typeof current === 'string' ? [current] : current), ...(Array.isArray(value) ? value : [value])];
+      this.out[key] = [
+        ...(typeof current === 'string' ? [current] : current),
+        ...(Array.isArray(value) ? value : [value]),
+      ];
     } else {
       this.out[key] = Array.isArray(value) ? value.slice() : value;
     }

@@ -108,7 +108,8 @@ function routeOf(req: IncomingMessage): Match | undefined {
   const path = query < 0 ? url : url.slice(0, query);
   if (path.includes('%')) return undefined;
   // Answered by fastify's hook (a problem, not node:http's bare 400); chunked bodies are fastify's to read.
-  if ((req.headers.host === undefined && req.httpVersion === '1.1') || req.headers['transfer-encoding'] !== undefined) return undefined;
+  if ((req.headers.host === undefined && req.httpVersion === '1.1') || req.headers['transfer-encoding'] !== undefined)
+    return undefined;
   if (path === '/proxy' || path.startsWith('/proxy/')) {
     if (!PROXY_METHODS.has(method)) return undefined;
     if (method === 'GET') return { name: 'proxy', id: '', body: 'none' };

@@ -22,7 +22,11 @@ type Handler = (exchange: Exchange, id: string, body: unknown, ctx: TokenContext
 function check(validate: RouteValidator, part: 'params' | 'body', holder: Record<string, unknown>): void {
   // fastify hands the validator null for an absent value, and the object holding it.
   if (!validate(holder[part] ?? null, { parentData: holder, parentDataProperty: part })) {
-    throw Object.assign(new Error(`${part} is not valid`), { statusCode: 400, validation: validate.errors ?? [], validationContext: part });
+    throw Object.assign(new Error(`${part} is not valid`), {
+      statusCode: 400,
+      validation: validate.errors ?? [],
+      validationContext: part,
+    });
   }
 }
 
@@ -31,7 +35,10 @@ function check(validate: RouteValidator, part: 'params' | 'body', holder: Record
  * routes/reactors.ts, routes/proxies.ts) after the auth hook: the same service call, the same
  * checks in the same order (params, then body), the same answer.
  */
-export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchange) => TokenContext; handlers: Record<LeanRoute, Handler> } {
+export function leanHandlers(deps: LeanDeps): {
+  authenticate: (exchange: Exchange) => TokenContext;
+  handlers: Record<LeanRoute, Handler>;
+} {
   const tokenId = routeValidator(tokenIdParamsSchema, 'params');
   const reactorId = routeValidator(idParamsSchema, 'params');
   const createToken = routeValidator(createTokenSchema, 'body');
@@ -64,13 +71,24 @@ export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchang
       const request: Record<string, unknown> = { params: { id }, body };
       check(reactorId, 'params', request);
       check(invoke, 'body', request);
-      const answer = await deps.reactors.invoke(ctx!, id, (request.body as InvokeReactorBody | null) ?? {}, exchange.id);
+      const answer = await deps.reactors.invoke(
+        ctx!,
+        id,
+        (request.body as InvokeReactorBody | null) ?? {},
+        exchange.id,
+      );
       exchange.json(answer.status, JSON.stringify(answer.body ?? null));
     },
 
     async proxy(exchange, _id, body) {
       const { req } = exchange;
-      const request = { method: exchange.method, url: exchange.url, headers: exchange.headers, rawHeaders: req.rawHeaders, traceId: exchange.id };
+      const request = {
+        method: exchange.method,
+        url: exchange.url,
+        headers: exchange.headers,
+        rawHeaders: req.rawHeaders,
+        traceId: exchange.id,
+      };
       const call = proxyCallOf(request, body, (tenantId) => {
         exchange.tenantId = tenantId;
       });
@@ -78,7 +96,8 @@ export function leanHandlers(deps: LeanDeps): { authenticate: (exchange: Exchang
       for (const [name, value] of Object.entries(answer.headers)) exchange.header(name, value);
       if (answer.body === undefined || typeof answer.body === 'string') {
         // As text, sent as bytes (send.ts sendText).
-        if (!Object.keys(answer.headers).some((name) => name.toLowerCase() === 'content-type')) exchange.header('content-type', TEXT_CONTENT_TYPE);
+        if (!Object.keys(answer.headers).some((name) => name.toLowerCase() === 'content-type'))
+          exchange.header('content-type', TEXT_CONTENT_TYPE);
         exchange.send(answer.status, Buffer.from(answer.body ?? ''));
         return;
       }

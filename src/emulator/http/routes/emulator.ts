@@ -44,14 +44,23 @@ export function adminGuard(request: FastifyRequest): void {
   }
   const host = request.headers.host;
   if (!isLoopbackHost(host)) {
-    throw new HttpError(403, `The emulator admin routes answer requests for localhost, 127.0.0.0/8 or [::1] only, not Host ${JSON.stringify(host ?? '')}.`);
+    throw new HttpError(
+      403,
+      `The emulator admin routes answer requests for localhost, 127.0.0.0/8 or [::1] only, not Host ${JSON.stringify(host ?? '')}.`,
+    );
   }
   const origin = request.headers.origin;
   if (origin !== undefined && !isLoopbackOrigin(origin)) {
-    throw new HttpError(403, `The emulator admin routes refuse browser requests from another site (Origin ${JSON.stringify(origin)}).`);
+    throw new HttpError(
+      403,
+      `The emulator admin routes refuse browser requests from another site (Origin ${JSON.stringify(origin)}).`,
+    );
   }
   if (request.headers['sec-fetch-site'] === 'cross-site') {
-    throw new HttpError(403, 'The emulator admin routes refuse cross-site browser requests (Sec-Fetch-Site: cross-site).');
+    throw new HttpError(
+      403,
+      'The emulator admin routes refuse cross-site browser requests (Sec-Fetch-Site: cross-site).',
+    );
   }
 }
 
@@ -68,7 +77,9 @@ function isLoopbackOrigin(origin: string): boolean {
 
 /** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
 export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, webhooks: WebhookService): void {
-  app.get('/health', { config: { public: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(healthBody()));
+  app.get('/health', { config: { public: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(healthBody()),
+  );
 
   /**
    * `POST /_emulator/tenants` creates a tenant with its own management and private Applications
@@ -81,7 +92,9 @@ export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, web
     async (request, reply): Promise<CreatedTenant> => {
       const body = request.body ?? {};
       if (body.management_key !== undefined && body.management_key === body.private_key) {
-        throw fieldError('management_key and private_key must differ.', { private_key: ['must differ from management_key'] });
+        throw fieldError('management_key and private_key must differ.', {
+          private_key: ['must differ from management_key'],
+        });
       }
       const tenant = await tenants.create(body.name ?? 'tenant', {
         ...(body.management_key !== undefined && { managementKey: body.management_key }),

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorEvent } from '../../../api/events.js';
 import { HttpError, fieldError } from '../../errors.js';
-import { eventMatcher, isStatusFilter, type EventFilter, type OwnerLookup, type TenantEventLog } from '../../event-log.js';
+import {
+  eventMatcher,
+  isStatusFilter,
+  type EventFilter,
+  type OwnerLookup,
+  type TenantEventLog,
+} from '../../event-log.js';
 import { callerOf } from '../auth.js';
 
 /** A comment line now and then, so that proxies and the client can tell a quiet stream from a dead one. */
@@ -22,7 +28,11 @@ interface EventsQuery {
  * the recent ones first; with `follow=1` the stream stays open for new ones. Filters apply here, at the
  * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id).
  */
-export function eventRoutes(app: FastifyInstance, log: TenantEventLog, lookup: { reactor: OwnerLookup; proxy: OwnerLookup }): void {
+export function eventRoutes(
+  app: FastifyInstance,
+  log: TenantEventLog,
+  lookup: { reactor: OwnerLookup; proxy: OwnerLookup },
+): void {
   app.get<{ Querystring: EventsQuery }>('/_emulator/events', { config: { admin: true } }, async (request, reply) => {
     const caller = callerOf(request);
     if (caller.application.type !== 'management') {
@@ -30,7 +40,9 @@ export function eventRoutes(app: FastifyInstance, log: TenantEventLog, lookup: {
     }
     const query = request.query;
     if (query.status !== undefined && !isStatusFilter(query.status)) {
-      throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', { status: ['must look like 5xx or 404'] });
+      throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', {
+        status: ['must look like 5xx or 404'],
+      });
     }
     const filter: EventFilter = {
       ...(query.reactor !== undefined && { reactor: query.reactor }),

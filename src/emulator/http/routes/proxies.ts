@@ -18,12 +18,16 @@ export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
     async (request, reply) => reply.status(201).send(await proxies.create(callerOf(request), request.body)),
   );
 
-  app.get<{ Querystring: ListQuery }>('/proxies', { schema: { querystring: listQuerySchema }, config: { permission: 'proxy:read' } }, async (request) =>
-    proxies.list(callerOf(request), request.query),
+  app.get<{ Querystring: ListQuery }>(
+    '/proxies',
+    { schema: { querystring: listQuerySchema }, config: { permission: 'proxy:read' } },
+    async (request) => proxies.list(callerOf(request), request.query),
   );
 
-  app.get<IdParams>('/proxies/:id', { schema: { params: idParamsSchema }, config: { permission: 'proxy:read' } }, async (request) =>
-    proxies.get(callerOf(request), request.params.id),
+  app.get<IdParams>(
+    '/proxies/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'proxy:read' } },
+    async (request) => proxies.get(callerOf(request), request.params.id),
   );
 
   app.put<IdParams & { Body: ProxyBody }>(
@@ -32,16 +36,24 @@ export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
     async (request) => proxies.update(callerOf(request), request.params.id, request.body),
   );
 
-  app.patch<IdParams>('/proxies/:id', { schema: { params: idParamsSchema }, config: { permission: 'proxy:update' } }, async (request, reply) => {
-    requireMergePatch(request.headers['content-type']);
-    await proxies.patch(callerOf(request), request.params.id, request.body);
-    return reply.status(204).send();
-  });
+  app.patch<IdParams>(
+    '/proxies/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'proxy:update' } },
+    async (request, reply) => {
+      requireMergePatch(request.headers['content-type']);
+      await proxies.patch(callerOf(request), request.params.id, request.body);
+      return reply.status(204).send();
+    },
+  );
 
-  app.delete<IdParams>('/proxies/:id', { schema: { params: idParamsSchema }, config: { permission: 'proxy:delete' } }, async (request, reply) => {
-    await proxies.delete(callerOf(request), request.params.id);
-    return reply.status(204).send();
-  });
+  app.delete<IdParams>(
+    '/proxies/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'proxy:delete' } },
+    async (request, reply) => {
+      await proxies.delete(callerOf(request), request.params.id);
+      return reply.status(204).send();
+    },
+  );
 }
 
 /**
@@ -52,12 +64,18 @@ export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
 export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROXY_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROXY_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const { method, url, headers, id } = request;
-      const call = proxyCallOf({ method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id }, request.body, (tenantId) => {
-        request.tenantId = tenantId;
-      });
+      const call = proxyCallOf(
+        { method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id },
+        request.body,
+        (tenantId) => {
+          request.tenantId = tenantId;
+        },
+      );
       const answer = await pipeline.invoke(call);
       reply.status(answer.status);
       for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
@@ -66,7 +84,13 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
     };
     for (const url of ['/proxy', '/proxy/*']) {
       // The five methods of spec 4.3, and no HEAD route of fastify's own making.
-      scope.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url, exposeHeadRoute: false, config: { public: true, proxy: true }, handler });
+      scope.route({
+        method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        url,
+        exposeHeadRoute: false,
+        config: { public: true, proxy: true },
+        handler,
+      });
     }
   });
 }

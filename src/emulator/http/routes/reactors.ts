@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { idParamsSchema, invokeReactorSchema, listQuerySchema, reactorSchema, resultParamsSchema } from '../../../api/schemas.js';
+import {
+  idParamsSchema,
+  invokeReactorSchema,
+  listQuerySchema,
+  reactorSchema,
+  resultParamsSchema,
+} from '../../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, ReactorBody } from '../../../api/types.js';
 import type { ReactorService } from '../../services/reactors.js';
 import { callerOf, tokenContext } from '../auth.js';
@@ -22,8 +28,10 @@ export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): v
     async (request) => reactors.list(callerOf(request), request.query),
   );
 
-  app.get<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:read' } }, async (request) =>
-    reactors.get(callerOf(request), request.params.id),
+  app.get<IdParams>(
+    '/reactors/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'reactor:read' } },
+    async (request) => reactors.get(callerOf(request), request.params.id),
   );
 
   app.put<IdParams & { Body: ReactorBody }>(
@@ -32,22 +40,35 @@ export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): v
     async (request) => reactors.update(callerOf(request), request.params.id, request.body),
   );
 
-  app.patch<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:update' } }, async (request, reply) => {
-    requireMergePatch(request.headers['content-type']);
-    await reactors.patch(callerOf(request), request.params.id, request.body);
-    return reply.status(204).send();
-  });
+  app.patch<IdParams>(
+    '/reactors/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'reactor:update' } },
+    async (request, reply) => {
+      requireMergePatch(request.headers['content-type']);
+      await reactors.patch(callerOf(request), request.params.id, request.body);
+      return reply.status(204).send();
+    },
+  );
 
-  app.delete<IdParams>('/reactors/:id', { schema: { params: idParamsSchema }, config: { permission: 'reactor:delete' } }, async (request, reply) => {
-    await reactors.delete(callerOf(request), request.params.id);
-    return reply.status(204).send();
-  });
+  app.delete<IdParams>(
+    '/reactors/:id',
+    { schema: { params: idParamsSchema }, config: { permission: 'reactor:delete' } },
+    async (request, reply) => {
+      await reactors.delete(callerOf(request), request.params.id);
+      return reply.status(204).send();
+    },
+  );
 
   app.post<IdParams & { Body: InvokeReactorBody | null }>(
     '/reactors/:id/react',
     { schema: { params: idParamsSchema, body: invokeReactorSchema } },
     async (request, reply) => {
-      const { status, body } = await reactors.invoke(tokenContext(request), request.params.id, request.body ?? {}, request.id);
+      const { status, body } = await reactors.invoke(
+        tokenContext(request),
+        request.params.id,
+        request.body ?? {},
+        request.id,
+      );
       return sendJson(reply, body, status);
     },
   );

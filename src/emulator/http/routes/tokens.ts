@@ -23,8 +23,10 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenService): void {
     reply.status(201).send(await tokens.create(tokenContext(request), request.body)),
   );
 
-  app.get<{ Querystring: TokenListQuery }>('/tokens', { schema: { querystring: tokenListQuerySchema } }, async (request) =>
-    tokens.list(tokenContext(request), request.query),
+  app.get<{ Querystring: TokenListQuery }>(
+    '/tokens',
+    { schema: { querystring: tokenListQuerySchema } },
+    async (request) => tokens.list(tokenContext(request), request.query),
   );
 
   app.get<IdParams>('/tokens/:id', { schema: { params: tokenIdParamsSchema } }, async (request) =>
@@ -40,5 +42,7 @@ export function tokenRoutes(app: FastifyInstance, tokens: TokenService): void {
     sendJson(reply, await tokens.tokenize(tokenContext(request), requireBody(request)), 201),
   );
 
-  app.post('/detokenize', async (request, reply) => sendJson(reply, tokens.detokenize(tokenContext(request), requireBody(request))));
+  app.post('/detokenize', async (request, reply) =>
+    sendJson(reply, tokens.detokenize(tokenContext(request), requireBody(request))),
+  );
 }

@@ -7,7 +7,9 @@ type IdParams = { Params: { id: string } };
 
 /** Spec section 4.2 (Enterprise tier; any valid key, no permission). */
 export function transactionRoutes(app: FastifyInstance, transactions: TransactionService): void {
-  app.post('/transactions', async (request, reply) => reply.status(201).send(await transactions.create(callerOf(request))));
+  app.post('/transactions', async (request, reply) =>
+    reply.status(201).send(await transactions.create(callerOf(request))),
+  );
 
   app.get<IdParams>('/transactions/:id', { schema: { params: idParamsSchema } }, async (request) =>
     transactions.get(callerOf(request), request.params.id),

@@ -16,7 +16,10 @@ test('the request transform signs the call with the configured key and marks its
 });
 
 test('the response transform passes on the names of the fields received, never their values', async () => {
-  const result = await responseTransform({ args: { body: { json: { card: '4242424242424242' }, url: 'x' }, headers: {} }, configuration: {} });
+  const result = await responseTransform({
+    args: { body: { json: { card: '4242424242424242' }, url: 'x' }, headers: {} },
+    configuration: {},
+  });
   assert.deepEqual(result.body, { ok: true, received: ['json', 'url'] });
   assert.ok(!JSON.stringify(result).includes('4242'));
 });

@@ -52,7 +52,9 @@ before(async () => {
 });
 
 test('charges a card token: the reactor sees the card, the caller only its last four digits', async () => {
-  const result = await call('POST', `/reactors/${reactorId}/react`, svc.apiKey, { args: { card: `{{ ${cardToken} }}`, amount: 1250 } });
+  const result = await call('POST', `/reactors/${reactorId}/react`, svc.apiKey, {
+    args: { card: `{{ ${cardToken} }}`, amount: 1250 },
+  });
   assert.equal(result.status, 200, JSON.stringify(result.body));
   assert.deepEqual(result.body.raw, { status: 'authorized', amount: 1250, currency: 'EUR', card_last4: '4242' });
   assert.match(result.body.tokens.receipt, /^[0-9a-f-]{36}$/);
@@ -60,7 +62,9 @@ test('charges a card token: the reactor sees the card, the caller only its last 
 });
 
 test('refuses an amount that is not a positive whole number (400)', async () => {
-  const result = await call('POST', `/reactors/${reactorId}/react`, svc.apiKey, { args: { card: `{{ ${cardToken} }}`, amount: -5 } });
+  const result = await call('POST', `/reactors/${reactorId}/react`, svc.apiKey, {
+    args: { card: `{{ ${cardToken} }}`, amount: -5 },
+  });
   assert.equal(result.status, 400);
   assert.match(JSON.stringify(result.body), /amount must be a whole number/);
 });
