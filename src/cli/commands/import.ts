@@ -1,4 +1,4 @@
-import { ApplyError, importTarget } from '../../apply/index.js';
+import type { importTarget } from '../../apply/index.js';
 import { UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 
@@ -16,6 +16,8 @@ export const importCommand = defineCommand({
   examples: ['svc import', 'svc import --out infra/svc.yaml --base-url https://api.example.com'],
   async handler({ options }, ctx) {
     const client = await ctx.client();
+    // The apply engine (yaml, ajv, acorn) loads with the command that needs it, not with every command.
+    const { ApplyError, importTarget } = await import('../../apply/index.js');
     let result: Awaited<ReturnType<typeof importTarget>>;
     try {
       result = await importTarget({ client, out: options.out, cwd: ctx.io.cwd, force: options.force ?? false });

@@ -1,0 +1,192 @@
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import {
+  ApplyError,
+  applyDocument,
+  exitCodeOf,
+  parseAddress,
+  prepareApply,
+  prepareFromPlanFile,
+  watchConfig,
+  writePlanFile,
+  type ApplyResult,
+  type PreparedApply,
+  type WatchEvent,
+} from '../apply/index.js';
+import { formatApplied, formatOutcome, formatPlan, type OutcomeView } from '../ui/render-plan.js';
+import type { Context } from './context.js';
+import { UsageError, UserError } from './errors.js';
+import type { IO } from './io.js';
+
+/** The flags as the handler gets them (typed from the specs below). */
+export interface ApplyFlags {
+  file: string;
+  dryRun?: boolean;
+  prune?: boolean;
+  watch?: boolean;
+  detailedExitcode?: boolean;
+  target?: string[];
+  out?: string;
+  yes?: boolean;
+  showSecrets?: boolean;
+}
+
+/**
+ * `svc apply`'s work, loaded when the command runs: the apply engine brings yaml, ajv, acorn and diff,
+ * which no other command needs at start.
+ */
+export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx: Context): Promise<number> {
+  const { io, output } = ctx;
+  checkFlags(flags, plan, output.json);
+  const client = await ctx.client();
+  const prepared = await engine(() => {
+    if (plan !== undefined) return prepareFromPlanFile(plan, { client, cwd: io.cwd, env: io.env });
+    const targets = flags.target?.map(checkAddress);
+    const { file, prune = false } = flags;
+    return prepareApply({ client, file, cwd: io.cwd, env: io.env, prune, ...(targets && { targets }) });
+  });
+  const color = output.options.color && io.stdout.isTTY === true;
+  if (!output.json) {
+    output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
+    output.line(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
+  }
+  const detailed = flags.detailedExitcode ?? false;
+  if (flags.out !== undefined || flags.dryRun) {
+    if (flags.out !== undefined) {
+      await writePlanFile(path.resolve(io.cwd, flags.out), prepared, new Date());
+      output.note(`Plan saved to ${flags.out}; apply it with \`svc apply ${flags.out}\`.`);
+    }
+    if (output.json) output.line(JSON.stringify(applyDocument(prepared, undefined), null, 2));
+    return exitCodeOf(prepared, undefined, detailed);
+  }
+  await confirmDeletions(prepared, flags, ctx);
+  const progress = !output.json && {
+    onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })),
+  };
+  const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
+  report(prepared, result, flags, ctx);
+  if (!flags.watch) return exitCodeOf(prepared, result, detailed);
+  await watch(prepared, result, flags, ctx, color);
+  return 0;
+}
+
+function checkFlags(flags: ApplyFlags, planFile: string | undefined, json: boolean): void {
+  if (planFile !== undefined) {
+    const given = [
+      flags.file !== 'svc.yaml' && '-f',
+      flags.prune && '--prune',
+      flags.target && '--target',
+      flags.out !== undefined && '--out',
+      flags.watch && '--watch',
+    ].filter(Boolean);
+    if (given.length > 0)
+      throw new UsageError(`A saved plan is applied as it was made; ${given.join(', ')} cannot change it.`);
+  }
+  if (flags.watch && (flags.dryRun || flags.out !== undefined)) {
+    throw new UsageError('--watch applies; it cannot go with --dry-run or --out.');
+  }
+  if (flags.watch && json) throw new UsageError('--watch prints a line per change; it does not take --json.');
+  if (flags.watch && flags.prune && !flags.yes) {
+    throw new UsageError('--watch --prune deletes without asking on each save; add --yes to say so.');
+  }
+}
+
+function checkAddress(address: string): string {
+  if (parseAddress(address)) return address;
+  throw new UsageError(
+    `--target takes kind.name (applications, reactors or proxies), e.g. reactors.charge, not "${address}".`,
+  );
+}
+
+/** The engine's expected failures are the user's to fix: one line, exit 1 (2 for a wrong command line). */
+async function engine<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ApplyError)) throw error;
+    const Kind = error.exitCode === 2 ? UsageError : UserError;
+    throw new Kind(error.message, { cause: error });
+  }
+}
+
+/** Deletions need a yes: --yes, or an answer at a terminal. */
+async function confirmDeletions(prepared: PreparedApply, flags: ApplyFlags, ctx: Context): Promise<void> {
+  const deletions = prepared.plan.changes.filter((change) => change.action === 'delete');
+  if (deletions.length === 0 || flags.yes) return;
+  const count = `${deletions.length} resource${deletions.length === 1 ? '' : 's'}`;
+  const what = `${count} (${deletions.map((change) => change.address).join(', ')})`;
+  if (ctx.output.json || ctx.io.stdin.isTTY !== true) {
+    throw new UsageError(`The plan deletes ${what}; pass --yes to apply it without a terminal.`);
+  }
+  if (!(await ask(ctx.io, `Delete ${what}? Type yes to apply the plan: `))) throw new UserError('Nothing applied.');
+}
+
+async function ask(io: IO, question: string): Promise<boolean> {
+  io.stderr.write(question);
+  const lines = createInterface({ input: io.stdin, terminal: false });
+  const answer = await new Promise<string>((resolve) => {
+    lines.once('line', resolve);
+    lines.once('close', () => resolve(''));
+  });
+  lines.close();
+  return answer.trim().toLowerCase() === 'yes';
+}
+
+function report(prepared: PreparedApply, result: ApplyResult, flags: ApplyFlags, ctx: Context): void {
+  const { output } = ctx;
+  if (output.json) {
+    output.line(JSON.stringify(applyDocument(prepared, result), null, 2));
+    if (flags.showSecrets)
+      output.note(`--show-secrets prints nothing with --json; the keys are in ${result.keysFile}.`);
+    return;
+  }
+  if (result.keys.length > 0 && flags.showSecrets) {
+    for (const key of result.keys) output.line(`applications.${key.name} key: ${key.key}`);
+  } else if (result.keys.length > 0) {
+    const names = result.keys.map((key) => `applications.${key.name}`).join(', ');
+    const [one, file] = [result.keys.length === 1, path.relative(ctx.io.cwd, result.keysFile)];
+    const [is, it] = one ? ['is', 'it'] : ['are', 'them'];
+    output.note(`The key${one ? '' : 's'} of ${names} ${is} in ${file} (0600); --show-secrets prints ${it}.`);
+  }
+  if (prepared.plan.changes.length === 0) return;
+  if (result.status === 'failed') output.note(`Error: ${formatApplied(result.outcomes)}`);
+  else output.line(formatApplied(result.outcomes));
+}
+
+/** --watch: a line per change (with the time from the save), until Ctrl-C. */
+async function watch(
+  prepared: PreparedApply,
+  result: ApplyResult,
+  flags: ApplyFlags,
+  ctx: Context,
+  color: boolean,
+): Promise<void> {
+  const { io, output } = ctx;
+  const onEvent = (event: WatchEvent) => {
+    if (event.type === 'watching') {
+      const files = `${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
+      output.note(`Watching ${files} (${prepared.desired.file} and what it names); Ctrl-C stops.`);
+    } else if (event.type === 'change') {
+      output.line(formatOutcome({ ...event.outcome, ms: event.latencyMs }, { color, changed: event.fields }));
+    } else if (event.type === 'no-changes') {
+      output.line(`No changes (${event.latencyMs} ms).`);
+    } else if (event.type === 'invalid') {
+      output.note(`${event.message}; nothing was sent.`);
+    } else {
+      output.note(`Error: ${event.message}`);
+    }
+  };
+  const watcher = watchConfig({
+    client: await ctx.client(),
+    file: flags.file,
+    cwd: io.cwd,
+    env: io.env,
+    prune: flags.prune ?? false,
+    ...(flags.target && { targets: flags.target }),
+    ...(result.status !== 'failed' && { applied: prepared.desired }),
+    onEvent,
+  });
+  await watcher.ready;
+  if (!io.signal.aborted) await new Promise((resolve) => io.signal.addEventListener('abort', resolve, { once: true }));
+  await watcher.close();
+}
