@@ -1,19 +1,12 @@
 import { getEventListeners } from 'node:events';
-import { commands } from './commands/index.js';
+import { commandsFor, type Entry } from './commands/index.js';
 import { createContext, type Context, type GlobalOptions } from './context.js';
 import { explainKeyError } from './key-errors.js';
 import { withFlagNames } from './field-flags.js';
 import type { GlobalFlags } from './target.js';
 import type { IO } from './io.js';
 import { Output } from './output.js';
-import {
-  Command,
-  CommanderError,
-  register,
-  type CommandGroup,
-  type RegisteredCommand,
-  type RunHandler,
-} from './registry.js';
+import { Command, CommanderError, register, type RegisteredCommand, type RunHandler } from './registry.js';
 import { reportError } from './report.js';
 import { packageVersion } from '../lib/package-version.js';
 import { asCliError } from './resource-errors.js';
@@ -30,7 +23,7 @@ const USAGE_CODES = new Set([
   'commander.conflictingOption',
 ]);
 
-type Entries = (RegisteredCommand | CommandGroup)[];
+type Entries = Entry[];
 
 /** A first session, in the root help. */
 const ROOT_EXAMPLES = [
@@ -44,9 +37,9 @@ const ROOT_EXAMPLES = [
 
 /**
  * The commander program of svc with `entries` registered; `run` is what a command's action does.
- * `svc completion` builds one too, to read the command tree.
+ * `svc completion` builds one too, with every command, to read the command tree.
  */
-export function createProgram(io: IO, argv: string[], run: RunHandler, entries: Entries = commands): Command {
+export function createProgram(io: IO, argv: string[], run: RunHandler, entries: Entries): Command {
   const program = new Command('svc')
     .description('CLI and local emulator for the tokenization platform')
     .version(packageVersion(), '-v, --version', 'print the svc version')
@@ -82,9 +75,10 @@ export function createProgram(io: IO, argv: string[], run: RunHandler, entries: 
 /**
  * Runs one svc command line in-process and resolves to its exit code: 0, or what the handler returned
  * (`svc apply --detailed-exitcode` says "changes pending" with 2), or the error's. `entries` are the
- * commands to offer (all of svc's unless a test gives its own).
+ * commands to offer: unless a test gives its own, those the command line needs (commands/index.ts).
  */
-export async function runSvc(argv: string[], io: IO, entries: Entries = commands): Promise<number> {
+export async function runSvc(argv: string[], io: IO, given?: Entries): Promise<number> {
+  const entries = given ?? (await commandsFor(argv));
   let globals: GlobalOptions = { json: false, color: true, debug: false };
   let exitCode = 0;
   let context: Context | undefined;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
-import { commands } from '../../src/cli/commands/index.js';
+import { allCommands, commandsFor } from '../../src/cli/commands/index.js';
 import { runSvc } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -103,7 +103,7 @@ describe('svc', () => {
 
   test('every command\'s help lists the global options, and says no "(default: false)"', async () => {
     const cwd = await tempDir();
-    const lines = commands.flatMap((entry) =>
+    const lines = (await allCommands()).flatMap((entry) =>
       'commands' in entry ? [entry.name, ...entry.commands.map((verb) => `${entry.name} ${verb.name}`)] : [entry.name],
     );
     expect(lines.length).toBeGreaterThan(40);
@@ -162,5 +162,27 @@ describe('svc', () => {
     const result = await runSvc('apps ls', { cwd });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^Error: No management key/);
+  });
+});
+
+describe('the commands a command line loads', () => {
+  test('only the one its first word names (global options and their values skipped), else all', async () => {
+    const names = async (argv: string[]) => (await commandsFor(argv)).map((entry) => entry.name);
+    expect(await names(['apps', 'list'])).toEqual(['applications']);
+    expect(await names(['--base-url', 'http://x', '--json', 'serve', '--port', '0'])).toEqual(['serve']);
+    expect(await names(['--profile', 'serve', 'tokens', 'list'])).toEqual(['tokens']);
+    const all = (await allCommands()).map((entry) => entry.name);
+    expect(all.length).toBeGreaterThan(15);
+    for (const argv of [[], ['--help'], ['help', 'serve'], ['aplications', 'list']])
+      expect(await names(argv)).toEqual(all);
+  });
+
+  test('a typo is still answered with a suggestion, and an alias runs its command', async () => {
+    const typo = await runSvc('aplications list', { cwd: await tempDir() });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/Did you mean applications\?/);
+    const help = await runSvc('apps ls --help', { cwd: await tempDir() });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: svc applications list/m);
   });
 });

@@ -16,8 +16,8 @@ export const completion = defineCommand({
     if (!SHELLS.includes(shell))
       throw new UsageError(`svc completion takes one of ${SHELLS.join(', ')}, not "${args.shell}".`);
     // The tree is read from the program itself, so the script never lags behind the commands.
-    const { createProgram } = await import('../main.js');
-    const program = createProgram(ctx.io, [], async () => {});
+    const [{ createProgram }, { allCommands }] = await Promise.all([import('../main.js'), import('./index.js')]);
+    const program = createProgram(ctx.io, [], async () => {}, await allCommands());
     ctx.io.stdout.write(completionScript(program, shell));
   },
 });
