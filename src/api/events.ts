@@ -14,6 +14,8 @@ export type EmulatorEventInit =
       ms: number;
       traceId: string;
       tenantId?: string | undefined;
+      /** On /proxy: how many tokens the body referenced and the proxy detokenized (a count, never a value). */
+      detokenized?: number;
     }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
   | { type: 'warning'; traceId?: string; message: string }

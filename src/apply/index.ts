@@ -50,6 +50,8 @@ export async function runApply(
   options: ApplyOptions & { dryRun?: boolean; detailedExitCode?: boolean },
 ): Promise<{ prepared: PreparedApply; result: ApplyResult | undefined; exitCode: number }> {
   const prepared = await prepareApply(options);
-  const result = options.dryRun ? undefined : await prepared.apply();
+  let result: ApplyResult | undefined;
+  if (options.dryRun) await prepared.release();
+  else result = await prepared.apply();
   return { prepared, result, exitCode: exitCodeOf(prepared, result, options.detailedExitCode ?? false) };
 }

@@ -73,12 +73,16 @@ export async function prepareFromPlanFile(
   const { prune, targets } = document.options;
   const prepared = await prepareFor(desired, { client: options.client, prune, ...(targets && { targets }) });
   const { url, tenantId } = prepared.target;
+  const refuse = async (message: string) => {
+    await prepared.release();
+    return new ApplyError(message);
+  };
   if (url !== document.target.url || tenantId !== document.target.tenant_id) {
     const planned = `${document.target.url} (tenant ${document.target.tenant_id})`;
-    throw new ApplyError(`The plan ${shown} was made for ${planned}, not ${url} (tenant ${tenantId}).`);
+    throw await refuse(`The plan ${shown} was made for ${planned}, not ${url} (tenant ${tenantId}).`);
   }
   if (!sameValue(prepared.plan.changes, document.plan.changes)) {
-    throw new ApplyError(`The target changed since the plan ${shown} was made; ${remake}.`);
+    throw await refuse(`The target changed since the plan ${shown} was made; ${remake}.`);
   }
   return prepared;
 }

@@ -7,6 +7,7 @@ import type { ApiClient } from '../client/index.js';
 import { executePlan, type ChangeOutcome, type ExecuteOptions } from './execute.js';
 import { KeysFile, type CreatedKey } from './keys.js';
 import { loadConfig } from './load.js';
+import { lockApply } from './lock.js';
 import { plan as makePlan } from './plan.js';
 import { StateFile, type TargetKey } from './state.js';
 import { parseAddress } from './types.js';
@@ -42,11 +43,16 @@ export interface PreparedApply {
   target: Target;
   plan: Plan;
   options: Pick<ApplyOptions, 'prune' | 'targets'>;
-  /** Runs the plan, then records the state and the keys. */
+  /** Runs the plan, then records the state and the keys; then releases the folder's apply lock. */
   apply(options?: Pick<ExecuteOptions, 'onOutcome' | 'signal' | 'concurrency'>): Promise<ApplyResult>;
+  /**
+   * Releases the apply lock (lock.ts) without applying: a dry run, a saved plan, a refusal. Whoever
+   * prepares calls this or apply(); calling it again does nothing.
+   */
+  release(): Promise<void>;
 }
 
-/** Loads, observes and plans; nothing is changed until `apply()`. */
+/** Loads, locks the folder's applies (lock.ts), observes and plans; nothing is changed until `apply()`. */
 export async function prepareApply(options: ApplyOptions): Promise<PreparedApply> {
   const desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
   return prepareFor(desired, options);
@@ -58,25 +64,38 @@ export async function prepareFor(
   options: Omit<ApplyOptions, 'file' | 'cwd' | 'env'>,
 ): Promise<PreparedApply> {
   const { client } = options;
-  const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
-  const stateFile = StateFile.beside(desired.dir);
-  const state = await stateFile.read(target);
-  const planOptions: PlanOptions = {
-    ...(options.prune !== undefined && { prune: options.prune }),
-    ...(options.targets !== undefined && { targets: options.targets }),
-    selfApplicationId: target.selfApplicationId,
-  };
-  const plan = makePlan({ desired, state, actual, options: planOptions });
-  return {
-    desired,
-    target,
-    plan,
-    options: {
+  const release = await lockApply(desired.dir);
+  try {
+    const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
+    const stateFile = StateFile.beside(desired.dir);
+    const state = await stateFile.read(target);
+    const planOptions: PlanOptions = {
       ...(options.prune !== undefined && { prune: options.prune }),
       ...(options.targets !== undefined && { targets: options.targets }),
-    },
-    apply: (run = {}) => applyPlan(plan, desired, target, client, stateFile, run),
-  };
+      selfApplicationId: target.selfApplicationId,
+    };
+    const plan = makePlan({ desired, state, actual, options: planOptions });
+    return {
+      desired,
+      target,
+      plan,
+      options: {
+        ...(options.prune !== undefined && { prune: options.prune }),
+        ...(options.targets !== undefined && { targets: options.targets }),
+      },
+      apply: async (run = {}) => {
+        try {
+          return await applyPlan(plan, desired, target, client, stateFile, run);
+        } finally {
+          await release();
+        }
+      },
+      release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
 }
 
 async function applyPlan(

@@ -158,6 +158,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       const { client, prune, targets } = options;
       const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
       const prepared = await prepareFor(desired, planOptions);
+      if (closed || prepared.plan.changes.length === 0) await prepared.release();
       if (closed) return false;
       if (prepared.plan.changes.length === 0) {
         applied = signature;

@@ -45,29 +45,34 @@ export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx:
     const { file, prune = false } = flags;
     return prepareApply({ client, file, cwd: io.cwd, env: io.env, prune, ...(targets && { targets }) });
   });
-  const color = output.options.color && io.stdout.isTTY === true;
-  if (!output.json) {
-    output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
-    output.line(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
-  }
-  const detailed = flags.detailedExitcode ?? false;
-  if (flags.out !== undefined || flags.dryRun) {
-    if (flags.out !== undefined) {
-      await writePlanFile(path.resolve(io.cwd, flags.out), prepared, new Date());
-      output.note(`Plan saved to ${flags.out}; apply it with \`svc apply ${flags.out}\`.`);
+  // The folder's apply lock is held from the plan to its end (prepared.apply releases it), or released here.
+  try {
+    const color = output.options.color && io.stdout.isTTY === true;
+    if (!output.json) {
+      output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
+      output.line(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
     }
-    if (output.json) output.line(JSON.stringify(applyDocument(prepared, undefined), null, 2));
-    return exitCodeOf(prepared, undefined, detailed);
+    const detailed = flags.detailedExitcode ?? false;
+    if (flags.out !== undefined || flags.dryRun) {
+      if (flags.out !== undefined) {
+        await writePlanFile(path.resolve(io.cwd, flags.out), prepared, new Date());
+        output.note(`Plan saved to ${flags.out}; apply it with \`svc apply ${flags.out}\`.`);
+      }
+      if (output.json) output.line(JSON.stringify(applyDocument(prepared, undefined), null, 2));
+      return exitCodeOf(prepared, undefined, detailed);
+    }
+    await confirmDeletions(prepared, flags, ctx);
+    const progress = !output.json && {
+      onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })),
+    };
+    const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
+    report(prepared, result, flags, ctx);
+    if (!flags.watch) return exitCodeOf(prepared, result, detailed);
+    await watch(prepared, result, flags, ctx, color);
+    return 0;
+  } finally {
+    await prepared.release();
   }
-  await confirmDeletions(prepared, flags, ctx);
-  const progress = !output.json && {
-    onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })),
-  };
-  const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
-  report(prepared, result, flags, ctx);
-  if (!flags.watch) return exitCodeOf(prepared, result, detailed);
-  await watch(prepared, result, flags, ctx, color);
-  return 0;
 }
 
 function checkFlags(flags: ApplyFlags, planFile: string | undefined, json: boolean): void {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
+import { formatEvent, plainLine } from '../ui/format-event.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
@@ -109,10 +110,11 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
     event(event) {
       // The line of every request is written as text: the hot path, with fields of known types.
       if (event.type === 'request') {
-        const { time, method, path, status, ms, traceId, tenantId } = event;
+        const { time, method, path, status, ms, traceId, tenantId, detokenized } = event;
         const tenant = tenantId === undefined ? '' : `,"tenant_id":${JSON.stringify(tenantId)}`;
+        const tokens = detokenized === undefined ? '' : `,"detokenized":${detokenized}`;
         return out(
-          `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}}`,
+          `{"time":"${time}","event":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"trace_id":${JSON.stringify(traceId)}${tenant}${tokens}}`,
         );
       }
       // One flat object per line, snake_case like the API: {"time":...,"event":"invocation","request_id":...}
@@ -171,46 +173,11 @@ function prettyLines(
       for (const line of tryLines({ url, bootstrap, credentialsFile }, cwd, terminal)) out(paint('dim', line));
     },
     event(event) {
-      const time = paint('dim', event.time.slice(11, 19));
-      const status = (code: number) => paint(code >= 500 ? 'red' : code >= 400 ? 'yellow' : 'green', String(code));
-      switch (event.type) {
-        case 'request':
-          return out(`${time} ${event.method} ${event.path} ${status(event.status)} ${paint('dim', `${event.ms}ms`)}`);
-        case 'error':
-          return out(
-            `${time} ${paint('red', 'error')} ${event.traceId ? `[${event.traceId}] ` : ''}${event.stack ?? inFlags(event.message)}`,
-          );
-        case 'warning':
-          return out(
-            `${time} ${paint('yellow', 'warning')} ${event.traceId ? `[${event.traceId}] ` : ''}${inFlags(event.message)}`,
-          );
-        case 'expired':
-          return out(
-            `${time} expired: ${event.applications} Application(s), ${event.tokens} token(s), ${event.transactions} transaction(s), ${event.results} reactor result(s)`,
-          );
-        case 'invocation': {
-          // A failure shows its trace id, the one the CLI printed with the error.
-          const failure = event.error ? ` [${event.requestId}] ${userText(event.error)}` : '';
-          const took = paint('dim', `${event.ms}ms`);
-          out(`${time} ${event.kind} ${paint('bold', event.name)} ${status(event.status)} ${took}${failure}`);
-          if (event.stack) out(paint('dim', `    ${userText(event.stack)}`));
-          return;
-        }
-        case 'console': {
-          const text = userText(event.text);
-          return out(
-            `${time} ${paint('cyan', `[${event.source}]`)} ${event.level === 'error' || event.level === 'warn' ? paint('yellow', text) : text}`,
-          );
-        }
-        case 'reload':
-          return out(
-            `${time} reload ${paint('bold', event.target)} ${event.ok ? `${paint('green', 'ok')} ${paint('dim', `${event.ms}ms`)}` : `${paint('red', 'failed')}, the previous code keeps serving: ${event.error ?? ''}`}`,
-          );
-        case 'webhook':
-          return out(
-            `${time} webhook ${event.url} attempt ${event.attempt}: ${event.ok ? paint('green', String(event.status)) : paint('red', event.status !== undefined ? String(event.status) : (event.error ?? 'failed'))}${event.delivery === 'failed' ? ', delivery failed' : ''}`,
-          );
-      }
+      // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); the emulator's own
+      // messages name its options, which the CLI says as flags.
+      const worded =
+        event.type === 'error' || event.type === 'warning' ? { ...event, message: inFlags(event.message) } : event;
+      out(plainLine(formatEvent(worded), color).trimEnd());
     },
     stopping: (signal) => out(`Stopping (${signal})…`),
     stopped: () => {
@@ -291,17 +258,4 @@ function tryLines(
     '    svc applications list',
     '  Stop: Ctrl-C',
   ];
-}
-
-/**
- * Text user code wrote (console output, an error it threw), made safe for a terminal: control
- * characters shown as escapes (no colours, cursor moves or cleared screens of its own), and every
- * further line indented, so that it cannot pass for a line of the emulator's.
- */
-export function userText(text: string): string {
-  return text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
-      c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    )
-    .replace(/\n/g, '\n    ');
 }

@@ -59,7 +59,8 @@ export function formatEvent(event: ServeEvent): EventLine {
         { text: String(event.status), tone: statusTone(event.status) },
         { text: `${event.ms}ms`, tone: 'muted' },
       ];
-      if (event.error) spans.push({ text: userText(event.error), tone: 'fail' });
+      // A failure shows its trace id: the one the CLI printed with the error.
+      if (event.error) spans.push(...traced(event.requestId), { text: userText(event.error), tone: 'fail' });
       return { time, spans, ...(event.stack && { detail: userText(event.stack) }) };
     }
     case 'console': {
@@ -103,7 +104,7 @@ export function formatEvent(event: ServeEvent): EventLine {
         { text: 'webhook' },
         { text: event.url },
         { text: `attempt ${event.attempt}:` },
-        { text: outcome, tone: event.ok ? 'ok' : 'fail' },
+        { text: event.delivery === 'failed' ? `${outcome},` : outcome, tone: event.ok ? 'ok' : 'fail' },
       ];
       if (event.delivery === 'failed') spans.push({ text: 'delivery failed', tone: 'fail' });
       return { time, spans };
@@ -137,4 +138,22 @@ export function userText(text: string): string {
       c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
     )
     .replace(/\n/g, '\n    ');
+}
+
+/** The ANSI codes (on, off) of each tone, for a line painted as plain text. */
+const TONES: Readonly<Record<Tone, [number, number]>> = {
+  strong: [1, 22],
+  muted: [2, 22],
+  ok: [32, 39],
+  warn: [33, 39],
+  fail: [31, 39],
+  accent: [36, 39],
+};
+
+/** An event line as plain text, its spans painted with ANSI colours when `color`. */
+export function plainLine(line: EventLine, color: boolean): string {
+  const paint = (text: string, tone: Tone | undefined) =>
+    color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text;
+  const text = `${paint(line.time, 'muted')} ${line.spans.map((span) => paint(span.text, span.tone)).join(' ')}\n`;
+  return line.detail === undefined ? text : `${text}${paint(`    ${line.detail}`, 'muted')}\n`;
 }

@@ -507,7 +507,7 @@ describe('the pretty log', () => {
     expect(lines().join('\n')).not.toContain('management  ');
   });
 
-  test('one readable line per event, a time first; the user stack indented under a failed invocation', () => {
+  test('one readable line per event, a time first (the wording of the dashboard and svc logs); the user stack indented under a failed invocation', () => {
     const { log, lines, stdout } = logWith('pretty');
     for (const event of Object.values(EVENTS)) log.event(event);
     // The time of the event (UTC, as published), not of the line's writing.
@@ -526,12 +526,11 @@ describe('the pretty log', () => {
       expect.stringMatching(
         new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 2: connection refused, delivery failed$`),
       ),
-      expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] Error: boom$`)),
+      expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] boom$`)),
+      '    Error: boom',
       '    at handler (server.js:1:1)',
       expect.stringMatching(
-        new RegExp(
-          `^${time} expired: 1 Application\\(s\\), 2 token\\(s\\), 3 transaction\\(s\\), 4 reactor result\\(s\\)$`,
-        ),
+        new RegExp(`^${time} expired: 1 Application, 2 tokens, 3 transactions, 4 reactor results$`),
       ),
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);

@@ -57,7 +57,7 @@ describe('formatEvent', () => {
       stack: 'at r.js:1\nat r.js:2',
       time: TIME,
     });
-    expect(text(failed)).toBe('03:04:05 reactor r 500 1ms x\\u0007');
+    expect(text(failed)).toBe('03:04:05 reactor r 500 1ms [q] x\\u0007');
     expect(failed.detail).toBe('at r.js:1\n    at r.js:2');
   });
 
@@ -84,7 +84,7 @@ describe('formatEvent', () => {
       time: TIME,
     } as const;
     expect(text(formatEvent({ ...webhook, delivery: 'failed' }))).toBe(
-      '03:04:05 webhook http://127.0.0.1:9/h attempt 6: 500 delivery failed',
+      '03:04:05 webhook http://127.0.0.1:9/h attempt 6: 500, delivery failed',
     );
     expect(text(formatEvent({ ...webhook, ok: true, status: 204, delivery: 'delivered' }))).toBe(
       '03:04:05 webhook http://127.0.0.1:9/h attempt 6: 204',

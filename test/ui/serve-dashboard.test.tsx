@@ -148,7 +148,7 @@ describe('the serve dashboard', () => {
     });
     events.emit({ type: 'error', message: 'store write failed', time: TIME });
     await eventually(() => expect(frame()).toContain('store write failed'));
-    expect(frame()).toContain('reactor charge 500 4ms boom');
+    expect(frame()).toContain('reactor charge 500 4ms [q1] boom');
     expect(frame()).toContain('[charge] hello\\u001b[2Jworld');
     expect(frame()).toContain(
       'reload reactor charge failed, the previous code keeps serving: x.js:2:5 Unexpected token',

@@ -3,19 +3,10 @@ import { STATUS_FILTER_PATTERN } from '../../api/patterns.js';
 import type { ApiClient } from '../../client/index.js';
 import { NameLookupError } from '../../resources/errors.js';
 import { resolveProxyId, resolveReactorId } from '../../resources/lookup.js';
-import { formatEvent, type EventLine, type Tone } from '../../ui/format-event.js';
+import { formatEvent, plainLine } from '../../ui/format-event.js';
 import { UsageError, UserError } from '../errors.js';
 import type { IO } from '../io.js';
 import { defineCommand } from '../registry.js';
-
-const TONES: Readonly<Record<Tone, [number, number]>> = {
-  strong: [1, 22],
-  muted: [2, 22],
-  ok: [32, 39],
-  warn: [33, 39],
-  fail: [31, 39],
-  accent: [36, 39],
-};
 
 export const logs = defineCommand({
   name: 'logs',
@@ -89,12 +80,4 @@ async function codeId(client: ApiClient, kind: 'reactor' | 'proxy', given: strin
 
 function colourful(io: IO): boolean {
   return io.stdout.isTTY === true && io.env.TERM !== 'dumb';
-}
-
-/** An event line as plain text, its spans painted with ANSI colours when `color`. */
-export function plainLine(line: EventLine, color: boolean): string {
-  const paint = (text: string, tone: Tone | undefined) =>
-    color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text;
-  const text = `${paint(line.time, 'muted')} ${line.spans.map((span) => paint(span.text, span.tone)).join(' ')}\n`;
-  return line.detail === undefined ? text : `${text}${paint(`    ${line.detail}`, 'muted')}\n`;
 }

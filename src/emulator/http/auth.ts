@@ -10,6 +10,8 @@ declare module 'fastify' {
     caller: Caller | undefined;
     /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
     tenantId: string | undefined;
+    /** On /proxy: how many tokens were detokenized, for its log line. */
+    detokenized: number | undefined;
   }
   interface FastifyContextConfig {
     /** The permission the calling Application needs (spec section 4). */

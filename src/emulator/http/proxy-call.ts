@@ -23,7 +23,7 @@ export function proxyCallOf(
     traceId: string;
   },
   body: unknown,
-  onTenant: (tenantId: string) => void,
+  observer: Pick<ProxyCall, 'onTenant' | 'onDetokenized'>,
 ): ProxyCall {
   const { query, proxyKey } = forwardedQuery(request.url);
   const header = (name: string) => {
@@ -42,6 +42,6 @@ export function proxyCallOf(
     connection: header(PROXY_CONNECTION_HEADER),
     hop: request.headers[PROXY_HOP_HEADER] !== undefined,
     traceId: request.traceId,
-    onTenant,
+    ...observer,
   };
 }

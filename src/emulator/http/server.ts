@@ -94,6 +94,7 @@ export function buildServer({
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('caller', undefined);
   app.decorateRequest('tenantId', undefined);
+  app.decorateRequest('detokenized', undefined);
 
   // One onRequest hook (each is a step of every request): echo the trace id, answer 503 while
   // starting, guard the admin routes (before any key is looked at), then authenticate.
@@ -120,7 +121,8 @@ export function buildServer({
     authenticate(request, reply, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    emit(requestEvent(request.method, request.url, reply.statusCode, reply.elapsedTime, request.id, request.tenantId));
+    const { method, url, id, tenantId, detokenized } = request;
+    emit(requestEvent(method, url, reply.statusCode, reply.elapsedTime, id, tenantId, detokenized));
     done();
   });
 

@@ -14,7 +14,8 @@ export function traceIdOf(given: string | string[] | undefined): string {
 
 /**
  * The log line of an answered request. The path only: a query string may carry a proxy key.
- * `ms` is rounded to a tenth; the tenant is the caller's (on /proxy the proxy's), when known.
+ * `ms` is rounded to a tenth; the tenant is the caller's (on /proxy the proxy's), when known; on /proxy,
+ * `detokenized` counts the tokens its body referenced, once the proxy detokenized them.
  */
 export function requestEvent(
   method: string,
@@ -23,6 +24,7 @@ export function requestEvent(
   ms: number,
   traceId: string,
   tenantId: string | undefined,
+  detokenized?: number,
 ): EmulatorEventInit {
   const query = url.indexOf('?');
   return {
@@ -33,5 +35,6 @@ export function requestEvent(
     ms: Math.round(ms * 10) / 10,
     traceId,
     tenantId,
+    ...(detokenized !== undefined && { detokenized }),
   };
 }

@@ -57,6 +57,8 @@ export interface ProxyCall {
   traceId: string;
   /** Told the proxy's tenant once the proxy is found (the request's log line belongs to it). */
   onTenant?: (tenantId: string) => void;
+  /** Told how many tokens the body referenced once they are detokenized (the log line counts them). */
+  onDetokenized?: (count: number) => void;
 }
 
 export interface ProxyAnswer {
@@ -121,7 +123,7 @@ export class ProxyPipeline {
     let headers = forwardableHeaders(call.rawHeaders);
     const contentType = headerOf(headers, 'content-type');
     let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
-    if (body !== undefined) body = this.detokenize(body, contentType, detokenizer, proxy);
+    if (body !== undefined) body = this.detokenize(body, contentType, detokenizer, proxy, call.onDetokenized);
 
     if (transforms.request) {
       const json = isJsonContentType(contentType);
@@ -246,6 +248,7 @@ export class ProxyPipeline {
     contentType: string | undefined,
     caller: Caller | undefined,
     proxy: ProxyRecord,
+    detokenized: ((count: number) => void) | undefined,
   ): Buffer | string {
     // Fast path: most bodies hold no expression at all.
     if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
@@ -265,11 +268,19 @@ export class ProxyPipeline {
       } catch {
         parsed = undefined;
       }
-      if (parsed !== undefined)
-        return findTokenIds(parsed).length === 0 ? body : this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
+      if (parsed !== undefined) {
+        const count = findTokenIds(parsed).length;
+        if (count === 0) return body;
+        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
+        detokenized?.(count);
+        return replaced;
+      }
     }
-    if (findTokenIds(text).length === 0) return body;
-    return asText(this.deps.tokens.detokenize(ctx(), text));
+    const count = findTokenIds(text).length;
+    if (count === 0) return body;
+    const replaced = asText(this.deps.tokens.detokenize(ctx(), text));
+    detokenized?.(count);
+    return replaced;
   }
 
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {

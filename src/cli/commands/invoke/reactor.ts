@@ -9,8 +9,8 @@ import type { Context } from '../../context.js';
 import { UsageError, UserError } from '../../errors.js';
 import { intOption, readInput, parseJson, urlOption } from '../../input.js';
 import { defineCommand } from '../../registry.js';
-import { formatEvent } from '../../../ui/format-event.js';
-import { plainLine, streamEvents } from '../logs.js';
+import { formatEvent, plainLine } from '../../../ui/format-event.js';
+import { streamEvents } from '../logs.js';
 import { transactionOption } from '../tokens/shared.js';
 
 /** The API's bounds of an asynchronous invocation's time limit, checked before the request. */

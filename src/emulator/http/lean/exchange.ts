@@ -24,6 +24,8 @@ export class Exchange implements ErrorRequest {
   readonly headers: IncomingMessage['headers'];
   /** The tenant the request belongs to, for its log line: the caller's, or on /proxy the proxy's. */
   tenantId: string | undefined;
+  /** On /proxy: how many tokens were detokenized, for its log line. */
+  detokenized: number | undefined;
   private readonly started = performance.now();
   private status = 200;
   private readonly out: Record<string, string | string[]> = Object.create(null);
@@ -44,7 +46,15 @@ export class Exchange implements ErrorRequest {
       res.off('finish', done);
       res.off('error', done);
       emit(
-        requestEvent(this.method, this.url, res.statusCode, performance.now() - this.started, this.id, this.tenantId),
+        requestEvent(
+          this.method,
+          this.url,
+          res.statusCode,
+          performance.now() - this.started,
+          this.id,
+          this.tenantId,
+          this.detokenized,
+        ),
       );
     };
     res.on('finish', done);

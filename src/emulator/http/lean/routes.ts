@@ -89,8 +89,13 @@ export function leanHandlers(deps: LeanDeps): {
         rawHeaders: req.rawHeaders,
         traceId: exchange.id,
       };
-      const call = proxyCallOf(request, body, (tenantId) => {
-        exchange.tenantId = tenantId;
+      const call = proxyCallOf(request, body, {
+        onTenant: (tenantId) => {
+          exchange.tenantId = tenantId;
+        },
+        onDetokenized: (count) => {
+          exchange.detokenized = count;
+        },
       });
       const answer = await deps.pipeline.invoke(call);
       for (const [name, value] of Object.entries(answer.headers)) exchange.header(name, value);

@@ -72,8 +72,13 @@ export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline)
       const call = proxyCallOf(
         { method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id },
         request.body,
-        (tenantId) => {
-          request.tenantId = tenantId;
+        {
+          onTenant: (tenantId) => {
+            request.tenantId = tenantId;
+          },
+          onDetokenized: (count) => {
+            request.detokenized = count;
+          },
         },
       );
       const answer = await pipeline.invoke(call);

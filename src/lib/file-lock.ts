@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { open, readFile, unlink } from 'node:fs/promises';
+import { FILE_MODE } from './durable-file.js';
+
+/**
+ * Lock files this process holds. A lock file names a process, so two holders in one process (two
+ * emulators in tests, two applies of one folder) need this to tell their own live lock from a stale one.
+ */
+const held = new Set<string>();
+
+/** What a lock file records: who holds it, and when that process started (to tell a reused pid). */
+interface Owner {
+  pid: number;
+  /** The start time of the process in clock ticks after boot (Linux /proc), or null where unknown. */
+  start: string | null;
+}
+
+/**
+ * Takes the advisory lock `file` (created 0600, naming this process) if nobody holds it: resolves to
+ * its release, or to the pid of the live process that holds it (this one's, when held here). A lock
+ * left by a process that is gone, or whose pid now belongs to another program (a reboot or a
+ * container restart reuses pids), is taken over. Other failures (no such folder, no permission)
+ * reject with the error of the file system.
+ */
+export async function tryLockFile(file: string): Promise<{ release: () => Promise<void> } | { heldBy: number }> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (held.has(file)) return { heldBy: process.pid };
+    try {
+      const handle = await open(file, 'wx', FILE_MODE);
+      try {
+        await handle.writeFile(JSON.stringify({ pid: process.pid, start: startOf(process.pid) } satisfies Owner));
+      } finally {
+        await handle.close();
+      }
+      held.add(file);
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          held.delete(file);
+          await unlink(file).catch(() => {});
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // A lock half written (a full disk) is no lock.
+        await unlink(file).catch(() => {});
+        throw error;
+      }
+      const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
+      if (owner && owner.pid !== process.pid && holds(owner)) return { heldBy: owner.pid };
+      await unlink(file).catch(() => {});
+    }
+  }
+  // Taken over twice and still there: someone else takes it at the same moment.
+  return { heldBy: 0 };
+}
+
+/** The lock's owner: `{"pid","start"}`, or a bare pid as svc wrote it before; undefined if neither. */
+function parseOwner(text: string): Owner | undefined {
+  if (/^\d+$/.test(text.trim())) return { pid: Number(text.trim()), start: null };
+  try {
+    const owner = JSON.parse(text) as Partial<Owner>;
+    if (Number.isInteger(owner.pid) && (owner.pid ?? 0) > 0)
+      return { pid: owner.pid!, start: typeof owner.start === 'string' ? owner.start : null };
+  } catch {
+    // not a lock svc wrote: nobody holds it
+  }
+  return undefined;
+}
+
+/** Whether the process the lock names still holds it: alive, and the very process that wrote it. */
+function holds(owner: Owner): boolean {
+  if (!isAlive(owner.pid)) return false;
+  const start = startOf(owner.pid);
+  // Another process start time: the pid was reused by a process that never took the lock.
+  if (owner.start !== null && start !== null) return start === owner.start;
+  // A lock without a start time (an older svc): any svc runs on node, so another program does not hold it.
+  const command = commandOf(owner.pid);
+  return command === null || /node|svc/i.test(command);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Field 22 of /proc/<pid>/stat, the process's start in clock ticks after boot; null without /proc. */
+function startOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after its end.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function commandOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return null;
+  }
+}
