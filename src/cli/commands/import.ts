@@ -1,4 +1,3 @@
-import type { importTarget } from '../../apply/index.js';
 import { UserError } from '../errors.js';
 import { defineCommand } from '../registry.js';
 
