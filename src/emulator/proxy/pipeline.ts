@@ -444,10 +444,11 @@ function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string
       resolve(Buffer.concat(chunks, size));
     });
     stream.once('error', fail);
-    // Closed with neither its end nor an error: cut off.
-    stream.once('close', () =>
-      fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
-    );
+    // Closed with neither its end nor an error: cut off. Every answer closes after its end: the error
+    // (whose stack costs more than the rest of reading a small answer) is made only when it is one.
+    stream.once('close', () => {
+      if (!settled) fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }
 
