@@ -185,7 +185,11 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
   };
 
   const initial = options.applied ? options.applied.files.map((file) => file.absolute) : [configFile];
-  const started = setFiles(initial);
+  // A save made after the files were read for the apply but before they were watched is looked for
+  // once watching: a look that finds them as applied sends nothing.
+  const started = setFiles(initial).then(() => {
+    if (options.applied && !closed) run(true);
+  });
   return {
     ready: started.then(() => ready),
     async close() {

@@ -93,6 +93,27 @@ describe('watchConfig', () => {
     expect(writes(emu) - before).toBe(1);
   });
 
+  test('a save made after the apply read the files but before they were watched is applied once watching', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
+    await prepared.apply();
+    // Saved between the apply and the start of watching: no file event will ever say so.
+    await write('charge.js', V2);
+    const events: WatchEvent[] = [];
+    const watcher = watchConfig({
+      client,
+      file: 'svc.yaml',
+      cwd,
+      env: {},
+      applied: prepared.desired,
+      onEvent: (event) => events.push(event),
+    });
+    onTestFinished(() => watcher.close());
+    await watcher.ready;
+    await eventually(async () => expect(await serverCode(emu)).toBe(V2));
+    expect(events.filter((event) => event.type === 'change')).toHaveLength(1);
+  });
+
   test('a syntax error in svc.yaml is reported at line:column; the next good save applies', async () => {
     const { emu, cwd, write, client } = await setup();
     const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
