@@ -50,18 +50,6 @@ function parse(text: string): EmulatorEvent[] {
     .map((block) => JSON.parse(block.slice(6)) as EmulatorEvent);
 }
 
-/** A follow stream read by nobody: the socket is paused once the request is sent. */
-async function unreadFollow(emu: TestEmulator): Promise<net.Socket> {
-  const { port } = new URL(emu.url);
-  const socket = net.connect(Number(port), '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  onTestFinished(() => void socket.destroy());
-  socket.on('error', () => {});
-  socket.write(rawRequest(emu.url, 'GET /_emulator/events?follow=1 HTTP/1.1', [`SVC-API-KEY: ${emu.managementKey}`]));
-  socket.pause();
-  return socket;
-}
-
 describe('GET /_emulator/events: tenants never see each other', () => {
   test("no filter finds another tenant's events: its reactor's id or name, its proxy, its trace id", async () => {
     const emu = await startEmulator({ inMemory: true });
@@ -161,14 +149,14 @@ describe('GET /_emulator/events: no secret in what it streams', () => {
  * The emulator's HTTP server as index.ts builds it (the lean front, fastify loaded with the first
  * request that needs it), with its event log in reach for its `following` count.
  */
-async function bareServer() {
+async function bareServer(timeouts: { shutdownGraceMs?: number } = {}) {
   const store = await Store.open({ inMemory: true });
   const runtime = new Runtime();
   const hub = new EventHub();
   const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: hub.publish });
   const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: hub.publish });
   const eventLog = new TenantEventLog(hub);
-  const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog, lean: true });
+  const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog, lean: true, timeouts });
   const url = await listen(server, 0, '127.0.0.1');
   const { keys, tenantId } = await services.tenants.bootstrap({});
   onTestFinished(async () => {
@@ -177,7 +165,20 @@ async function bareServer() {
     await runtime.dispose();
     await store.close();
   });
-  return { url, managementKey: keys.managementKey!, tenantId, eventLog, hub };
+  return { url, managementKey: keys.managementKey!, tenantId, eventLog, hub, server };
+}
+
+/** A follow stream on a raw connection that reads nothing once the stream is subscribed. */
+async function pausedFollow(url: string, managementKey: string, eventLog: TenantEventLog, query: string) {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  onTestFinished(() => void socket.destroy());
+  socket.on('error', () => {});
+  const before = eventLog.following;
+  socket.write(rawRequest(url, `GET /_emulator/events?follow=1&${query} HTTP/1.1`, [`SVC-API-KEY: ${managementKey}`]));
+  await eventually(() => expect(eventLog.following).toBe(before + 1));
+  socket.pause();
+  return socket;
 }
 
 describe('GET /_emulator/events: robustness', () => {
@@ -272,18 +273,34 @@ describe('GET /_emulator/events: robustness', () => {
     await health.body.text();
   });
 
-  test('a stop ends follow streams, read or not, and the emulator stops', async () => {
-    const emu = await startEmulator({ inMemory: true, shutdownGraceMs: 60_000 });
-    const id = await reactor(emu, emu.managementKey, 'long', LONG_LINE);
-    const socket = await unreadFollow(emu);
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    // Enough unread to fill the socket's buffers, not enough to be dropped for it.
-    for (let i = 0; i < 8; i++)
-      await emu.call('POST', `/reactors/${id}/react`, { key: emu.privateKey, body: { args: { n: 60_000, i } } });
-    // Well within the grace: the streams are not what a stop waits for.
-    await emu.dispose();
-    socket.resume();
-    await closed;
+  test('a stop does not wait for a follow stream whose client does not read', async () => {
+    const { url, managementKey, tenantId, eventLog, hub, server } = await bareServer({ shutdownGraceMs: 60_000 });
+    const big = (source: string): EmulatorEventInit => ({
+      type: 'console',
+      source,
+      tenantId,
+      level: 'log',
+      text: 'y'.repeat(65_536),
+    });
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    // How many lines an unread connection takes before its stream is dropped (the kernel's buffers, then the bound).
+    await pausedFollow(url, managementKey, eventLog, 'reactor=first');
+    let room = 0;
+    for (; eventLog.following > 0 && room < 1024; room++) {
+      hub.publish(big('first'));
+      await tick();
+    }
+    // Another one filled half a MiB short of that holds unsent data, and is not dropped for it.
+    await pausedFollow(url, managementKey, eventLog, 'reactor=second');
+    for (let i = 0; i < room - 8; i++) {
+      hub.publish(big('second'));
+      await tick();
+    }
+    expect(eventLog.following).toBe(1);
+    // As dispose stops: the streams end first, then the server; far within the 60 s grace.
+    eventLog.close();
+    await server.closeGracefully();
+    expect(eventLog.following).toBe(0);
   });
 
   test('a heartbeat due after a stop ended the stream writes nothing (a write after the end throws)', async () => {

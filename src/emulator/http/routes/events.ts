@@ -90,10 +90,9 @@ export function eventRoutes(
     const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
     const unsubscribe = log.follow(caller.tenantId, send, () => {
-      // The emulator stops: the stream ends, and a stop does not wait for a client that does not read.
+      // The emulator stops: the stream ends, and no heartbeat comes after its end (a write after the end throws).
       clearInterval(heartbeat);
       raw.end();
-      if (raw.writableLength > 0) raw.destroy();
     });
     raw.once('close', () => {
       clearInterval(heartbeat);
