@@ -236,3 +236,19 @@ export const createTenantSchema = {
     },
   ],
 } as const;
+
+/**
+ * GET /_emulator/events (the emulator's admin route): each filter once, as a string of a bounded
+ * length (a repeated parameter is an array, refused rather than matching nothing). The status
+ * filter's form is checked by the route, which says what it takes.
+ */
+export const eventsQuerySchema = {
+  type: 'object',
+  properties: {
+    follow: { enum: ['', '1', 'true', '0', 'false'] },
+    reactor: { type: 'string', maxLength: MAX_NAME_LENGTH },
+    proxy: { type: 'string', maxLength: MAX_NAME_LENGTH },
+    status: { type: 'string' },
+    request: { type: 'string', maxLength: 128 },
+  },
+} as const;

@@ -9,6 +9,17 @@ export class EventStreamEndedError extends Error {
   override readonly name = 'EventStreamEndedError';
 }
 
+/** The server has no event stream (a 404): not the emulator, or one from before `svc logs`. */
+export class EventStreamUnavailableError extends Error {
+  override readonly name = 'EventStreamUnavailableError';
+  constructor(readonly url: string) {
+    super(`The server at ${url} has no event stream (GET /_emulator/events answered 404); the emulator has one.`);
+  }
+}
+
+/** Far more than one event takes (a console line is 64 KiB at most): a server that sends more is not the emulator. */
+const MAX_EVENT_CHARS = 4 << 20;
+
 /**
  * Reads `GET /_emulator/events` (server-sent events) as it arrives: a plain node:http(s) request,
  * since fetch reads no stream as simply and the answer may never end. Returns when the server ends
@@ -36,9 +47,16 @@ export async function* readEventStream(
   }
   response.setEncoding('utf8');
   const type = response.headers['content-type'] ?? '';
+  if (response.statusCode === 404) {
+    response.destroy();
+    throw new EventStreamUnavailableError(url.origin);
+  }
   if ((response.statusCode ?? 0) >= 400) {
     let text = '';
-    for await (const chunk of response) text += chunk as string;
+    for await (const chunk of response) {
+      text += chunk as string;
+      if (text.length > MAX_EVENT_CHARS) break;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -59,6 +77,7 @@ export async function* readEventStream(
       pending += chunk as string;
       const blocks = pending.split('\n\n');
       pending = blocks.pop() ?? '';
+      if (pending.length > MAX_EVENT_CHARS) throw new Error(`an event longer than ${MAX_EVENT_CHARS} characters`);
       for (const block of blocks) {
         // Comment lines (`: heartbeat`) keep the connection alive and say nothing.
         const data = block

@@ -4,6 +4,13 @@ import type { EmulatorEvents } from './events.js';
 
 /** How many recent events each tenant's log keeps for `svc logs` without --follow. */
 export const RECENT_EVENTS = 1000;
+/** And how much of them, about in bytes of their JSON: a console line alone may be 64 KiB. */
+export const RECENT_BYTES = 1 << 20;
+/**
+ * How many tenants' logs are kept, the least recently active dropped first: `POST /_emulator/tenants`
+ * mints any number of tenants, and none is ever deleted.
+ */
+export const MAX_TENANT_LOGS = 64;
 
 /** What `GET /_emulator/events` narrows to; each given field must match. */
 export interface EventFilter {
@@ -22,13 +29,24 @@ export type OwnerLookup = (id: string) => { name: string; tenantId: string } | u
 
 type Listener = (event: EmulatorEvent) => void;
 
+interface Recent {
+  events: EmulatorEvent[];
+  /** The size of each of `events` (sizeOf), and their sum. */
+  sizes: number[];
+  bytes: number;
+}
+
 /**
  * The emulator's events by tenant, for `svc logs`: a bounded buffer of each tenant's recent events
  * and live subscriptions per tenant. Events without a tenant (the emulator's own warnings, errors
  * and reloads) are kept out: they may concern another tenant, and a key is shown its tenant only.
  */
 export class TenantEventLog {
-  private readonly recent = new Map<string, EmulatorEvent[]>();
+  /** By tenant, the least recently active first. */
+  private readonly recent = new Map<string, Recent>();
+  /** The tenant of the last event: most events are of the tenant before them, and keep the order as it is. */
+  private latest: string | undefined;
+  private closed = false;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly closers = new Set<() => void>();
   private readonly unsubscribe: () => void;
@@ -42,7 +60,7 @@ export class TenantEventLog {
 
   /** The tenant's recent events, oldest first. */
   recentOf(tenantId: string): readonly EmulatorEvent[] {
-    return this.recent.get(tenantId) ?? [];
+    return this.recent.get(tenantId)?.events ?? [];
   }
 
   /**
@@ -50,6 +68,11 @@ export class TenantEventLog {
    * emulator stops); the function returned ends the subscription.
    */
   follow(tenantId: string, listener: Listener, onClose: () => void): () => void {
+    // A request that was under way when the emulator began to stop: nothing more will come.
+    if (this.closed) {
+      onClose();
+      return () => {};
+    }
     let set = this.listeners.get(tenantId);
     if (!set) this.listeners.set(tenantId, (set = new Set()));
     const listeners = set;
@@ -74,6 +97,7 @@ export class TenantEventLog {
 
   /** Ends every subscription: open streams are told to end, so that the server's stop does not wait on them. */
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     for (const close of [...this.closers]) close();
   }
@@ -81,12 +105,35 @@ export class TenantEventLog {
   private add(event: EmulatorEvent): void {
     const tenantId = 'tenantId' in event ? event.tenantId : undefined;
     if (tenantId === undefined) return;
-    let list = this.recent.get(tenantId);
-    if (!list) this.recent.set(tenantId, (list = []));
-    list.push(event);
-    if (list.length > this.limit) list.splice(0, list.length - this.limit);
+    let recent = this.recent.get(tenantId);
+    if (recent && tenantId !== this.latest) {
+      // Moved last: the least recently active tenant is the first in the map.
+      this.recent.delete(tenantId);
+      this.recent.set(tenantId, recent);
+    } else if (!recent) {
+      this.recent.set(tenantId, (recent = { events: [], sizes: [], bytes: 0 }));
+      const oldest = this.recent.keys().next().value;
+      if (this.recent.size > MAX_TENANT_LOGS && oldest !== undefined) this.recent.delete(oldest);
+    }
+    this.latest = tenantId;
+    const size = sizeOf(event);
+    recent.events.push(event);
+    recent.sizes.push(size);
+    recent.bytes += size;
+    // The newest event is kept whatever its size.
+    while (recent.events.length > 1 && (recent.events.length > this.limit || recent.bytes > RECENT_BYTES)) {
+      recent.events.shift();
+      recent.bytes -= recent.sizes.shift() ?? 0;
+    }
     for (const listener of this.listeners.get(tenantId) ?? []) listener(event);
   }
+}
+
+/** About the size of an event's JSON, from above: its strings, and room for its names and numbers. */
+function sizeOf(event: EmulatorEvent): number {
+  let size = 200;
+  for (const value of Object.values(event)) if (typeof value === 'string') size += value.length;
+  return size;
 }
 
 /**

@@ -1,4 +1,6 @@
-import { describe, expect, test } from 'vitest';
+import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { createTenant, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
@@ -25,6 +27,38 @@ async function setup() {
   const cwd = await tempDir();
   const target = ['--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey];
   return { emu, cwd, target };
+}
+
+/** A loopback HTTP server of another kind, closed when the test ends; `answer` writes each answer. */
+async function otherServer(answer: (path: string, response: ServerResponse) => void): Promise<string> {
+  const server = createServer((request, response) => answer(request.url ?? '/', response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A server that answers the platform API as the emulator does, but has no `/_emulator/` routes. */
+function withoutEventStream(emulatorUrl: string): Promise<string> {
+  return otherServer((path, response) => {
+    const request = response.req;
+    if (path.startsWith('/_emulator/')) {
+      response.writeHead(404, { 'content-type': 'application/problem+json' });
+      response.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404 }));
+      return;
+    }
+    const forwarded = httpRequest(
+      `${emulatorUrl}${path}`,
+      { method: request.method, headers: request.headers },
+      (got) => {
+        response.writeHead(got.statusCode ?? 502, got.headers);
+        got.pipe(response);
+      },
+    );
+    request.pipe(forwarded);
+  });
 }
 
 describe('svc logs', () => {
@@ -103,6 +137,59 @@ describe('svc logs', () => {
   });
 });
 
+describe('svc logs against what is not an emulator', () => {
+  test('a web page, a 404 or a stream of something else is one clear line and exit 1', async () => {
+    const cwd = await tempDir();
+    const key = ['--management-key', 'key_management_0123456789'];
+    const page = await otherServer((_path, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html>hello</html>');
+    });
+    expectOneLineError(
+      await runSvc(['logs', '--base-url', page, ...key], { cwd }),
+      1,
+      /did not answer like the svc API/,
+    );
+    const missing = await otherServer((_path, response) => {
+      response.writeHead(404, { 'content-type': 'text/html' });
+      response.end('<h1>Not Found</h1>');
+    });
+    expectOneLineError(await runSvc(['logs', '--base-url', missing, ...key], { cwd }), 1, /no event stream/);
+    const problem = await otherServer((_path, response) => {
+      response.writeHead(404, { 'content-type': 'application/problem+json' });
+      response.end(JSON.stringify({ title: 'Not Found', status: 404, detail: 'no such route' }));
+    });
+    expectOneLineError(await runSvc(['logs', '--base-url', problem, ...key], { cwd }), 1, /no event stream/);
+    const garbage = await otherServer((_path, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end('data: {not json\n\n');
+    });
+    expectOneLineError(
+      await runSvc(['logs', '--base-url', garbage, ...key], { cwd }),
+      1,
+      /event stream ended unexpectedly/,
+    );
+  });
+
+  test('nothing listening is a one-line connection error', async () => {
+    const cwd = await tempDir();
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const result = await runSvc(['logs', '--base-url', closed, '--management-key', 'key_management_0123456789'], {
+      cwd,
+    });
+    expectOneLineError(result, 1, /^Error: Cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused/);
+  });
+});
+
+/** A loopback port nothing listens on (one that was free a moment ago). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 describe('svc invoke reactor --logs', () => {
   test("prints that call's own console lines on stderr after the result", async () => {
     const { emu, cwd, target } = await setup();
@@ -114,5 +201,19 @@ describe('svc invoke reactor --logs', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ raw: { ok: true } });
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d \[talks\] said this call\n$/);
+  });
+
+  test("where the server has no event stream, the result is printed, then one line, and the exit code is the call's", async () => {
+    const { emu, cwd } = await setup();
+    await reactor(emu, 'talks');
+    const url = await withoutEventStream(emu.url);
+    const target = ['--base-url', url, '--management-key', emu.managementKey, '--api-key', emu.privateKey];
+    const result = await runSvc(['invoke', 'reactor', 'talks', '--args', '{"word":"hi"}', '--logs', ...target], {
+      cwd,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ raw: { ok: true } });
+    expect(result.stderr).toMatch(/^Console lines are not available: .*no event stream.*\n$/);
+    expect(result.stderr).not.toContain(emu.managementKey);
   });
 });

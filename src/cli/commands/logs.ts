@@ -58,12 +58,13 @@ export async function streamEvents(
   signal: AbortSignal,
   print: (event: EmulatorEvent) => void,
 ): Promise<void> {
-  const { EventStreamEndedError } = await import('../../client/event-stream.js');
+  const { EventStreamEndedError, EventStreamUnavailableError } = await import('../../client/event-stream.js');
   try {
     for await (const event of client.events(query, signal)) print(event);
   } catch (error) {
     if (error instanceof EventStreamEndedError)
       throw new UserError(`${error.message[0]?.toUpperCase()}${error.message.slice(1)}.`);
+    if (error instanceof EventStreamUnavailableError) throw new UserError(error.message);
     throw error;
   }
 }

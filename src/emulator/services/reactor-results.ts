@@ -194,8 +194,7 @@ export class ReactorResults {
   }
 
   private async deliver(record: ReactorResultRecord): Promise<void> {
-    // The log names where the result went, not what its query string may carry.
-    const where = record.callback_url.split('?')[0]!;
+    const where = shownUrl(record.callback_url);
     const { delivery } = record;
     const event = {
       tenantId: record.tenant_id,
@@ -324,4 +323,18 @@ function withDelivery(record: ReactorResultRecord): ReactorResultRecord {
       ...(last && { ended_at: last.at }),
     },
   };
+}
+
+/**
+ * Where a result went, as the log shows it: not the credentials, query string or fragment the URL
+ * may carry (`https://user:pass@host/hook?token=...`).
+ */
+function shownUrl(url: string): string {
+  try {
+    const { protocol, host, pathname } = new URL(url);
+    return `${protocol}//${host}${pathname}`;
+  } catch {
+    // The schema took it as a URI; whatever it is, only what comes before any query string is shown.
+    return url.split(/[?#]/)[0]!.replace(/\/\/[^/@]*@/, '//');
+  }
 }

@@ -57,11 +57,13 @@ export const reactor = defineCommand({
     const id = await resolveReactorId(client, args.reactor);
     // The call's own trace id: its console lines carry it, and --logs asks for those.
     const traceId = options.logs ? randomUUID() : undefined;
-    const printLogs = () => (traceId === undefined ? Promise.resolve() : printConsoleLines(client, traceId, ctx));
+    const printLogs = (sayWhyNot = true) =>
+      traceId === undefined ? Promise.resolve() : printConsoleLines(client, traceId, ctx, sayWhyNot);
     const response = await client.reactors
       .invoke(id, body, options.transaction, traceId)
       .catch(async (error: unknown) => {
-        await printLogs().catch(() => {});
+        // The call's own error is the one line to show: lines that cannot be had are not another.
+        await printLogs(false);
         // The code ran but its result was refused (a tokenize block its Application may not write): the raw
         // result it returned is printed as a success would print it, then the error (in the problem with --json).
         const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
@@ -88,11 +90,20 @@ export const reactor = defineCommand({
   },
 });
 
-/** Prints on stderr the console lines the emulator reported for the call traced as `traceId`. */
-async function printConsoleLines(client: ApiClient, traceId: string, ctx: Context): Promise<void> {
-  await streamEvents(client, { request: traceId }, ctx.io.signal, (event) => {
-    if (event.type === 'console') ctx.output.note(plainLine(formatEvent(event), false).trimEnd());
-  });
+/**
+ * Prints on stderr the console lines the emulator reported for the call traced as `traceId`. Where
+ * they cannot be had (a server that is not the emulator, no management key) one line says why, if
+ * `sayWhyNot`; the exit code stays the call's: the call happened, whatever became of its lines.
+ */
+async function printConsoleLines(client: ApiClient, traceId: string, ctx: Context, sayWhyNot: boolean): Promise<void> {
+  try {
+    await streamEvents(client, { request: traceId }, ctx.io.signal, (event) => {
+      if (event.type === 'console') ctx.output.note(plainLine(formatEvent(event), false).trimEnd());
+    });
+  } catch (error) {
+    if (sayWhyNot)
+      ctx.output.note(`Console lines are not available: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** How often `--wait` asks for the result: a reactor runs in milliseconds to minutes. */

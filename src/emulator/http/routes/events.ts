@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorEvent } from '../../../api/events.js';
+import { eventsQuerySchema } from '../../../api/schemas.js';
 import { HttpError, fieldError } from '../../errors.js';
 import {
   eventMatcher,
@@ -12,11 +13,14 @@ import { callerOf } from '../auth.js';
 
 /** A comment line now and then, so that proxies and the client can tell a quiet stream from a dead one. */
 const HEARTBEAT_MS = 15_000;
-/** What a stream may hold unsent for a client that stops reading; past it the stream is ended, not grown. */
+/**
+ * What a stream may hold unsent for a client that stops reading, beyond the recent events it began
+ * with (a tenant's log is bounded too); past it the stream is ended, not grown.
+ */
 const MAX_UNSENT_BYTES = 1 << 20;
 
 interface EventsQuery {
-  follow?: string;
+  follow?: '' | '1' | 'true' | '0' | 'false';
   reactor?: string;
   proxy?: string;
   status?: string;
@@ -26,14 +30,16 @@ interface EventsQuery {
 /**
  * `GET /_emulator/events`: the management key's tenant's events as server-sent events (`data: <json>`),
  * the recent ones first; with `follow=1` the stream stays open for new ones. Filters apply here, at the
- * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id).
+ * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id). HEAD
+ * answers the headers only.
  */
 export function eventRoutes(
   app: FastifyInstance,
   log: TenantEventLog,
   lookup: { reactor: OwnerLookup; proxy: OwnerLookup },
 ): void {
-  app.get<{ Querystring: EventsQuery }>('/_emulator/events', { config: { admin: true } }, async (request, reply) => {
+  const options = { schema: { querystring: eventsQuerySchema }, config: { admin: true } };
+  app.get<{ Querystring: EventsQuery }>('/_emulator/events', options, async (request, reply) => {
     const caller = callerOf(request);
     if (caller.application.type !== 'management') {
       throw new HttpError(403, 'The event stream is shown to management Applications only.');
@@ -61,21 +67,33 @@ export function eventRoutes(
       'cache-control': 'no-store',
       ...(follow && { 'x-accel-buffering': 'no' }),
     });
-    const send = (event: EmulatorEvent) => {
-      if (!matches(event)) return;
-      raw.write(`data: ${JSON.stringify(event)}\n\n`);
-      if (raw.writableLength > MAX_UNSENT_BYTES) raw.destroy();
+    if (request.method === 'HEAD') {
+      raw.end();
+      return;
+    }
+    const write = (event: EmulatorEvent) => {
+      if (matches(event)) raw.write(`data: ${JSON.stringify(event)}\n\n`);
     };
-    for (const event of log.recentOf(caller.tenantId)) send(event);
+    // The recent events are written at once, however fast the client reads them: they are in memory already.
+    for (const event of log.recentOf(caller.tenantId)) write(event);
     if (!follow) {
       raw.end();
       return;
     }
+    const unsent = raw.writableLength + MAX_UNSENT_BYTES;
+    const send = (event: EmulatorEvent) => {
+      write(event);
+      if (raw.writableLength > unsent) raw.destroy();
+    };
     // The headers go now: a client waits for them before it reads, and a quiet tenant may send nothing for long.
     raw.flushHeaders();
-    const unsubscribe = log.follow(caller.tenantId, send, () => raw.end());
     const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
+    const unsubscribe = log.follow(caller.tenantId, send, () => {
+      // The emulator stops: the stream ends, and no heartbeat comes after its end (a write after the end throws).
+      clearInterval(heartbeat);
+      raw.end();
+    });
     raw.once('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
