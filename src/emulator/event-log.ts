@@ -28,7 +28,8 @@ type Listener = (event: EmulatorEvent) => void;
  * and reloads) are kept out: they may concern another tenant, and a key is shown its tenant only.
  */
 export class TenantEventLog {
-  private readonly recent = new Map<string, EmulatorEvent[]>();
+  /** Each tenant's recent events: `events` is full before it wraps, and `next` is where the oldest is. */
+  private readonly recent = new Map<string, { events: EmulatorEvent[]; next: number }>();
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly closers = new Set<() => void>();
   private readonly unsubscribe: () => void;
@@ -42,7 +43,11 @@ export class TenantEventLog {
 
   /** The tenant's recent events, oldest first. */
   recentOf(tenantId: string): readonly EmulatorEvent[] {
-    return this.recent.get(tenantId) ?? [];
+    const ring = this.recent.get(tenantId);
+    if (!ring) return [];
+    return ring.next === 0
+      ? ring.events.slice()
+      : [...ring.events.slice(ring.next), ...ring.events.slice(0, ring.next)];
   }
 
   /**
@@ -81,10 +86,15 @@ export class TenantEventLog {
   private add(event: EmulatorEvent): void {
     const tenantId = 'tenantId' in event ? event.tenantId : undefined;
     if (tenantId === undefined) return;
-    let list = this.recent.get(tenantId);
-    if (!list) this.recent.set(tenantId, (list = []));
-    list.push(event);
-    if (list.length > this.limit) list.splice(0, list.length - this.limit);
+    let ring = this.recent.get(tenantId);
+    if (!ring) this.recent.set(tenantId, (ring = { events: [], next: 0 }));
+    // Once full, the oldest is overwritten in place: dropping it from the front of a list would
+    // move all the others, twice per reactor call.
+    if (ring.events.length < this.limit) ring.events.push(event);
+    else {
+      ring.events[ring.next] = event;
+      ring.next = (ring.next + 1) % this.limit;
+    }
     for (const listener of this.listeners.get(tenantId) ?? []) listener(event);
   }
 }
