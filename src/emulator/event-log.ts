@@ -30,9 +30,11 @@ export type OwnerLookup = (id: string) => { name: string; tenantId: string } | u
 type Listener = (event: EmulatorEvent) => void;
 
 interface Recent {
-  events: EmulatorEvent[];
-  /** The size of each of `events` (sizeOf), and their sum. */
+  /** The events from `head` on are kept; those before it are dropped, and cut off now and then. */
+  events: (EmulatorEvent | undefined)[];
+  /** The size of each of `events` (sizeOf), and the sum of those kept. */
   sizes: number[];
+  head: number;
   bytes: number;
 }
 
@@ -60,7 +62,8 @@ export class TenantEventLog {
 
   /** The tenant's recent events, oldest first. */
   recentOf(tenantId: string): readonly EmulatorEvent[] {
-    return this.recent.get(tenantId)?.events ?? [];
+    const recent = this.recent.get(tenantId);
+    return recent ? (recent.events.slice(recent.head) as EmulatorEvent[]) : [];
   }
 
   /**
@@ -111,7 +114,7 @@ export class TenantEventLog {
       this.recent.delete(tenantId);
       this.recent.set(tenantId, recent);
     } else if (!recent) {
-      this.recent.set(tenantId, (recent = { events: [], sizes: [], bytes: 0 }));
+      this.recent.set(tenantId, (recent = { events: [], sizes: [], head: 0, bytes: 0 }));
       const oldest = this.recent.keys().next().value;
       if (this.recent.size > MAX_TENANT_LOGS && oldest !== undefined) this.recent.delete(oldest);
     }
@@ -120,10 +123,21 @@ export class TenantEventLog {
     recent.events.push(event);
     recent.sizes.push(size);
     recent.bytes += size;
-    // The newest event is kept whatever its size.
-    while (recent.events.length > 1 && (recent.events.length > this.limit || recent.bytes > RECENT_BYTES)) {
-      recent.events.shift();
-      recent.bytes -= recent.sizes.shift() ?? 0;
+    // The newest event is kept whatever its size. The oldest are dropped by moving `head` (two events a
+    // reactor call: shifting a list of a thousand each time moved all the others), and cut off in one go
+    // once as many are dropped as a log keeps.
+    while (
+      recent.events.length - recent.head > 1 &&
+      (recent.events.length - recent.head > this.limit || recent.bytes > RECENT_BYTES)
+    ) {
+      recent.bytes -= recent.sizes[recent.head]!;
+      recent.events[recent.head] = undefined;
+      recent.head++;
+    }
+    if (recent.head >= this.limit) {
+      recent.events.splice(0, recent.head);
+      recent.sizes.splice(0, recent.head);
+      recent.head = 0;
     }
     for (const listener of this.listeners.get(tenantId) ?? []) listener(event);
   }

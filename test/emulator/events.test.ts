@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EmulatorEvent } from '../../src/api/events.js';
 import { createEmulator } from '../../src/emulator/index.js';
+import { TenantEventLog } from '../../src/emulator/event-log.js';
 import { EventHub } from '../../src/emulator/events.js';
 import { createApplication, createTenant, startEmulator } from '../helpers/emulator.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -75,6 +76,28 @@ describe('EventHub', () => {
     expect(() => hub.publish({ type: 'warning', message: 'a' })).not.toThrow();
     // Each gets the event once, and the failure of the first once: bounded.
     expect(calls).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('TenantEventLog', () => {
+  it('keeps each tenant its last events, oldest first, past any number of events', () => {
+    const hub = new EventHub();
+    const log = new TenantEventLog(hub, 3);
+    const messages = (tenantId: string) =>
+      log.recentOf(tenantId).map((event) => (event.type === 'request' ? event.path : event.type));
+    const request = (tenantId: string, path: string) =>
+      hub.publish({ type: 'request', method: 'GET', path, status: 200, ms: 1, traceId: path, tenantId });
+    request('t1', '/1');
+    request('t1', '/2');
+    expect(messages('t1')).toEqual(['/1', '/2']);
+    for (let i = 3; i <= 8; i++) request('t1', `/${i}`);
+    request('t2', '/other');
+    hub.publish({ type: 'warning', message: 'no tenant' });
+    expect(messages('t1')).toEqual(['/6', '/7', '/8']);
+    request('t1', '/9');
+    expect(messages('t1')).toEqual(['/7', '/8', '/9']);
+    expect(messages('t2')).toEqual(['/other']);
+    expect(messages('t3')).toEqual([]);
   });
 });
 

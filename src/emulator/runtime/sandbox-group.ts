@@ -1,6 +1,6 @@
 import { UserCodeError } from './user-code-error.js';
 import type { Instance } from './instance.js';
-import type { SandboxProcess } from './sandbox-process.js';
+import { BUSY, type SandboxProcess } from './sandbox-process.js';
 import type { InvokeOptions, LogEntry } from './types.js';
 
 /** What a group needs of the runtime: processes (within the global budget) and the version cap. */
@@ -12,8 +12,6 @@ export interface ProcessSource {
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
 }
-
-const RETRY = Symbol('retry');
 
 /**
  * The sandbox processes of one code owner: a reactor, or a proxy's transforms, and the versions of
@@ -64,48 +62,45 @@ export class SandboxGroup {
     payload: { args: unknown; configuration: unknown },
     options: InvokeOptions,
   ): Promise<{ value: unknown; logs: LogEntry[] }> {
+    const invokeOptions = {
+      label: instance.label,
+      timeoutMs: options.timeoutMs,
+      requestId: options.requestId,
+      svc: options.svc ?? null,
+    };
     for (let attempt = 0; ; attempt++) {
       // Most calls find a process that answers with their version loaded: no await (a turn of the
-      // microtask queue each) on the way to it.
+      // microtask queue each, on the path of every call) on the way to it.
       const process = this.answering() ?? (await this.pick());
       this.keep(process);
-      const unpin = process.pin(instance.vid);
-      let outcome: Promise<{ value: unknown; logs: LogEntry[] } | typeof RETRY>;
-      try {
-        if (!process.loaded(instance.vid))
+      let outcome: Promise<{ value: unknown; logs: LogEntry[] } | typeof BUSY>;
+      if (process.loaded(instance.vid)) outcome = process.invoke(instance.vid, payload, invokeOptions);
+      else {
+        const unpin = process.pin(instance.vid);
+        try {
           await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
-        outcome = new Promise((resolve, reject) => {
-          process
-            .invoke(
-              instance.vid,
-              payload,
-              {
-                label: instance.label,
-                timeoutMs: options.timeoutMs,
-                requestId: options.requestId,
-                svc: options.svc ?? null,
-              },
-              () => resolve(RETRY),
-            )
-            .then(resolve, reject);
-        });
-      } catch (error) {
-        // The process went away under the load: try another. Else the code no longer loads here.
-        if (process.dead && attempt < 2) continue;
-        throw new UserCodeError(
-          500,
-          `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`,
-          { title: 'Sandbox stopped' },
-        );
-      } finally {
-        unpin();
+          outcome = process.invoke(instance.vid, payload, invokeOptions);
+        } catch (error) {
+          // The process went away under the load: try another. Else the code no longer loads here.
+          if (process.dead && attempt < 2) continue;
+          throw new UserCodeError(
+            500,
+            `The sandbox could not load ${instance.label} again: ${(error as UserCodeError).detail ?? (error as Error).message}`,
+            { title: 'Sandbox stopped' },
+          );
+        } finally {
+          unpin();
+        }
       }
       process.trim(this.source.maxVersionsPerProcess);
-      const settled = await outcome.finally(() => {
+      let settled: { value: unknown; logs: LogEntry[] } | typeof BUSY;
+      try {
+        settled = await outcome;
+      } finally {
         this.scheduleReap(process);
         this.source.released();
-      });
-      if (settled !== RETRY) return settled;
+      }
+      if (settled !== BUSY) return settled;
       if (attempt >= 2)
         throw new UserCodeError(
           500,

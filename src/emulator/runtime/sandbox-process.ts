@@ -40,9 +40,12 @@ interface PendingCall {
   svcInFlight: number;
   resolve: (value: unknown) => void;
   reject: (error: UserCodeError) => void;
-  /** Asked to go to another process: this one was still busy with earlier work. */
-  retry: () => void;
+  /** Answered BUSY: this process was still busy with earlier work, and the call goes to another. */
+  busy: () => void;
 }
+
+/** What a call is answered when its process turns out to be busy with work left behind: run it elsewhere. */
+export const BUSY = Symbol('busy');
 
 /** Room for the note the sandbox adds when it cuts console output. */
 const LOG_SLACK = 256;
@@ -224,14 +227,13 @@ export class SandboxProcess {
 
   /**
    * Runs a loaded version once. Rejects with a UserCodeError: 408 after the timeout, 500 when the
-   * process dies under it. `retry` is called instead when the process turns out to be busy.
+   * process dies under it. Resolves BUSY instead when the process turns out to be busy.
    */
   invoke(
     vid: string,
     payload: { args: unknown; configuration: unknown },
     options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
-    retry: () => void,
-  ): Promise<{ value: unknown; logs: LogEntry[] }> {
+  ): Promise<{ value: unknown; logs: LogEntry[] } | typeof BUSY> {
     if (this.dead) return Promise.reject(this.stopped(`${options.label} was not run`));
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
@@ -264,7 +266,7 @@ export class SandboxProcess {
         svcInFlight: 0,
         resolve: (value) => (settle(), resolve({ value, logs })),
         reject: (error) => (settle(), reject(error)),
-        retry: () => (settle(), retry()),
+        busy: () => (settle(), resolve(BUSY)),
       });
       this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', ...payload, svc: options.svc !== null });
       this.watch();
@@ -366,7 +368,7 @@ export class SandboxProcess {
       }
       case 'busy': {
         // The call goes elsewhere first; then this process goes.
-        this.calls.get(message.id)?.retry();
+        this.calls.get(message.id)?.busy();
         this.kill('it kept a core busy after its last call returned');
         return;
       }

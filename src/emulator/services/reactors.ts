@@ -159,7 +159,9 @@ export class ReactorService {
         `This ${caller.application.type} Application lacks token:use, which invoking a reactor needs.`,
       );
     }
-    return this.invocations.invoke(ctx, this.find(caller, id), body, requestId);
+    // Awaited here: returning the promise from an async function would take two more turns of the
+    // microtask queue before the answer is written.
+    return await this.invocations.invoke(ctx, this.find(caller, id), body, requestId);
   }
 
   /** An asynchronous invocation's outcome, for polling. */
@@ -176,7 +178,7 @@ export class ReactorService {
   }
 
   /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
-  private async instanceOf(reactor: ReactorRecord): Promise<Instance> {
+  private instanceOf(reactor: ReactorRecord): Instance | Promise<Instance> {
     const current = this.options.runtime.get(reactor.id);
     if (current && current.version === versionOf(reactor)) return current;
     return this.load(reactor);

@@ -184,6 +184,18 @@ describe('POST /tokens on the lean path answers as fastify does', () => {
       { body: '{"type":"token","data":{"__proto__":{"x":1}}}', headers: { 'content-type': JSON_TYPE } },
     ],
     [
+      'JSON with an escaped __proto__ (400)',
+      { body: '{"type":"token","data":{"\\u005f_proto__":{"x":1}}}', headers: { 'content-type': JSON_TYPE } },
+    ],
+    [
+      'JSON with constructor.prototype (400)',
+      { body: '{"type":"token","data":{"constructor":{"prototype":{"x":1}}}}', headers: { 'content-type': JSON_TYPE } },
+    ],
+    [
+      'JSON that only mentions them (accepted)',
+      { body: '{"type":"token","data":"a __proto__ and a constructor"}', headers: { 'content-type': JSON_TYPE } },
+    ],
+    [
       'bytes that are not UTF-8 (400)',
       { body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), headers: { 'content-type': JSON_TYPE } },
     ],

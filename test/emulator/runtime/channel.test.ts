@@ -34,6 +34,26 @@ describe('Channel', () => {
     expect(got).toEqual([{ a: 1 }, [2], 3, 'four']);
   });
 
+  it('writes the first frame of a turn at once, and the rest of the turn in one write, in order', async () => {
+    const wire = new PassThrough();
+    const writes: number[] = [];
+    const write = wire.write.bind(wire);
+    wire.write = ((chunk: Buffer) => (writes.push(chunk.length), write(chunk))) as typeof wire.write;
+    const sender = new Channel<unknown, unknown>(wire, 1024, { message: () => {}, broken: () => {} });
+    const got: unknown[] = [];
+    new Channel<unknown, unknown>(wire, 1024, { message: (message) => got.push(message), broken: () => {} });
+    sender.send({ n: 1 });
+    sender.sendText('{"n":2}');
+    sender.send({ n: 3 });
+    expect(writes).toEqual([4 + 7]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([4 + 7, 2 * (4 + 7)]);
+    sender.send({ n: 4 });
+    expect(writes).toHaveLength(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(got).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+  });
+
   it('breaks on a frame over its limit before reading it, and on a frame that is not JSON', () => {
     const over = listen(16);
     over.stream.write(frame(`"${'x'.repeat(40)}"`).subarray(0, 4));
