@@ -1,19 +1,9 @@
 import path from 'node:path';
 import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
-import { formatEvent, plainLine } from '../ui/format-event.js';
+import { formatEvent, paintTone, plainLine, type Tone } from '../ui/format-event.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
-
-/** SGR codes (on, off): the caller decides whether to colour, not the process's own stdout. */
-const ANSI = {
-  bold: [1, 22],
-  dim: [2, 22],
-  red: [31, 39],
-  green: [32, 39],
-  yellow: [33, 39],
-  cyan: [36, 39],
-} as const;
 
 /** Event field names are few and fixed: each is converted once (a line per request is the hot path). */
 const snakeNames = new Map<string, string>();
@@ -146,13 +136,12 @@ function prettyLines(
   terminal: boolean,
   cwd: string,
 ): Lines {
-  const paint = (style: keyof typeof ANSI, text: string) =>
-    color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text;
+  const paint = (tone: Tone, text: string) => paintTone(text, tone, color);
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
       const where = dataFile ? `data ${dataFile}` : 'in memory';
       out(
-        `${paint('green', '●')} svc emulator listening on ${paint('bold', url)}  ${paint('dim', `(${tier} tier, ${where})`)}`,
+        `${paint('ok', '●')} svc emulator listening on ${paint('strong', url)}  ${paint('muted', `(${tier} tier, ${where})`)}`,
       );
       const { created, generated, tenantId } = bootstrap;
       if (created) out(`  Created tenant ${tenantId} with a management and a private Application.`);
@@ -170,7 +159,7 @@ function prettyLines(
       }
       if (created && terminal) out(`  Webhook signing secret (SVC-SIGNATURE), shown this once: ${webhookSecret}`);
       else out('  Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
-      for (const line of tryLines({ url, bootstrap, credentialsFile }, cwd, terminal)) out(paint('dim', line));
+      for (const line of tryLines({ url, bootstrap, credentialsFile }, cwd, terminal)) out(paint('muted', line));
     },
     event(event) {
       // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); the emulator's own

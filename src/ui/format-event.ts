@@ -150,10 +150,14 @@ const TONES: Readonly<Record<Tone, [number, number]>> = {
   accent: [36, 39],
 };
 
+/** `text` in the tone's ANSI colour when `color` (the caller decides, not the process's own stdout). */
+export function paintTone(text: string, tone: Tone | undefined, color: boolean): string {
+  return color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text;
+}
+
 /** An event line as plain text, its spans painted with ANSI colours when `color`. */
 export function plainLine(line: EventLine, color: boolean): string {
-  const paint = (text: string, tone: Tone | undefined) =>
-    color && tone ? `\u001b[${TONES[tone][0]}m${text}\u001b[${TONES[tone][1]}m` : text;
+  const paint = (text: string, tone: Tone | undefined) => paintTone(text, tone, color);
   const text = `${paint(line.time, 'muted')} ${line.spans.map((span) => paint(span.text, span.tone)).join(' ')}\n`;
   return line.detail === undefined ? text : `${text}${paint(`    ${line.detail}`, 'muted')}\n`;
 }

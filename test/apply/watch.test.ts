@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { prepareApply, watchConfig, type WatchEvent } from '../../src/apply/index.js';
+import type { Desired } from '../../src/apply/types.js';
 import { ApiClient } from '../../src/client/index.js';
 import { runSvc } from '../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -37,22 +38,33 @@ function writes(emu: TestEmulator): number {
   ).length;
 }
 
+/** svc.yaml applied; resolves to what was applied. */
+async function applied(client: ApiClient, cwd: string): Promise<Desired> {
+  const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
+  await prepared.apply();
+  return prepared.desired;
+}
+
+/** Watches svc.yaml as applied (`desired`) until the test ends; resolves, once watching, to the events so far and to come. */
+async function watchApplied(client: ApiClient, cwd: string, desired: Desired): Promise<WatchEvent[]> {
+  const events: WatchEvent[] = [];
+  const watcher = watchConfig({
+    client,
+    file: 'svc.yaml',
+    cwd,
+    env: {},
+    applied: desired,
+    onEvent: (event) => events.push(event),
+  });
+  onTestFinished(() => watcher.close());
+  await watcher.ready;
+  return events;
+}
+
 describe('watchConfig', () => {
   test('a saved code file is applied as one PATCH; a save of the same contents sends nothing; a syntax error is reported at its line and sends nothing', async () => {
     const { emu, cwd, write, client } = await setup();
-    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
-    await prepared.apply();
-    const events: WatchEvent[] = [];
-    const watcher = watchConfig({
-      client,
-      file: 'svc.yaml',
-      cwd,
-      env: {},
-      applied: prepared.desired,
-      onEvent: (event) => events.push(event),
-    });
-    onTestFinished(() => watcher.close());
-    await watcher.ready;
+    const events = await watchApplied(client, cwd, await applied(client, cwd));
     expect(events).toEqual([{ type: 'watching', files: [path.join(cwd, 'svc.yaml'), path.join(cwd, 'charge.js')] }]);
     const before = writes(emu);
 
@@ -95,21 +107,10 @@ describe('watchConfig', () => {
 
   test('a save made after the apply read the files but before they were watched is applied once watching', async () => {
     const { emu, cwd, write, client } = await setup();
-    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
-    await prepared.apply();
+    const desired = await applied(client, cwd);
     // Saved between the apply and the start of watching: no file event will ever say so.
     await write('charge.js', V2);
-    const events: WatchEvent[] = [];
-    const watcher = watchConfig({
-      client,
-      file: 'svc.yaml',
-      cwd,
-      env: {},
-      applied: prepared.desired,
-      onEvent: (event) => events.push(event),
-    });
-    onTestFinished(() => watcher.close());
-    await watcher.ready;
+    const events = await watchApplied(client, cwd, desired);
     await eventually(async () => expect(await serverCode(emu)).toBe(V2));
     expect(events.filter((event) => event.type === 'change')).toHaveLength(1);
   });
