@@ -117,19 +117,7 @@ describe('watchConfig', () => {
 
   test('a syntax error in svc.yaml is reported at line:column; the next good save applies', async () => {
     const { emu, cwd, write, client } = await setup();
-    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
-    await prepared.apply();
-    const events: WatchEvent[] = [];
-    const watcher = watchConfig({
-      client,
-      file: 'svc.yaml',
-      cwd,
-      env: {},
-      applied: prepared.desired,
-      onEvent: (event) => events.push(event),
-    });
-    onTestFinished(() => watcher.close());
-    await watcher.ready;
+    const events = await watchApplied(client, cwd, await applied(client, cwd));
 
     await write('svc.yaml', `${SVC_YAML}    configuration: [oops\n`);
     await eventually(() =>
@@ -146,19 +134,7 @@ describe('watchConfig', () => {
 
   test('a code file svc.yaml names before it exists is applied once it is written', async () => {
     const { emu, cwd, write, client } = await setup();
-    const prepared = await prepareApply({ client, file: 'svc.yaml', cwd, env: {} });
-    await prepared.apply();
-    const events: WatchEvent[] = [];
-    const watcher = watchConfig({
-      client,
-      file: 'svc.yaml',
-      cwd,
-      env: {},
-      applied: prepared.desired,
-      onEvent: (event) => events.push(event),
-    });
-    onTestFinished(() => watcher.close());
-    await watcher.ready;
+    const events = await watchApplied(client, cwd, await applied(client, cwd));
 
     await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
     await eventually(() =>
