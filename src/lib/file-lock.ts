@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { open, readFile, unlink } from 'node:fs/promises';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { FILE_MODE } from './durable-file.js';
 
 /**
@@ -16,45 +17,62 @@ interface Owner {
 }
 
 /**
- * Takes the advisory lock `file` (created 0600, naming this process) if nobody holds it: resolves to
- * its release, or to the pid of the live process that holds it (this one's, when held here). A lock
- * left by a process that is gone, or whose pid now belongs to another program (a reboot or a
- * container restart reuses pids), is taken over. Other failures (no such folder, no permission)
- * reject with the error of the file system.
+ * Takes the advisory lock `file` (0600, naming this process) if nobody holds it: resolves to its
+ * release, or to the pid of the live process that holds it (this one's, when held here; 0 when
+ * another takes it at the same moment). A lock left by a process that is gone, or whose pid now
+ * belongs to another program (a reboot or a container restart reuses pids), is taken over. Other
+ * failures (no such folder, no permission) reject with the error of the file system.
  */
 export async function tryLockFile(file: string): Promise<{ release: () => Promise<void> } | { heldBy: number }> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (held.has(file)) return { heldBy: process.pid };
-    try {
-      const handle = await open(file, 'wx', FILE_MODE);
-      try {
-        await handle.writeFile(JSON.stringify({ pid: process.pid, start: startOf(process.pid) } satisfies Owner));
-      } finally {
-        await handle.close();
-      }
-      held.add(file);
-      let released = false;
-      return {
-        release: async () => {
-          if (released) return;
-          released = true;
-          held.delete(file);
-          await unlink(file).catch(() => {});
-        },
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        // A lock half written (a full disk) is no lock.
-        await unlink(file).catch(() => {});
-        throw error;
+  // Claimed here before any await: two takers in this process never both get past this line.
+  if (held.has(file)) return { heldBy: process.pid };
+  held.add(file);
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await createNamingThisProcess(file)) {
+        let released = false;
+        return {
+          release: async () => {
+            if (released) return;
+            released = true;
+            held.delete(file);
+            await unlink(file).catch(() => {});
+          },
+        };
       }
       const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
-      if (owner && owner.pid !== process.pid && holds(owner)) return { heldBy: owner.pid };
+      if (owner && owner.pid !== process.pid && holds(owner)) {
+        held.delete(file);
+        return { heldBy: owner.pid };
+      }
       await unlink(file).catch(() => {});
     }
+    held.delete(file);
+    return { heldBy: 0 };
+  } catch (error) {
+    held.delete(file);
+    throw error;
   }
-  // Taken over twice and still there: someone else takes it at the same moment.
-  return { heldBy: 0 };
+}
+
+/**
+ * Creates `file` whole or not at all: the owner is written to a file of its own, then linked to the
+ * lock's name, which fails if that exists. A lock is never seen empty, as one being written would be
+ * (and then taken for a stale one). Resolves to whether this call created it.
+ */
+async function createNamingThisProcess(file: string): Promise<boolean> {
+  const owner: Owner = { pid: process.pid, start: startOf(process.pid) };
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    await writeFile(temporary, JSON.stringify(owner), { mode: FILE_MODE, flag: 'wx' });
+    await link(temporary, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await unlink(temporary).catch(() => {});
+  }
 }
 
 /** The lock's owner: `{"pid","start"}`, or a bare pid as svc wrote it before; undefined if neither. */
