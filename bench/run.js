@@ -593,10 +593,6 @@ function table() {
 }
 
 const machine = `${os.cpus().length} x ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
-const only = process.argv
-  .find((arg) => arg.startsWith('--only='))
-  ?.slice('--only='.length)
-  .split(',');
 const suites = {
   cli: benchCli,
   api: benchApi,
@@ -605,6 +601,21 @@ const suites = {
   proxy: benchProxy,
   store: benchStore,
 };
+// `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
+const named = [
+  ...(process.argv
+    .find((arg) => arg.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',') ?? []),
+  ...process.argv.slice(2).filter((arg) => !arg.startsWith('-')),
+];
+const unknown = named.filter((name) => !(name in suites));
+if (unknown.length > 0) {
+  process.stderr.write(`Unknown suite ${unknown.join(', ')}: the suites are ${Object.keys(suites).join(', ')}.\n`);
+  await rm(scratch, { recursive: true, force: true });
+  process.exit(2);
+}
+const only = named.length > 0 ? named : undefined;
 try {
   for (const [name, suite] of Object.entries(suites)) if (!only || only.includes(name)) await suite();
 } finally {
