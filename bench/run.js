@@ -380,10 +380,9 @@ async function repeat(times, concurrency, task) {
 
 /** Memory of the process tree after a second without requests. */
 /**
- * Memory at rest: read 1 s after the last call (`soon`) and again once idle long enough for V8's
- * memory reducer, which collects and returns the garbage of a burst after about 8 s without work.
- * The figure is the second: what the processes hold while nothing happens, not how much garbage
- * the last second left.
+ * Memory at rest: read 1 s after the last call (`soon`) and again 12 s after it, long enough for V8's
+ * memory reducer, which may collect and return the garbage of a burst after about 8 s without work.
+ * The figure is the second: what the processes hold while nothing happens.
  */
 async function memoryAtRest(pid) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
