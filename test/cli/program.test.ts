@@ -12,6 +12,8 @@ async function packageVersion(): Promise<string> {
 }
 
 /** The command names listed under "Commands:" in a help text. */
+const GLOBAL_OPTIONS = ['--base-url', '--management-key', '--api-key', '--profile', '--json', '--no-color', '--debug'];
+
 function commandsOf(help: string): string[] {
   const section = help.split(/^Commands:$/m)[1] ?? '';
   return [...section.matchAll(/^ {2}([a-z]+)/gm)].map((match) => match[1]!);
@@ -36,15 +38,7 @@ describe('svc', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^Usage: svc /);
     expect(commandsOf(result.stdout)).toEqual(expect.arrayContaining(['serve', 'applications', 'profiles']));
-    for (const option of [
-      '--base-url',
-      '--management-key',
-      '--api-key',
-      '--profile',
-      '--json',
-      '--no-color',
-      '--debug',
-    ]) {
+    for (const option of GLOBAL_OPTIONS) {
       expect(result.stdout).toContain(option);
     }
   });
@@ -113,15 +107,7 @@ describe('svc', () => {
       expect(result.stdout, line).not.toMatch(/default: (false|true)\)/);
       if (line === '') continue;
       const global = result.stdout.split(/^Global Options:$/m)[1] ?? '';
-      for (const option of [
-        '--base-url',
-        '--management-key',
-        '--api-key',
-        '--profile',
-        '--json',
-        '--no-color',
-        '--debug',
-      ]) {
+      for (const option of GLOBAL_OPTIONS) {
         expect(global, `${line} --help`).toContain(option);
       }
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client, Pool, request } from 'undici';
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
-import type { EmulatorEvent, EmulatorEventInit } from '../../../src/api/events.js';
+import type { EmulatorEventInit } from '../../../src/api/events.js';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../../src/emulator/event-log.js';
 import { EventHub } from '../../../src/emulator/events.js';
@@ -12,9 +12,10 @@ import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
 import { Runtime } from '../../../src/emulator/runtime/index.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
-import { createTenant, startEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator } from '../../helpers/emulator.js';
 import { rawConnection, rawRequest } from '../../helpers/raw-http.js';
 import { startReceiver } from '../../helpers/receiver.js';
+import { createReactor, parseEvents } from '../../helpers/event-stream.js';
 import { eventually } from '../../helpers/wait.js';
 
 /** What a reactor or a transform says: one console line, then an answer. */
@@ -37,24 +38,11 @@ const TRANSFORM_SAYS = `module.exports = async (req) => {
 };
 `;
 
-async function reactor(emu: TestEmulator, key: string, name: string, code: string): Promise<string> {
-  const created = await emu.call('POST', '/reactors', { key, body: { name, code, configuration: {} } });
-  expect(created.status, created.text).toBe(201);
-  return created.body.id;
-}
-
-function parse(text: string): EmulatorEvent[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('data: '))
-    .map((block) => JSON.parse(block.slice(6)) as EmulatorEvent);
-}
-
 describe('GET /_emulator/events: tenants never see each other', () => {
   test("no filter finds another tenant's events: its reactor's id or name, its proxy, its trace id", async () => {
     const emu = await startEmulator({ inMemory: true });
     const other = await createTenant(emu);
-    const theirs = await reactor(emu, other.management_key, 'theirs', SAYS('their secret line'));
+    const theirs = await createReactor(emu, other.management_key, 'theirs', SAYS('their secret line'));
     const called = await emu.call('POST', `/reactors/${theirs}/react`, { key: other.private_key, body: {} });
     expect(called.status).toBe(200);
     const traceId = String(called.headers['svc-trace-id']);
@@ -97,7 +85,8 @@ describe('GET /_emulator/events: tenants never see each other', () => {
       expect(answer.text, query).not.toContain('their');
       expect(answer.text, query).not.toContain(other.id);
       expect(answer.text, query).not.toContain(traceId);
-      for (const event of parse(answer.text)) expect('tenantId' in event && event.tenantId, query).toBe(emu.tenantId);
+      for (const event of parseEvents(answer.text))
+        expect('tenantId' in event && event.tenantId, query).toBe(emu.tenantId);
     }
   });
 
@@ -128,7 +117,7 @@ describe('GET /_emulator/events: no secret in what it streams', () => {
   test("a webhook's callback URL is shown without its credentials, query string or fragment", async () => {
     const emu = await startEmulator({ inMemory: true, webhooks: { attempts: 1, retryBaseMs: 10 } });
     const hook = await startReceiver(() => 200, '/hooks/cb');
-    const id = await reactor(emu, emu.managementKey, 'hooked', SAYS('hooked'));
+    const id = await createReactor(emu, emu.managementKey, 'hooked', SAYS('hooked'));
     const url = new URL(hook.url);
     const callback = `http://alice:pa55word@${url.host}/hooks/cb?token=query-secret#fragment-secret`;
     const accepted = await emu.call('POST', `/reactors/${id}/react`, {
@@ -137,7 +126,7 @@ describe('GET /_emulator/events: no secret in what it streams', () => {
     });
     expect(accepted.status, accepted.text).toBe(202);
     await eventually(() => expect(emu.events.some((event) => event.type === 'webhook')).toBe(true), 8000);
-    const events = parse((await emu.call('GET', `/_emulator/events?reactor=${id}`)).text);
+    const events = parseEvents((await emu.call('GET', `/_emulator/events?reactor=${id}`)).text);
     const webhook = events.find((event) => event.type === 'webhook');
     expect(webhook).toMatchObject({ type: 'webhook', url: `http://${url.host}/hooks/cb` });
     const text = JSON.stringify(events);
@@ -184,7 +173,7 @@ async function pausedFollow(url: string, managementKey: string, eventLog: Tenant
 describe('GET /_emulator/events: robustness', () => {
   test('recent events larger than the unsent bound still come whole to a client that reads', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const id = await reactor(emu, emu.managementKey, 'long', LONG_LINE);
+    const id = await createReactor(emu, emu.managementKey, 'long', LONG_LINE);
     for (let i = 0; i < 60; i++) {
       const called = await emu.call('POST', `/reactors/${id}/react`, {
         key: emu.privateKey,
@@ -195,7 +184,7 @@ describe('GET /_emulator/events: robustness', () => {
     await eventually(() => expect(emu.events.filter((event) => event.type === 'console')).toHaveLength(60));
     const answer = await emu.call('GET', '/_emulator/events?reactor=long');
     expect(answer.status).toBe(200);
-    const lines = parse(answer.text).filter((event) => event.type === 'console');
+    const lines = parseEvents(answer.text).filter((event) => event.type === 'console');
     // The newest line comes, and what comes is whole: the answer was ended, not cut.
     expect(lines.at(-1)).toMatchObject({ type: 'console', text: expect.stringMatching(/ #59$/) });
     expect(answer.text.endsWith('\n\n')).toBe(true);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import type { EmulatorEvent } from '../../../src/api/events.js';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../../src/emulator/event-log.js';
 import { EventHub } from '../../../src/emulator/events.js';
@@ -10,7 +9,8 @@ import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
 import { Runtime } from '../../../src/emulator/runtime/index.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
-import { createTenant, startEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { createTenant, startEmulator } from '../../helpers/emulator.js';
+import { createReactor, parseEvents } from '../../helpers/event-stream.js';
 import { eventually } from '../../helpers/wait.js';
 
 const TALKS = (word: string) => `module.exports = async (req) => {
@@ -20,26 +20,12 @@ const TALKS = (word: string) => `module.exports = async (req) => {
 };
 `;
 
-async function reactor(emu: TestEmulator, key: string, name: string, code: string): Promise<string> {
-  const created = await emu.call('POST', '/reactors', { key, body: { name, code, configuration: {} } });
-  expect(created.status, created.text).toBe(201);
-  return created.body.id;
-}
-
-/** The `data:` events of a whole (non-follow) answer. */
-function parse(text: string): EmulatorEvent[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('data: '))
-    .map((block) => JSON.parse(block.slice(6)) as EmulatorEvent);
-}
-
 /** Two tenants, each with a reactor that logs, each invoked once. */
 async function twoTenants() {
   const emu = await startEmulator({ inMemory: true });
   const other = await createTenant(emu);
-  const mine = await reactor(emu, emu.managementKey, 'mine', TALKS('mine says'));
-  const theirs = await reactor(emu, other.management_key, 'theirs', TALKS('theirs says'));
+  const mine = await createReactor(emu, emu.managementKey, 'mine', TALKS('mine says'));
+  const theirs = await createReactor(emu, other.management_key, 'theirs', TALKS('theirs says'));
   expect(
     (await emu.call('POST', `/reactors/${mine}/react`, { key: emu.privateKey, body: { args: { n: 1 } } })).status,
   ).toBe(200);
@@ -60,7 +46,7 @@ describe('GET /_emulator/events', () => {
     const answer = await emu.call('GET', '/_emulator/events');
     expect(answer.status).toBe(200);
     expect(String(answer.headers['content-type'])).toMatch(/^text\/event-stream/);
-    const events = parse(answer.text);
+    const events = parseEvents(answer.text);
     expect(events).toContainEqual(expect.objectContaining({ type: 'console', source: 'mine', text: 'mine says 1' }));
     expect(events).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'mine', status: 200 }));
     expect(events.every((event) => 'tenantId' in event && event.tenantId === emu.tenantId)).toBe(true);
@@ -68,7 +54,7 @@ describe('GET /_emulator/events', () => {
     expect(answer.text).not.toContain(emu.managementKey);
     expect(answer.text).not.toContain(emu.privateKey);
 
-    const theirs = parse((await emu.call('GET', '/_emulator/events', { key: other.management_key })).text);
+    const theirs = parseEvents((await emu.call('GET', '/_emulator/events', { key: other.management_key })).text);
     expect(theirs).toContainEqual(
       expect.objectContaining({ type: 'console', source: 'theirs', text: 'theirs says 2' }),
     );
@@ -88,8 +74,8 @@ describe('GET /_emulator/events', () => {
 
   test('filters by reactor (name or id), status and request id at the source', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const first = await reactor(emu, emu.managementKey, 'first', TALKS('first'));
-    const second = await reactor(emu, emu.managementKey, 'second', TALKS('second'));
+    const first = await createReactor(emu, emu.managementKey, 'first', TALKS('first'));
+    const second = await createReactor(emu, emu.managementKey, 'second', TALKS('second'));
     await emu.call('POST', `/reactors/${first}/react`, { key: emu.privateKey, body: { args: {} } });
     const failed = await emu.call('POST', `/reactors/${second}/react`, {
       key: emu.privateKey,
@@ -99,15 +85,15 @@ describe('GET /_emulator/events', () => {
     await eventually(() => expect(emu.events.filter((event) => event.type === 'console').length === 2).toBe(true));
 
     for (const given of [first, 'first']) {
-      const events = parse((await emu.call('GET', `/_emulator/events?reactor=${given}`)).text);
+      const events = parseEvents((await emu.call('GET', `/_emulator/events?reactor=${given}`)).text);
       expect(events).toContainEqual(expect.objectContaining({ type: 'console', source: 'first' }));
       expect(events).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'first' }));
       expect(events.some((event) => JSON.stringify(event).includes('second'))).toBe(false);
     }
-    const byId = parse((await emu.call('GET', `/_emulator/events?reactor=${first}`)).text);
+    const byId = parseEvents((await emu.call('GET', `/_emulator/events?reactor=${first}`)).text);
     expect(byId).toContainEqual(expect.objectContaining({ type: 'request', path: `/reactors/${first}/react` }));
 
-    const errors = parse(
+    const errors = parseEvents(
       (await emu.call('GET', `/_emulator/events?status=${failed.status >= 500 ? '5xx' : '4xx'}`)).text,
     );
     expect(errors.length).toBeGreaterThan(0);
@@ -115,13 +101,13 @@ describe('GET /_emulator/events', () => {
     expect(errors).toContainEqual(expect.objectContaining({ type: 'invocation', name: 'second' }));
 
     const traceId = String(failed.headers['svc-trace-id']);
-    const ofCall = parse((await emu.call('GET', `/_emulator/events?request=${traceId}`)).text);
+    const ofCall = parseEvents((await emu.call('GET', `/_emulator/events?request=${traceId}`)).text);
     expect(ofCall.map((event) => event.type).sort()).toEqual(['console', 'invocation', 'request']);
   });
 
   test('?follow=1 streams new events, and a stop ends the stream rather than waiting for it', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const id = await reactor(emu, emu.managementKey, 'live', TALKS('live'));
+    const id = await createReactor(emu, emu.managementKey, 'live', TALKS('live'));
     const stream = await request(`${emu.url}/_emulator/events?follow=1&reactor=live`, {
       headers: { 'svc-api-key': emu.managementKey },
     });
@@ -137,7 +123,7 @@ describe('GET /_emulator/events', () => {
     });
     await emu.call('POST', `/reactors/${id}/react`, { key: emu.privateKey, body: { args: { n: 7 } } });
     await eventually(() => expect(text.includes('live 7')).toBe(true));
-    expect(parse(text)).toContainEqual(expect.objectContaining({ type: 'console', text: 'live 7' }));
+    expect(parseEvents(text)).toContainEqual(expect.objectContaining({ type: 'console', text: 'live 7' }));
     await emu.dispose();
     await ended;
   });
