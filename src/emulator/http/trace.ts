@@ -27,7 +27,7 @@ export function requestEvent(
   detokenized?: number,
 ): EmulatorEventInit {
   const query = url.indexOf('?');
-  return {
+  const event: EmulatorEventInit = {
     type: 'request',
     method,
     path: query < 0 ? url : url.slice(0, query),
@@ -35,6 +35,8 @@ export function requestEvent(
     ms: Math.round(ms * 10) / 10,
     traceId,
     tenantId,
-    ...(detokenized !== undefined && { detokenized }),
   };
+  // Set only when known, without a spread: this runs for every request.
+  if (detokenized !== undefined) event.detokenized = detokenized;
+  return event;
 }
