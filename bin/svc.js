@@ -20,10 +20,17 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 // slower. This flag is read each time the young generation would grow, so it can be set here, before
 // the CLI loads: node's own flags cannot be passed portably on the `#!` line. (`serve` anywhere in
 // the arguments: a command that only mentions the word gets the same, harmless, tuning.)
-if (args.includes('serve')) (await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=1');
+// After a burst of calls, V8 keeps the old space it grew until its memory reducer runs, which may
+// take tens of seconds or not come at all: serve gives it back once it has been quiet for 2 s
+// (src/lib/idle-release.ts; its sandbox processes do the same).
+const serving = args.includes('serve');
+if (serving) (await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=1');
 
 import('../dist/cli/main.js').then(
-  (cli) => cli.main(),
+  async (cli) => {
+    if (serving) (await import('../dist/lib/idle-release.js')).releaseWhenIdle();
+    return cli.main();
+  },
   (error) => {
     const notBuilt = error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/cli/main.js');
     process.stderr.write(notBuilt ? 'svc is not built: run `npm ci` (or `npm run build`) in its folder.\n' : `${error && error.stack}\n`);

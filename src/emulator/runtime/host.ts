@@ -10,6 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { format } from 'node:util';
+import { releaseWhenIdle } from '../../lib/idle-release.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
@@ -171,6 +172,9 @@ process.on('uncaughtException', (error) => log('error', [`Uncaught ${describeThr
 process.on('unhandledRejection', (reason) => log('error', [`Unhandled rejection: ${describeThrown(reason)}`]));
 
 post({ type: 'booted' });
+// Memory the heap grew under a burst of calls or reloads goes back once the process is quiet. The
+// collection it needs is held here, out of reach of user code (see idle-release.ts).
+releaseWhenIdle();
 
 function onMessage(message: ToSandbox): void {
   switch (message.type) {

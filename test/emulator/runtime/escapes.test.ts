@@ -88,6 +88,16 @@ describe('globals', () => {
     });
   });
 
+  it('has no gc: the host keeps the collection it runs when idle (lib/idle-release.ts) to itself', async () => {
+    expect(
+      await value(
+        rt(),
+        attempt(`return [typeof gc, typeof globalThis.gc, Function('return typeof gc')(), eval('typeof gc'),
+          (0, eval)('typeof globalThis.gc'), Object.getOwnPropertyNames(globalThis).includes('gc')];`),
+      ),
+    ).toEqual({ value: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', false] });
+  });
+
   it('answers a lookup of an undeclared host global with undefined, not the host value', async () => {
     expect(await value(rt(), attempt(`return String(process);`))).toEqual({ value: 'undefined' });
   });

@@ -1,0 +1,95 @@
+import { performance } from 'node:perf_hooks';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** How long a process must have been quiet before it gives back what its heap grew. */
+export const IDLE_RELEASE_MS = 2000;
+/** Growth of the committed heap since the last release that is worth a collection. */
+const GROWTH_BYTES = 1024 * 1024;
+/** A window is quiet when the event loop was busy less than this share of it. */
+const QUIET_SHARE = 0.01;
+
+export interface Release {
+  /** The committed heap (V8's total_heap_size) before and after, in bytes. */
+  committedBefore: number;
+  committedAfter: number;
+  /** How long the collection held the event loop. */
+  ms: number;
+}
+
+export interface IdleRelease {
+  /** How many times memory was released. */
+  readonly releases: number;
+  stop(): void;
+}
+
+/**
+ * Gives memory back once a process goes quiet after work: V8 keeps the old space it grew under a
+ * burst of calls until its memory reducer runs, which may take tens of seconds or never come in a
+ * process that then sits idle (issue 17: 10-15 MB per process). One timer checks, every `idleMs`,
+ * whether the last window was quiet (event loop utilization) and the heap has grown since the last
+ * release; if so, one full, compacting garbage collection. Nothing runs on the path of a call, and
+ * a process that stays idle is not collected again until it has grown again.
+ */
+export function releaseWhenIdle(
+  options: { idleMs?: number; onRelease?: (release: Release) => void } = {},
+): IdleRelease {
+  const idleMs = options.idleMs ?? IDLE_RELEASE_MS;
+  const collect = fullCollection();
+  let baseline = getHeapStatistics().total_heap_size;
+  let since = performance.eventLoopUtilization();
+  let releases = 0;
+  const timer = setInterval(() => {
+    const window = performance.eventLoopUtilization(since);
+    since = performance.eventLoopUtilization();
+    const committedBefore = getHeapStatistics().total_heap_size;
+    // A process that shrank by itself (V8's reducer) starts over from there.
+    if (committedBefore < baseline) baseline = committedBefore;
+    if (window.utilization >= QUIET_SHARE || committedBefore < baseline + GROWTH_BYTES) return;
+    const started = performance.now();
+    collect();
+    const ms = performance.now() - started;
+    baseline = getHeapStatistics().total_heap_size;
+    releases++;
+    // The collection is not work of the next window: without this, it would count as a busy one.
+    since = performance.eventLoopUtilization();
+    options.onRelease?.({ committedBefore, committedAfter: baseline, ms });
+  }, idleMs);
+  timer.unref();
+  return {
+    get releases() {
+      return releases;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/**
+ * A full garbage collection that compacts the old space and shrinks the young generation, as V8's
+ * memory reducer does: a plain `gc()` leaves a third of what it could give back (fragmented pages,
+ * the grown semi-spaces). Node 20 offers no call for that collection (Isolate::LowMemoryNotification);
+ * these two V8 flags, set only while it runs, ask for it. `gc` comes from a context made for the
+ * purpose and dropped: no global of the process (nor, in a sandbox, of user code) ever holds it.
+ */
+function fullCollection(): () => void {
+  const given = (globalThis as { gc?: unknown }).gc;
+  let gc: () => void;
+  if (typeof given === 'function') gc = given as () => void;
+  else {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+    setFlagsFromString('--no-expose-gc');
+  }
+  // Flags the process was started with stay as they were.
+  const toggled = ['--optimize-for-size', '--compact-on-every-full-gc'].filter(
+    (flag) => !process.execArgv.includes(flag),
+  );
+  return () => {
+    for (const flag of toggled) setFlagsFromString(flag);
+    try {
+      gc();
+    } finally {
+      for (const flag of toggled) setFlagsFromString(flag.replace('--', '--no-'));
+    }
+  };
+}

@@ -1,0 +1,29 @@
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { releaseWhenIdle, type Release } from '../../src/lib/idle-release.js';
+
+describe('releaseWhenIdle', () => {
+  it('gives back what a burst grew of the heap, once the process is quiet', async () => {
+    let idle: ReturnType<typeof releaseWhenIdle> | undefined;
+    const released = new Promise<Release>((resolve) => {
+      idle = releaseWhenIdle({ idleMs: 25, onRelease: resolve });
+    });
+    onTestFinished(() => idle?.stop());
+    // A burst: 200,000 short-lived objects, enough to grow the old generation by megabytes.
+    let burst: { id: number; text: string }[] | undefined = [];
+    for (let i = 0; i < 200_000; i++) burst.push({ id: i, text: `item ${i}` });
+    expect(burst.length).toBe(200_000);
+    burst = undefined;
+
+    const release = await released;
+    expect(release.committedAfter).toBeLessThan(release.committedBefore);
+    expect(idle!.releases).toBe(1);
+  });
+
+  it('leaves no gc behind: neither on the global object nor in contexts made later', () => {
+    const idle = releaseWhenIdle({ idleMs: 60_000 });
+    onTestFinished(() => idle.stop());
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
+    expect(runInNewContext('typeof gc')).toBe('undefined');
+  });
+});
