@@ -28,7 +28,7 @@ export interface IdleRelease {
  * burst of calls until its memory reducer runs, which may take tens of seconds or never come in a
  * process that then sits idle (issue 17: 10-15 MB per process). One timer checks, every `idleMs`,
  * whether the last window was quiet (event loop utilization) and the heap has grown since the last
- * release; if so, one full, compacting garbage collection. Nothing runs on the path of a call, and
+ * release (or start); if so, one full, compacting garbage collection. Nothing runs on the path of a call, and
  * a process that stays idle is not collected again until it has grown again.
  */
 export function releaseWhenIdle(
@@ -36,14 +36,15 @@ export function releaseWhenIdle(
 ): IdleRelease {
   const idleMs = options.idleMs ?? IDLE_RELEASE_MS;
   const collect = fullCollection();
-  let baseline = getHeapStatistics().total_heap_size;
+  // Start-up is a burst too (modules loaded, code compiled): the first quiet window releases.
+  let baseline = 0;
   let since = performance.eventLoopUtilization();
   let releases = 0;
   const timer = setInterval(() => {
     const window = performance.eventLoopUtilization(since);
     since = performance.eventLoopUtilization();
     const committedBefore = getHeapStatistics().total_heap_size;
-    // A process that shrank by itself (V8's reducer) starts over from there.
+    // A process that shrank by itself (V8's reducer) counts from there.
     if (committedBefore < baseline) baseline = committedBefore;
     if (window.utilization >= QUIET_SHARE || committedBefore < baseline + GROWTH_BYTES) return;
     const started = performance.now();
