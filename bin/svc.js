@@ -21,7 +21,7 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 // the CLI loads: node's own flags cannot be passed portably on the `#!` line. (`serve` anywhere in
 // the arguments: a command that only mentions the word gets the same, harmless, tuning.)
 // After a burst of calls, V8 keeps the old space it grew until its memory reducer runs, which may
-// take tens of seconds or not come at all: serve gives it back once it has been quiet for 2 s
+// take tens of seconds or not come at all: serve gives it back once it has been quiet for 5 s
 // (src/lib/idle-release.ts; its sandbox processes do the same).
 const serving = args.includes('serve');
 if (serving) (await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=1');

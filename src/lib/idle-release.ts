@@ -2,8 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** How long a process must have been quiet before it gives back what its heap grew. */
-export const IDLE_RELEASE_MS = 2000;
+/**
+ * How long a process must have been quiet before it gives back what its heap grew. After 5 s, not
+ * 2 s: V8 judges the allocation rate over its last 5 s, and only at a low one does the collection
+ * shrink the young generation too (1-1.5 MB more per process given back, bench/run.js reactor).
+ */
+export const IDLE_RELEASE_MS = 5000;
 /** Growth of the committed heap since the last release that is worth a collection. */
 const GROWTH_BYTES = 1024 * 1024;
 /** A window is quiet when the event loop was busy less than this share of it. */
