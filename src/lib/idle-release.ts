@@ -30,10 +30,10 @@ export interface IdleRelease {
 /**
  * Gives memory back once a process goes quiet after work: V8 keeps the old space it grew under a
  * burst of calls until its memory reducer runs, which may take tens of seconds or never come in a
- * process that then sits idle (issue 17: 10-15 MB per process). One timer checks, every `idleMs`,
+ * process that then sits idle (issue 17: 6-12 MB per process). One timer checks, every `idleMs`,
  * whether the last window was quiet (event loop utilization) and the heap has grown since the last
- * release (or start); if so, one full, compacting garbage collection. Nothing runs on the path of a call, and
- * a process that stays idle is not collected again until it has grown again.
+ * release (or start); if so, one full, compacting garbage collection (10-30 ms). Nothing runs on the
+ * path of a call, and a process that stays idle is not collected again until it has grown again.
  */
 export function releaseWhenIdle(
   options: { idleMs?: number; onRelease?: (release: Release) => void } = {},
