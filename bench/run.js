@@ -201,6 +201,7 @@ async function benchApi() {
   const token = await api(url, 'POST', '/tokens', { body: { type: 'token', data: { note: 'bench' } }, expect: 201 });
   const sample = JSON.stringify(await api(url, 'GET', `/tokens/${token.id}`));
   const bare = await startProcess([path.join(here, 'servers.js'), 'canned', String(sample.length)]);
+  const tokenizer = await startProcess([path.join(here, 'servers.js'), 'tokenizer']);
   const headers = { 'svc-api-key': PRIVATE_KEY };
   const body = JSON.stringify({ type: 'token', data: { note: 'bench' } });
   const posted = { method: 'POST', body, connections: CONNECTIONS, durationMs: DURATION };
@@ -210,9 +211,12 @@ async function benchApi() {
     post: () =>
       load(`${url}/tokens`, { ...posted, headers: { ...headers, 'content-type': 'application/json' }, expect: 201 }),
     postBare: () => load(`${bare.url}/tokens`, { ...posted, headers: { 'content-type': 'application/json' } }),
+    postFloor: () =>
+      load(`${tokenizer.url}/tokens`, { ...posted, headers: { 'content-type': 'application/json' }, expect: 201 }),
   });
   const get = paired(runs.get, runs.getBare);
   const post = paired(runs.post, runs.postBare);
+  const floor = paired(runs.postFloor, runs.postBare);
   record(
     'GET /tokens/{id}',
     get.value,
@@ -230,9 +234,22 @@ async function benchApi() {
     'req/s',
     '>= 0.5x bare',
     post.ratio >= 0.5,
-    `p50 ${round(post.p50, 2)} ms`,
+    `p50 ${round(post.p50, 2)} ms; x${round(median(runs.post.map((run, i) => run.rps / runs.postFloor[i].rps)), 2)} the floor below`,
     post.ratio,
   );
+  // What a server that only parses the body, seals the data and answers reaches against the same
+  // bare server: the floor of any tokenizer, before auth, checks, the store, the event and the log line.
+  record(
+    'POST /tokens floor: a bare tokenizer',
+    floor.value,
+    floor.baseline,
+    'req/s',
+    '',
+    true,
+    'parse, AES-256-GCM seal, answer (bench/servers.js tokenizer)',
+    floor.ratio,
+  );
+  await stop(tokenizer.child);
   await stop(bare.child);
   await stop(child);
 }
@@ -246,6 +263,7 @@ async function benchReactor() {
     expect: 201,
   });
   const bare = await startProcess([path.join(here, 'servers.js'), 'function']);
+  const twoProcess = await startProcess([path.join(here, 'servers.js'), 'function-process']);
   const body = JSON.stringify({
     args: {
       items: [
@@ -323,8 +341,16 @@ async function benchReactor() {
 
   // Latency at one call at a time (hot concurrency 1), and at 8 in flight, each against the bare
   // server at the same concurrency.
-  const one = await alternate({ svc: invoke(react, 1), bare: invoke(`${bare.url}/react`, 1) });
+  // Beside them, the floor of running the function in a process of its own (the sandbox's design,
+  // issue 11): node:http and a child process, a line of JSON each way, no other work.
+  const floorOf = (runs) => median(runs.svc.map((run, i) => run.p50 / runs.floor[i].p50));
+  const one = await alternate({
+    svc: invoke(react, 1),
+    bare: invoke(`${bare.url}/react`, 1),
+    floor: invoke(`${twoProcess.url}/react`, 1),
+  });
   const warm = paired(one.svc, one.bare, 'p50');
+  const warmFloor = paired(one.floor, one.bare, 'p50');
   record(
     'reactor warm invoke p50 (1 in flight)',
     warm.value,
@@ -332,11 +358,26 @@ async function benchReactor() {
     'ms',
     '<= 2x bare',
     warm.ratio <= 2,
-    `p99 ${round(warm.p99, 2)} vs ${round(median(one.bare.map((run) => run.p99)), 2)} ms`,
+    `p99 ${round(warm.p99, 2)} vs ${round(median(one.bare.map((run) => run.p99)), 2)} ms; x${round(floorOf(one), 2)} the two-process floor`,
     warm.ratio,
   );
-  const eight = await alternate({ svc: invoke(react, 8), bare: invoke(`${bare.url}/react`, 8) });
+  record(
+    'reactor p50 floor: two processes (1 in flight)',
+    warmFloor.value,
+    warmFloor.baseline,
+    'ms',
+    '',
+    true,
+    'node:http + a child process running the function (bench/servers.js function-process)',
+    warmFloor.ratio,
+  );
+  const eight = await alternate({
+    svc: invoke(react, 8),
+    bare: invoke(`${bare.url}/react`, 8),
+    floor: invoke(`${twoProcess.url}/react`, 8),
+  });
   const busy = paired(eight.svc, eight.bare, 'p50');
+  const busyFloor = paired(eight.floor, eight.bare, 'p50');
   const busyRps = paired(eight.svc, eight.bare, 'rps');
   record(
     'reactor invoke p50 (8 in flight)',
@@ -345,11 +386,22 @@ async function benchReactor() {
     'ms',
     '<= 3x bare',
     busy.ratio <= 3,
-    `${round(busyRps.value)} vs ${round(busyRps.baseline)} req/s (x${round(busyRps.ratio, 2)})`,
+    `${round(busyRps.value)} vs ${round(busyRps.baseline)} req/s (x${round(busyRps.ratio, 2)}); x${round(floorOf(eight), 2)} the two-process floor`,
     busy.ratio,
+  );
+  record(
+    'reactor p50 floor: two processes (8 in flight)',
+    busyFloor.value,
+    busyFloor.baseline,
+    'ms',
+    '',
+    true,
+    '',
+    busyFloor.ratio,
   );
   const underLoad = processTreeMemory(child.pid);
   process.stderr.write(`  after the load runs: RSS ${round(underLoad.rss)} MB, PSS ${round(underLoad.pss)} MB\n`);
+  await stop(twoProcess.child);
   await stop(bare.child);
   await stop(child);
 }

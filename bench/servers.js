@@ -4,7 +4,14 @@
 //   function              POST: runs the benchmark reactor function in-process, answers its JSON
 //   destination           a proxy destination: reads the body, answers a small JSON document (with a length)
 //   forwarder <dest-url>  node:http + undici Pool forwarding every request, doing no other work
+//   tokenizer             POST: a token's floor: parses the body, seals its data (AES-256-GCM, the token
+//                         bound as associated data), keeps it in a Map and answers it (no auth, checks or log)
+//   function-process      POST: the floor of a process sandbox: the function runs in a child process, each
+//                         call a line of JSON over its stdin and the result a line back (no checks or log)
+import { spawn } from 'node:child_process';
+import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 
 const [kind, arg] = process.argv.slice(2);
@@ -15,6 +22,26 @@ function listen(handler) {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 30_000;
   server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${server.address().port}\n`));
+}
+
+/**
+ * Writes lines as svc's sandbox channel does: the first of a turn of the event loop at once, the
+ * others of that turn together when it ends (one write, one wake-up of the reader, for many).
+ */
+function lineWriter(stream) {
+  let queued;
+  return (line) => {
+    if (queued !== undefined) {
+      queued.push(line);
+      return;
+    }
+    queued = [];
+    setImmediate(() => {
+      if (queued.length > 0) stream.write(`${queued.join('\n')}\n`);
+      queued = undefined;
+    });
+    stream.write(`${line}\n`);
+  };
 }
 
 function readBody(request) {
@@ -61,6 +88,53 @@ if (kind === 'canned') {
     });
     for await (const chunk of forwarded.body) response.write(chunk);
     response.end();
+  });
+} else if (kind === 'tokenizer') {
+  const key = randomBytes(32);
+  const tokens = new Map();
+  listen(async (request, response) => {
+    const { type, data } = JSON.parse((await readBody(request)).toString());
+    const id = randomUUID();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(id));
+    const ct = Buffer.concat([cipher.update(JSON.stringify(data)), cipher.final()]);
+    const created_at = new Date().toISOString();
+    tokens.set(id, { type, created_at, iv, tag: cipher.getAuthTag(), ct });
+    const text = JSON.stringify({ id, type, data, containers: ['/general/'], metadata: {}, created_at });
+    response
+      .writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+      .end(text);
+  });
+} else if (kind === 'function-process') {
+  const child = spawn(process.execPath, [new URL(import.meta.url).pathname, 'function-child'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => child.kill());
+  const pending = new Map();
+  const send = lineWriter(child.stdin);
+  let seq = 0;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const { id, result } = JSON.parse(line);
+    pending.get(id)(result);
+    pending.delete(id);
+  });
+  listen(async (request, response) => {
+    const { args } = JSON.parse((await readBody(request)).toString() || '{}');
+    const id = ++seq;
+    const result = await new Promise((resolve) => {
+      pending.set(id, resolve);
+      send(JSON.stringify({ id, args: args ?? {} }));
+    });
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+  });
+} else if (kind === 'function-child') {
+  const { reactor } = await import('./reactor.js');
+  const send = lineWriter(process.stdout);
+  createInterface({ input: process.stdin }).on('line', async (line) => {
+    const { id, args } = JSON.parse(line);
+    const result = await reactor({ args, configuration: {}, svc: null });
+    send(JSON.stringify({ id, result }));
   });
 } else {
   process.stderr.write(`unknown server kind ${kind}\n`);
