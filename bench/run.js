@@ -439,7 +439,7 @@ async function repeat(times, concurrency, task) {
 async function memoryAtRest(pid) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const soon = processTreeMemory(pid).rss;
-  await new Promise((resolve) => setTimeout(resolve, quick ? 8000 : 11_000));
+  await new Promise((resolve) => setTimeout(resolve, quick ? 4000 : 11_000));
   return { ...processTreeMemory(pid), soon };
 }
 

@@ -1,15 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
  * How long a process must have been quiet before it gives back what its heap grew. After 5 s, not
- * 2 s: V8 judges the allocation rate over its last 5 s, and only at a low one does a collection
- * shrink the young generation (bench/run.js reactor: 1-1.5 MB more per process given back).
+ * 2 s: V8 judges the allocation rate over its last 5 s, and only at a low one does the collection
+ * shrink the young generation too (1-1.5 MB more per process given back, bench/run.js reactor).
  */
 export const IDLE_RELEASE_MS = 5000;
-/** How often the event loop's utilization is looked at: quiet is judged a second at a time. */
-const TICK_MS = 1000;
 /** Growth of the committed heap since the last release that is worth a collection. */
 const GROWTH_BYTES = 1024 * 1024;
 /** A window is quiet when the event loop was busy less than this share of it. */
@@ -19,9 +17,6 @@ export interface Release {
   /** The committed heap (V8's total_heap_size) before and after, in bytes. */
   committedBefore: number;
   committedAfter: number;
-  /** The young generation's committed size before and after, in bytes. */
-  youngBefore: number;
-  youngAfter: number;
   /** How long the collection held the event loop. */
   ms: number;
 }
@@ -33,14 +28,12 @@ export interface IdleRelease {
 }
 
 /**
- * Gives memory back once a process goes quiet after work: V8 keeps the young generation and the old
- * space it grew under a burst of calls until its memory reducer runs, which may take tens of seconds
- * or never come in a process that then sits idle (issue 17: 6-12 MB of old space per process, and
- * `svc serve`'s young generation, 1 MB at rest, grows to 32 MB under load). One timer looks every
- * second at whether the event loop was quiet; once it has been for `idleMs` (and two ticks more) and
- * the heap has grown since the last release (or start), one collection shrinks the young generation
- * and compacts the rest (10-50 ms). Nothing runs on the path of a call, and a process that stays
- * idle is not collected again until it has grown again.
+ * Gives memory back once a process goes quiet after work: V8 keeps the old space it grew under a
+ * burst of calls until its memory reducer runs, which may take tens of seconds or never come in a
+ * process that then sits idle (issue 17: 6-12 MB per process). One timer checks, every `idleMs`,
+ * whether the last window was quiet (event loop utilization) and the heap has grown since the last
+ * release (or start); if so, one full, compacting garbage collection (10-30 ms). Nothing runs on the
+ * path of a call, and a process that stays idle is not collected again until it has grown again.
  */
 export function releaseWhenIdle(
   options: { idleMs?: number; onRelease?: (release: Release) => void } = {},
@@ -51,33 +44,22 @@ export function releaseWhenIdle(
   let baseline = 0;
   let since = performance.eventLoopUtilization();
   let releases = 0;
-  const tickMs = Math.min(TICK_MS, idleMs);
-  const youngAtStart = youngGeneration();
-  let quietMs = 0;
   const timer = setInterval(() => {
     const window = performance.eventLoopUtilization(since);
     since = performance.eventLoopUtilization();
-    quietMs = window.utilization < QUIET_SHARE ? quietMs + tickMs : 0;
-    // V8 shrinks a grown young generation only at a low allocation rate, judged over the collections
-    // of its last 5 s: one as the quiet begins closes the burst's account, and the release comes more
-    // than 5 s after it (without it, a burst whose last collection came late kept 30 MB).
-    if (quietMs === tickMs && youngGeneration() > youngAtStart) collect.young();
-    if (quietMs < idleMs + 2 * tickMs) return;
     const committedBefore = getHeapStatistics().total_heap_size;
     // A process that shrank by itself (V8's reducer) counts from there.
     if (committedBefore < baseline) baseline = committedBefore;
-    if (committedBefore < baseline + GROWTH_BYTES) return;
-    quietMs = 0;
-    const youngBefore = youngGeneration();
+    if (window.utilization >= QUIET_SHARE || committedBefore < baseline + GROWTH_BYTES) return;
     const started = performance.now();
-    collect.all();
+    collect();
     const ms = performance.now() - started;
     baseline = getHeapStatistics().total_heap_size;
     releases++;
     // The collection is not work of the next window: without this, it would count as a busy one.
     since = performance.eventLoopUtilization();
-    options.onRelease?.({ committedBefore, committedAfter: baseline, youngBefore, youngAfter: youngGeneration(), ms });
-  }, tickMs);
+    options.onRelease?.({ committedBefore, committedAfter: baseline, ms });
+  }, idleMs);
   timer.unref();
   return {
     get releases() {
@@ -88,41 +70,31 @@ export function releaseWhenIdle(
 }
 
 /**
- * The collections V8's memory reducer would make: a young one first (at a low allocation rate it
- * shrinks the young generation back to its first size), then a full one that compacts the old space.
- * A plain `gc()` leaves a third of what could be given back (fragmented pages, the grown semi-spaces).
- * Node 20 offers no call for that (Isolate::LowMemoryNotification); these two V8 flags, set only
- * while it runs, ask for it. `gc` comes from a context made for the purpose and dropped: no global
- * of the process (nor, in a sandbox, of user code) ever holds it.
+ * A full garbage collection that compacts the old space and shrinks the young generation, as V8's
+ * memory reducer does: a plain `gc()` leaves a third of what it could give back (fragmented pages,
+ * the grown semi-spaces). Node 20 offers no call for that collection (Isolate::LowMemoryNotification);
+ * these two V8 flags, set only while it runs, ask for it. `gc` comes from a context made for the
+ * purpose and dropped: no global of the process (nor, in a sandbox, of user code) ever holds it.
  */
-function fullCollection(): { young: () => void; all: () => void } {
+function fullCollection(): () => void {
   const given = (globalThis as { gc?: unknown }).gc;
-  let gc: (options?: { type: 'minor' | 'major' }) => void;
-  if (typeof given === 'function') gc = given as typeof gc;
+  let gc: () => void;
+  if (typeof given === 'function') gc = given as () => void;
   else {
     setFlagsFromString('--expose-gc');
-    gc = runInNewContext('gc') as typeof gc;
+    gc = runInNewContext('gc') as () => void;
     setFlagsFromString('--no-expose-gc');
   }
   // Flags the process was started with stay as they were.
   const toggled = ['--optimize-for-size', '--compact-on-every-full-gc'].filter(
     (flag) => !process.execArgv.includes(flag),
   );
-  return {
-    young: () => gc({ type: 'minor' }),
-    all: () => {
-      for (const flag of toggled) setFlagsFromString(flag);
-      try {
-        gc({ type: 'minor' });
-        gc();
-      } finally {
-        for (const flag of toggled) setFlagsFromString(flag.replace('--', '--no-'));
-      }
-    },
+  return () => {
+    for (const flag of toggled) setFlagsFromString(flag);
+    try {
+      gc();
+    } finally {
+      for (const flag of toggled) setFlagsFromString(flag.replace('--', '--no-'));
+    }
   };
-}
-
-/** The committed size of V8's young generation, in bytes. */
-function youngGeneration(): number {
-  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
