@@ -430,7 +430,6 @@ async function repeat(times, concurrency, task) {
   );
 }
 
-/** Memory of the process tree after a second without requests. */
 /**
  * Memory at rest: read 1 s after the last call (`soon`) and again 12 s after it, long enough for the
  * processes to give back what the burst grew (src/lib/idle-release.ts, after 5 s quiet).
@@ -439,7 +438,7 @@ async function repeat(times, concurrency, task) {
 async function memoryAtRest(pid) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const soon = processTreeMemory(pid).rss;
-  await new Promise((resolve) => setTimeout(resolve, quick ? 4000 : 11_000));
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
   return { ...processTreeMemory(pid), soon };
 }
 
