@@ -7,7 +7,8 @@
 //   tokenizer             POST: a token's floor: parses the body, seals its data (AES-256-GCM, the token
 //                         bound as associated data), keeps it in a Map and answers it (no auth, checks or log)
 //   function-process      POST: the floor of a process sandbox: the function runs in a child process, each
-//                         call a line of JSON over its stdin and the result a line back (no checks or log)
+//                         call a line of JSON over its stdin and the result a line back (no checks or log);
+//                         the child is this script again, as `function-child`
 import { spawn } from 'node:child_process';
 import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
