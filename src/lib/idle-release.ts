@@ -12,6 +12,16 @@ export const IDLE_RELEASE_MS = 5000;
 const GROWTH_BYTES = 1024 * 1024;
 /** A window is quiet when the event loop was busy less than this share of it. */
 const QUIET_SHARE = 0.01;
+/**
+ * Releases that follow each other with no busy window between (code that keeps a little more alive
+ * each time, and does nothing else) wait twice as long each time, up to this many windows (a minute).
+ */
+const MAX_WAIT_WINDOWS = 12;
+/**
+ * Above this much live heap a compacting collection costs more than it gives back (~2 ms of CPU a MB,
+ * hundreds of milliseconds): such a process keeps what it holds until V8 collects it.
+ */
+const LARGE_HEAP_BYTES = 64 * 1024 * 1024;
 
 export interface Release {
   /** The committed heap (V8's total_heap_size) before and after, in bytes. */
@@ -31,12 +41,19 @@ export interface IdleRelease {
  * Gives memory back once a process goes quiet after work: V8 keeps the old space it grew under a
  * burst of calls until its memory reducer runs, which may take tens of seconds or never come in a
  * process that then sits idle (issue 17: 6-12 MB per process). One timer checks, every `idleMs`,
- * whether the last window was quiet (event loop utilization) and the heap has grown since the last
- * release (or start); if so, one full, compacting garbage collection (10-30 ms). Nothing runs on the
- * path of a call, and a process that stays idle is not collected again until it has grown again.
+ * whether the last window was quiet (event loop utilization, and `isIdle`) and the heap has grown
+ * since the last release (or start); if so, one full, compacting garbage collection (10-30 ms).
+ * Nothing runs on the path of a call; a process that stays idle is not collected again until it has
+ * grown again, and one that grows while idle waits longer each time (see MAX_WAIT_WINDOWS). Light
+ * steady traffic (over 1% of the event loop) is not quiet: memory comes back once the calls stop.
  */
 export function releaseWhenIdle(
-  options: { idleMs?: number; onRelease?: (release: Release) => void } = {},
+  options: {
+    idleMs?: number;
+    /** Whether the process has no work under way (a call waiting on I/O leaves the event loop quiet). */
+    isIdle?: () => boolean;
+    onRelease?: (release: Release) => void;
+  } = {},
 ): IdleRelease {
   const idleMs = options.idleMs ?? IDLE_RELEASE_MS;
   const collect = fullCollection();
@@ -44,18 +61,33 @@ export function releaseWhenIdle(
   let baseline = 0;
   let since = performance.eventLoopUtilization();
   let releases = 0;
+  let quietWindows = 0;
+  let wait = 1;
   const timer = setInterval(() => {
     const window = performance.eventLoopUtilization(since);
     since = performance.eventLoopUtilization();
-    const committedBefore = getHeapStatistics().total_heap_size;
+    if (window.utilization >= QUIET_SHARE) {
+      // Work came: the next quiet after it releases at once.
+      quietWindows = 0;
+      wait = 1;
+      return;
+    }
+    if (options.isIdle?.() === false) {
+      quietWindows = 0;
+      return;
+    }
+    if (++quietWindows < wait) return;
+    const { total_heap_size: committedBefore, used_heap_size: used } = getHeapStatistics();
     // A process that shrank by itself (V8's reducer) counts from there.
     if (committedBefore < baseline) baseline = committedBefore;
-    if (window.utilization >= QUIET_SHARE || committedBefore < baseline + GROWTH_BYTES) return;
+    if (committedBefore < baseline + GROWTH_BYTES || used > LARGE_HEAP_BYTES) return;
     const started = performance.now();
     collect();
     const ms = performance.now() - started;
     baseline = getHeapStatistics().total_heap_size;
     releases++;
+    quietWindows = 0;
+    wait = Math.min(wait * 2, MAX_WAIT_WINDOWS);
     // The collection is not work of the next window: without this, it would count as a busy one.
     since = performance.eventLoopUtilization();
     options.onRelease?.({ committedBefore, committedAfter: baseline, ms });

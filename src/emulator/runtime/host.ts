@@ -172,9 +172,16 @@ process.on('uncaughtException', (error) => log('error', [`Uncaught ${describeThr
 process.on('unhandledRejection', (reason) => log('error', [`Unhandled rejection: ${describeThrown(reason)}`]));
 
 post({ type: 'booted' });
-// Memory the heap grew under a burst of calls or reloads goes back once the process is quiet. The
-// collection it needs is held here, out of reach of user code (see idle-release.ts).
-releaseWhenIdle();
+// Memory the heap grew under a burst of calls or reloads goes back once the process is quiet: never
+// while a call is under way (one waiting on I/O leaves the event loop quiet). The collection is the
+// process's own work, not work a call left behind: the busy-while-idle watch starts again after it.
+// It is held here, out of reach of user code (see idle-release.ts).
+releaseWhenIdle({
+  isIdle: () => invocations.size === 0 && pendingRpc.size === 0,
+  onRelease: () => {
+    idleSince = { at: now(), cpu: process.cpuUsage() };
+  },
+});
 
 function onMessage(message: ToSandbox): void {
   switch (message.type) {
