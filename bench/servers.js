@@ -112,6 +112,11 @@ if (kind === 'canned') {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   process.on('exit', () => child.kill());
+  // A child that dies fails the run at once, rather than leaving its calls unanswered.
+  child.on('exit', (code, signal) => {
+    process.stderr.write(`the function-process child exited (${signal ?? code})\n`);
+    process.exit(1);
+  });
   const pending = new Map();
   const send = lineWriter(child.stdin);
   let seq = 0;
