@@ -1,21 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client, Pool, request } from 'undici';
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import type { EmulatorEventInit } from '../../../src/api/events.js';
-import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../../src/emulator/event-log.js';
 import { EventHub } from '../../../src/emulator/events.js';
 import { createHttpServer } from '../../../src/emulator/http/front.js';
 import { listen } from '../../../src/emulator/http/listen.js';
-import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
-import { Runtime } from '../../../src/emulator/runtime/index.js';
-import { createServices } from '../../../src/emulator/services/index.js';
-import { Store } from '../../../src/emulator/store/store.js';
 import { createTenant, startEmulator } from '../../helpers/emulator.js';
 import { rawConnection, rawRequest } from '../../helpers/raw-http.js';
 import { startReceiver } from '../../helpers/receiver.js';
-import { createReactor, parseEvents } from '../../helpers/event-stream.js';
+import { createReactor, emulatorParts, parseEvents } from '../../helpers/event-stream.js';
 import { eventually } from '../../helpers/wait.js';
 
 /** What a reactor or a transform says: one console line, then an answer. */
@@ -139,20 +133,13 @@ describe('GET /_emulator/events: no secret in what it streams', () => {
  * request that needs it), with its event log in reach for its `following` count.
  */
 async function bareServer(timeouts: { shutdownGraceMs?: number } = {}) {
-  const store = await Store.open({ inMemory: true });
-  const runtime = new Runtime();
-  const hub = new EventHub();
-  const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: hub.publish });
-  const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: hub.publish });
-  const eventLog = new TenantEventLog(hub);
+  const { hub, services, pipeline, eventLog, close } = await emulatorParts();
   const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog, lean: true, timeouts });
   const url = await listen(server, 0, '127.0.0.1');
   const { keys, tenantId } = await services.tenants.bootstrap({});
   onTestFinished(async () => {
-    eventLog.close();
     await server.closeGracefully();
-    await runtime.dispose();
-    await store.close();
+    await close();
   });
   return { url, managementKey: keys.managementKey!, tenantId, eventLog, hub, server };
 }

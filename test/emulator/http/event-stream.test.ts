@@ -1,16 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { Cipher } from '../../../src/emulator/crypto/cipher.js';
-import { TenantEventLog } from '../../../src/emulator/event-log.js';
-import { EventHub } from '../../../src/emulator/events.js';
 import { buildServer } from '../../../src/emulator/http/server.js';
-import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
-import { Runtime } from '../../../src/emulator/runtime/index.js';
-import { createServices } from '../../../src/emulator/services/index.js';
-import { Store } from '../../../src/emulator/store/store.js';
 import { createTenant, startEmulator } from '../../helpers/emulator.js';
-import { createReactor, parseEvents } from '../../helpers/event-stream.js';
+import { createReactor, emulatorParts, parseEvents } from '../../helpers/event-stream.js';
 import { eventually } from '../../helpers/wait.js';
 
 const TALKS = (word: string) => `module.exports = async (req) => {
@@ -129,18 +121,11 @@ describe('GET /_emulator/events', () => {
   });
 
   test('a client that goes away is unsubscribed', async () => {
-    const store = await Store.open({ inMemory: true });
-    const runtime = new Runtime();
-    const hub = new EventHub();
-    const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: hub.publish });
-    const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: hub.publish });
-    const eventLog = new TenantEventLog(hub);
+    const { hub, services, pipeline, eventLog, close } = await emulatorParts();
     const app = buildServer({ services, pipeline, emit: hub.publish, eventLog });
     onTestFinished(async () => {
-      eventLog.close();
       await app.close();
-      await runtime.dispose();
-      await store.close();
+      await close();
     });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     const { keys } = await services.tenants.bootstrap({});
