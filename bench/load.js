@@ -1,10 +1,11 @@
 // A small closed-loop load generator over undici Pools: `connections` loops, each sending its next
-// request when the previous answer is in, for a fixed time. Loopback only.
+// request when the previous answer is in, for a fixed time (or a fixed number of requests). Loopback only.
 import { Pool } from 'undici';
 
 /**
  * @param {string} url
- * @param {{ method?: string, headers?: Record<string,string>, body?: string | (() => string), connections?: number, durationMs?: number, warmupMs?: number, expect?: number, onStart?: () => void }} options
+ * @param {{ method?: string, headers?: Record<string,string>, body?: string | (() => string), connections?: number, durationMs?: number, requests?: number, warmupMs?: number, expect?: number, onStart?: () => void }} options
+ *   `requests`: the measured run sends that many, whatever the time they take (instead of `durationMs`).
  */
 export async function load(url, options = {}) {
   const target = new URL(url);
@@ -28,11 +29,13 @@ export async function load(url, options = {}) {
       throw new Error(`${options.method ?? 'GET'} ${url} answered ${response.statusCode}`);
     return performance.now() - started;
   };
-  const run = async (durationMs, latencies) => {
+  const run = async (durationMs, latencies, requests) => {
     const deadline = performance.now() + durationMs;
+    let sent = 0;
+    const more = requests === undefined ? () => performance.now() < deadline : () => sent++ < requests;
     await Promise.all(
       Array.from({ length: connections }, async () => {
-        while (performance.now() < deadline) latencies?.push(await once());
+        while (more()) latencies?.push(await once());
       }),
     );
   };
@@ -40,7 +43,7 @@ export async function load(url, options = {}) {
   options.onStart?.();
   const latencies = [];
   const started = performance.now();
-  await run(options.durationMs ?? 3000, latencies);
+  await run(options.durationMs ?? 3000, latencies, options.requests);
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);
