@@ -3,8 +3,8 @@
 //   node bench/profile.js <proxy|proxy-token|get|post|react|react8|bare-forwarder|bare-canned|bare-function[8]> [seconds] [--keep DIR] [--cpu-only]
 //   node bench/profile.js <scenario> --instructions [--requests N]
 // --instructions counts instead the instructions the server runs per request once warm (Valgrind's
-// cachegrind, user space only): a figure that does not move with the load of a shared machine, for
-// comparing two builds where time per request moves by 15% between runs. The server runs twice,
+// cachegrind, user space only, V8 on one thread): a figure that does not move with the load of a
+// shared machine, for comparing two builds where time per request moves by 15% between runs. The server runs twice,
 // for 6,000 requests and for 6,000 + N (--requests N, 4,000 by default), and the figure is the
 // difference over N: start-up and the JIT's warm-up cancel out. Not for react and react8: a sandbox
 // starting under Valgrind outlasts its time limits.
@@ -62,6 +62,9 @@ function start(args, counted = false) {
           '--cachegrind-out-file=/dev/null',
           `--log-file=${dir}/valgrind-%p.log`,
           process.execPath,
+          // V8's compiler and collector on the main thread: they then run at the same points every
+          // time (with helper threads, the same run counted twice differs by up to 20%; this way, by 2%).
+          '--single-threaded',
           ...args,
         ],
       ]

@@ -20,7 +20,8 @@ import { hardenHost } from './harden-host.js';
 import {
   MAX_FRAME_BYTES,
   MIN_BUSY_WINDOW_MS,
-  busyWhileIdle,
+  BUSY_FOR_MS,
+  busyStreak,
   type FromSandbox,
   type InitRequest,
   type InvokeRequest,
@@ -148,7 +149,7 @@ const pendingRpc = new Map<
   { invocation: Invocation; resolve: (value: unknown) => void; reject: (error: unknown) => void }
 >();
 /** How busy the process was with no call running, when the message being read began to arrive. */
-let idleAtArrival: { idleCpuMs: number; idleWallMs: number } | undefined;
+let idleAtArrival: IdleReport | undefined;
 /** Since when no call has been running, and the CPU time used until then. */
 let idleSince = { at: now(), cpu: process.cpuUsage() };
 
@@ -233,8 +234,9 @@ function onMessage(message: ToSandbox): void {
       return;
     }
     case 'probe': {
-      const idle = idleReport();
-      post({ type: 'probe', seq: message.seq, ...idle });
+      const report = idleReport();
+      judge(report);
+      post({ type: 'probe', seq: message.seq, idleCpuMs: report.idleCpuMs, idleWallMs: report.idleWallMs });
       if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
       return;
     }
@@ -256,15 +258,36 @@ function endTimers(owner: TimerOwner): void {
   for (const clear of owner.timers.splice(0)) clear();
 }
 
+interface IdleReport {
+  idleCpuMs: number;
+  idleWallMs: number;
+  /** The window it measures (the `idleSince` it began with). */
+  since: typeof idleSince;
+}
+
 /** CPU time used while no call ran (work a finished call left running), over the wall time since. */
-function idleReport(): { idleCpuMs: number; idleWallMs: number } {
-  if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0 };
-  const idleWallMs = now() - idleSince.at;
+function idleReport(): IdleReport {
+  const since = idleSince;
+  if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0, since };
+  const idleWallMs = now() - since.at;
   // A window shorter than any that could count as busy needs no CPU reading (a system call, on the
   // path of every call that follows another closely).
-  if (idleWallMs < MIN_BUSY_WINDOW_MS) return { idleCpuMs: 0, idleWallMs };
-  const used = process.cpuUsage(idleSince.cpu);
-  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs };
+  if (idleWallMs < MIN_BUSY_WINDOW_MS) return { idleCpuMs: 0, idleWallMs, since };
+  const used = process.cpuUsage(since.cpu);
+  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs, since };
+}
+
+/** For how long this process has been busy with no call running (protocol.ts busyStreak). */
+let busyMs = 0;
+let judged: typeof idleSince | undefined;
+
+/** Adds a window to the busy streak, once (a probe and a call may arrive in one read), and returns it. */
+function judge(report: IdleReport): number {
+  if (report.since !== judged) {
+    judged = report.since;
+    busyMs = busyStreak(busyMs, report.idleCpuMs, report.idleWallMs);
+  }
+  return busyMs;
 }
 
 async function invoke(request: InvokeRequest): Promise<void> {
@@ -278,13 +301,10 @@ async function invoke(request: InvokeRequest): Promise<void> {
     });
     return;
   }
-  if (invocations.size === 0 && idleAtArrival) {
-    // A process that kept a core busy since its last call returned is not given another one.
-    const { idleCpuMs, idleWallMs } = idleAtArrival;
-    if (busyWhileIdle(idleCpuMs, idleWallMs)) {
-      post({ type: 'busy', id: request.id });
-      return;
-    }
+  // A process that has kept a core busy since its last call returned is not given another one.
+  if (invocations.size === 0 && idleAtArrival && judge(idleAtArrival) >= BUSY_FOR_MS) {
+    post({ type: 'busy', id: request.id });
+    return;
   }
   const invocation: Invocation = {
     id: request.id,

@@ -8,7 +8,8 @@ import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import {
   MAX_FRAME_BYTES,
-  busyWhileIdle,
+  BUSY_FOR_MS,
+  busyStreak,
   type FromSandbox,
   type InitRequest,
   type SerializedError,
@@ -87,8 +88,8 @@ export class SandboxProcess {
   private bootRss = 0;
   private probe: { seq: number; sentAt: number } | undefined;
   private probeSeq = 0;
-  /** Probes in a row that found the process busy with no call running. */
-  private busyProbes = 0;
+  /** For how long the probes found it busy with no call running (protocol.ts busyStreak). */
+  private busyMs = 0;
   private callSeq = 0;
   /** Console bytes of top-level code (outside any call), refilled at each load. */
   private strayLogBudget: number;
@@ -375,11 +376,10 @@ export class SandboxProcess {
       case 'probe':
         if (this.probe?.seq !== message.seq) return;
         this.probe = undefined;
-        this.busyProbes =
-          this.calls.size === 0 && this.pendingLoads.size === 0 && busyWhileIdle(message.idleCpuMs, message.idleWallMs)
-            ? this.busyProbes + 1
-            : 0;
-        if (this.busyProbes >= 2) this.kill('it kept a core busy after its last call returned');
+        // Work under way is not idle time: it neither adds to the streak nor ends it.
+        if (this.calls.size === 0 && this.pendingLoads.size === 0)
+          this.busyMs = busyStreak(this.busyMs, message.idleCpuMs, message.idleWallMs);
+        if (this.busyMs >= BUSY_FOR_MS) this.kill('it kept a core busy after its last call returned');
         return;
     }
   }

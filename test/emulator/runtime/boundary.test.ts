@@ -399,7 +399,7 @@ describe('memory, CPU and the process budget', () => {
       expect(Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])).toBeLessThan(20);
     }
     await servesOtherTenant(rt);
-  });
+  }, 30_000); // 40 cold starts of a sandbox process, ~150 ms each on a quiet host, more on a loaded one
 
   it('tenants beyond maxProcesses share the budget: never more processes than it, every tenant served', async () => {
     const rt = runtime({ maxProcesses: 3 });

@@ -1,11 +1,12 @@
 /**
- * The channel between the emulator and a sandbox process, and the check of what a sandbox sends:
- * a sandbox is not trusted to keep to the protocol.
+ * The channel between the emulator and a sandbox process, the check of what a sandbox sends (a
+ * sandbox is not trusted to keep to the protocol), and the rule by which a busy one is replaced.
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/emulator/runtime/channel.js';
 import { checkedMessage } from '../../../src/emulator/runtime/inbound.js';
+import { BUSY_FOR_MS, busyStreak } from '../../../src/emulator/runtime/protocol.js';
 
 function frame(text: string): Buffer {
   const body = Buffer.from(text);
@@ -110,5 +111,37 @@ describe('checkedMessage', () => {
     ],
   ])('refuses %s', (_name, message) => {
     expect(() => checkedMessage(message)).toThrow();
+  });
+});
+
+describe('busyStreak', () => {
+  it('adds up busy idle windows, ends with the first quiet one, and skips windows too short to judge', () => {
+    // Half a core or more over a window is busy: 30 ms of CPU in 50 ms, not 20.
+    expect(busyStreak(0, 30, 50)).toBe(50);
+    expect(busyStreak(50, 30, 50)).toBe(100);
+    expect(busyStreak(100, 20, 50)).toBe(0);
+    // 10 ms is too short to say: the streak stands.
+    expect(busyStreak(100, 10, 10)).toBe(100);
+  });
+
+  it('takes a second of busy windows to replace a process, more than a collection after a large call lasts', () => {
+    // A collection measured after a call in a 60 MB heap: two or three busy 50 ms windows, then quiet.
+    let streak = 0;
+    for (const [cpu, wall] of [
+      [95, 50],
+      [96, 50],
+      [33, 50],
+      [2, 50],
+    ])
+      streak = busyStreak(streak, cpu!, wall!);
+    expect(streak).toBe(0);
+    // A timer left spinning: every window busy.
+    streak = 0;
+    let windows = 0;
+    while (streak < BUSY_FOR_MS) {
+      streak = busyStreak(streak, 50, 50);
+      windows++;
+    }
+    expect(windows).toBe(20);
   });
 });

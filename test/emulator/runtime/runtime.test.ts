@@ -684,9 +684,33 @@ module.exports = async (req) => {
     );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
-    await sleep(500);
+    // Busy for longer than a collection lasts (protocol.ts BUSY_FOR_MS).
+    await sleep(1300);
     expect((await invoke(instance, { args: {} })).value).toBe('done');
     expect(rt.pids).not.toContain(pid);
+  });
+
+  it('keeps a process whose collections after large calls keep it busy for a moment', async () => {
+    const rt = runtime();
+    // About 60 MB held, and each call leaves 200,000 objects behind: the collections that follow keep
+    // the main thread and V8's helper busy for 100-200 ms after each call. That is the process's own
+    // work, not work left running, and it ends.
+    const instance = await load(
+      rt,
+      `const held = [];
+for (let i = 0; i < 700000; i++) held.push({ i, s: 'item-' + i, t: [i, i + 1] });
+module.exports = async () => {
+  const garbage = [];
+  for (let i = 0; i < 200000; i++) garbage.push({ i, s: 'g' + i });
+  return held.length + garbage.length;
+};`,
+    );
+    const [pid] = rt.pids;
+    for (let i = 0; i < 8; i++) {
+      expect((await invoke(instance, {})).value).toBe(900_000);
+      await sleep(250);
+    }
+    expect(rt.pids).toContain(pid);
   });
 
   it('serves the next call elsewhere when a call leaves a loop that never yields, and stops that process', async () => {
