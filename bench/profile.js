@@ -1,13 +1,14 @@
 // Where the time goes: runs one load of `npm run bench` against `svc serve` started under
 // `node --cpu-prof`, and prints the profile's self time by module and by function.
 //   node bench/profile.js <proxy|proxy-token|get|post|react|react8|bare-forwarder|bare-canned|bare-function[8]> [seconds] [--keep DIR] [--cpu-only]
-//   node bench/profile.js <scenario> --instructions [--requests N]
+//   node bench/profile.js <scenario> --instructions [--requests N] [--keep DIR]
 // --instructions counts instead the instructions the server runs per request once warm (Valgrind's
 // cachegrind, user space only, V8 on one thread): a figure that does not move with the load of a
 // shared machine, for comparing two builds where time per request moves by 15% between runs. The server runs twice,
 // for 6,000 requests and for 6,000 + N (--requests N, 4,000 by default), and the figure is the
-// difference over N: start-up and the JIT's warm-up cancel out. Not for react and react8: a sandbox
-// starting under Valgrind outlasts its time limits.
+// difference over N: start-up and the JIT's warm-up cancel out; with --keep, the two runs' counts by
+// function are kept in DIR for cg_diff. Not for react and react8: a sandbox starting under Valgrind
+// outlasts its time limits.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -59,7 +60,8 @@ function start(args, counted = false) {
         [
           '--tool=cachegrind',
           '--cache-sim=no',
-          '--cachegrind-out-file=/dev/null',
+          // Kept with --keep, for cg_diff and cg_annotate: instructions by function (V8's compiled code is one "???").
+          `--cachegrind-out-file=${keep ? `${dir}/cachegrind.out.%p` : '/dev/null'}`,
           `--log-file=${dir}/valgrind-%p.log`,
           process.execPath,
           // V8's compiler and collector on the main thread: they then run at the same points every
@@ -244,14 +246,20 @@ if (counting) {
   const short = await countedRun(warm);
   const long = await countedRun(warm + requests);
   process.stdout.write(
-    `${scenario}: ${Math.round((long - short) / requests / 1000)}k instructions per request once warm (${(short / 1e9).toFixed(2)} G for ${warm} requests, ${(long / 1e9).toFixed(2)} G for ${warm + requests})\n`,
+    `${scenario}: ${Math.round((long.count - short.count) / requests / 1000)}k instructions per request once warm (${(short.count / 1e9).toFixed(2)} G for ${warm} requests, ${(long.count / 1e9).toFixed(2)} G for ${warm + requests})\n`,
   );
+  if (keep) {
+    const out = (run) => path.join(dir, `cachegrind.out.${run.pid}`);
+    process.stdout.write(
+      `By function, for the ${requests} requests more: cg_diff ${out(short)} ${out(long)} > ${dir}/diff.out && cg_annotate ${dir}/diff.out\n`,
+    );
+  }
 } else {
   await profiledRun();
 }
 if (!keep) await rm(dir, { recursive: true, force: true });
 
-/** The instructions the profiled server ran from its start to its exit, with `requests` requests in between. */
+/** The instructions the profiled server ran from its start to its exit, with `requests` requests in between, and its pid. */
 async function countedRun(requests) {
   const { servers, profiledServer, target } = await setUp();
   await load(target.url, { ...target, warmupMs: 0, requests });
@@ -259,7 +267,7 @@ async function countedRun(requests) {
   const log = await readFile(path.join(dir, `valgrind-${profiledServer.child.pid}.log`), 'utf8');
   const count = /I\s+refs:\s+([\d,]+)/.exec(log)?.[1];
   if (count === undefined) throw new Error(`cachegrind counted nothing:\n${log}`);
-  return Number(count.replaceAll(',', ''));
+  return { count: Number(count.replaceAll(',', '')), pid: profiledServer.child.pid };
 }
 
 async function stop(profiledServer, servers) {

@@ -15,16 +15,13 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 }
 
 // `svc serve` runs long and sits idle between bursts of calls. Under load V8 grows the young generation
-// from 1 MB semi-spaces to 16 MB ones and keeps them: 30 MB resident for objects that live a request.
-// Kept at its first size, the emulator's memory stays about flat (issue 17), with no call measurably
-// slower. This flag is read each time the young generation would grow, so it can be set here, before
-// the CLI loads: node's own flags cannot be passed portably on the `#!` line. (`serve` anywhere in
-// the arguments: a command that only mentions the word gets the same, harmless, tuning.)
-// After a burst of calls, V8 keeps the old space it grew until its memory reducer runs, which may
-// take tens of seconds or not come at all: serve gives it back once it has been quiet for 5 s
-// (src/lib/idle-release.ts; its sandbox processes do the same).
+// from 1 MB to 32 MB and keeps it, with the old space the burst grew, until its memory reducer runs,
+// which may take tens of seconds or not come at all: serve gives both back once it has been quiet for
+// about 7 s (src/lib/idle-release.ts; its sandbox processes do the same). The young generation is not held
+// at 1 MB meanwhile (--semi-space-growth-factor=1): collected 12 times as often, it cost a tenth of
+// the instructions of a proxied call (`node bench/profile.js proxy --instructions`, issue 17).
+// (`serve` anywhere in the arguments: a command that only mentions the word gets the same timer.)
 const serving = args.includes('serve');
-if (serving) (await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=1');
 
 import('../dist/cli/main.js').then(
   async (cli) => {

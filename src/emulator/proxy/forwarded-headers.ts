@@ -56,11 +56,13 @@ export function forwardableHeaders(rawHeaders: readonly string[]): Record<string
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const value = rawHeaders[i + 1]!;
-    if (!HEADER_NAME.test(name) || NOT_FORWARDED.has(name.toLowerCase())) continue;
-    const first = seen.get(name.toLowerCase());
+    if (!HEADER_NAME.test(name)) continue;
+    const lower = name.toLowerCase();
+    if (NOT_FORWARDED.has(lower)) continue;
+    const first = seen.get(lower);
     if (first !== undefined) headers[first] = `${headers[first]}, ${value}`;
     else {
-      seen.set(name.toLowerCase(), name);
+      seen.set(lower, name);
       headers[name] = value;
     }
   }
