@@ -124,8 +124,9 @@ export function releaseWhenIdle(
  * A young collection, and a full one that compacts the old space and shrinks the young generation,
  * as V8's memory reducer does: a plain `gc()` leaves a third of what it could give back (fragmented
  * pages, the grown semi-spaces). Node 20 offers no call for that collection
- * (Isolate::LowMemoryNotification); these two V8 flags, set only while it runs, ask for it. `gc` comes from a context made for the
- * purpose and dropped: no global of the process (nor, in a sandbox, of user code) ever holds it.
+ * (Isolate::LowMemoryNotification); these two V8 flags, set only while it runs, ask for it. `gc`
+ * comes from a context made for the purpose and dropped: no global of the process (nor, in a
+ * sandbox, of user code) ever holds it.
  */
 function collections(): { young: () => void; all: () => void } {
   const given = (globalThis as { gc?: unknown }).gc;
