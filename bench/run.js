@@ -432,7 +432,7 @@ async function repeat(times, concurrency, task) {
 
 /**
  * Memory at rest: read 1 s after the last call (`soon`) and again 12 s after it, long enough for the
- * processes to give back what the burst grew (src/lib/idle-release.ts, after 5 s quiet).
+ * processes to give back what the burst grew (src/lib/idle-release.ts, after about 7 s quiet).
  * The figure is the second: what the processes hold while nothing happens.
  */
 async function memoryAtRest(pid) {
