@@ -21,7 +21,7 @@ import {
   MAX_FRAME_BYTES,
   MIN_BUSY_WINDOW_MS,
   BUSY_FOR_MS,
-  busyStreak,
+  busyBalance,
   type FromSandbox,
   type InitRequest,
   type InvokeRequest,
@@ -277,15 +277,15 @@ function idleReport(): IdleReport {
   return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs, since };
 }
 
-/** For how long this process has been busy with no call running (protocol.ts busyStreak). */
+/** Busy time with no call running, less the quiet time since (protocol.ts busyBalance). */
 let busyMs = 0;
 let judged: typeof idleSince | undefined;
 
-/** Adds a window to the busy streak, once (a probe and a call may arrive in one read), and returns it. */
+/** Adds a window to the busy balance, once (a probe and a call may arrive in one read), and returns it. */
 function judge(report: IdleReport): number {
   if (report.since !== judged) {
     judged = report.since;
-    busyMs = busyStreak(busyMs, report.idleCpuMs, report.idleWallMs);
+    busyMs = busyBalance(busyMs, report.idleCpuMs, report.idleWallMs);
   }
   return busyMs;
 }

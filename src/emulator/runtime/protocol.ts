@@ -106,10 +106,10 @@ export type FromSandbox =
 /** The shortest idle window busyWhileIdle judges. */
 export const MIN_BUSY_WINDOW_MS = 40;
 /**
- * How long a process must stay busy with no call running before it is replaced: longer than the
- * garbage collection that follows a large call in a large heap. That keeps the main thread and V8's
- * helper thread busy for 100-200 ms at most (a reactor holding 60 MB, measured), where work left
- * running (a spinning timer, the thread pool kept busy) never stops.
+ * How much busy time with no call running (less the quiet time since) replaces a process: more than
+ * the garbage collection that follows a large call in a large heap, which keeps the main thread and
+ * V8's helper thread busy for 100-200 ms (a reactor holding 60 MB, measured) and is then quiet, where
+ * work left running (a spinning timer, the thread pool kept busy) goes on.
  */
 export const BUSY_FOR_MS = 1000;
 
@@ -122,13 +122,15 @@ export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
 }
 
 /**
- * For how long a process has been busy with no call running: `streakMs` so far, and a new window
- * judged. The windows add up while each is busy (the calls between them are not counted) and the
- * first quiet one ends the streak; a window too short to judge leaves it as it is.
+ * The busy time of a process with no call running that quiet time has not yet made up for:
+ * `balanceMs` so far, and a new window judged. A busy window adds its length, a quiet one takes
+ * its length off (down to 0), and a window too short to judge leaves it as it is; the calls between
+ * windows are not counted. A collection's burst is soon made up for, while work left running that
+ * pauses now and then still adds up unless it is quiet at least half the time.
  */
-export function busyStreak(streakMs: number, cpuMs: number, wallMs: number): number {
-  if (wallMs < MIN_BUSY_WINDOW_MS) return streakMs;
-  return busyWhileIdle(cpuMs, wallMs) ? streakMs + wallMs : 0;
+export function busyBalance(balanceMs: number, cpuMs: number, wallMs: number): number {
+  if (wallMs < MIN_BUSY_WINDOW_MS) return balanceMs;
+  return busyWhileIdle(cpuMs, wallMs) ? balanceMs + wallMs : Math.max(0, balanceMs - wallMs);
 }
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';

@@ -9,7 +9,7 @@ import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import {
   MAX_FRAME_BYTES,
   BUSY_FOR_MS,
-  busyStreak,
+  busyBalance,
   type FromSandbox,
   type InitRequest,
   type SerializedError,
@@ -88,7 +88,7 @@ export class SandboxProcess {
   private bootRss = 0;
   private probe: { seq: number; sentAt: number } | undefined;
   private probeSeq = 0;
-  /** For how long the probes found it busy with no call running (protocol.ts busyStreak). */
+  /** Busy time the probes found with no call running, less the quiet time (protocol.ts busyBalance). */
   private busyMs = 0;
   private callSeq = 0;
   /** Console bytes of top-level code (outside any call), refilled at each load. */
@@ -376,9 +376,9 @@ export class SandboxProcess {
       case 'probe':
         if (this.probe?.seq !== message.seq) return;
         this.probe = undefined;
-        // Work under way is not idle time: it neither adds to the streak nor ends it.
+        // Work under way is not idle time: it neither adds to the balance nor takes off it.
         if (this.calls.size === 0 && this.pendingLoads.size === 0)
-          this.busyMs = busyStreak(this.busyMs, message.idleCpuMs, message.idleWallMs);
+          this.busyMs = busyBalance(this.busyMs, message.idleCpuMs, message.idleWallMs);
         if (this.busyMs >= BUSY_FOR_MS) this.kill('it kept a core busy after its last call returned');
         return;
     }

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/emulator/runtime/channel.js';
 import { checkedMessage } from '../../../src/emulator/runtime/inbound.js';
-import { BUSY_FOR_MS, busyStreak } from '../../../src/emulator/runtime/protocol.js';
+import { BUSY_FOR_MS, busyBalance } from '../../../src/emulator/runtime/protocol.js';
 
 function frame(text: string): Buffer {
   const body = Buffer.from(text);
@@ -114,34 +114,44 @@ describe('checkedMessage', () => {
   });
 });
 
-describe('busyStreak', () => {
-  it('adds up busy idle windows, ends with the first quiet one, and skips windows too short to judge', () => {
+describe('busyBalance', () => {
+  it('adds busy idle windows, takes quiet ones off down to 0, and skips windows too short to judge', () => {
     // Half a core or more over a window is busy: 30 ms of CPU in 50 ms, not 20.
-    expect(busyStreak(0, 30, 50)).toBe(50);
-    expect(busyStreak(50, 30, 50)).toBe(100);
-    expect(busyStreak(100, 20, 50)).toBe(0);
-    // 10 ms is too short to say: the streak stands.
-    expect(busyStreak(100, 10, 10)).toBe(100);
+    expect(busyBalance(0, 30, 50)).toBe(50);
+    expect(busyBalance(50, 30, 50)).toBe(100);
+    expect(busyBalance(100, 20, 50)).toBe(50);
+    expect(busyBalance(50, 0, 80)).toBe(0);
+    // 10 ms is too short to say: the balance stands.
+    expect(busyBalance(100, 10, 10)).toBe(100);
   });
 
   it('takes a second of busy windows to replace a process, more than a collection after a large call lasts', () => {
     // A collection measured after a call in a 60 MB heap: two or three busy 50 ms windows, then quiet.
-    let streak = 0;
+    let balance = 0;
     for (const [cpu, wall] of [
       [95, 50],
       [96, 50],
       [33, 50],
       [2, 50],
+      [1, 50],
+      [0, 50],
     ])
-      streak = busyStreak(streak, cpu!, wall!);
-    expect(streak).toBe(0);
+      balance = busyBalance(balance, cpu!, wall!);
+    expect(balance).toBe(0);
     // A timer left spinning: every window busy.
-    streak = 0;
-    let windows = 0;
-    while (streak < BUSY_FOR_MS) {
-      streak = busyStreak(streak, 50, 50);
-      windows++;
-    }
-    expect(windows).toBe(20);
+    expect(windowsToReplace([true])).toBe(20);
+    // Work that pauses one window in every few still adds up; quiet half the time, it never does.
+    expect(windowsToReplace([true, true, true, false])).toBeLessThan(80);
+    expect(windowsToReplace([true, false])).toBe(Number.POSITIVE_INFINITY);
   });
 });
+
+/** How many 50 ms probe windows, busy or quiet in the pattern given (repeated), replace a process (up to 10,000). */
+function windowsToReplace(pattern: boolean[]): number {
+  let balance = 0;
+  for (let window = 0; window < 10_000; window++) {
+    balance = busyBalance(balance, pattern[window % pattern.length] ? 50 : 0, 50);
+    if (balance >= BUSY_FOR_MS) return window + 1;
+  }
+  return Number.POSITIVE_INFINITY;
+}
