@@ -18,12 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { load } from './load.js';
 import { reactorSource } from './reactor.js';
+import { MANAGEMENT_KEY, PRIVATE_KEY, serveArgs } from './serve-args.js';
 import { summarize } from './profile-summary.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const SVC = path.join(here, '..', 'bin', 'svc.js');
-const MANAGEMENT_KEY = 'bench-management-key-0001';
-const PRIVATE_KEY = 'bench-private-key-00000001';
 const args = process.argv.slice(2);
 /** The value after `--name`, if given. */
 const valueOf = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -146,25 +144,7 @@ async function setUp() {
   const servers = [];
   // bare-* scenarios profile the baseline server of the same figure instead of svc.
   const bare = scenario.startsWith('bare-');
-  const svc = bare
-    ? undefined
-    : await start(
-        [
-          ...profiled,
-          SVC,
-          'serve',
-          '--port',
-          '0',
-          '--in-memory',
-          '--log-format',
-          'json',
-          '--management-key',
-          MANAGEMENT_KEY,
-          '--private-key',
-          PRIVATE_KEY,
-        ],
-        counting,
-      );
+  const svc = bare ? undefined : await start([...profiled, ...serveArgs(['--in-memory'])], counting);
   let target;
   let profiledServer = svc;
   if (scenario === 'bare-forwarder') {

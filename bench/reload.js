@@ -9,11 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { MANAGEMENT_KEY, PRIVATE_KEY, serveArgs } from './serve-args.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SVC = path.join(here, '..', 'bin', 'svc.js');
-const MANAGEMENT_KEY = 'bench-management-key-0001';
-const PRIVATE_KEY = 'bench-private-key-00000001';
 const CLIENTS = 4;
 
 const version = (i) => `module.exports = async () => ({ raw: { version: ${i} } });\n`;
@@ -46,27 +43,11 @@ async function call(url, method, pathname, key, body) {
 
 /** Starts serve in `dir` and resolves once it listens (its first JSON line). */
 async function startServe(dir) {
-  const child = spawn(
-    process.execPath,
-    [
-      SVC,
-      'serve',
-      '--port',
-      '0',
-      '--in-memory',
-      '--log-format',
-      'json',
-      '--management-key',
-      MANAGEMENT_KEY,
-      '--private-key',
-      PRIVATE_KEY,
-    ],
-    {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: os.tmpdir() },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, serveArgs(['--in-memory']), {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: os.tmpdir() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   for (;;) {

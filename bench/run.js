@@ -11,12 +11,10 @@ import { request } from 'undici';
 import { load, median } from './load.js';
 import { reactorSource } from './reactor.js';
 import { measureReload } from './reload.js';
+import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-const SVC = path.join(root, 'bin', 'svc.js');
-const MANAGEMENT_KEY = 'bench-management-key-0001';
-const PRIVATE_KEY = 'bench-private-key-00000001';
 const quick = process.argv.includes('--quick');
 const DURATION = quick ? 1000 : 2500;
 const CONNECTIONS = 16;
@@ -119,22 +117,7 @@ async function stop(child) {
 }
 
 function serve(extra = [], options = {}) {
-  return startProcess(
-    [
-      SVC,
-      'serve',
-      '--port',
-      '0',
-      '--log-format',
-      'json',
-      '--management-key',
-      MANAGEMENT_KEY,
-      '--private-key',
-      PRIVATE_KEY,
-      ...extra,
-    ],
-    options,
-  );
+  return startProcess(serveArgs(extra), options);
 }
 
 async function api(url, method, pathname, { key = PRIVATE_KEY, body, contentType = 'application/json', expect } = {}) {
