@@ -48,9 +48,9 @@ export interface IdleRelease {
  * space it grew under a burst of calls until its memory reducer runs, which may take tens of seconds
  * or never come in a process that then sits idle (issue 17: 6-12 MB of old space per process, and
  * `svc serve`'s young generation, 1 MB at rest, grows to 32 MB under load). One timer looks every
- * second at whether the event loop was quiet (and `isIdle`); once it has been for `idleMs` (and two
- * ticks more) and the heap has grown since the last release (or start), one collection shrinks the
- * young generation and compacts the rest (10-50 ms). Nothing runs on the path of a call; a process
+ * second at whether the event loop was quiet (and `isIdle`). As a quiet spell begins, a young
+ * collection; once it has lasted `idleMs` (and two ticks more) and the heap has grown since the last
+ * release (or start), a full one that shrinks the young generation and compacts the rest (10-50 ms). Nothing runs on the path of a call; a process
  * that stays idle is not collected again until it has grown again, and one that grows while idle
  * waits longer each time (see MAX_WAIT_WINDOWS). Light steady traffic (over 1% of the event loop) is
  * not quiet: memory comes back once the calls stop.
@@ -88,7 +88,7 @@ export function releaseWhenIdle(
     quietMs += tickMs;
     if (quietMs === tickMs) {
       // V8 shrinks a grown young generation only at a low allocation rate, judged over its
-      // collections of the last 5 s: one as the quiet begins (a millisecond or so) closes the
+      // collections of the last 5 s: one as the quiet begins (a few milliseconds) closes the
       // burst's account, and the release comes more than 5 s after it (without it, a burst whose
       // last collection came before its last megabytes kept 30 MB, and so did a start).
       collect.young();
@@ -137,10 +137,9 @@ function collections(): { young: () => void; all: () => void } {
     gc = runInNewContext('gc') as typeof gc;
     setFlagsFromString('--no-expose-gc');
   }
-  // Flags the process was started with stay as they were.
-  const toggled = ['--optimize-for-size', '--compact-on-every-full-gc'].filter(
-    (flag) => !process.execArgv.includes(flag),
-  );
+  // Flags the process was started with (on its command line or in NODE_OPTIONS) stay as they were.
+  const started = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const toggled = ['--optimize-for-size', '--compact-on-every-full-gc'].filter((flag) => !started.includes(flag));
   return {
     young: () => gc({ type: 'minor' }),
     all: () => {

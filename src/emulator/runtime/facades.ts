@@ -244,10 +244,93 @@ export function httpsFacade(): object {
 /** The switches of `crypto` that reach native code or process-wide state. */
 const CRYPTO_DENIED = new Set(['setEngine', 'setFips', 'getFips', 'fips', 'secureHeapUsed']);
 
-/** `require('crypto')` as user code sees it. */
-export function cryptoFacade(): object {
+/** The functions of `crypto` that work on Node's thread pool and answer a callback given last. */
+const CRYPTO_CALLBACK_WORK = new Set([
+  'checkPrime',
+  'generateKey',
+  'generateKeyPair',
+  'generatePrime',
+  'hkdf',
+  'pbkdf2',
+  'pseudoRandomBytes',
+  'randomBytes',
+  'randomFill',
+  'randomInt',
+  'scrypt',
+]);
+
+/** Who started a piece of work: a call, or a version's top-level code; `finished` once it is over. */
+type WorkOwner = () => { finished: boolean } | undefined;
+
+/**
+ * `require('crypto')` as user code sees it. Work on the thread pool belongs to the call that
+ * starts it, as its timers do: once the call is over its callbacks and promises are dropped, and
+ * no more is started, so that no chain of them (each callback starting the next) outlives it.
+ */
+export function cryptoFacade(owner: WorkOwner): object {
   const facade: Record<string, unknown> = {};
-  for (const name of Object.keys(crypto))
-    if (!CRYPTO_DENIED.has(name)) facade[name] = (crypto as unknown as Record<string, unknown>)[name];
+  for (const name of Object.keys(crypto)) {
+    if (CRYPTO_DENIED.has(name)) continue;
+    const value = (crypto as unknown as Record<string, unknown>)[name];
+    facade[name] = CRYPTO_CALLBACK_WORK.has(name) ? ownedCallbacks(value as Work, owner) : value;
+  }
+  const subtle = ownedPromises(crypto.webcrypto.subtle, owner);
+  facade.subtle = subtle;
+  facade.webcrypto = {
+    subtle,
+    getRandomValues: <T extends ArrayBufferView | null>(array: T): T =>
+      crypto.webcrypto.getRandomValues(array as never) as T,
+    randomUUID: () => crypto.webcrypto.randomUUID(),
+    CryptoKey: crypto.webcrypto.CryptoKey,
+  };
+  return facade;
+}
+
+type Work = (...args: unknown[]) => unknown;
+
+function overError(): Error {
+  return new Error('The call that started this work has returned: work on the thread pool belongs to its call.');
+}
+
+/** `work` whose callback (its last argument, when a function) runs only while its starter is live. */
+function ownedCallbacks(work: Work, owner: WorkOwner): Work {
+  const owned = function (this: unknown, ...args: unknown[]) {
+    const callback = args.at(-1);
+    // Without a callback the work is synchronous (randomBytes(16)) or refused by Node as it is.
+    if (typeof callback !== 'function') return Reflect.apply(work, this, args);
+    const starter = owner();
+    if (starter?.finished) throw overError();
+    args[args.length - 1] = function (this: unknown, ...results: unknown[]) {
+      if (!starter?.finished) return Reflect.apply(callback, this, results);
+    };
+    return Reflect.apply(work, this, args);
+  };
+  // What util.promisify reads of the original (generateKeyPair's names of its results).
+  for (const symbol of Object.getOwnPropertySymbols(work))
+    Object.defineProperty(owned, symbol, Object.getOwnPropertyDescriptor(work, symbol)!);
+  return owned;
+}
+
+/** SubtleCrypto's methods, each promise settling only while the call that asked is live. */
+function ownedPromises(subtle: object, owner: WorkOwner): object {
+  const facade: Record<string, unknown> = {};
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(subtle))) {
+    const method = (subtle as Record<string, unknown>)[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    facade[name] = (...args: unknown[]) => {
+      const starter = owner();
+      if (starter?.finished) return Promise.reject(overError());
+      return new Promise((resolve, reject) => {
+        (Reflect.apply(method, subtle, args) as Promise<unknown>).then(
+          (value) => {
+            if (!starter?.finished) resolve(value);
+          },
+          (error: unknown) => {
+            if (!starter?.finished) reject(error);
+          },
+        );
+      });
+    };
+  }
   return facade;
 }

@@ -94,16 +94,19 @@ lockdown({
 Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
 
 /** What user code is handed of the host: the globals, and the modules `require` serves. */
+// A timer a call sets belongs to it: cleared when the call ends, so that no call leaves work
+// running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
+// probe recycles a process that keeps a core busy between calls.
+const { timeoutSignal, ...TIMERS } = sandboxTimers((clear) => {
+  const owner = timerOwner();
+  if (owner?.finished) return false;
+  owner?.timers.push(clear);
+  return true;
+});
+// This process serves user code only: its AbortSignal.timeout is the one on the calls' timers.
+Object.defineProperty(AbortSignal, 'timeout', { value: timeoutSignal, writable: true, configurable: true });
 const HOST_GLOBALS = {
-  // A timer a call sets belongs to it: cleared when the call ends, so that no call leaves work
-  // running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
-  // probe recycles a process that keeps a core busy between calls.
-  ...sandboxTimers((clear) => {
-    const owner = timerOwner();
-    if (owner?.finished) return false;
-    owner?.timers.push(clear);
-    return true;
-  }),
+  ...TIMERS,
   queueMicrotask,
   Buffer,
   URL,
@@ -120,7 +123,7 @@ const HOST_GLOBALS = {
 };
 const MODULES: Record<string, unknown> = {
   buffer: hostRequire('node:buffer'),
-  crypto: cryptoFacade(),
+  crypto: cryptoFacade(timerOwner),
   https: httpsFacade(),
   querystring: hostRequire('node:querystring'),
   stream: hostRequire('node:stream'),
@@ -191,6 +194,8 @@ function onMessage(message: ToSandbox): void {
       return;
     case 'load': {
       if (!config) return;
+      // The idle time before it is judged first: the compiling that follows is work asked for.
+      if (invocations.size === 0) judge(idleReport());
       loadingVid = message.vid;
       strayBudget = config.maxLogBytes;
       const token = Object.freeze(Object.create(null) as object);
@@ -337,7 +342,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
   } finally {
     endTimers(invocation);
     invocations.delete(request.id);
-    if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
+    // A cancelled call was over when the emulator gave up on it; its code settling later (when it
+    // chooses) starts no new idle window, or it could wipe the one under way at will.
+    if (!invocation.cancelled && invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
   }
 }
 

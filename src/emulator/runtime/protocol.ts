@@ -123,10 +123,12 @@ export function busyWhileIdle(cpuMs: number, wallMs: number): boolean {
 
 /**
  * The busy time of a process with no call running that quiet time has not yet made up for:
- * `balanceMs` so far, and a new window judged. A busy window adds its length, a quiet one takes
- * its length off (down to 0), and a window too short to judge leaves it as it is; the calls between
- * windows are not counted. A collection's burst is soon made up for, while work left running that
- * pauses now and then still adds up unless it is quiet at least half the time.
+ * `balanceMs` so far, and a new window judged. A busy window (half a core or more) adds its length,
+ * a quiet one takes its length off (down to 0), and a window too short to judge leaves it as it
+ * is; the calls between windows are not counted. A collection's burst is soon made up for, while
+ * work left running that pauses now and then still adds up unless at least half its windows are
+ * quiet. (Work a call starts ends with it: its timers are cleared and its thread-pool callbacks
+ * dropped. What this watches is work top-level code keeps going, and what nothing else stops.)
  */
 export function busyBalance(balanceMs: number, cpuMs: number, wallMs: number): number {
   if (wallMs < MIN_BUSY_WINDOW_MS) return balanceMs;

@@ -125,6 +125,21 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
   return {
     setTimeout: setTimeoutFacade,
     clearTimeout: clear,
+    /** `AbortSignal.timeout` on these timers: Node's sets one no call owns, and a chain of them outlived its call. */
+    timeoutSignal(delay: unknown): AbortSignal {
+      if (typeof delay !== 'number') throw new TypeError('The "delay" argument must be of type number.');
+      if (!Number.isInteger(delay) || delay < 0 || delay > 0xffff_ffff)
+        throw new RangeError(
+          `The value of "delay" is out of range. It must be >= 0 && <= 4294967295. Received ${delay}`,
+        );
+      const controller = new AbortController();
+      // As Node's: the timer does not keep the process up.
+      setTimeoutFacade(
+        () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+        delay,
+      ).unref();
+      return controller.signal;
+    },
     setInterval: setIntervalFacade,
     clearInterval: clear,
     setImmediate: setImmediateFacade,

@@ -446,6 +446,84 @@ describe('memory, CPU and the process budget', () => {
   );
 });
 
+describe('work a call starts outside its timers: it ends with the call (a review of the busy watch)', () => {
+  const rt = sharedRuntime();
+
+  // Each payload starts a chain (every step starts the next) and returns; a module-level counter says
+  // whether the chain went on after the call was over. Before, the review's chains ran for ever.
+  it.each([
+    [
+      'AbortSignal.timeout, each abort setting the next',
+      `const tick = () => AbortSignal.timeout(5).addEventListener('abort', () => { steps++; tick(); }); tick();`,
+    ],
+    [
+      'crypto.pbkdf2 on the thread pool, each callback starting the next',
+      `const again = () => crypto.pbkdf2('x', 'y', 1000, 32, 'sha256', () => { steps++; again(); }); again();`,
+    ],
+    [
+      'crypto.randomFill, each callback starting the next',
+      `const again = () => crypto.randomFill(Buffer.alloc(64), () => { steps++; again(); }); again();`,
+    ],
+    [
+      'crypto.subtle.digest, each promise starting the next',
+      `const again = () => crypto.subtle.digest('SHA-256', new Uint8Array(64)).then(() => { steps++; again(); }); again();`,
+    ],
+    [
+      'crypto.webcrypto.subtle.digest, each promise starting the next',
+      `const again = () => crypto.webcrypto.subtle.digest('SHA-256', new Uint8Array(64)).then(() => { steps++; again(); }); again();`,
+    ],
+  ])('%s stops when the call returns', async (_name, chain) => {
+    const instance = await load(
+      rt(),
+      `const crypto = require('crypto');
+let steps = 0;
+module.exports = async (req) => {
+  if (req.args.start) {
+    ${chain}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return steps;
+};`,
+    );
+    try {
+      // It runs while its call does...
+      expect((await invoke(instance, { args: { start: true } })).value).toBeGreaterThan(0);
+      // ...and at most a step in flight once the call is over.
+      await sleep(50);
+      const after = (await invoke(instance, { args: {} })).value as number;
+      await sleep(300);
+      expect((await invoke(instance, { args: {} })).value).toBe(after);
+    } finally {
+      await rt().unload(instance.id);
+    }
+    await servesOtherTenant(rt());
+  });
+
+  it('still serves each of them within a call, with Node’s answers', async () => {
+    const result = await value(
+      rt(),
+      `const crypto = require('crypto');
+module.exports = async () => {
+  const reason = await new Promise((resolve) => AbortSignal.timeout(10).addEventListener('abort', (e) => resolve(e.target.reason)));
+  const key = await new Promise((resolve, reject) => crypto.pbkdf2('x', 'y', 1, 8, 'sha256', (e, k) => (e ? reject(e) : resolve(k))));
+  const digest = Buffer.from(await crypto.subtle.digest('SHA-256', Buffer.from('x'))).toString('hex').slice(0, 8);
+  const random = await new Promise((resolve) => crypto.randomBytes(4, (e, b) => resolve(b.length)));
+  let refused;
+  try { AbortSignal.timeout(-1); } catch (e) { refused = e.name; }
+  return { reason: reason.name, key: key.toString('hex'), digest, random, refused, uuid: crypto.webcrypto.randomUUID().length };
+};`,
+    );
+    expect(result).toEqual({
+      reason: 'TimeoutError',
+      key: 'b8bb533887f4a58a',
+      digest: '2d711642',
+      random: 4,
+      refused: 'RangeError',
+      uuid: 36,
+    });
+  });
+});
+
 describe('what reaches user code of the host and of earlier calls (this, the Buffer pool, stacks, prototypes)', () => {
   const rt = sharedRuntime();
 
