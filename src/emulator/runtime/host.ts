@@ -15,7 +15,7 @@ import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
 import { closeInheritedDescriptors, hostInstances, nodeErrors, restrictNetwork } from './host-hardening.js';
-import { Agent, SandboxRequest, SandboxResponse, cryptoFacade, httpsFacade } from './facades.js';
+import { Agent, SandboxRequest, SandboxResponse, type WorkOwner, cryptoFacade, httpsFacade } from './facades.js';
 import { hardenHost } from './harden-host.js';
 import {
   MAX_FRAME_BYTES,
@@ -45,6 +45,8 @@ interface Invocation {
   /** Over: timers it set are cleared, and any it sets from leftover work are cleared at once. */
   finished: boolean;
   timers: (() => void)[];
+  /** Its `crypto` work on the thread pool under way (facades.ts). */
+  jobs: number;
 }
 
 /**
@@ -58,10 +60,17 @@ const records = new WeakMap<object, Invocation>();
 const versionRecords = new WeakMap<object, TimerOwner>();
 const versionTimers = new Map<string, TimerOwner>();
 
-interface TimerOwner {
-  finished: boolean;
+interface TimerOwner extends WorkOwner {
   timers: (() => void)[];
 }
+
+/**
+ * Calls that returned with `crypto` work of theirs still on the thread pool, and when: its callback
+ * will be dropped, but the work itself runs on (a billion pbkdf2 iterations, for minutes). Past a
+ * moment's grace, the process is replaced before its next call.
+ */
+const workLeftBehind = new Map<WorkOwner, number>();
+const LEFT_WORK_GRACE_MS = 100;
 
 function current(): Invocation | undefined {
   const token = context.getStore();
@@ -199,7 +208,7 @@ function onMessage(message: ToSandbox): void {
       loadingVid = message.vid;
       strayBudget = config.maxLogBytes;
       const token = Object.freeze(Object.create(null) as object);
-      const owner: TimerOwner = { finished: false, timers: [] };
+      const owner: TimerOwner = { finished: false, timers: [], jobs: 0 };
       versionRecords.set(token, owner);
       const outcome = context.run(token, () =>
         loadCode(message, config!, MODULES, HOST_GLOBALS, userConsole(message.vid)),
@@ -261,6 +270,16 @@ function onMessage(message: ToSandbox): void {
 function endTimers(owner: TimerOwner): void {
   owner.finished = true;
   for (const clear of owner.timers.splice(0)) clear();
+  if (owner.jobs > 0) workLeftBehind.set(owner, now());
+}
+
+/** Whether thread-pool work of a call that returned over `graceMs` ago still runs. */
+function leftBehindFor(graceMs: number): boolean {
+  for (const [owner, since] of workLeftBehind) {
+    if (owner.jobs === 0) workLeftBehind.delete(owner);
+    else if (now() - since > graceMs) return true;
+  }
+  return false;
 }
 
 interface IdleReport {
@@ -306,8 +325,12 @@ async function invoke(request: InvokeRequest): Promise<void> {
     });
     return;
   }
-  // A process that has kept a core busy since its last call returned is not given another one.
-  if (invocations.size === 0 && idleAtArrival && judge(idleAtArrival) >= BUSY_FOR_MS) {
+  // A process that has kept a core busy since its last call returned is not given another one, nor
+  // one whose thread pool still works for a call that returned (other calls may be under way).
+  if (
+    (invocations.size === 0 && idleAtArrival && judge(idleAtArrival) >= BUSY_FOR_MS) ||
+    leftBehindFor(LEFT_WORK_GRACE_MS)
+  ) {
     post({ type: 'busy', id: request.id });
     return;
   }
@@ -319,6 +342,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
     cancelled: false,
     finished: false,
     timers: [],
+    jobs: 0,
   };
   invocations.set(request.id, invocation);
   const token = Object.freeze(Object.create(null) as object);

@@ -127,10 +127,17 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
     clearTimeout: clear,
     /** `AbortSignal.timeout` on these timers: Node's sets one no call owns, and a chain of them outlived its call. */
     timeoutSignal(delay: unknown): AbortSignal {
-      if (typeof delay !== 'number') throw new TypeError('The "delay" argument must be of type number.');
+      // Node's errors, codes included.
+      if (typeof delay !== 'number')
+        throw Object.assign(new TypeError('The "delay" argument must be of type number.'), {
+          code: 'ERR_INVALID_ARG_TYPE',
+        });
       if (!Number.isInteger(delay) || delay < 0 || delay > 0xffff_ffff)
-        throw new RangeError(
-          `The value of "delay" is out of range. It must be >= 0 && <= 4294967295. Received ${delay}`,
+        throw Object.assign(
+          new RangeError(
+            `The value of "delay" is out of range. It must be an integer >= 0 && <= 4294967295. Received ${delay}`,
+          ),
+          { code: 'ERR_OUT_OF_RANGE' },
         );
       const controller = new AbortController();
       // As Node's: the timer does not keep the process up.

@@ -465,6 +465,15 @@ describe('work a call starts outside its timers: it ends with the call (a review
       `const again = () => crypto.randomFill(Buffer.alloc(64), () => { steps++; again(); }); again();`,
     ],
     [
+      'crypto.randomFill with an argument after its callback (Node finds the callback all the same)',
+      `const again = () => crypto.randomFill(Buffer.alloc(64), () => { steps++; again(); }, 0); again();`,
+    ],
+    [
+      'crypto.sign with a callback',
+      `const { privateKey } = crypto.generateKeyPairSync('ed25519');
+    const again = () => crypto.sign(null, Buffer.from('x'), privateKey, () => { steps++; again(); }); again();`,
+    ],
+    [
       'crypto.subtle.digest, each promise starting the next',
       `const again = () => crypto.subtle.digest('SHA-256', new Uint8Array(64)).then(() => { steps++; again(); }); again();`,
     ],
@@ -498,6 +507,43 @@ module.exports = async (req) => {
     }
     await servesOtherTenant(rt());
   });
+
+  it.each([
+    ['crypto.pbkdf2', `crypto.pbkdf2('x', 'y', 2 ** 30, 64, 'sha512', () => {});`],
+    [
+      'crypto.subtle.deriveBits',
+      `const key = await crypto.subtle.importKey('raw', Buffer.from('x'), 'PBKDF2', false, ['deriveBits']);
+    crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-512', salt: Buffer.from('y'), iterations: 2 ** 30 }, key, 512);`,
+    ],
+  ])(
+    'a process whose thread pool still works (%s) for a call that returned is replaced before the next call; a short job is not',
+    async (_name, long) => {
+      const rt = runtime();
+      // A billion iterations: minutes of a core, long after the call.
+      const instance = await load(
+        rt,
+        `const crypto = require('crypto');
+module.exports = async (req) => {
+  if (req.args.long) {
+    ${long}
+  }
+  if (req.args.short) crypto.randomBytes(16, () => {});
+  return 'ok';
+};`,
+      );
+      const [pid] = sandboxPids(rt);
+      expect((await invoke(instance, { args: { short: true } })).value).toBe('ok');
+      await sleep(200);
+      expect((await invoke(instance, { args: {} })).value).toBe('ok');
+      expect(sandboxPids(rt)).toContain(pid);
+
+      expect((await invoke(instance, { args: { long: true } })).value).toBe('ok');
+      await sleep(200);
+      expect((await invoke(instance, { args: {} })).value).toBe('ok');
+      expect(sandboxPids(rt)).not.toContain(pid);
+      await servesOtherTenant(rt);
+    },
+  );
 
   it('still serves each of them within a call, with Node’s answers', async () => {
     const result = await value(
