@@ -11,6 +11,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import { ApplyError } from './errors.js';
 import type { ChangeOutcome } from './execute.js';
 import { loadConfig } from './load.js';
+import { displayPath, sha256 } from './sources.js';
 import { describeFailure } from './execute.js';
 import { prepareFor, type ApplyOptions } from './session.js';
 import type { Change, Desired } from './types.js';
@@ -58,6 +59,8 @@ interface Attempt {
  * in it is not lost (a read that finds nothing new sends nothing).
  */
 const RECHECK_MS = 60;
+/** The digest of a file of no bytes. */
+const EMPTY_DIGEST = sha256('');
 
 export function watchConfig(options: WatchOptions): ApplyWatcher {
   const debounceMs = options.debounceMs ?? 10;
@@ -136,6 +139,14 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
     let desired: Desired;
     try {
       desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
+      // To `svc apply` an empty svc.yaml declares nothing (and what it made goes); while watching, it
+      // is what an editor's save leaves between truncating the file and writing it: never applied.
+      if (desired.files[0]?.digest === EMPTY_DIGEST) {
+        const shown = displayPath(configFile, options.cwd);
+        throw new ApplyError(`${shown} is empty: not applied while watching (\`svc apply\` applies an empty file).`, {
+          files: [configFile],
+        });
+      }
     } catch (error) {
       if (!(error instanceof ApplyError)) throw error;
       // Watch what it names even so: a code file named before it was written is seen once it is.

@@ -115,6 +115,28 @@ describe('watchConfig', () => {
     expect(events.filter((event) => event.type === 'change')).toHaveLength(1);
   });
 
+  test('an empty svc.yaml (a save caught between truncating and writing) is never applied: nothing is removed', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const events = await watchApplied(client, cwd, await applied(client, cwd));
+    const before = emu.events.length;
+    await write('svc.yaml', '');
+    await eventually(() =>
+      expect(events).toContainEqual({
+        type: 'invalid',
+        message: 'svc.yaml is empty: not applied while watching (`svc apply` applies an empty file).',
+      }),
+    );
+    expect(emu.events.slice(before).filter((event) => event.type === 'request' && event.method === 'DELETE')).toEqual(
+      [],
+    );
+    expect(await serverCode(emu)).toBe(V1);
+
+    await write('svc.yaml', SVC_YAML);
+    await write('charge.js', V2);
+    await eventually(async () => expect(await serverCode(emu)).toBe(V2));
+    expect((await emu.call('GET', '/reactors')).body.data).toHaveLength(1);
+  });
+
   test('a syntax error in svc.yaml is reported at line:column; the next good save applies', async () => {
     const { emu, cwd, write, client } = await setup();
     const events = await watchApplied(client, cwd, await applied(client, cwd));
