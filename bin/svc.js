@@ -17,9 +17,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
 // `svc serve` runs long and sits idle between bursts of calls. Under load V8 grows the young generation
 // from 1 MB to 32 MB and keeps it, with the old space the burst grew, until its memory reducer runs,
 // which may take tens of seconds or not come at all: serve gives both back once it has been quiet for
-// about 7 s (src/lib/idle-release.ts; its sandbox processes do the same). The young generation is not held
-// at 1 MB meanwhile (--semi-space-growth-factor=1): collected 12 times as often, it cost a tenth of
-// the instructions of a proxied call (`node bench/profile.js proxy --instructions`, issue 17).
+// about 7 s (src/lib/idle-release.ts; its sandbox processes do the same). The young generation is
+// not held at 1 MB meanwhile (--semi-space-growth-factor=1): collected 12 times as often, it cost a
+// tenth of the instructions of a proxied call (`node bench/profile.js proxy --instructions`).
 // (`serve` anywhere in the arguments: a command that only mentions the word gets the same timer.)
 const serving = args.includes('serve');
 

@@ -50,10 +50,10 @@ export interface IdleRelease {
  * `svc serve`'s young generation, 1 MB at rest, grows to 32 MB under load). One timer looks every
  * second at whether the event loop was quiet (and `isIdle`). As a quiet spell begins, a young
  * collection; once it has lasted `idleMs` (and two ticks more) and the heap has grown since the last
- * release (or start), a full one that shrinks the young generation and compacts the rest (10-50 ms). Nothing runs on the path of a call; a process
- * that stays idle is not collected again until it has grown again, and one that grows while idle
- * waits longer each time (see MAX_WAIT_WINDOWS). Light steady traffic (over 1% of the event loop) is
- * not quiet: memory comes back once the calls stop.
+ * release (or start), a full one that shrinks the young generation and compacts the rest (10-50 ms).
+ * Nothing runs on the path of a call; a process that stays idle is not collected again until it has
+ * grown again, and one that grows while idle waits longer each time (see MAX_WAIT_WINDOWS). Light
+ * steady traffic (over 1% of the event loop) is not quiet: memory comes back once the calls stop.
  */
 export function releaseWhenIdle(
   options: {
