@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
+import { safeText } from '../lib/terminal-text.js';
 import { formatEvent, paintTone, plainLine, type Tone } from '../ui/format-event.js';
 import type { IO } from './io.js';
 
@@ -139,7 +140,8 @@ function prettyLines(
   const paint = (tone: Tone, text: string) => paintTone(text, tone, color);
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
-      const where = dataFile ? `data ${dataFile}` : 'in memory';
+      // Paths are the user's: shown safe for a terminal, as every chosen text is (lib/terminal-text.ts).
+      const where = dataFile ? `data ${safeText(dataFile)}` : 'in memory';
       out(
         `${paint('ok', '●')} svc emulator listening on ${paint('strong', url)}  ${paint('muted', `(${tier} tier, ${where})`)}`,
       );
@@ -147,12 +149,12 @@ function prettyLines(
       if (created) out(`  Created tenant ${tenantId} with a management and a private Application.`);
       if (generatedKinds(generated).length > 0) {
         if (terminal) {
-          const saved = credentialsFile ? ` (saved to ${credentialsFile})` : '';
+          const saved = credentialsFile ? ` (saved to ${safeText(credentialsFile)})` : '';
           out(`  Their keys, shown this once${saved}:`);
           if (generated.managementKey) out(`    management  ${generated.managementKey}`);
           if (generated.privateKey) out(`    private     ${generated.privateKey}`);
         } else if (credentialsFile) {
-          out(`  Their keys are saved to ${credentialsFile} (not shown: stdout is not a terminal).`);
+          out(`  Their keys are saved to ${safeText(credentialsFile)} (not shown: stdout is not a terminal).`);
         } else {
           out(`  ${keysShownNowhere(true)}`);
         }
@@ -237,7 +239,7 @@ function tryLines(
   };
   const management = key(generated.managementKey, keys.managementKey, 'management');
   const api = key(generated.privateKey, keys.privateKey, 'private');
-  const why = file === undefined ? 'nothing is written in memory' : `the CLI run here does not find ${file}`;
+  const why = file === undefined ? 'nothing is written in memory' : `the CLI run here does not find ${safeText(file)}`;
   const env = [`SVC_BASE_URL=${emulator.url}`];
   if (management) env.push(`SVC_MANAGEMENT_KEY=${management}`);
   if (api) env.push(`SVC_API_KEY=${api}`);

@@ -1,3 +1,4 @@
+import { safeLines, safeText } from '../lib/terminal-text.js';
 import type { ServeEvent, ServeNote } from './serve-types.js';
 
 /** What a span means, not how it looks: each renderer picks its own colours for these. */
@@ -6,9 +7,14 @@ export type Tone = 'strong' | 'muted' | 'ok' | 'warn' | 'fail' | 'accent';
 export interface Span {
   text: string;
   tone?: Tone;
+  /** The text is lines on purpose (console output): kept as lines, each made safe, the later ones indented. */
+  lines?: true;
 }
 
-/** One log line: the clock time, spans joined by spaces, and an optional indented detail (a stack). */
+/**
+ * One log line: the clock time, spans joined by spaces, and an optional indented detail (a stack).
+ * What formatEvent and formatNote return is safe for a terminal (see `safeEventLine`).
+ */
 export interface EventLine {
   time: string;
   spans: Span[];
@@ -34,11 +40,35 @@ export function detokenizedCount(event: ServeEvent): number | undefined {
   return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : undefined;
 }
 
+/** How the lines after the first of a multi-line text are indented: under the log line, never at column 0. */
+const CONTINUATION = '    ';
+
+/**
+ * A line made safe for a terminal, every part of it: names, paths, messages, console text, even the
+ * numbers and the time (`svc logs` reads events from a server, which may send anything). Control
+ * characters and bidirectional overrides are shown escaped (lib/terminal-text.ts); text that is lines
+ * on purpose keeps its lines, indented, so that none can pass for a line of the emulator's.
+ */
+function safeEventLine(line: EventLine): EventLine {
+  // String(): an event read from a server may carry anything where a string belongs.
+  line.time = safeText(String(line.time));
+  for (const span of line.spans) {
+    const text = String(span.text);
+    span.text = span.lines ? safeLines(text, CONTINUATION) : safeText(text);
+  }
+  if (line.detail !== undefined) line.detail = safeLines(String(line.detail), CONTINUATION);
+  return line;
+}
+
 /**
  * The wording of every serve event, in one place: the dashboard renders these spans with ink, and a
- * plain renderer can join them. Text that user code wrote passes through `userText`.
+ * plain renderer can join them. Every part is made safe for a terminal (`safeEventLine`).
  */
 export function formatEvent(event: ServeEvent): EventLine {
+  return safeEventLine(wordEvent(event));
+}
+
+function wordEvent(event: ServeEvent): EventLine {
   const time = clock(event.time);
   switch (event.type) {
     case 'request': {
@@ -60,19 +90,19 @@ export function formatEvent(event: ServeEvent): EventLine {
         { text: `${event.ms}ms`, tone: 'muted' },
       ];
       // A failure shows its trace id: the one the CLI printed with the error.
-      if (event.error) spans.push(...traced(event.requestId), { text: userText(event.error), tone: 'fail' });
-      return { time, spans, ...(event.stack && { detail: userText(event.stack) }) };
+      if (event.error) spans.push(...traced(event.requestId), { text: event.error, tone: 'fail' });
+      return { time, spans, ...(event.stack && { detail: event.stack }) };
     }
     case 'console': {
       const loud = event.level === 'error' || event.level === 'warn';
-      const text: Span = { text: userText(event.text), ...(loud && { tone: 'warn' as const }) };
+      const text: Span = { text: event.text, lines: true, ...(loud && { tone: 'warn' as const }) };
       return { time, spans: [{ text: `[${event.source}]`, tone: 'accent' }, text] };
     }
     case 'reload': {
       const head: Span[] = [{ text: 'reload' }, { text: event.target, tone: 'strong' }];
       if (event.ok)
         return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
-      const why = `the previous code keeps serving: ${userText(event.error ?? 'unknown error')}`;
+      const why = `the previous code keeps serving: ${event.error ?? 'unknown error'}`;
       return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why }] };
     }
     case 'error':
@@ -124,20 +154,9 @@ export function maskKey(key: string): string {
 /** A line of `svc serve`'s own, in the same shape as an event's. */
 export function formatNote(note: ServeNote, now: () => Date = () => new Date()): EventLine {
   const tone: Tone | undefined = note.level === 'error' ? 'fail' : note.level === 'warn' ? 'warn' : undefined;
-  return { time: clock(note.time ?? now().toISOString()), spans: [{ text: note.text, ...(tone && { tone }) }] };
-}
-
-/**
- * Text user code wrote (console output, an error it threw), made safe for a terminal: control
- * characters shown as escapes (no colours, cursor moves or cleared screens of its own), and every
- * further line indented, so that it cannot pass for a line of the emulator's.
- */
-export function userText(text: string): string {
-  return text
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) =>
-      c === '\r' ? '' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    )
-    .replace(/\n/g, '\n    ');
+  // A note may quote an error of several lines (a failed re-apply): lines, as console text is.
+  const text: Span = { text: note.text, lines: true, ...(tone && { tone }) };
+  return safeEventLine({ time: clock(note.time ?? now().toISOString()), spans: [text] });
 }
 
 /** The ANSI codes (on, off) of each tone, for a line painted as plain text. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { formatEvent, formatNote, maskKey, userText, type EventLine } from '../../src/ui/format-event.js';
+import { formatEvent, formatNote, maskKey, type EventLine } from '../../src/ui/format-event.js';
 import type { ServeEvent } from '../../src/ui/serve-types.js';
 
 const TIME = '2025-01-02T03:04:05.678Z';
@@ -39,10 +39,10 @@ describe('formatEvent', () => {
       tenantId: 't',
       source: 'charge',
       level: 'warn',
-      text: 'a\u001b[2J\nb\r',
+      text: 'a\u001b[2J\r\nb\r\tc',
       time: TIME,
     });
-    expect(text(line)).toBe('03:04:05 [charge] a\\u001b[2J\n    b');
+    expect(text(line)).toBe('03:04:05 [charge] a\\u001b[2J\n    b\\r\tc');
     expect(line.spans[1]?.tone).toBe('warn');
     const failed = formatEvent({
       type: 'invocation',
@@ -105,8 +105,71 @@ describe('maskKey', () => {
   });
 });
 
-describe('userText', () => {
-  test('keeps tabs and newlines (indented), escapes other control characters', () => {
-    expect(userText('a\tb\nc\u009b')).toBe('a\tb\n    c\\u009b');
+describe('every part of a line is safe for a terminal', () => {
+  /** A cleared screen, a window title, an OSC 8 hyperlink, a bell, a CR, a line separator, a right-to-left override. */
+  const HOSTILE = 'x\u001b[2J\u001b]0;title\u0007\u001b]8;;https://evil.example\u001b\\\r\u2028\u202e';
+  const ESCAPED = 'x\\u001b[2J\\u001b]0;title\\u0007\\u001b]8;;https://evil.example\\u001b\\\\r\\u2028\\u202e';
+  const all = (line: EventLine) => `${text(line)}\n${line.detail ?? ''}`;
+  const clean = (line: EventLine) =>
+    expect(all(line)).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u202e]/);
+
+  test('names, paths, messages, urls and stacks of every event', () => {
+    const events = [
+      request({ path: `/proxy/${HOSTILE}`, method: HOSTILE }),
+      {
+        type: 'invocation',
+        tenantId: 't',
+        kind: 'reactor',
+        name: HOSTILE,
+        id: 'i',
+        status: 500,
+        ms: 1,
+        requestId: HOSTILE,
+        error: HOSTILE,
+        stack: `${HOSTILE}\n${HOSTILE}`,
+        time: TIME,
+      },
+      {
+        type: 'console',
+        tenantId: 't',
+        source: HOSTILE,
+        level: 'log',
+        text: `${HOSTILE}\n12:00:00 POST /admin 200`,
+        time: TIME,
+      },
+      { type: 'reload', target: HOSTILE, file: 'f', ok: false, ms: 1, error: HOSTILE, time: TIME },
+      { type: 'error', message: HOSTILE, stack: HOSTILE, time: TIME },
+      { type: 'warning', message: HOSTILE, traceId: HOSTILE, time: TIME },
+      {
+        type: 'webhook',
+        tenantId: 't',
+        reactorId: 'r',
+        requestId: 'q',
+        url: HOSTILE,
+        attempt: 1,
+        ok: false,
+        error: HOSTILE,
+        delivery: 'pending',
+        time: TIME,
+      },
+    ] as ServeEvent[];
+    for (const event of events) {
+      const line = formatEvent(event);
+      clean(line);
+      expect(all(line)).toContain(ESCAPED);
+    }
+    const console = formatEvent(events[2]!);
+    expect(text(console).split('\n')[1]).toBe('    12:00:00 POST /admin 200');
+  });
+
+  test('a time or a status that is not what it should be (an event read from a server)', () => {
+    const line = formatEvent(request({ time: HOSTILE, status: HOSTILE, ms: HOSTILE }));
+    clean(line);
+    expect(line.time).toBe(ESCAPED);
+  });
+
+  test('notes keep their lines, indented, each made safe', () => {
+    const line = formatNote({ level: 'error', text: `Re-apply failed: ${HOSTILE}\nline two` }, () => new Date(TIME));
+    expect(text(line)).toBe(`03:04:05 Re-apply failed: ${ESCAPED}\n    line two`);
   });
 });
