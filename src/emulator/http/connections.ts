@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PROBLEM_CONTENT_TYPE, TRACE_HEADER } from '../../api/headers.js';
-import { problemDefaults, type Problem } from '../../api/problem.js';
+import type { Duplex } from 'node:stream';
+import { TRACE_HEADER } from '../../api/headers.js';
+import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { type ErrorAnswer, isProxyPath } from './problems.js';
+import { requestEvent } from './trace.js';
 
 /** How long a client may take to send a request, and how long a stop waits for answers. */
 export interface HttpTimeouts {
@@ -61,19 +64,57 @@ function describeClientError(error: NodeJS.ErrnoException): { status: number; de
   }
 }
 
-function rawProblem(status: number, detail: string): string {
-  const traceId = randomUUID();
-  const problem: Problem = { ...problemDefaults(status), status, detail, trace_id: traceId };
-  const body = JSON.stringify(problem);
-  return [
+/** What node:http's parser read of a request it then refused: its method and target, when it got that far. */
+interface BrokenRequest {
+  method?: string;
+  url?: string;
+}
+
+/** A request line, as llhttp takes it: a token, a target, the version. */
+const REQUEST_LINE = /(?:^|\n)([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP\/\d\.\d\r?\n/g;
+
+/**
+ * The request a parse error broke off: the one being answered when its body broke, else the last
+ * request line before the error in the bytes the parser was reading (a request line that arrived
+ * in an earlier packet, or headers too slow to finish, leave it unknown).
+ */
+function brokenRequest(error: NodeJS.ErrnoException, pending: ServerResponse | null | undefined): BrokenRequest {
+  if (pending && !pending.req.complete) return { method: pending.req.method, url: pending.req.url };
+  const { rawPacket, bytesParsed } = error as { rawPacket?: unknown; bytesParsed?: number };
+  if (!Buffer.isBuffer(rawPacket)) return {};
+  const text = rawPacket.toString('latin1', 0, typeof bytesParsed === 'number' ? bytesParsed + 1 : undefined);
+  let found: BrokenRequest = {};
+  for (const match of text.matchAll(REQUEST_LINE)) found = { method: match[1], url: match[2] };
+  return found;
+}
+
+/**
+ * An answer written straight to the socket, then the connection closed: for requests node:http
+ * never hands to a handler (a parse error, CONNECT). Worded by the one error answer (a proxy_error
+ * on /proxy); the answer to HEAD has the headers only.
+ */
+export function rawAnswer(
+  answerError: ErrorAnswer,
+  status: number,
+  detail: string,
+  request: BrokenRequest,
+  id: string = randomUUID(),
+): Buffer {
+  const url = request.url ?? '';
+  const errorRequest = { method: request.method ?? '', url, headers: {}, id };
+  const answer = answerError(new HttpError(status, detail), errorRequest, isProxyPath(url));
+  const body = Buffer.from(answer.body);
+  const headers = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`);
+  const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `${TRACE_HEADER}: ${traceId}`,
-    'Connection: close',
+    ...headers,
+    `content-length: ${body.length}`,
+    `${TRACE_HEADER}: ${id}`,
+    'connection: close',
     '',
-    body,
+    '',
   ].join('\r\n');
+  return request.method === 'HEAD' ? Buffer.from(head, 'latin1') : Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 /**
@@ -82,17 +123,18 @@ function rawProblem(status: number, detail: string): string {
  * connection is closed, since the parser cannot find where the next request would begin. The
  * answer to an earlier, complete request on that connection is let finish first.
  */
-export function clientErrorHandler(emit: EmitEvent) {
+export function clientErrorHandler(emit: EmitEvent, answerError: ErrorAnswer) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const { status, detail } = describeClientError(error);
     emit({ type: 'warning', message: `answered ${status} and closed a connection: ${detail}` });
-    const answer = () => {
-      if (socket.writable) socket.end(rawProblem(status, detail), () => socket.destroy());
-      else socket.destroy();
-    };
     // node:http's own handler looks here too: the response of the request being answered, if any.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const request = brokenRequest(error, pending);
+    const answer = () => {
+      if (socket.writable) socket.end(rawAnswer(answerError, status, detail, request), () => socket.destroy());
+      else socket.destroy();
+    };
     if (!pending || pending.writableFinished) return answer();
     if (pending.req.complete) {
       // A whole request, answered while the bad bytes after it arrived: its answer goes first.
@@ -106,6 +148,25 @@ export function clientErrorHandler(emit: EmitEvent) {
     // has begun (then only closing is left).
     if (pending.headersSent) socket.destroy();
     else answer();
+  };
+}
+
+/**
+ * CONNECT (node:http hands it over as a tunnel, with no answer of its own): svc is no forward
+ * proxy, so a 405 problem, and the connection closed.
+ */
+export function connectHandler(emit: EmitEvent, answerError: ErrorAnswer) {
+  return (req: IncomingMessage, socket: Duplex): void => {
+    // The socket is no longer node:http's: an error on it (a reset) is ours to swallow.
+    socket.on('error', () => {});
+    const detail =
+      'CONNECT is not answered here: svc is not a forward proxy. Call a proxy with POST, GET, PUT, PATCH or DELETE /proxy.';
+    const started = performance.now();
+    const traceId = randomUUID();
+    socket.end(rawAnswer(answerError, 405, detail, { method: req.method, url: req.url }, traceId), () =>
+      socket.destroy(),
+    );
+    emit(requestEvent(req.method ?? 'CONNECT', req.url ?? '', 405, performance.now() - started, traceId, undefined));
   };
 }
 

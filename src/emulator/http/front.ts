@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { jsonBody } from './body.js';
-import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, serverOptions } from './connections.js';
+import { HttpError } from '../errors.js';
+import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, connectHandler, serverOptions } from './connections.js';
 import { Exchange } from './lean/exchange.js';
 import { leanRoutes } from './lean/index.js';
-import { errorAnswer } from './problems.js';
+import { errorAnswer, isProxyPath } from './problems.js';
 import type { ServerOptions } from './server.js';
 
 /** fastify's default: how long an idle keep-alive connection is kept open. */
@@ -48,6 +49,7 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
         answerError,
         emit,
         serving,
+        storeProblem: services.storeProblem,
       })
     : undefined;
 
@@ -64,22 +66,39 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
       return handler!;
     }));
 
-  const server = createServer(http, (req, res) => {
+  /** Answers a request with an error, on neither path (a proxy_error on /proxy). */
+  const refuse = (req: IncomingMessage, res: ServerResponse, error: unknown) =>
+    new Exchange(req, res, isProxyPath(req.url ?? ''), answerError, emit).fail(error);
+  const track = (res: ServerResponse) => {
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
+  };
+
+  const server = createServer(http, (req, res) => {
+    track(res);
+    const malformed = malformedHeaders(req);
+    if (malformed) return refuse(req, res, malformed);
     if (lean?.(req, res)) return;
     if (fastify) return fastify(req, res);
     load().then(
       (handler) => handler(req, res),
       // fastify did not load (a bug): still a problem, never a hung request.
-      (error: unknown) => new Exchange(req, res, false, answerError, emit).fail(error),
+      (error: unknown) => refuse(req, res, error),
     );
   });
+  // An Expect other than 100-continue: node:http would answer a bare 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    track(res);
+    // The body the caller holds back (or sends anyway) is not read: the connection ends with the answer.
+    res.setHeader('connection', 'close');
+    refuse(req, res, expectationError(req));
+  });
+  server.on('connect', connectHandler(emit, answerError));
   // As fastify sets up the server it makes.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.requestTimeout = http.requestTimeout;
   server.setTimeout(0);
-  server.on('clientError', clientErrorHandler(emit));
+  server.on('clientError', clientErrorHandler(emit, answerError));
 
   let preload: NodeJS.Timeout | undefined;
 
@@ -106,4 +125,28 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
       await app?.close();
     },
   };
+}
+
+/**
+ * What no route should see: two Host headers (node:http keeps the first, so a check of Host, the
+ * admin guard's, could read another value than a proxy or cache in front read). Refused on every
+ * route, a 400.
+ */
+function malformedHeaders(req: IncomingMessage): HttpError | undefined {
+  const raw = req.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  if (hosts > 1) return new HttpError(400, `A request carries one Host header; this one has ${hosts}.`);
+  return undefined;
+}
+
+function expectationError(req: IncomingMessage): HttpError {
+  const given = JSON.stringify(String(req.headers.expect ?? '').slice(0, 100));
+  return new HttpError(
+    417,
+    `Expect ${given} cannot be met: the only expectation answered is 100-continue; send the request without it.`,
+  );
 }

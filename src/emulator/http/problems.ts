@@ -37,6 +37,21 @@ export interface Answer {
   body: Buffer | string;
 }
 
+/** The one error answer of both HTTP paths (errorAnswer below); `proxy`: answered as a proxy_error. */
+export type ErrorAnswer = (error: unknown, request: ErrorRequest, proxy: boolean) => Answer;
+
+/**
+ * Whether a request target is a proxy call's, `/proxy` or `/proxy/...` (its query aside): every
+ * error answered there is a proxy_error (spec 4.3), also one met before the proxy is known (a
+ * path the router cannot decode, a method no proxy takes, a header node:http refuses).
+ */
+export function isProxyPath(url: string): boolean {
+  if (!url.startsWith('/proxy')) return false;
+  const next = url.charCodeAt(6);
+  // End, '/', '?' or '#'.
+  return Number.isNaN(next) || next === 47 || next === 63 || next === 35;
+}
+
 /** What fastify's own errors mean to a caller, by code. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest) => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit.`),
@@ -139,19 +154,12 @@ function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
   return reply.status(answer.status).send(answer.body);
 }
 
-export function sendProblem(reply: FastifyReply, error: HttpError, traceId: string): FastifyReply {
-  return sendAnswer(reply, problemAnswer(error, traceId));
-}
-
 /**
  * The single place where errors become answers (problem+json; `{"proxy_error": ...}` on a proxy
  * call), for both HTTP paths: fastify's error handler and the lean routes. A bug in answering is
  * a 500 problem too, never another shape.
  */
-export function errorAnswer(
-  emit: EmitEvent,
-  debug: boolean,
-): (error: unknown, request: ErrorRequest, proxy: boolean) => Answer {
+export function errorAnswer(emit: EmitEvent, debug: boolean): ErrorAnswer {
   return (error, request, proxy) => {
     try {
       return answerOf(error, request, proxy, emit, debug);
@@ -171,11 +179,14 @@ export function errorAnswer(
   };
 }
 
-/** fastify's error handler. */
+/**
+ * fastify's error handler, also given the router's refusals and the answer of no route: on a
+ * /proxy path, whether a route took it or not, the answer is a proxy_error.
+ */
 export function problemHandler(emit: EmitEvent, debug: boolean) {
   const answer = errorAnswer(emit, debug);
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const proxy = request.routeOptions.config?.proxy === true;
+    const proxy = request.routeOptions?.config?.proxy === true || isProxyPath(request.url);
     // A proxy_error never carries SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
     if (proxy) reply.removeHeader(PROXY_DESTINATION_STATUS_HEADER);
     return sendAnswer(reply, answer(error, request, proxy));
@@ -207,6 +218,8 @@ function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: E
   return problemAnswer(httpError, request.id);
 }
 
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return sendProblem(reply, new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`), request.id);
+/** The answer when no route takes a request: a 404, through the error handler (a proxy_error on /proxy). */
+export function notFoundHandler(handle: ReturnType<typeof problemHandler>) {
+  return (request: FastifyRequest, reply: FastifyReply) =>
+    handle(new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`), request, reply);
 }

@@ -13,9 +13,9 @@ import { DEFAULT_TIMEOUTS, clientErrorHandler, serverOptions, type HttpTimeouts 
 import {
   MAX_PARAM_LENGTH,
   STARTING_RETRY_AFTER,
+  errorAnswer,
   notFoundHandler,
   problemHandler,
-  sendProblem,
   startingError,
   toHttpError,
 } from './problems.js';
@@ -64,6 +64,7 @@ export function buildServer({
 }: ServerOptions): FastifyInstance {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...given };
   const http = serverOptions(timeouts);
+  const handleProblem = problemHandler(emit, debug);
   const app = Fastify({
     ...(attach && { serverFactory: attach }),
     logger: false,
@@ -72,12 +73,12 @@ export function buildServer({
     http,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // The server given is the front's, which answers client errors itself.
-    clientErrorHandler: attach ? () => {} : clientErrorHandler(emit),
+    clientErrorHandler: attach ? () => {} : clientErrorHandler(emit, errorAnswer(emit, debug)),
     // The router's own refusals (a path that is not valid percent-encoding, a parameter too long)
-    // are problems like every other answer.
+    // are problems like every other answer (a proxy_error on /proxy).
     frameworkErrors: (error, request, reply) => {
       reply.header(TRACE_HEADER, request.id);
-      void sendProblem(reply, toHttpError(error, request), request.id);
+      void handleProblem(toHttpError(error, request), request, reply);
     },
     // A trace id given by the caller is echoed when it is a plausible id; otherwise one is made.
     genReqId: (req) => traceIdOf(req.headers[TRACE_HEADER]),
@@ -90,8 +91,8 @@ export function buildServer({
 
   app.setValidatorCompiler(schemaCompiler);
   registerBodyParsers(app);
-  app.setErrorHandler(problemHandler(emit, debug));
-  app.setNotFoundHandler(notFoundHandler);
+  app.setErrorHandler(handleProblem);
+  app.setNotFoundHandler(notFoundHandler(handleProblem));
   app.decorateRequest('caller', undefined);
   app.decorateRequest('tenantId', undefined);
   app.decorateRequest('detokenized', undefined);
@@ -126,7 +127,7 @@ export function buildServer({
     done();
   });
 
-  emulatorRoutes(app, services.tenants, services.webhooks);
+  emulatorRoutes(app, services.tenants, services.webhooks, services.storeProblem);
   eventRoutes(app, eventLog, {
     reactor: (id) => services.reactors.ownerOf(id),
     proxy: (id) => services.proxies.ownerOf(id),

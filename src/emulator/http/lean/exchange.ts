@@ -2,11 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { finished, type Readable } from 'node:stream';
 import { PROXY_DESTINATION_STATUS_HEADER, TRACE_HEADER } from '../../../api/headers.js';
 import type { EmitEvent } from '../../events.js';
-import type { Answer, ErrorRequest } from '../problems.js';
+import type { ErrorAnswer, ErrorRequest } from '../problems.js';
 import { requestEvent, traceIdOf } from '../trace.js';
 
-/** The one error answer of both HTTP paths (problems.ts errorAnswer). */
-export type ErrorAnswer = (error: unknown, request: ErrorRequest, proxy: boolean) => Answer;
+export type { ErrorAnswer };
 
 const OCTET_CONTENT_TYPE = 'application/octet-stream';
 
