@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { PROBLEM_TYPES } from '../../../src/api/problem.js';
 import { sharedEmulator } from '../../helpers/emulator.js';
 import { rawConnection, rawRequest, type RawResponse } from '../../helpers/raw-http.js';
 
@@ -87,6 +88,7 @@ describe('requests that are not plain HTTP requests', () => {
     const problem = expectProblem(await connection.next(), 417, 'Expect: bogus-thing');
     expect(problem.detail).toMatch(/Expect/);
     expect(problem.detail).toMatch(/100-continue/);
+    expect(problem.type).toBe(PROBLEM_TYPES.expectationFailed);
 
     const body = JSON.stringify({ data: { n: 1 } });
     const continued = await exchange(
