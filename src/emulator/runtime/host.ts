@@ -32,6 +32,7 @@ import {
 } from './protocol.js';
 import { describeThrown, locate, prepareUserStack } from './stacks.js';
 import { TimerHandle, sandboxTimers } from './timers.js';
+import { CallLogBudget, type LogLimits, StrayLogBudget } from './log-budget.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
 
 const hostRequire = createRequire(import.meta.url);
@@ -39,7 +40,8 @@ const hostRequire = createRequire(import.meta.url);
 interface Invocation {
   id: number;
   vid: string;
-  logBudget: number;
+  /** Its console budget (log-budget.ts), out of reach of its code. */
+  logBudget: CallLogBudget;
   svcInFlight: number;
   cancelled: boolean;
   /** Over: timers it set are cleared, and any it sets from leftover work are cleared at once. */
@@ -200,13 +202,13 @@ function onMessage(message: ToSandbox): void {
   switch (message.type) {
     case 'init':
       config = message;
+      strayBudget = new StrayLogBudget({ ...logLimits(message), linesPerSecond: message.strayLogLinesPerSecond }, now);
       return;
     case 'load': {
       if (!config) return;
       // The idle time before it is judged first: the compiling that follows is work asked for.
       if (invocations.size === 0) judge(idleReport());
       loadingVid = message.vid;
-      strayBudget = config.maxLogBytes;
       const token = Object.freeze(Object.create(null) as object);
       const owner: TimerOwner = { finished: false, timers: [], jobs: 0 };
       versionRecords.set(token, owner);
@@ -337,7 +339,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
   const invocation: Invocation = {
     id: request.id,
     vid: request.vid,
-    logBudget: config.maxLogBytes,
+    logBudget: new CallLogBudget(logLimits(config)),
     svcInFlight: 0,
     cancelled: false,
     finished: false,
@@ -485,29 +487,31 @@ function userConsole(vid: string) {
   });
 }
 
-/** Console output outside any call (top-level code, leftover timers) shares one budget per process. */
-let strayBudget = 64 * 1024;
+function logLimits(init: InitRequest): LogLimits {
+  return { maxLines: init.maxLogLines, maxBytes: init.maxLogBytes };
+}
 
+/**
+ * Console output outside any call (top-level code, its timers, an uncaught error) shares one budget
+ * per process, refilled slowly (set at init; nothing is logged before).
+ */
+let strayBudget: StrayLogBudget | undefined;
+
+/** A console line, counted against its call's budget, or the process's when no call is running. */
 function log(level: LogLevel, args: unknown[], vid: string | null = null): void {
   const invocation = current();
-  if (invocation?.cancelled) return;
+  // A call that is over (returned, or given up on) has nobody to read its output.
+  if (invocation && (invocation.cancelled || invocation.finished)) return;
   const budget = invocation ? invocation.logBudget : strayBudget;
-  if (budget <= 0) return;
-  let text: string;
-  try {
-    text = format(...args);
-  } catch (error) {
-    text = `[unprintable: ${(error as Error).message}]`;
-  }
-  const bytes = Buffer.byteLength(text);
-  let left = budget - bytes;
-  if (left < 0) {
-    // Cut by bytes, not characters; a character cut in half becomes U+FFFD.
-    text = `${Buffer.from(text).subarray(0, budget).toString('utf8')}… [console output truncated at ${config?.maxLogBytes ?? budget} bytes]`;
-    left = 0;
-  }
-  if (invocation) invocation.logBudget = left;
-  else strayBudget = left;
+  if (!budget) return;
+  const text = budget.take(() => {
+    try {
+      return format(...args);
+    } catch (error) {
+      return `[unprintable: ${(error as Error).message}]`;
+    }
+  });
+  if (text === undefined) return;
   post({ type: 'log', id: invocation?.id ?? null, vid: invocation?.vid ?? vid ?? loadingVid, level, text });
 }
 

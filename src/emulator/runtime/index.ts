@@ -77,6 +77,8 @@ export class Runtime {
       spares: options.spares ?? 0,
       loadTimeoutMs: options.loadTimeoutMs ?? 5_000,
       maxLogBytes: options.maxLogBytes ?? 64 * 1024,
+      maxLogLines: options.maxLogLines ?? 1000,
+      strayLogLinesPerSecond: options.strayLogLinesPerSecond ?? 10,
       maxSvcInFlight: options.maxSvcInFlight ?? 100,
       maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
       onLog: options.onLog ?? (() => {}),
@@ -251,11 +253,12 @@ export class Runtime {
   }
 
   private spawn(): SandboxProcess {
-    const { projectDir, npmAllowlist, maxLogBytes, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } =
-      this.options;
+    const { projectDir, npmAllowlist, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
+    const { maxLogBytes, maxLogLines, strayLogLinesPerSecond } = this.options;
+    const logLimits = { maxLogBytes, maxLogLines, strayLogLinesPerSecond };
     const process = new SandboxProcess(
-      { projectDir, npmAllowlist: [...npmAllowlist], maxLogBytes, maxSvcInFlight, maxResultBytes },
-      { memoryMb, loadTimeoutMs, maxLogBytes, maxResultBytes, maxSvcInFlight },
+      { projectDir, npmAllowlist: [...npmAllowlist], ...logLimits, maxSvcInFlight, maxResultBytes },
+      { memoryMb, loadTimeoutMs, ...logLimits, maxResultBytes, maxSvcInFlight },
       this.options.onLog,
       (dead) => {
         this.processes.delete(dead);

@@ -12,7 +12,11 @@ export interface InitRequest {
   /** Folder npm requires resolve from (the user's project). */
   projectDir: string;
   npmAllowlist: string[];
+  /** Console output per call, and the burst of output with no call running (log-budget.ts). */
   maxLogBytes: number;
+  maxLogLines: number;
+  /** How fast the budget of output with no call running refills. */
+  strayLogLinesPerSecond: number;
   /** `req.svc` calls one invocation may have in flight at once. */
   maxSvcInFlight: number;
   /** The largest result (its JSON) a call may return. */

@@ -18,14 +18,20 @@ import {
 } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
+import { CallLogBudget, StrayLogBudget } from './log-budget.js';
 
 const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
 
 export interface SandboxLimits {
   memoryMb: number;
   loadTimeoutMs: number;
-  /** Checked here again, on what the sandbox sends: console bytes per call, result bytes, req.svc calls in flight. */
+  /**
+   * Checked here again, on what the sandbox sends: console lines and bytes per call and with no call
+   * running (log-budget.ts), result bytes, req.svc calls in flight.
+   */
   maxLogBytes: number;
+  maxLogLines: number;
+  strayLogLinesPerSecond: number;
   maxResultBytes: number;
   maxSvcInFlight: number;
 }
@@ -37,7 +43,7 @@ interface PendingCall {
   requestId: string | undefined;
   svc: SvcHandler | null;
   logs: LogEntry[];
-  logBudget: number;
+  logBudget: CallLogBudget;
   svcInFlight: number;
   resolve: (value: unknown) => void;
   reject: (error: UserCodeError) => void;
@@ -48,8 +54,11 @@ interface PendingCall {
 /** What a call is answered when its process turns out to be busy with work left behind: run it elsewhere. */
 export const BUSY = Symbol('busy');
 
-/** Room for the note the sandbox adds when it cuts console output. */
+/** Room for the notice the sandbox sends when it cuts console output: a line, and its bytes. */
 const LOG_SLACK = 256;
+const CALL_LOG_SLACK = { lines: 1, bytes: LOG_SLACK };
+/** Output with no call running: the sandbox's notices, and its clock running a little ahead of ours. */
+const STRAY_LOG_SLACK = { lines: 8, bytes: 2 * LOG_SLACK, linesPerSecond: 1 };
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
 /** How often a process's memory and liveness are looked at while it works, and while idle. */
 const ACTIVE_TICK_MS = 50;
@@ -91,8 +100,10 @@ export class SandboxProcess {
   /** Busy time the probes found with no call running, less the quiet time (protocol.ts busyBalance). */
   private busyMs = 0;
   private callSeq = 0;
-  /** Console bytes of top-level code (outside any call), refilled at each load. */
-  private strayLogBudget: number;
+  /** Console output with no call running (top-level code, its timers), refilled slowly (log-budget.ts). */
+  private readonly strayLogBudget: StrayLogBudget;
+  /** Console lines the sandbox sent past its budgets, dropped here (a sandbox that keeps its own sends none). */
+  logLinesDropped = 0;
   private lastAnswerAt = performance.now();
   private tick: NodeJS.Timeout | undefined;
   private tickMs = 0;
@@ -120,7 +131,11 @@ export class SandboxProcess {
       if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
       this.stderrTail = recent.slice(-200);
     });
-    this.strayLogBudget = limits.maxLogBytes + LOG_SLACK;
+    this.strayLogBudget = new StrayLogBudget(
+      { maxLines: limits.maxLogLines, maxBytes: limits.maxLogBytes, linesPerSecond: limits.strayLogLinesPerSecond },
+      () => performance.now(),
+      STRAY_LOG_SLACK,
+    );
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message, bytes) => this.receive(message, bytes),
       broken: (reason) => this.onBroken(reason),
@@ -191,7 +206,6 @@ export class SandboxProcess {
         resolve: () => (clearTimeout(timer), resolve()),
         reject: (error) => (clearTimeout(timer), reject(error)),
       });
-      this.strayLogBudget = this.limits.maxLogBytes + LOG_SLACK;
       this.send({ type: 'load', vid, code, filename });
       this.watch();
     });
@@ -262,8 +276,11 @@ export class SandboxProcess {
         requestId: options.requestId,
         svc: options.svc,
         logs,
-        // The sandbox cuts at the budget and adds a note: the check here leaves room for it.
-        logBudget: this.limits.maxLogBytes + LOG_SLACK,
+        // The sandbox cuts at the budget and sends a notice: the check here leaves room for it.
+        logBudget: new CallLogBudget(
+          { maxLines: this.limits.maxLogLines, maxBytes: this.limits.maxLogBytes },
+          CALL_LOG_SLACK,
+        ),
         svcInFlight: 0,
         resolve: (value) => (settle(), resolve({ value, logs })),
         reject: (error) => (settle(), reject(error)),
@@ -331,14 +348,12 @@ export class SandboxProcess {
       case 'log': {
         const call = message.id === null ? undefined : this.calls.get(message.id);
         if (message.id !== null && !call) return;
-        const budget = call ? call.logBudget : this.strayLogBudget;
-        if (budget <= 0) return;
-        const text =
-          message.text.length > budget
-            ? `${message.text.slice(0, budget)}… [console output truncated at ${this.limits.maxLogBytes} bytes]`
-            : message.text;
-        if (call) call.logBudget -= message.text.length;
-        else this.strayLogBudget -= message.text.length;
+        // Counted again here: a sandbox that sends past its budget has the rest dropped.
+        const text = (call ? call.logBudget : this.strayLogBudget).take(() => message.text);
+        if (text === undefined) {
+          this.logLinesDropped++;
+          return;
+        }
         const entry: LogEntry = {
           level: message.level,
           text,

@@ -62,8 +62,16 @@ export interface RuntimeOptions {
   spares?: number;
   /** How long top-level code may take to load. Default 5 s. */
   loadTimeoutMs?: number;
-  /** Console bytes kept per invocation. Default 64 KiB. */
+  /**
+   * Console output kept per invocation, in bytes and in lines (whichever runs out first; then one
+   * notice line and the rest dropped). Default 64 KiB and 1,000 lines. Output with no call running
+   * (top-level code, its timers) shares a budget of the same size per process, refilled at
+   * `strayLogLinesPerSecond`.
+   */
   maxLogBytes?: number;
+  maxLogLines?: number;
+  /** How fast the budget of console output with no call running refills: lines (and 1 KiB each) a second. Default 10. */
+  strayLogLinesPerSecond?: number;
   /** `req.svc` calls one invocation may have in flight. Default 100. */
   maxSvcInFlight?: number;
   /** The largest result a call may return (its JSON). Default 5 MB, the platform's payload limit. */
