@@ -13,6 +13,7 @@ import {
   type PreparedApply,
   type WatchEvent,
 } from '../apply/index.js';
+import { safeText } from '../lib/terminal-text.js';
 import { formatApplied, formatOutcome, formatPlan, type OutcomeView } from '../ui/render-plan.js';
 import type { Context } from './context.js';
 import { UsageError, UserError } from './errors.js';
@@ -50,7 +51,7 @@ export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx:
     const color = output.options.color && io.stdout.isTTY === true;
     if (!output.json) {
       output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
-      output.line(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
+      output.painted(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
     }
     const detailed = flags.detailedExitcode ?? false;
     if (flags.out !== undefined || flags.dryRun) {
@@ -63,7 +64,7 @@ export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx:
     }
     await confirmDeletions(prepared, flags, ctx);
     const progress = !output.json && {
-      onOutcome: (outcome: OutcomeView) => output.line(formatOutcome(outcome, { color })),
+      onOutcome: (outcome: OutcomeView) => output.painted(formatOutcome(outcome, { color })),
     };
     const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
     report(prepared, result, flags, ctx);
@@ -127,7 +128,8 @@ async function confirmDeletions(prepared: PreparedApply, flags: ApplyFlags, ctx:
 }
 
 async function ask(io: IO, question: string): Promise<boolean> {
-  io.stderr.write(question);
+  // The question names addresses of svc.yaml: made safe for the terminal.
+  io.stderr.write(safeText(question));
   const lines = createInterface({ input: io.stdin, terminal: false });
   const answer = await new Promise<string>((resolve) => {
     lines.once('line', resolve);
@@ -172,7 +174,7 @@ async function watch(
       const files = `${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
       output.note(`Watching ${files} (${prepared.desired.file} and what it names); Ctrl-C stops.`);
     } else if (event.type === 'change') {
-      output.line(formatOutcome({ ...event.outcome, ms: event.latencyMs }, { color, changed: event.fields }));
+      output.painted(formatOutcome({ ...event.outcome, ms: event.latencyMs }, { color, changed: event.fields }));
     } else if (event.type === 'no-changes') {
       output.line(`No changes (${event.latencyMs} ms).`);
     } else if (event.type === 'invalid') {

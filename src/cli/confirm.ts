@@ -1,5 +1,6 @@
 /** The question a destructive command asks, and the `--yes` that answers it ahead. */
 import type { Context } from './context.js';
+import { safeLines } from '../lib/terminal-text.js';
 import { UsageError } from './errors.js';
 import { askYesNo, canPrompt } from './prompt.js';
 
@@ -26,7 +27,7 @@ export function mustAsk(ctx: Context, yes: boolean | undefined, action: string):
 
 /** Asks `question [y/N]` (after a warning, if any); on no, says that nothing changed. */
 export async function confirm(ctx: Context, question: string, warnings: string[] = []): Promise<boolean> {
-  for (const warning of warnings) ctx.io.stderr.write(`Warning: ${warning}\n`);
+  for (const warning of warnings) ctx.io.stderr.write(`Warning: ${safeLines(warning, '  ')}\n`);
   const yes = await askYesNo(ctx.io, question);
   if (!yes) ctx.output.note('Cancelled; nothing changed.');
   return yes;

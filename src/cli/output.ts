@@ -1,3 +1,4 @@
+import { safeLines, safeText } from '../lib/terminal-text.js';
 import type { IO } from './io.js';
 import { Spinner } from './spinner.js';
 
@@ -14,6 +15,8 @@ export interface OutputOptions {
 /**
  * Everything the CLI prints goes through here: results on stdout (one JSON document with --json),
  * everything else on stderr. Human tables use ink on a colour terminal, plain lines otherwise.
+ * Human text is made safe for a terminal on its way out (lib/terminal-text.ts): the names, paths and
+ * errors in it are a tenant's or a server's, and none may draw on the terminal. JSON goes out exact.
  */
 export class Output {
   /** Only for a person at a terminal: never with --json, never into a pipe or a file. */
@@ -43,22 +46,35 @@ export class Output {
     else await human();
   }
 
-  /** A line of the human result (stdout). */
+  /**
+   * A line of the result (stdout): with --json the document, exact; otherwise human text, its lines
+   * and tabs kept (code, JSON shown to a person) and every other control character shown escaped.
+   */
   line(text = ''): void {
+    this.spinner?.clear();
+    this.io.stdout.write(`${this.options.json ? text : safeLines(text)}\n`);
+  }
+
+  /**
+   * A line the CLI painted itself (ANSI colours), whose chosen parts the painter already made safe
+   * (ui/render-plan.ts): written as it is, as `line` would escape the colours.
+   */
+  painted(text: string): void {
     this.spinner?.clear();
     this.io.stdout.write(`${text}\n`);
   }
 
-  /** Anything that is not the result: notes, progress, warnings (stderr). */
+  /** Anything that is not the result: notes, progress, warnings (stderr), made safe as `line` makes them. */
   note(text: string): void {
     this.spinner?.clear();
-    this.io.stderr.write(`${text}\n`);
+    this.io.stderr.write(`${safeLines(text)}\n`);
   }
 
   async table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing to show.'): Promise<void> {
     if (rows.length === 0) return this.note(empty);
     this.spinner?.clear();
-    const cells = rows.map((row) => columns.map((column) => column.value(row)));
+    // A cell is one line: a name holding a newline must not start a row of its own.
+    const cells = rows.map((row) => columns.map((column) => safeText(column.value(row))));
     const headers = columns.map((column) => column.header);
     if (this.fancy) {
       const { renderTable } = await import('../ui/render-table.js');
@@ -69,8 +85,10 @@ export class Output {
   }
 
   /** Label/value pairs of one resource, aligned. */
-  async fields(pairs: [label: string, value: string][]): Promise<void> {
+  async fields(given: [label: string, value: string][]): Promise<void> {
     this.spinner?.clear();
+    // A value may be lines on purpose (rules): each is made safe, and shown indented under the value.
+    const pairs = given.map(([label, value]): [string, string] => [safeText(label), safeLines(value)]);
     if (this.fancy) {
       const { renderFields } = await import('../ui/render-table.js');
       this.io.stdout.write(`${renderFields(pairs, this.io.stdout.columns)}\n`);

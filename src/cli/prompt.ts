@@ -2,6 +2,7 @@
  * Questions on the terminal (stderr), answered on stdin. Never without a TTY on both: a script gets a
  * usage error naming the flag instead (DESIGN.md section 5), never a prompt it cannot answer.
  */
+import { safeLines } from '../lib/terminal-text.js';
 import { UserError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -45,7 +46,8 @@ function readLine(io: IO, question: string, hidden: boolean): Promise<string> {
   const raw = hidden && 'setRawMode' in stdin ? (stdin as unknown as RawStdin) : undefined;
   const wasRaw = raw?.isRaw === true;
   raw?.setRawMode(true);
-  io.stderr.write(question);
+  // A question names what it acts on (a reactor, an Application): made safe for the terminal.
+  io.stderr.write(safeLines(question));
   return new Promise<string>((resolve, reject) => {
     let line = '';
     const finish = (error?: Error) => {

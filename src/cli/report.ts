@@ -1,11 +1,13 @@
 import { PROBLEM_TYPES } from '../api/problem.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from '../client/errors.js';
+import { safeLines } from '../lib/terminal-text.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
 
 /**
  * The one top-level error handler: one line on stderr (a JSON document with --json), the exit
- * code, and a stack only for bugs, and only with --debug.
+ * code, and a stack only for bugs, and only with --debug. A message quotes the server, a file or a
+ * name: it is made safe for the terminal (lib/terminal-text.ts), any line after its first indented.
  */
 export function reportError(error: unknown, io: IO, options: { json: boolean; debug: boolean }): number {
   const { message, exitCode, problem, bug } = describe(error);
@@ -13,10 +15,11 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
     const title = error instanceof UsageError ? 'Usage error' : 'Error';
     io.stderr.write(`${JSON.stringify({ error: problem ?? { title, detail: message } })}\n`);
   } else {
-    io.stderr.write(bug ? `${message}\n` : `Error: ${message}\n`);
+    const shown = safeLines(message, '  ');
+    io.stderr.write(bug ? `${shown}\n` : `Error: ${shown}\n`);
   }
   if (bug) {
-    if (options.debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    if (options.debug && error instanceof Error && error.stack) io.stderr.write(`${safeLines(error.stack)}\n`);
     else if (!options.json) io.stderr.write('This is a bug in svc; run again with --debug for the stack trace.\n');
   }
   return exitCode;

@@ -1,8 +1,12 @@
+import { safeLines, safeText } from '../lib/terminal-text.js';
+
 /**
  * The words and colours of `svc apply`: a plan as Terraform shows one (`+ create`, `~ update` with
  * field diffs, `-> rename`, `- delete`, a summary line), each change's outcome, and watch lines.
  * Plain text; colour only when asked for (a terminal without NO_COLOR). The shapes are structural,
- * so the UI does not depend on the engine (a Plan of src/apply fits them).
+ * so the UI does not depend on the engine (a Plan of src/apply fits them). Every chosen text in them
+ * (addresses, names, configuration keys and values, paths, code, warnings, errors) is made safe for a
+ * terminal (lib/terminal-text.ts) before it is painted, so the result is written as it is.
  */
 
 export type PlanAction = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
@@ -70,26 +74,28 @@ export function formatPlan(plan: PlanView, options: { color: boolean; file?: str
   for (const change of plan.changes) {
     const [sign, style] = SIGNS[change.action];
     const notes = [
-      change.from !== undefined && `from ${change.from}`,
+      change.from !== undefined && `from ${safeText(change.from)}`,
       change.adopted && 'found on the target by its name; svc manages it from now on',
       change.drift && 'changed outside svc since the last apply',
     ].filter(Boolean);
     const noted = notes.length > 0 ? paint('dim', ` (${notes.join('; ')})`) : '';
-    lines.push(`  ${paint(style, `${sign} ${change.action}`)} ${paint('bold', change.address)}${noted}`);
+    lines.push(`  ${paint(style, `${sign} ${change.action}`)} ${paint('bold', safeText(change.address))}${noted}`);
     for (const diff of change.diffs) lines.push(...formatDiff(diff, change.action === 'create', paint));
   }
   if (plan.changes.length > 0) lines.push('');
   for (const orphan of plan.orphans) {
     const file = options.file ?? 'svc.yaml';
-    lines.push(paint('dim', `${orphan} is no longer in ${file}; svc leaves it be (--prune deletes it).`));
+    const what = `${safeText(orphan)} is no longer in ${safeText(file)}`;
+    lines.push(paint('dim', `${what}; svc leaves it be (--prune deletes it).`));
   }
-  for (const warning of plan.warnings) lines.push(paint('yellow', `Warning: ${warning}`));
+  for (const warning of plan.warnings) lines.push(paint('yellow', `Warning: ${safeLines(warning, '  ')}`));
   lines.push(summaryLine(plan.changes));
   return `${lines.join('\n')}\n`;
 }
 
-function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style, text: string) => string): string[] {
+function formatDiff(given: PlanFieldDiff, creating: boolean, paint: (style: Style, text: string) => string): string[] {
   const indent = '      ';
+  const diff = { ...given, field: safeText(given.field) } as PlanFieldDiff;
   if (diff.type === 'secret') {
     const [sign, style] = CHANGE_SIGNS[diff.change];
     return [`${indent}${paint(style, sign)} ${diff.field} ${paint('dim', `(${creating ? 'set' : diff.change})`)}`];
@@ -98,14 +104,15 @@ function formatDiff(diff: PlanFieldDiff, creating: boolean, paint: (style: Style
     if (diff.change === 'removed') return [`${indent}${paint('red', '-')} ${diff.field} ${paint('dim', '(removed)')}`];
     if (diff.change === 'added') {
       const size = diff.lines === undefined ? '' : ` (${diff.lines} line${diff.lines === 1 ? '' : 's'})`;
-      return [`${indent}${paint('green', '+')} ${diff.field}: ${diff.path ?? ''}${paint('dim', size)}`];
+      return [`${indent}${paint('green', '+')} ${diff.field}: ${safeText(diff.path ?? '')}${paint('dim', size)}`];
     }
     const body = (diff.diff ?? '')
       .split('\n')
       .filter((line) => line !== '')
-      .map((line) => `${indent}    ${paintDiffLine(line, paint)}`);
+      // Lines of code: each made safe (tabs kept), and indented under the field.
+      .map((line) => `${indent}    ${paintDiffLine(safeLines(line), paint)}`);
     return [
-      `${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${diff.path})`) : ''}`,
+      `${indent}${paint('yellow', '~')} ${diff.field}${diff.path ? paint('dim', ` (${safeText(diff.path)})`) : ''}`,
       ...body,
     ];
   }
@@ -124,9 +131,9 @@ function paintDiffLine(line: string, paint: (style: Style, text: string) => stri
 
 function show(value: unknown): string {
   if (value === undefined || value === null) return '(none)';
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return `[${value.join(', ')}]`;
-  return JSON.stringify(value);
+  if (typeof value === 'string') return safeText(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return safeText(`[${value.join(', ')}]`);
+  return safeText(JSON.stringify(value));
 }
 
 /** `Plan: 1 to create, 2 to update, 0 to delete.` (renames and adoptions when there are some), or no changes. */
@@ -151,13 +158,14 @@ const DONE: Record<PlanAction, string> = {
 /** `reactors.charge: updated (23 ms)`, or why it failed or was skipped. */
 export function formatOutcome(outcome: OutcomeView, options: { color: boolean; changed?: string[] }): string {
   const paint = painter(options.color);
-  const what = options.changed && options.changed.length > 0 ? ` ${options.changed.join(', ')}` : '';
-  const address = paint('bold', outcome.address);
+  const what = options.changed && options.changed.length > 0 ? ` ${safeText(options.changed.join(', '))}` : '';
+  const address = paint('bold', safeText(outcome.address));
+  const error = safeText(outcome.error ?? '');
   if (outcome.status === 'applied') {
     return `${address}${what} ${paint('green', DONE[outcome.action])} ${paint('dim', `(${outcome.ms} ms)`)}`;
   }
-  if (outcome.status === 'skipped') return `${address} ${paint('yellow', 'skipped')}: ${outcome.error ?? ''}`;
-  return `${address} ${paint('red', `${outcome.action} failed`)}: ${outcome.error ?? ''}`;
+  if (outcome.status === 'skipped') return `${address} ${paint('yellow', 'skipped')}: ${error}`;
+  return `${address} ${paint('red', `${outcome.action} failed`)}: ${error}`;
 }
 
 /** The last line of an apply. */

@@ -528,7 +528,8 @@ describe('the pretty log', () => {
       ),
       expect.stringMatching(new RegExp(`^${time} error \\[trace-2\\] boom$`)),
       '    Error: boom',
-      '    at handler (server.js:1:1)',
+      // Every stack is shown as lines under its event, each indented (lib/terminal-text.ts safeLines).
+      '        at handler (server.js:1:1)',
       expect.stringMatching(
         new RegExp(`^${time} expired: 1 Application, 2 tokens, 3 transactions, 4 reactor results$`),
       ),

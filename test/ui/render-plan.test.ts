@@ -110,3 +110,38 @@ describe('outcome lines', () => {
     expect(formatApplied([outcomes[0]!])).toBe('Apply complete: 1 updated.');
   });
 });
+
+describe('chosen text in a plan is safe for the terminal', () => {
+  /** A cleared screen, an OSC 8 hyperlink, a bell, a CR, a line separator and a right-to-left override. */
+  const HOSTILE = '\u001b[2J\u001b]8;;https://evil.example\u001b\\x\u0007\r\u2028\u202e';
+  // Tabs are kept in lines of code.
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u202e]/;
+
+  test('addresses, names, configuration keys and values, paths, code lines, warnings and errors', () => {
+    const plan: PlanView = {
+      changes: [
+        {
+          address: `reactors.${HOSTILE}`,
+          action: 'rename',
+          from: HOSTILE,
+          diffs: [
+            { field: `configuration.${HOSTILE}`, type: 'secret', change: 'added' },
+            { field: 'code', type: 'code', change: 'changed', path: HOSTILE, diff: `@@ -1 +1 @@\n-a\n+${HOSTILE}\tb` },
+            { field: 'name', type: 'value', before: HOSTILE, after: [HOSTILE] },
+          ],
+        },
+      ],
+      orphans: [`proxies.${HOSTILE}`],
+      warnings: [`${HOSTILE}\nsecond line`],
+    };
+    for (const color of [false, true]) {
+      const text = formatPlan(plan, { color, file: HOSTILE }).replace(/\u001b\[\d+m/g, '');
+      expect(text).not.toMatch(RAW);
+      expect(text).toContain('\\u001b]8;;https://evil.example');
+      expect(text).toContain('\\u202e\tb');
+      expect(text).not.toMatch(/^second line/m);
+    }
+    const outcome = { address: HOSTILE, action: 'create' as const, status: 'failed' as const, ms: 1, error: HOSTILE };
+    expect(formatOutcome(outcome, { color: false, changed: [HOSTILE] })).not.toMatch(RAW);
+  });
+});

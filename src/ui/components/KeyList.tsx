@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { safeText } from '../../lib/terminal-text.js';
 import { maskKey } from '../format-event.js';
 import type { ServeKey } from '../serve-types.js';
 
@@ -24,7 +25,8 @@ export function KeyList({ keys, reveal, hint }: KeyListProps) {
           <Box width={width} flexShrink={0}>
             <Text>{key.name}</Text>
           </Box>
-          <Text>{reveal ? key.value : maskKey(key.value)}</Text>
+          {/* A key given with --management-key is any text: shown safe for the terminal. */}
+          <Text>{reveal ? safeText(key.value) : maskKey(key.value)}</Text>
           {key === keys[0] && hint && <Text dimColor>{reveal ? '  (any key hides them)' : '  (k shows them)'}</Text>}
         </Box>
       ))}

@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { safeText } from '../../lib/terminal-text.js';
 import type { ServeResource } from '../serve-types.js';
 
 const GROUPS: [ServeResource['kind'], string][] = [
@@ -17,7 +18,8 @@ export interface ResourceSummaryProps {
  */
 export function ResourceSummary({ resources }: ResourceSummaryProps) {
   const groups = GROUPS.map(
-    ([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => r.name)] as const,
+    // Names are svc.yaml's (or a server's): shown safe for the terminal.
+    ([kind, label]) => [label, resources.filter((r) => r.kind === kind).map((r) => safeText(r.name))] as const,
   );
   const shown = groups.filter(([, names]) => names.length > 0);
   if (shown.length === 0) return null;

@@ -5,6 +5,7 @@ import { UsageError, UserError } from '../../errors.js';
 import { readInput } from '../../input.js';
 import { defineCommand } from '../../registry.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
+import { safeLines } from '../../../lib/terminal-text.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -88,7 +89,9 @@ export const proxy = defineCommand({
       } else {
         ctx.output.note(`Destination answered ${statusLine}.`);
       }
-      ctx.io.stdout.write(response.text.endsWith('\n') || response.text === '' ? response.text : `${response.text}\n`);
+      // The destination's body as it came into a pipe or a file (as curl writes it); on a terminal, safe for it.
+      const text = ctx.io.stdout.isTTY === true ? safeLines(response.text) : response.text;
+      ctx.io.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
     });
   },
 });
