@@ -28,7 +28,7 @@ export interface EmulatorOptions {
   runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
   /** The synchronous reactor timeout (30 s, as on the platform). */
   syncTimeoutMs?: number;
-  /** Webhook delivery: attempts, backoff, per-attempt timeout. */
+  /** Webhook delivery: attempts, backoff, per-attempt timeout, attempts at once (all tenants, one tenant). */
   webhooks?: WebhookOptions;
   /** Asynchronous results: kept `retentionMs` after their delivery ends (24 h), at most `maxPerTenant` (10,000). */
   results?: ResultOptions;

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { randomBase58 } from './keys.js';
+import { DeliverySlots } from './webhook-slots.js';
 
 /**
  * How much of a receiver's answer is read: its status decides, the rest is dropped with the
@@ -24,6 +25,10 @@ export interface WebhookOptions {
   retryBaseMs?: number;
   /** How long one attempt may take, the answer included. Default 10 s. */
   attemptTimeoutMs?: number;
+  /** Attempts under way at once, all tenants (each holds a socket); more wait their turn. Default 64. */
+  maxConcurrent?: number;
+  /** Attempts under way at once for one tenant. Default 16. */
+  maxConcurrentPerTenant?: number;
 }
 
 export interface DeliveryAttempt {
@@ -97,6 +102,8 @@ export class WebhookService {
   private readonly attempts: number;
   private readonly retryBaseMs: number;
   private readonly attemptTimeoutMs: number;
+  /** Attempts under way, each with its socket: bounded overall and per tenant. */
+  private readonly slots: DeliverySlots;
 
   constructor(
     private readonly store: Store,
@@ -106,6 +113,7 @@ export class WebhookService {
     this.attempts = options.attempts ?? 6;
     this.retryBaseMs = options.retryBaseMs ?? 1000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 10_000;
+    this.slots = new DeliverySlots(options.maxConcurrent ?? 64, options.maxConcurrentPerTenant ?? 16);
   }
 
   /** The tenant's signing secret, made (and stored sealed) on first use. */
@@ -176,6 +184,7 @@ export class WebhookService {
 
   async dispose(): Promise<void> {
     this.disposed = true;
+    this.slots.close();
     for (const attempt of this.inFlight) attempt.abort();
     for (const [timer, wake] of this.sleeping) {
       clearTimeout(timer);
@@ -196,6 +205,24 @@ export class WebhookService {
 
   private async attempt(event: WebhookEvent, secret: string, attempt: number): Promise<DeliveryAttempt> {
     const { request, agent } = await (this.client ??= this.connect());
+    // The attempt's time runs once it has its turn; a stop meanwhile is no attempt.
+    const release = await this.slots.take(event.tenantId);
+    if (!release) return { attempt, error: 'the emulator stopped', ok: false };
+    try {
+      return await this.send(request, agent, event, secret, attempt);
+    } finally {
+      release();
+    }
+  }
+
+  /** One POST of the event, under the attempt's timeout; its socket is closed with its answer. */
+  private async send(
+    request: typeof import('undici').request,
+    agent: Agent,
+    event: WebhookEvent,
+    secret: string,
+    attempt: number,
+  ): Promise<DeliveryAttempt> {
     // A timer of our own, not AbortSignal.timeout: Node 20 may collect that signal (held weakly,
     // here only through undici) before it fires, and the attempt then waits for ever (seen under GC).
     const abort = new AbortController();
@@ -216,6 +243,8 @@ export class WebhookService {
           'user-agent': 'svc-emulator-webhooks',
         },
         body: event.body,
+        // No socket outlives its attempt (Connection: close), so the sockets are as many as the slots.
+        reset: true,
         // The whole exchange, the answer's body too: a receiver that trickles cannot hold an attempt open.
         signal: abort.signal,
       });
@@ -239,7 +268,7 @@ export class WebhookService {
 
   private async connect(): Promise<{ request: typeof import('undici').request; agent: Agent }> {
     const { Agent, request } = await import('undici');
-    return { request, agent: new Agent({ keepAliveTimeout: 4_000, connect: { timeout: this.attemptTimeoutMs } }) };
+    return { request, agent: new Agent({ connect: { timeout: this.attemptTimeoutMs } }) };
   }
 
   private sleep(ms: number): Promise<void> {

@@ -1,4 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -369,5 +371,89 @@ describe('results stored by an earlier svc (a list of attempts, no delivery)', (
       attempts: 1,
       event_id: cutOff!.headers['svc-webhook-id'],
     });
+  });
+});
+
+describe('webhook sockets are bounded', () => {
+  it('holds at most maxConcurrent attempts at once, maxConcurrentPerTenant of one tenant; the rest wait, retried in turn, none lost', async () => {
+    const emu = await startEmulator({
+      inMemory: true,
+      webhooks: { attempts: 3, retryBaseMs: 20, attemptTimeoutMs: 8000, maxConcurrent: 3, maxConcurrentPerTenant: 2 },
+    });
+    // A receiver that holds every request until told, counting its sockets and the requests it holds.
+    const held: { tenant: string; id: string; response: ServerResponse }[] = [];
+    const holding = { now: { a: 0, b: 0 }, peak: { a: 0, b: 0, all: 0 } };
+    const tries = new Map<string, number>();
+    let answering = false;
+    let sockets = 0;
+    const answer = (tenant: string, id: string, response: ServerResponse) => {
+      holding.now[tenant as 'a' | 'b']--;
+      const n = (tries.get(id) ?? 0) + 1;
+      tries.set(id, n);
+      // Tenant a's first attempt of each event fails: its retry waits its turn like any attempt.
+      response.writeHead(tenant === 'a' && n === 1 ? 503 : 200).end();
+    };
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const tenant = request.url === '/a' ? 'a' : 'b';
+        const id = String(request.headers['svc-webhook-id']);
+        holding.now[tenant]++;
+        holding.peak[tenant] = Math.max(holding.peak[tenant], holding.now[tenant]);
+        holding.peak.all = Math.max(holding.peak.all, holding.now.a + holding.now.b);
+        if (answering) answer(tenant, id, response);
+        else held.push({ tenant, id, response });
+      });
+    });
+    server.on('connection', (socket) => {
+      sockets++;
+      socket.once('close', () => sockets--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const other = await createTenant(emu);
+    const mine = await createReactor(emu);
+    const theirs = await emu.call<Reactor>('POST', '/reactors', {
+      key: other.management_key,
+      body: { name: unique('hooks'), code: CODE, configuration: {} },
+    });
+    const calls = [
+      ...(await Promise.all(Array.from({ length: 5 }, () => invokeAsync(emu, mine, `${base}/a`)))).map((id) => ({
+        reactor: mine,
+        id,
+        key: emu.privateKey,
+      })),
+      ...(
+        await Promise.all(
+          Array.from({ length: 2 }, () => invokeAsync(emu, theirs.body, `${base}/b`, {}, other.private_key)),
+        )
+      ).map((id) => ({ reactor: theirs.body, id, key: other.private_key })),
+    ];
+
+    // Three held: two of tenant a (its share), one of b, which a's waiting deliveries do not hold back.
+    await eventually(() => expect(held).toHaveLength(3), DELIVERY_MS);
+    await eventually(() => expect(sockets).toBe(3), DELIVERY_MS);
+    expect(held.filter((entry) => entry.tenant === 'a')).toHaveLength(2);
+
+    answering = true;
+    for (const { tenant, id, response } of held.splice(0)) answer(tenant, id, response);
+    for (const call of calls) {
+      const done = await delivered(emu, call.reactor, call.id, call.key);
+      expect(done.body.delivery).toMatchObject({
+        status: 'delivered',
+        attempts: call.key === emu.privateKey ? 2 : 1,
+        last_status: 200,
+      });
+    }
+    expect(holding.peak.all).toBeLessThanOrEqual(3);
+    expect(holding.peak.a).toBeLessThanOrEqual(2);
+    expect(holding.peak.b).toBeLessThanOrEqual(2);
+    // Every event reached the receiver: a's twice (the failed attempt, then its retry), b's once.
+    expect([...tries.values()].sort()).toEqual([1, 1, 2, 2, 2, 2, 2]);
   });
 });
