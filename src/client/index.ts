@@ -93,13 +93,16 @@ export class ApiClient {
     yield* readEventStream(url, this.key('management'), signal);
   }
 
-  /** `GET /health`: whether the server answers, and its version when it says (the emulator does). */
+  /**
+   * `GET /health`: whether the server answers, and its version when it says (the emulator does).
+   * A 503 that says its status (`unavailable`: the emulator's store cannot write) still answers.
+   */
   async health(signal?: AbortSignal): Promise<{ status: string; version?: string }> {
     const url = new URL(`${this.options.baseUrl}/health`);
     const init = { method: 'GET', headers: { accept: 'application/json' }, body: undefined, signal };
     const { response, text } = await this.send(url, init);
     const parsed = parseJson(text) as { status?: unknown; version?: unknown } | undefined;
-    if (response.status !== 200 || typeof parsed?.status !== 'string') {
+    if ((response.status !== 200 && response.status !== 503) || typeof parsed?.status !== 'string') {
       throw new UnexpectedResponseError(
         this.options.baseUrl,
         response.status,

@@ -39,6 +39,8 @@ export interface Services {
   proxies: ProxyService;
   webhooks: WebhookService;
   results: ReactorResults;
+  /** Why the store cannot write now (the file, the cause, the fix), or undefined while it can: for /health. */
+  storeProblem(): string | undefined;
   /** Deletes expired Applications, tokens and reactor results, expires transactions; returns what it removed. */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number; results: number }>;
   /** Stops timers and webhook deliveries. */
@@ -90,6 +92,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     proxies,
     webhooks,
     results,
+    storeProblem: () => store.writeProblem,
     sweep,
     dispose: async () => {
       applications.dispose();

@@ -24,9 +24,15 @@ export class StoreWriteError extends StoreError {
   constructor(
     file: string,
     override readonly cause: unknown,
+    /** `blocked`: the change was not tried, as the journal is full of saved writes waiting for `file`. */
+    why: 'failed' | 'blocked' = 'failed',
   ) {
+    const what =
+      why === 'blocked'
+        ? `the journal is full of saved writes waiting for ${file}, which cannot be written`
+        : `writing ${file} failed`;
     super(
-      `The change was not saved: writing ${file} failed: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`,
+      `The change was not saved: ${what}: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`,
       file,
     );
   }

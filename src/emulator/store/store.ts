@@ -147,9 +147,18 @@ export class Store {
     await this.writer.flush();
   }
 
+  /**
+   * Why the store cannot write now (the file, the cause, what to do), or undefined while it can:
+   * what `/health` reports. Set by a write the disk refused, cleared once that file is written.
+   */
+  get writeProblem(): string | undefined {
+    return this.writer.problem;
+  }
+
   /** Flushes and releases the lock; idempotent. */
   async close(): Promise<void> {
     await this.flush();
+    this.writer.stop();
     if (this.released) return;
     this.released = true;
     await this.release();

@@ -23,6 +23,8 @@ export interface LeanDeps {
   emit: EmitEvent;
   /** Whether the emulator serves yet (503 while it starts, as fastify's hook answers). */
   serving: () => boolean;
+  /** Why the store cannot write now, for /health (Services.storeProblem). */
+  storeProblem: () => string | undefined;
 }
 
 /** An id the lean routes take as it is: what find-my-way would hand over undecoded, well within its length limit. */

@@ -5,7 +5,7 @@ import type { CreateTokenBody, InvokeReactorBody } from '../../../api/types.js';
 import type { TokenContext } from '../../services/tokens.js';
 import { type RouteValidator, routeValidator } from '../../validation.js';
 import { callerByKey, tokenContextOf } from '../auth.js';
-import { healthBody } from '../health.js';
+import { healthAnswer } from '../health.js';
 import { proxyCallOf } from '../proxy-call.js';
 import { TEXT_CONTENT_TYPE } from '../send.js';
 import type { Exchange } from './exchange.js';
@@ -53,7 +53,8 @@ export function leanHandlers(deps: LeanDeps): {
   const handlers: Record<LeanRoute, Handler> = {
     // routes/emulator.ts
     health(exchange) {
-      exchange.json(200, healthBody());
+      const { status, body } = healthAnswer(deps.storeProblem());
+      exchange.json(status, body);
     },
 
     getToken(exchange, id, _body, ctx) {

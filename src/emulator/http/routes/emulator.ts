@@ -7,7 +7,7 @@ import { HttpError, fieldError } from '../../errors.js';
 import type { TenantService } from '../../services/tenants.js';
 import type { WebhookService } from '../../services/webhooks.js';
 import { callerOf } from '../auth.js';
-import { healthBody } from '../health.js';
+import { healthAnswer } from '../health.js';
 
 interface CreateTenantBody {
   name?: string;
@@ -75,11 +75,20 @@ function isLoopbackOrigin(origin: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host);
 }
 
-/** Routes of the emulator itself, outside the platform API: health and the loopback-only admin. */
-export function emulatorRoutes(app: FastifyInstance, tenants: TenantService, webhooks: WebhookService): void {
-  app.get('/health', { config: { public: true } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(healthBody()),
-  );
+/**
+ * Routes of the emulator itself, outside the platform API: health (503 while the store cannot
+ * write: `storeProblem` says why) and the loopback-only admin.
+ */
+export function emulatorRoutes(
+  app: FastifyInstance,
+  tenants: TenantService,
+  webhooks: WebhookService,
+  storeProblem: () => string | undefined,
+): void {
+  app.get('/health', { config: { public: true } }, async (_request, reply) => {
+    const { status, body } = healthAnswer(storeProblem());
+    return reply.status(status).type('application/json; charset=utf-8').send(body);
+  });
 
   /**
    * `POST /_emulator/tenants` creates a tenant with its own management and private Applications
