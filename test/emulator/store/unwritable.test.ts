@@ -5,6 +5,8 @@ import { shardIndex } from '../../../src/emulator/store/collection.js';
 import { StoreWriteError } from '../../../src/emulator/store/errors.js';
 import type { TokenRecord } from '../../../src/emulator/store/records.js';
 import { JOURNAL_FOLDER, Store, TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import { packageVersion } from '../../../src/lib/package-version.js';
+import { runSvc } from '../../helpers/cli.js';
 import { type HttpResult, startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { FaultyFileSystem } from '../../helpers/faults.js';
 import { tempDir } from '../../helpers/temp.js';
@@ -199,6 +201,9 @@ describe('GET /health', () => {
     expect(health.status).toBe(503);
     expect(health.headers['content-type']).toContain('application/json');
     expect(health.body).toMatchObject({ status: 'unavailable', store: { writable: false } });
+    // `svc version` still reads the version off it.
+    const version = await runSvc(['version', '--json', '--base-url', emu.url], { cwd: emu.dir });
+    expect(version.json().server).toEqual({ url: emu.url, reachable: true, version: packageVersion() });
     expect(health.body.store.detail).toMatch(
       /^The store cannot write \S+: the disk is full \(ENOSPC\); free some disk space/,
     );
