@@ -17,6 +17,32 @@ export class EventStreamUnavailableError extends Error {
   }
 }
 
+/**
+ * The server sent nothing for the silence window, not even the heartbeat the emulator writes every
+ * 15 s: it accepted the connection but stopped answering (frozen, or a proxy holding it).
+ */
+export class EventStreamSilentError extends Error {
+  override readonly name = 'EventStreamSilentError';
+  constructor(
+    readonly url: string,
+    readonly silenceMs: number,
+  ) {
+    super(
+      `The server at ${url} sent nothing for ${shownDuration(silenceMs)} (not even a heartbeat): it seems frozen; the event stream was closed.`,
+    );
+  }
+}
+
+export interface EventStreamOptions {
+  /**
+   * How long the server may send nothing before the stream is given up: more than twice the
+   * emulator's heartbeat (15 s), so a late heartbeat is no alarm. Default 45 s.
+   */
+  silenceMs?: number;
+}
+
+const SILENCE_MS = 45_000;
+
 /** Far more than one event takes (a console line is 64 KiB at most): a server that sends more is not the emulator. */
 const MAX_EVENT_CHARS = 4 << 20;
 
@@ -30,17 +56,25 @@ export async function* readEventStream(
   url: URL,
   managementKey: string,
   signal: AbortSignal,
+  { silenceMs = SILENCE_MS }: EventStreamOptions = {},
 ): AsyncGenerator<EmulatorEvent> {
   const { request } = await import(url.protocol === 'https:' ? 'node:https' : 'node:http');
   const headers = { accept: 'text/event-stream', [API_KEY_HEADER]: managementKey };
+  let silent = false;
   let response: IncomingMessage;
   try {
     response = await new Promise<IncomingMessage>((resolve, reject) => {
       const sent = request(url, { method: 'GET', headers, signal }, resolve);
       sent.once('error', reject);
+      // No byte for the window, before the answer or in it: the connection is given up.
+      sent.setTimeout(silenceMs, () => {
+        silent = true;
+        sent.destroy();
+      });
       sent.end();
     });
   } catch (error) {
+    if (silent) throw new EventStreamSilentError(url.origin, silenceMs);
     if (signal.aborted) return;
     const { code, message } = error as NodeJS.ErrnoException;
     throw new ConnectionError(url.origin, code, message);
@@ -89,9 +123,15 @@ export async function* readEventStream(
       }
     }
   } catch (error) {
+    if (silent) throw new EventStreamSilentError(url.origin, silenceMs);
     if (signal.aborted) return;
     throw new EventStreamEndedError(`the event stream ended unexpectedly (${(error as Error).message})`);
   }
+  if (silent) throw new EventStreamSilentError(url.origin, silenceMs);
   // A clean end is the caller's to judge (expected without follow); an answer cut short is not clean.
   if (!response.complete && !signal.aborted) throw new EventStreamEndedError('the event stream ended unexpectedly');
+}
+
+function shownDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
 }

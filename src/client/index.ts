@@ -27,6 +27,7 @@ import type {
   UpdateApplicationBody,
 } from '../api/types.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
+import type { EventStreamOptions } from './event-stream.js';
 import type { PlainResponse } from './plain-request.js';
 
 export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
@@ -84,13 +85,18 @@ export class ApiClient {
 
   /**
    * The emulator's events for the management key's tenant (`GET /_emulator/events`): the recent ones,
-   * then, with `follow`, each new one until `signal` aborts or the server ends the stream.
+   * then, with `follow`, each new one until `signal` aborts or the server ends the stream (or sends
+   * nothing for `options.silenceMs`: EventStreamSilentError).
    */
-  async *events(query: Record<string, string | undefined>, signal: AbortSignal): AsyncGenerator<EmulatorEvent> {
+  async *events(
+    query: Record<string, string | undefined>,
+    signal: AbortSignal,
+    options: EventStreamOptions = {},
+  ): AsyncGenerator<EmulatorEvent> {
     const url = new URL(`${this.options.baseUrl}/_emulator/events`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
     const { readEventStream } = await import('./event-stream.js');
-    yield* readEventStream(url, this.key('management'), signal);
+    yield* readEventStream(url, this.key('management'), signal, options);
   }
 
   /**

@@ -1,6 +1,9 @@
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { describe, expect, onTestFinished, test } from 'vitest';
+import { streamEvents } from '../../src/cli/commands/logs.js';
+import { UserError } from '../../src/cli/errors.js';
+import { ApiClient } from '../../src/client/index.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { createTenant, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
@@ -215,5 +218,73 @@ describe('svc invoke reactor --logs', () => {
     expect(JSON.parse(result.stdout)).toEqual({ raw: { ok: true } });
     expect(result.stderr).toMatch(/^Console lines are not available: .*no event stream.*\n$/);
     expect(result.stderr).not.toContain(emu.managementKey);
+  });
+});
+
+describe('a server that goes silent', () => {
+  /** Follows the stream of `baseUrl` with a short silence window, as `svc logs -f` does; returns what it printed and how it ended. */
+  async function follow(baseUrl: string, silenceMs = 300) {
+    const client = new ApiClient({ baseUrl, managementKey: 'key_management_0123456789' });
+    const printed: string[] = [];
+    const ended = await streamEvents(
+      client,
+      { follow: '1' },
+      new AbortController().signal,
+      (event) => printed.push(event.type),
+      { silenceMs },
+    ).then(
+      () => 'ended',
+      (error: unknown) => error,
+    );
+    return { printed, ended };
+  }
+
+  test('one that accepts and never answers is one line naming the silence', async () => {
+    const sockets: net.Socket[] = [];
+    const server = net.createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const { ended } = await follow(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    expect(ended).toBeInstanceOf(UserError);
+    expect((ended as Error).message).toMatch(/^The server at http:\/\/127\.0\.0\.1:\d+ sent nothing for 300 ms/);
+    expect((ended as Error).message).not.toContain('\n');
+  });
+
+  test('one that stops sending mid-stream is one line naming the silence, after what it sent', async () => {
+    const url = await otherServer((_path, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(
+        `data: ${JSON.stringify({ type: 'warning', message: 'last words', time: new Date().toISOString() })}\n\n`,
+      );
+      // Then nothing, not even a heartbeat, and the connection stays open.
+    });
+    const { printed, ended } = await follow(url);
+    expect(printed).toEqual(['warning']);
+    expect(ended).toBeInstanceOf(UserError);
+    expect((ended as Error).message).toMatch(/sent nothing for 300 ms \(not even a heartbeat\)/);
+  });
+
+  test('heartbeats keep a quiet stream open', async () => {
+    let beats = 0;
+    const url = await otherServer((_path, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const timer = setInterval(() => {
+        beats++;
+        // Comments only, far more often than the window; then the stream ends cleanly.
+        if (beats < 8) response.write(': heartbeat\n\n');
+        else {
+          clearInterval(timer);
+          response.end();
+        }
+      }, 50);
+      response.on('close', () => clearInterval(timer));
+    });
+    const { printed, ended } = await follow(url, 5000);
+    expect(beats).toBe(8);
+    expect(printed).toEqual([]);
+    expect(ended).toBe('ended');
   });
 });

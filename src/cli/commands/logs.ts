@@ -1,5 +1,6 @@
 import type { EmulatorEvent } from '../../api/events.js';
 import { STATUS_FILTER_PATTERN } from '../../api/patterns.js';
+import type { EventStreamOptions } from '../../client/event-stream.js';
 import type { ApiClient } from '../../client/index.js';
 import { NameLookupError } from '../../resources/errors.js';
 import { resolveProxyId, resolveReactorId } from '../../resources/lookup.js';
@@ -49,7 +50,8 @@ export const logs = defineCommand({
 });
 
 /**
- * Hands each event to `print` until the stream ends; a stream that breaks off is a one-line error.
+ * Hands each event to `print` until the stream ends; a stream that breaks off, or a server that
+ * sends nothing for `options.silenceMs` (45 s: three of the emulator's heartbeats), is a one-line error.
  * `svc invoke reactor --logs` reads its call's console lines through here too.
  */
 export async function streamEvents(
@@ -57,14 +59,19 @@ export async function streamEvents(
   query: Record<string, string | undefined>,
   signal: AbortSignal,
   print: (event: EmulatorEvent) => void,
+  options: EventStreamOptions = {},
 ): Promise<void> {
-  const { EventStreamEndedError, EventStreamUnavailableError } = await import('../../client/event-stream.js');
+  const { EventStreamEndedError, EventStreamSilentError, EventStreamUnavailableError } = await import(
+    '../../client/event-stream.js'
+  );
   try {
-    for await (const event of client.events(query, signal)) print(event);
+    for await (const event of client.events(query, signal, options)) print(event);
   } catch (error) {
     if (error instanceof EventStreamEndedError)
       throw new UserError(`${error.message[0]?.toUpperCase()}${error.message.slice(1)}.`);
-    if (error instanceof EventStreamUnavailableError) throw new UserError(error.message);
+    // A server that accepts and then says nothing (frozen): named, rather than waited on for ever.
+    if (error instanceof EventStreamUnavailableError || error instanceof EventStreamSilentError)
+      throw new UserError(error.message);
     throw error;
   }
 }
