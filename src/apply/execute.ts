@@ -49,6 +49,20 @@ export interface ExecuteOptions {
   onOutcome?: (outcome: ChangeOutcome) => void;
   /** Aborted: no further change starts; those not started are skipped. */
   signal?: AbortSignal;
+  /**
+   * Told of each Application create, and awaited: before its request is sent (a journal), after the
+   * server refused it, and once the key is back (saved there before the change counts as applied, so
+   * nothing that follows starts before the key is safe). A throw of `creating` or `created` fails
+   * the change and starts no further change: an apply does not go on when it cannot keep a key.
+   */
+  keys?: KeyKeeper;
+}
+
+export interface KeyKeeper {
+  creating(name: string): Promise<void>;
+  refused(name: string): Promise<void>;
+  /** `hash` is the Application's contentHash as created, for the state. */
+  created(key: CreatedKey, hash: string): Promise<void>;
 }
 
 export async function executePlan(plan: Plan, desired: Desired, options: ExecuteOptions): Promise<Execution> {
@@ -60,6 +74,15 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
   const appRef: AppRef = (name) => (name === null ? null : (ids[addressOf('applications', name)] ?? null));
   const limit = semaphore(options.concurrency ?? 4);
   const running = new Map<Address, Promise<boolean>>();
+  /** Why no further change starts, once a key could not be kept. */
+  let halted: string | undefined;
+  const keeper: Keeper = {
+    ...(options.keys && { keys: options.keys }),
+    hashOf: (change) => hashOf(change, desired, appRef),
+    halt: (reason) => {
+      halted ??= reason;
+    },
+  };
 
   const settle = (outcome: ChangeOutcome): boolean => {
     outcomes.set(outcome.address, outcome);
@@ -80,9 +103,10 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
       }
       return limit(async () => {
         if (options.signal?.aborted) return settle({ address, action, status: 'skipped', ms: 0, error: 'interrupted' });
+        if (halted !== undefined) return settle({ address, action, status: 'skipped', ms: 0, error: halted });
         const started = performance.now();
         try {
-          const id = await applyChange(change, desired, options.client, appRef, keys);
+          const id = await applyChange(change, desired, options.client, appRef, keys, keeper);
           if (change.action !== 'delete') {
             ids[change.address] = id;
             hashes[change.address] = hashOf(change, desired, appRef);
@@ -108,6 +132,14 @@ export async function executePlan(plan: Plan, desired: Desired, options: Execute
   return { outcomes: plan.changes.map((change) => outcomes.get(change.address)!), ids, hashes, keys };
 }
 
+/** What applyChange needs to keep the keys of the Applications it creates. */
+interface Keeper {
+  keys?: KeyKeeper;
+  hashOf(change: Change): string;
+  /** No further change starts, for this reason. */
+  halt(reason: string): void;
+}
+
 /** One change's requests; resolves to the resource's id. */
 async function applyChange(
   change: Change,
@@ -115,6 +147,7 @@ async function applyChange(
   client: ApiClient,
   appRef: AppRef,
   keys: CreatedKey[],
+  keeper: Keeper,
 ): Promise<string> {
   const { kind, action, id } = change;
   if (action === 'delete') {
@@ -130,12 +163,7 @@ async function applyChange(
       rules: app.rules,
       ...(app.permissions.length > 0 && { permissions: app.permissions }),
     };
-    if (action === 'create') {
-      const created = await client.applications.create(createApplicationBody({ ...fields, type: app.type }));
-      if (created.key !== undefined)
-        keys.push({ name: app.name, id: created.id, type: created.type, key: created.key });
-      return created.id;
-    }
+    if (action === 'create') return createApplication(change, { ...fields, type: app.type }, client, keys, keeper);
     await client.applications.update(id!, updateApplicationBody({ name: app.name }, fields));
     return id!;
   }
@@ -188,6 +216,45 @@ async function applyChange(
     }),
   );
   return id!;
+}
+
+/**
+ * An Application's create: journaled before the request, its key kept before it counts as applied.
+ * A journal that cannot be written sends nothing; a key that cannot be saved stops the apply and the
+ * failure says how to get a new one (the key is never put in a message).
+ */
+async function createApplication(
+  change: Change,
+  fields: Parameters<typeof createApplicationBody>[0],
+  client: ApiClient,
+  keys: CreatedKey[],
+  keeper: Keeper,
+): Promise<string> {
+  const { name } = change;
+  const journal = keeper.keys;
+  await journal?.creating(name).catch((error: unknown) => {
+    keeper.halt(`not started: the create of ${change.address} could not be journaled`);
+    throw new Error(`not sent: svc could not journal the create in .svc/keys.json: ${describeFailure(error)}`);
+  });
+  let created: Awaited<ReturnType<ApiClient['applications']['create']>>;
+  try {
+    created = await client.applications.create(createApplicationBody(fields));
+  } catch (error) {
+    // Refused: nothing was made. Any other failure may have made it: the journal entry stays for the next apply.
+    if (error instanceof ApiError && error.status < 500) await journal?.refused(name).catch(() => {});
+    throw error;
+  }
+  if (created.key === undefined) return created.id;
+  const key = { name, id: created.id, type: created.type, key: created.key };
+  keys.push(key);
+  await journal?.created(key, keeper.hashOf(change)).catch((error: unknown) => {
+    keeper.halt(`not started: the key of ${change.address} could not be saved`);
+    throw new Error(
+      `created (${created.id}), but its key could not be saved in .svc/keys.json: ${describeFailure(error)}; ` +
+        `\`svc applications regenerate ${created.id}\` issues a new one`,
+    );
+  });
+  return created.id;
 }
 
 /** The configuration part of a merge patch: the keys the plan says were added or changed, null for removed ones. */

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { syncDir } from '../lib/durable-file.js';
 
 /**
- * Writes a file atomically: a temp file beside it (with `mode`, fsynced), renamed over it, so
- * that a crash leaves the old file or the new one, never half of one. The folder is made if need
- * be (owner-only when the file is, as `.svc/` is).
+ * Writes a file atomically and durably: a temp file beside it (with `mode`, fsynced), renamed over
+ * it, then the folder fsynced, so that a crash leaves the old file or the new one, never half of
+ * one, and a write that resolved stays written (keys.json: a key saved is never lost). The folder
+ * is made if need be (owner-only when the file is, as `.svc/` is).
  */
 export async function writeFileAtomic(file: string, text: string, mode = 0o644): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: mode === 0o600 ? 0o700 : 0o755 });
@@ -25,6 +27,7 @@ export async function writeFileAtomic(file: string, text: string, mode = 0o644):
     await unlink(temp).catch(() => {});
     throw error;
   }
+  await syncDir(path.dirname(file));
 }
 
 /** A JSON file's value, or undefined when there is no file; damage throws `damaged(reason)`. */

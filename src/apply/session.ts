@@ -4,13 +4,13 @@
  * and the new keys. The CLI prints and asks in between; `svc serve --config` calls it directly.
  */
 import type { ApiClient } from '../client/index.js';
-import { executePlan, type ChangeOutcome, type ExecuteOptions } from './execute.js';
-import { KeysFile, type CreatedKey } from './keys.js';
+import { executePlan, type ChangeOutcome, type ExecuteOptions, type KeyKeeper } from './execute.js';
+import { KeysFile, lostKeys, type CreatedKey } from './keys.js';
 import { loadConfig } from './load.js';
 import { lockApply } from './lock.js';
 import { plan as makePlan } from './plan.js';
 import { StateFile, type TargetKey } from './state.js';
-import { parseAddress } from './types.js';
+import { parseAddress, setEntry } from './types.js';
 import type { Actual, Address, Desired, Plan, PlanOptions, TargetState } from './types.js';
 
 export interface ApplyOptions {
@@ -68,13 +68,18 @@ export async function prepareFor(
   try {
     const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
     const stateFile = StateFile.beside(desired.dir);
+    const keysFile = KeysFile.beside(desired.dir);
     const state = await stateFile.read(target);
+    const journal = lostKeys(await keysFile.pending(target), await keysFile.read(target), actual.applications);
     const planOptions: PlanOptions = {
       ...(options.prune !== undefined && { prune: options.prune }),
       ...(options.targets !== undefined && { targets: options.targets }),
       selfApplicationId: target.selfApplicationId,
     };
     const plan = makePlan({ desired, state, actual, options: planOptions });
+    // Said in the plan (and so in a dry run); recorded in keys.json when the plan is applied.
+    plan.warnings.push(...journal.lost.map((lost) => `${lost.message}.`));
+    const files = { state: stateFile, keys: keysFile };
     return {
       desired,
       target,
@@ -85,7 +90,9 @@ export async function prepareFor(
       },
       apply: async (run = {}) => {
         try {
-          return await applyPlan(plan, desired, target, client, stateFile, run);
+          await keysFile.settle(target, journal.lost, journal.dropped);
+          const keeper = keyKeeper(files, target, actual);
+          return await applyPlan(plan, desired, target, client, files, { ...run, keys: keeper });
         } finally {
           await release();
         }
@@ -98,15 +105,19 @@ export async function prepareFor(
   }
 }
 
+interface ApplyFiles {
+  state: StateFile;
+  keys: KeysFile;
+}
+
 async function applyPlan(
   plan: Plan,
   desired: Desired,
   target: Target,
   client: ApiClient,
-  stateFile: StateFile,
-  run: Pick<ExecuteOptions, 'onOutcome' | 'signal' | 'concurrency'>,
+  { state: stateFile, keys: keysFile }: ApplyFiles,
+  run: Pick<ExecuteOptions, 'onOutcome' | 'signal' | 'concurrency' | 'keys'>,
 ): Promise<ApplyResult> {
-  const keysFile = KeysFile.beside(desired.dir);
   const execution = await executePlan(plan, desired, { client, ...run });
   const applied = plan.changes.filter((_, i) => execution.outcomes[i]!.status === 'applied');
   if (applied.length > 0 || plan.forgotten.length > 0) {
@@ -114,7 +125,6 @@ async function applyPlan(
   }
   const apps = applied.filter((change) => change.kind === 'applications');
   await keysFile.update(target, {
-    created: execution.keys,
     renamed: apps.filter((change) => change.action === 'rename').map((change) => [change.from!, change.name]),
     deleted: apps.filter((change) => change.action === 'delete').map((change) => change.name),
   });
@@ -128,6 +138,30 @@ async function applyPlan(
   };
 }
 
+/**
+ * How an apply keeps the keys of the Applications it creates (execute.ts awaits each step): the
+ * create journaled in keys.json before its request, with the ids the Applications of that name have
+ * now; the key saved as soon as it is back, then the Application recorded in the state, so that an
+ * apply killed at any point leaves the next one the key, or the journal that names the key lost.
+ */
+function keyKeeper(files: ApplyFiles, target: Target, actual: Actual): KeyKeeper {
+  return {
+    creating: (name) => {
+      const existing = actual.applications.filter((app) => app.name === name).map((app) => app.id);
+      return files.keys.creating(target, name, existing);
+    },
+    refused: (name) => files.keys.refused(target, name),
+    // The state first: a key in keys.json is always of an Application the state records, and one the
+    // state records with no key saved is still journaled (lostKeys names it).
+    created: async (key, hash) => {
+      await files.state.update(target, (state) => {
+        setEntry(state.applications, key.name, { id: key.id, hash });
+      });
+      await files.keys.created(target, key);
+    },
+  };
+}
+
 /** The state after a plan: forgotten entries dropped, then each applied change recorded. */
 function recordOutcomes(
   state: TargetState,
@@ -138,7 +172,7 @@ function recordOutcomes(
 ): void {
   for (const address of plan.forgotten) {
     const parsed = parseAddress(address);
-    if (parsed) delete state[parsed.kind][parsed.name];
+    if (parsed && Object.hasOwn(state[parsed.kind], parsed.name)) delete state[parsed.kind][parsed.name];
   }
   for (const change of applied) {
     const entries = state[change.kind];
@@ -150,7 +184,7 @@ function recordOutcomes(
     // A rename leaves the old name's entry behind: the id now lives under the new name only.
     for (const [name, entry] of Object.entries(entries))
       if (entry.id === id && name !== change.name) delete entries[name];
-    entries[change.name] = { id, hash: hashes[change.address]! };
+    setEntry(entries, change.name, { id, hash: hashes[change.address]! });
   }
 }
 

@@ -105,6 +105,19 @@ export function emptyTargetState(): TargetState {
   return { applications: {}, reactors: {}, proxies: {} };
 }
 
+/**
+ * `record[name]` when it is the record's own: names are the user's, and `__proto__`, `constructor`
+ * or `toString` would otherwise read what every object inherits.
+ */
+export function ownEntry<T>(record: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
+/** Sets `record[name]` as an own property: assigning `__proto__` would set the prototype (and JSON drop it). */
+export function setEntry<T>(record: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(record, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** A field as the plan shows it. Configuration values never appear: only which keys changed. */
 export type FieldDiff =
   | { field: string; type: 'value'; before?: unknown; after?: unknown }

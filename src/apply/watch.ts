@@ -26,7 +26,9 @@ export type WatchEvent =
   /** svc.yaml or a file it names does not load: `message` names path:line[:column]; nothing was sent. */
   | { type: 'invalid'; message: string }
   /** Planning or applying failed as a whole (the target cannot be reached...). */
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** What the plan warns of (a key an interrupted apply lost): said before its changes. */
+  | { type: 'warning'; message: string };
 
 export interface WatchOptions extends ApplyOptions {
   onEvent: (event: WatchEvent) => void;
@@ -169,6 +171,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       const { client, prune, targets } = options;
       const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
       const prepared = await prepareFor(desired, planOptions);
+      for (const message of prepared.plan.warnings) emit({ type: 'warning', message });
       if (closed || prepared.plan.changes.length === 0) await prepared.release();
       if (closed) return false;
       if (prepared.plan.changes.length === 0) {

@@ -179,6 +179,8 @@ async function watch(
       output.line(`No changes (${event.latencyMs} ms).`);
     } else if (event.type === 'invalid') {
       output.note(`${event.message}; nothing was sent.`);
+    } else if (event.type === 'warning') {
+      output.note(`Warning: ${event.message}`);
     } else {
       output.note(`Error: ${event.message}`);
     }

@@ -74,6 +74,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
         env: options.env,
         prune: true,
       });
+      for (const message of prepared.plan.warnings) options.report({ type: 'warning', message });
       for (const resource of resourcesOf(prepared.desired))
         resources.set(`${resource.kind === 'proxy' ? 'proxies' : `${resource.kind}s`}.${resource.name}`, resource);
       options.onResources?.([...resources.values()]);
@@ -89,6 +90,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   const onEvent = (event: WatchEvent) => {
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'invalid') refused(event.message);
+    else if (event.type === 'warning') options.report({ type: 'warning', message: event.message });
     else if (event.type === 'error')
       options.report({ type: 'error', message: `applying ${shown} failed: ${event.message}` });
   };
