@@ -164,9 +164,12 @@ export class Runtime {
     this.disposed = true;
     const instances = [...this.instances.values()];
     this.instances.clear();
-    await Promise.all(instances.map((instance) => instance.retire()));
+    // Calls still running are stopped, not waited for: the emulator gave them its grace before this
+    // (a call that never ends would hold the stop until its own timeout, up to 210 s).
+    const retired = Promise.all(instances.map((instance) => instance.retire()));
     for (const process of this.processes) process.kill('the emulator stopped');
     this.processes.clear();
+    await retired;
     this.released();
   }
 

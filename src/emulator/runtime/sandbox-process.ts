@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -6,6 +6,7 @@ import { Channel } from './channel.js';
 import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
+import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
   BUSY_FOR_MS,
@@ -117,7 +118,8 @@ export class SandboxProcess {
     private readonly onDeath: (process: SandboxProcess) => void,
   ) {
     const script = hostScript();
-    this.child = spawn(process.execPath, [...sandboxFlags(script, init.projectDir, limits.memoryMb), script], {
+    // Dies with the emulator, however it ends: a spinning sandbox never reads the channel's end.
+    this.child = spawnDying(process.execPath, [...sandboxFlags(script, init.projectDir, limits.memoryMb), script], {
       // No stdio of the emulator: stdin and stdout are /dev/null, stderr a pipe read for crash reports.
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: {},
