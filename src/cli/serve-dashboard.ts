@@ -13,6 +13,8 @@ export interface DashboardServeOptions {
   stop: Promise<string>;
   quit: (reason: string) => void;
   dispose: () => Promise<void>;
+  /** Paint the log lines (false with --no-color or NO_COLOR). */
+  color: boolean;
   /** Applies and watches svc.yaml, when there is one. */
   startConfig: ((onResources: (resources: ServeResource[]) => void) => Promise<ServeConfig | undefined>) | undefined;
 }
@@ -33,6 +35,7 @@ export async function serveWithDashboard(options: DashboardServeOptions): Promis
     events: options.relay,
     onQuit: () => options.quit('q'),
     onReapply: options.startConfig && (() => config?.reapply()),
+    color: options.color,
     stdout: io.stdout as NodeJS.WriteStream,
     ...(stdin && { stdin }),
   });

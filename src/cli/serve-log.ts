@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
 import { safeText } from '../lib/terminal-text.js';
-import { formatEvent, paintTone, plainLine, type Tone } from '../ui/format-event.js';
+import { formatEvent, formatNote, paintTone, plainLine, type Tone } from '../ui/format-event.js';
+import { createLogGate, droppedText } from '../ui/log-gate.js';
 import type { IO } from './io.js';
 
 export type LogFormat = 'pretty' | 'json';
@@ -52,8 +53,11 @@ export function createServeLog(format: LogFormat, io: IO, color: boolean): Serve
     if (buffered === '') setImmediate(flush);
     buffered += `${line}\n`;
   };
+  const backlog = () => (io.stdout as { writableLength?: number }).writableLength ?? 0;
   const log =
-    format === 'json' ? jsonLines(out, flush) : prettyLines(out, flush, color, io.stdout.isTTY === true, io.cwd);
+    format === 'json'
+      ? jsonLines(out, flush)
+      : prettyLines(out, flush, { color, terminal: io.stdout.isTTY === true, cwd: io.cwd, backlog });
   // Events of the start (warnings about the store or its keys) are held until the first lines are
   // out: the first line is always the one that says where the emulator listens.
   let held: EmulatorEvent[] | undefined = [];
@@ -125,19 +129,45 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
   };
 }
 
+/** Bytes stdout may be behind on (an asynchronous pipe) before pretty lines are dropped rather than queued. */
+const MAX_BEHIND_BYTES = 1 << 20;
+
+interface PrettyOptions {
+  /** Paint with ANSI colours. */
+  color: boolean;
+  /** stdout is a terminal: the banner may show the keys a first start made. */
+  terminal: boolean;
+  cwd: string;
+  /** The bytes stdout has not written yet. */
+  backlog: () => number;
+}
+
 /**
  * Short human lines, a time first, painted when `color`. The banner shows the keys and the webhook
  * signing secret a first start made once, and only on a terminal (`--log-format pretty` into a
- * file is a log like any other).
+ * file is a log like any other). Events are shown at most LINES_PER_WINDOW a second (ui/log-gate.ts):
+ * a flood of console lines or requests is dropped with a count rather than written to a terminal
+ * that cannot keep up (or queued without bound); the JSON log keeps every line.
  */
-function prettyLines(
-  out: (line: string) => void,
-  flush: () => void,
-  color: boolean,
-  terminal: boolean,
-  cwd: string,
-): Lines {
+function prettyLines(out: (line: string) => void, flush: () => void, options: PrettyOptions): Lines {
+  const { color, terminal, cwd } = options;
   const paint = (tone: Tone, text: string) => paintTone(text, tone, color);
+  const gate = createLogGate<EmulatorEvent>(
+    {
+      line(event) {
+        // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); the emulator's own
+        // messages name its options, which the CLI says as flags.
+        const worded =
+          event.type === 'error' || event.type === 'warning' ? { ...event, message: inFlags(event.message) } : event;
+        out(plainLine(formatEvent(worded), color).trimEnd());
+      },
+      dropped(count) {
+        const text = droppedText(count, '; --log-format json keeps every line');
+        out(plainLine(formatNote({ level: 'warn', text }), color).trimEnd());
+      },
+    },
+    { behind: () => options.backlog() > MAX_BEHIND_BYTES },
+  );
   return {
     started({ url, tier, bootstrap, credentialsFile, webhookSecret }, dataFile) {
       // Paths are the user's: shown safe for a terminal, as every chosen text is (lib/terminal-text.ts).
@@ -163,15 +193,13 @@ function prettyLines(
       else out('  Webhook signing secret (SVC-SIGNATURE): `svc webhooks secret` prints it.');
       for (const line of tryLines({ url, bootstrap, credentialsFile }, cwd, terminal)) out(paint('muted', line));
     },
-    event(event) {
-      // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); the emulator's own
-      // messages name its options, which the CLI says as flags.
-      const worded =
-        event.type === 'error' || event.type === 'warning' ? { ...event, message: inFlags(event.message) } : event;
-      out(plainLine(formatEvent(worded), color).trimEnd());
+    event: (event) => gate.offer(event),
+    stopping: (signal) => {
+      gate.report();
+      out(`Stopping (${signal})…`);
     },
-    stopping: (signal) => out(`Stopping (${signal})…`),
     stopped: () => {
+      gate.report();
       out('Stopped; the store is flushed.');
       flush();
     },

@@ -1,25 +1,43 @@
-import { formatEvent, formatNote, type EventLine } from './format-event.js';
+import { formatEvent, type EventLine } from './format-event.js';
 import type { ServeEvent, ServeNote } from './serve-types.js';
 
 /** What reaches the dashboard's log: an emulator event, or a line of `svc serve`'s own. */
 export type FeedItem = { kind: 'event'; event: ServeEvent } | { kind: 'note'; note: ServeNote };
 
-export interface LogEntry {
-  id: number;
-  line: EventLine;
+/**
+ * What fed items add to the counters. Every item counts, whether its line is shown or dropped (the
+ * log shows a bounded number of lines, log-gate.ts), so the counters stay true under a flood.
+ */
+export interface FeedTally {
+  requests: number;
+  failures: number;
+  lastReload?: EventLine | undefined;
 }
 
+export const emptyTally = (): FeedTally => ({ requests: 0, failures: 0 });
+
+/** Adds `item` to `tally`: cheap (no formatting, but for a reload), as it runs for every event of a flood. */
+export function tallyItem(tally: FeedTally, item: FeedItem): void {
+  if (item.kind === 'note') {
+    if (item.note.level === 'error') tally.failures++;
+    return;
+  }
+  const { event } = item;
+  if (event.type === 'request') {
+    tally.requests++;
+    if (event.status >= 500) tally.failures++;
+  } else if (event.type === 'error' || (event.type === 'reload' && !event.ok)) {
+    tally.failures++;
+  }
+  if (event.type === 'reload') tally.lastReload = formatEvent(event);
+}
+
+/**
+ * The live part's state. The log itself is not state: its lines are written to the terminal above
+ * the live part as they come (and then belong to its scrollback), so memory stays flat however long
+ * serve runs.
+ */
 export interface DashboardState {
-  /**
-   * Log lines not yet written by ink's `<Static>`. Once written they belong to the terminal (its
-   * scrollback and copy), so they are dropped here: memory stays flat however long serve runs.
-   */
-  pending: LogEntry[];
-  /** Keys `<Static>`: a new generation starts from an empty list after the written lines are dropped. */
-  generation: number;
-  nextId: number;
-  /** Every entry up to this id is written (or was cleared before it could be). */
-  settledId: number;
   requests: number;
   failures: number;
   /** The last hot reload, kept in view after its log line scrolls away. */
@@ -30,8 +48,7 @@ export interface DashboardState {
 }
 
 export type DashboardAction =
-  | { type: 'feed'; items: FeedItem[] }
-  | { type: 'written'; upTo: number }
+  | { type: 'feed'; tally: FeedTally }
   | { type: 'clear' }
   | { type: 'toggle-keys' }
   | { type: 'hide-keys' }
@@ -39,10 +56,6 @@ export type DashboardAction =
   | { type: 'reapplying'; on: boolean };
 
 export const initialDashboardState: DashboardState = {
-  pending: [],
-  generation: 0,
-  nextId: 1,
-  settledId: 0,
   requests: 0,
   failures: 0,
   revealKeys: false,
@@ -54,40 +67,16 @@ export const initialDashboardState: DashboardState = {
 export function reduceDashboard(state: DashboardState, action: DashboardAction): DashboardState {
   switch (action.type) {
     case 'feed': {
-      let { nextId, requests, failures, lastReload } = state;
-      const added: LogEntry[] = [];
-      for (const item of action.items) {
-        const line = item.kind === 'event' ? formatEvent(item.event) : formatNote(item.note);
-        added.push({ id: nextId++, line });
-        if (item.kind === 'note') {
-          if (item.note.level === 'error') failures++;
-          continue;
-        }
-        const { event } = item;
-        if (event.type === 'request') {
-          requests++;
-          if (event.status >= 500) failures++;
-        } else if (event.type === 'error' || (event.type === 'reload' && !event.ok)) {
-          failures++;
-        }
-        if (event.type === 'reload') lastReload = line;
-      }
-      return { ...state, pending: [...state.pending, ...added], nextId, requests, failures, lastReload };
-    }
-    case 'written': {
-      const pending = state.pending.filter((entry) => entry.id > action.upTo);
-      return { ...state, pending, generation: state.generation + 1, settledId: Math.max(state.settledId, action.upTo) };
-    }
-    case 'clear':
+      const { tally } = action;
       return {
         ...state,
-        pending: [],
-        generation: state.generation + 1,
-        settledId: state.nextId - 1,
-        requests: 0,
-        failures: 0,
-        lastReload: undefined,
+        requests: state.requests + tally.requests,
+        failures: state.failures + tally.failures,
+        lastReload: tally.lastReload ?? state.lastReload,
       };
+    }
+    case 'clear':
+      return { ...state, requests: 0, failures: 0, lastReload: undefined };
     case 'toggle-keys':
       return { ...state, revealKeys: !state.revealKeys };
     case 'hide-keys':

@@ -1,7 +1,8 @@
 import { useInput, useStdin, useStdout } from 'ink';
 import { useLayoutEffect, useReducer, useRef } from 'react';
 import { ServeDashboard } from './components/ServeDashboard.js';
-import { initialDashboardState, reduceDashboard, type FeedItem } from './dashboard-state.js';
+import { createDashboardLog, type DashboardLog } from './dashboard-log.js';
+import { initialDashboardState, reduceDashboard } from './dashboard-state.js';
 import type { ServeFeed } from './serve-feed.js';
 import type { ServeKey, ServeResource } from './serve-types.js';
 
@@ -15,6 +16,8 @@ export interface LiveServeDashboardProps {
   onReapply?: (() => void | Promise<void>) | undefined;
   /** Told how many items of the feed (counted from the first) are written to the terminal, or cleared. */
   onSettled?: ((count: number) => void) | undefined;
+  /** Paint the log lines with ANSI colours (the caller knows --no-color and NO_COLOR); true unless said. */
+  color?: boolean | undefined;
 }
 
 /**
@@ -26,9 +29,9 @@ export function clearScreen(rows: number | undefined): string {
 }
 
 /**
- * The serve dashboard with its state: subscribes to the events, batches them (one render per turn
- * of the event loop however many requests arrive in it) and answers the keys. Keys are read only
- * when stdin is a terminal: ink's raw mode would throw on anything else.
+ * The serve dashboard with its state: subscribes to the events, writes their lines above the live
+ * part (dashboard-log.ts: once per turn of the event loop, bounded), renders the counters and answers
+ * the keys. Keys are read only when stdin is a terminal: ink's raw mode would throw on anything else.
  */
 export function LiveServeDashboard({
   url,
@@ -38,39 +41,34 @@ export function LiveServeDashboard({
   onQuit,
   onReapply,
   onSettled,
+  color = true,
 }: LiveServeDashboardProps) {
   const [state, dispatch] = useReducer(reduceDashboard, initialDashboardState);
   const { isRawModeSupported } = useStdin();
   const { stdout, write } = useStdout();
   const reapplying = useRef(false);
 
+  const log = useRef<DashboardLog | undefined>(undefined);
+  const settled = useRef(onSettled);
+  settled.current = onSettled;
+
   // A layout effect subscribes during the first render itself, so no event between mount and a
   // passive effect is missed.
   useLayoutEffect(() => {
-    let queue: FeedItem[] = [];
-    let scheduled: NodeJS.Immediate | undefined;
-    const push = (item: FeedItem) => {
-      queue.push(item);
-      scheduled ??= setImmediate(() => {
-        scheduled = undefined;
-        const items = queue;
-        queue = [];
-        dispatch({ type: 'feed', items });
-      });
-    };
-    const stop = feed.subscribe(push);
+    const current = createDashboardLog({
+      write,
+      onTally: (tally) => dispatch({ type: 'feed', tally }),
+      onSettled: (count) => settled.current?.(count),
+      color,
+      backlog: () => stdout.writableLength ?? 0,
+    });
+    log.current = current;
+    const stop = feed.subscribe((item) => current.push(item));
     return () => {
       stop();
-      if (scheduled) clearImmediate(scheduled);
+      current.close();
     };
-  }, [feed]);
-
-  // `<Static>` wrote the pending lines in this commit: drop them (see DashboardState.pending).
-  const lastPending = state.pending.at(-1)?.id;
-  useLayoutEffect(() => {
-    if (lastPending !== undefined) dispatch({ type: 'written', upTo: lastPending });
-  }, [lastPending]);
-  useLayoutEffect(() => onSettled?.(state.settledId), [onSettled, state.settledId]);
+  }, [feed, write, stdout, color]);
 
   const reapply = () => {
     if (!onReapply) {
@@ -106,6 +104,7 @@ export function LiveServeDashboard({
       if (input === '?') return dispatch({ type: 'toggle-help' });
       if (input === 'r') return reapply();
       if (input === 'c') {
+        log.current?.discard();
         write(clearScreen(stdout.rows));
         dispatch({ type: 'clear' });
       }
@@ -119,8 +118,6 @@ export function LiveServeDashboard({
       keys={keys}
       revealKeys={state.revealKeys}
       resources={resources}
-      entries={state.pending}
-      generation={state.generation}
       requests={state.requests}
       failures={state.failures}
       lastReload={state.lastReload}

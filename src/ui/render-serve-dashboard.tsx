@@ -19,6 +19,8 @@ export interface ServeDashboardOptions {
   onQuit: () => void;
   /** `r`: apply svc.yaml again. A rejection is shown in the log. Without it, `r` says there is none. */
   onReapply?: (() => void | Promise<void>) | undefined;
+  /** Paint the log lines (false with --no-color or NO_COLOR); true unless said. */
+  color?: boolean | undefined;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
@@ -56,6 +58,7 @@ export function renderServeDashboard(options: ServeDashboardOptions): ServeDashb
       onQuit={options.onQuit}
       onReapply={options.onReapply}
       onSettled={onSettled}
+      color={options.color}
     />
   );
   const instance = render(tree(), {

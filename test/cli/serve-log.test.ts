@@ -3,6 +3,8 @@ import { describe, expect, test, vi } from 'vitest';
 import type { IO } from '../../src/cli/io.js';
 import { createServeLog, type LogFormat } from '../../src/cli/serve-log.js';
 import type { EmulatorEvent, EmulatorReady } from '../../src/emulator/index.js';
+import { LINES_PER_WINDOW } from '../../src/ui/log-gate.js';
+import { eventually } from '../helpers/wait.js';
 
 const URL = 'http://127.0.0.1:43210';
 const TENANT = '6e156901-0b0e-4da5-bf04-f2d552c4e3da';
@@ -594,5 +596,25 @@ describe('the pretty log', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+
+  test('a flood of 100k events: a bounded number of lines, then one that says how many were dropped', async () => {
+    const { log, lines } = logWith('pretty');
+    for (let i = 0; i < 100_000; i++) log.event({ ...EVENTS.console, text: `line ${i}` });
+    expect(lines()).toHaveLength(LINES_PER_WINDOW);
+    // The flood stopped: the count is said at the end of the window.
+    const dropped = 100_000 - LINES_PER_WINDOW;
+    await eventually(() =>
+      expect(lines().at(-1)).toMatch(new RegExp(`${dropped.toLocaleString('en-US')} lines dropped`)),
+    );
+    expect(lines().at(-1)).toContain('--log-format json keeps every line');
+    log.stopped();
+    expect(lines()).toHaveLength(LINES_PER_WINDOW + 2);
+  });
+
+  test('the JSON log keeps every line of a flood', () => {
+    const { log, lines } = logWith('json');
+    for (let i = 0; i < 5_000; i++) log.event({ ...EVENTS.console, text: `line ${i}` });
+    expect(lines()).toHaveLength(5_000);
   });
 });

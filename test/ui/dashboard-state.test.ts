@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import {
+  emptyTally,
   initialDashboardState,
   reduceDashboard,
+  tallyItem,
   type DashboardAction,
   type DashboardState,
   type FeedItem,
@@ -16,64 +18,38 @@ const event = (value: Record<string, unknown>): FeedItem => ({
 const request = (status: number) => event({ type: 'request', method: 'GET', path: '/x', status, ms: 1, traceId: 't' });
 const run = (...actions: DashboardAction[]) => actions.reduce<DashboardState>(reduceDashboard, initialDashboardState);
 
+/** Feeds items as the dashboard's log does: tallied, then one 'feed' action for the turn. */
+const feed = (...items: FeedItem[]): DashboardAction => {
+  const tally = emptyTally();
+  for (const item of items) tallyItem(tally, item);
+  return { type: 'feed', tally };
+};
+
 describe('reduceDashboard', () => {
-  test('fed items become numbered pending lines and counters', () => {
-    const state = run({ type: 'feed', items: [request(200), request(503), event({ type: 'error', message: 'e' })] });
-    expect(state.pending.map((entry) => entry.id)).toEqual([1, 2, 3]);
+  test('fed items count: requests, and failures (5xx, errors)', () => {
+    const state = run(feed(request(200), request(503), event({ type: 'error', message: 'e' })));
     expect(state.requests).toBe(2);
     expect(state.failures).toBe(2);
-    expect(state.settledId).toBe(0);
+    expect(run(feed(request(200)), feed(request(200))).requests).toBe(2);
   });
 
-  test('written lines are dropped and <Static> starts a new generation: memory stays flat', () => {
-    const fed = run({ type: 'feed', items: [request(200), request(200)] });
-    const written = reduceDashboard(reduceDashboard(fed, { type: 'written', upTo: 2 }), {
-      type: 'feed',
-      items: [request(200)],
-    });
-    expect(written.pending.map((entry) => entry.id)).toEqual([3]);
-    expect(written.generation).toBe(1);
-    expect(written.settledId).toBe(2);
-    expect(written.requests).toBe(3);
-  });
-
-  test('a partial write keeps the lines that came after it', () => {
+  test('clear resets the counters and the last reload', () => {
     const state = run(
-      { type: 'feed', items: [request(200), request(200), request(200)] },
-      { type: 'written', upTo: 1 },
-    );
-    expect(state.pending.map((entry) => entry.id)).toEqual([2, 3]);
-  });
-
-  test('clear drops pending lines and counters, and settles everything fed so far', () => {
-    const state = run(
-      {
-        type: 'feed',
-        items: [request(500), event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: true, ms: 1 })],
-      },
+      feed(request(500), event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: true, ms: 1 })),
       { type: 'clear' },
     );
-    expect(state.pending).toEqual([]);
     expect(state.requests).toBe(0);
     expect(state.failures).toBe(0);
     expect(state.lastReload).toBeUndefined();
-    expect(state.settledId).toBe(2);
-    expect(reduceDashboard(state, { type: 'feed', items: [request(200)] }).pending[0]?.id).toBe(3);
   });
 
   test('the last reload stays in view; a failed one counts as a failure; error notes too', () => {
     const state = run(
-      {
-        type: 'feed',
-        items: [event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: false, ms: 1, error: 'r.js:1:1 x' })],
-      },
-      {
-        type: 'feed',
-        items: [
-          { kind: 'note', note: { level: 'error', text: 'apply failed' } },
-          { kind: 'note', note: { level: 'info', text: 'ok' } },
-        ],
-      },
+      feed(event({ type: 'reload', target: 'reactor r', file: 'r.js', ok: false, ms: 1, error: 'r.js:1:1 x' })),
+      feed(
+        { kind: 'note', note: { level: 'error', text: 'apply failed' } },
+        { kind: 'note', note: { level: 'info', text: 'ok' } },
+      ),
     );
     expect(state.lastReload?.spans.map((span) => span.text)).toContain('reactor r');
     expect(state.failures).toBe(2);

@@ -2,6 +2,7 @@ import { render } from 'ink-testing-library';
 import { afterEach, describe, expect, test } from 'vitest';
 import { LiveServeDashboard } from '../../src/ui/live-serve-dashboard.js';
 import { renderServeDashboard } from '../../src/ui/render-serve-dashboard.js';
+import { LINES_PER_WINDOW } from '../../src/ui/log-gate.js';
 import { createServeFeed } from '../../src/ui/serve-feed.js';
 import type { ServeEvent, ServeKey, ServeResource } from '../../src/ui/serve-types.js';
 import { FakeStdin, FakeStdout, plain } from '../helpers/terminal.js';
@@ -47,7 +48,10 @@ const request = (path: string, status = 200, extra: Record<string, unknown> = {}
   }) as ServeEvent;
 
 interface Mounted {
+  /** The live part as last drawn. */
   frame(): string;
+  /** Everything written so far: the log lines are written once, above the live part. */
+  log(): string;
   press(keys: string): void;
   events: ReturnType<typeof createHub<ServeEvent>>;
   quits: number;
@@ -64,6 +68,7 @@ function mount(options: { resources?: ServeResource[]; onReapply?: () => Promise
   const events = createHub<ServeEvent>();
   const mounted: Mounted = {
     frame: () => plain(app.lastFrame() ?? ''),
+    log: () => plain(app.frames.join('')),
     press: (keys) => app.stdin.write(keys),
     events,
     quits: 0,
@@ -105,18 +110,16 @@ describe('the serve dashboard', () => {
   });
 
   test('request lines appear: method, path, status, latency and the number of tokens detokenized', async () => {
-    const { frame, events } = mount();
+    const { frame, log, events } = mount();
     events.emit(request('/reactors/r1/react', 200, { detokenized: 3 }));
     events.emit(request('/tokens', 503));
-    await eventually(() =>
-      expect(frame()).toContain('03:04:05 POST /reactors/r1/react 200 12.5ms 3 tokens detokenized'),
-    );
-    expect(frame()).toContain('03:04:05 POST /tokens 503 12.5ms');
-    expect(frame()).toMatch(/2 requests, 1 failure/);
+    await eventually(() => expect(log()).toContain('03:04:05 POST /reactors/r1/react 200 12.5ms 3 tokens detokenized'));
+    expect(log()).toContain('03:04:05 POST /tokens 503 12.5ms');
+    await eventually(() => expect(frame()).toMatch(/2 requests, 1 failure/));
   });
 
   test('reactor runs, console output (made safe), reloads and errors appear', async () => {
-    const { frame, events } = mount();
+    const { frame, log, events } = mount();
     events.emit({
       type: 'invocation',
       tenantId: 't',
@@ -147,13 +150,11 @@ describe('the serve dashboard', () => {
       time: TIME,
     });
     events.emit({ type: 'error', message: 'store write failed', time: TIME });
-    await eventually(() => expect(frame()).toContain('store write failed'));
-    expect(frame()).toContain('reactor charge 500 4ms [q1] boom');
-    expect(frame()).toContain('[charge] hello\\u001b[2Jworld');
-    expect(frame()).toContain(
-      'reload reactor charge failed, the previous code keeps serving: x.js:2:5 Unexpected token',
-    );
-    expect(frame()).toMatch(/last reload 03:04:05 reactor charge failed/);
+    await eventually(() => expect(log()).toContain('store write failed'));
+    expect(log()).toContain('reactor charge 500 4ms [q1] boom');
+    expect(log()).toContain('[charge] hello\\u001b[2Jworld');
+    expect(log()).toContain('reload reactor charge failed, the previous code keeps serving: x.js:2:5 Unexpected token');
+    await eventually(() => expect(frame()).toMatch(/last reload 03:04:05 reactor charge failed/));
   });
 
   test('? shows the help and hides it again', async () => {
@@ -186,13 +187,13 @@ describe('the serve dashboard', () => {
     fail = true;
     mounted.press('r');
     await eventually(() =>
-      expect(mounted.frame()).toContain('Re-apply failed: svc.yaml:3 reactors.x: unknown key "cod"'),
+      expect(mounted.log()).toContain('Re-apply failed: svc.yaml:3 reactors.x: unknown key "cod"'),
     );
     expect(mounted.reapplies).toBe(2);
 
     const bare = mount();
     bare.press('r');
-    await eventually(() => expect(bare.frame()).toContain('Nothing to re-apply'));
+    await eventually(() => expect(bare.log()).toContain('Nothing to re-apply'));
   });
 
   test('shows the resources loaded from svc.yaml', () => {
@@ -266,5 +267,18 @@ describe('renderServeDashboard', () => {
     await dashboard.unmount();
     expect(plain(stdout.output)).toContain('fresh-reactor');
     expect(plain(stdout.output)).toContain('/last-one');
+  });
+
+  test('a flood of 100k events: a bounded number of lines, one that says how many were dropped, true counters', async () => {
+    const { stdout, events, dashboard } = start(new FakeStdin({ tty: false }));
+    for (let i = 0; i < 100_000; i++) events.emit(request(`/flood/${i}`));
+    const dropped = (100_000 - LINES_PER_WINDOW).toLocaleString('en-US');
+    await eventually(() => expect(plain(stdout.output)).toContain(`${dropped} lines dropped`));
+    dashboard.note({ level: 'info', text: 'after the flood' });
+    await dashboard.unmount();
+    const output = plain(stdout.output);
+    expect(output.match(/POST \/flood\//g)).toHaveLength(LINES_PER_WINDOW);
+    expect(output).toContain('after the flood');
+    expect(output).toMatch(/100000 requests, 0 failures/);
   });
 });

@@ -130,7 +130,8 @@ export const serve = defineCommand({
           ? undefined
           : (onResources: (resources: ServeResource[]) => void) =>
               startConfig(configFile, started, watch, io, relay.publish, onResources);
-      return serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig });
+      const color = globals.color;
+      return serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig, color });
     }
     log.started(started, dataFile && path.relative(io.cwd, dataFile));
     const config = configFile === undefined ? undefined : await startConfig(configFile, started, watch, io, log.event);

@@ -1,10 +1,8 @@
-import { Box, Static, Text } from 'ink';
-import type { LogEntry } from '../dashboard-state.js';
+import { Box, Text } from 'ink';
 import type { EventLine } from '../format-event.js';
 import type { ServeKey, ServeResource } from '../serve-types.js';
 import { DashboardHelp } from './DashboardHelp.js';
 import { KeyList } from './KeyList.js';
-import { LogLine } from './LogLine.js';
 import { ResourceSummary } from './ResourceSummary.js';
 
 export interface ServeDashboardProps {
@@ -12,10 +10,6 @@ export interface ServeDashboardProps {
   keys: ServeKey[];
   revealKeys: boolean;
   resources: ServeResource[];
-  /** Log lines to write above the live part, once (ink's `<Static>`). */
-  entries: LogEntry[];
-  /** Changes when the written entries are dropped: `<Static>` starts over from an empty list. */
-  generation: number;
   requests: number;
   failures: number;
   lastReload?: EventLine | undefined;
@@ -27,9 +21,9 @@ export interface ServeDashboardProps {
 }
 
 /**
- * `svc serve` on a terminal. The log goes through `<Static>`: each line is written once, above the
- * live part, and then belongs to the terminal, so its scrollback, search and copy keep working. The
- * live part (URL, keys, resources, counters) stays a few lines high and is redrawn in place.
+ * The live part of `svc serve` on a terminal (URL, keys, resources, counters): a few lines high,
+ * redrawn in place. The log is written above it as plain text (ui/dashboard-log.ts), once, and then
+ * belongs to the terminal, so its scrollback, search and copy keep working.
  */
 export function ServeDashboard(props: ServeDashboardProps) {
   const { requests, failures, lastReload } = props;
@@ -44,25 +38,20 @@ export function ServeDashboard(props: ServeDashboardProps) {
     ? '? help  r re-apply  c clear  k keys  q quit'
     : 'Ctrl-C stops (stdin is not a terminal: no keys)';
   return (
-    <>
-      <Static key={props.generation} items={props.entries}>
-        {(entry) => <LogLine key={entry.id} line={entry.line} />}
-      </Static>
-      <Box flexDirection="column" marginTop={1}>
-        <Text>
-          <Text color="green">●</Text> svc emulator <Text bold>{props.url}</Text>
-        </Text>
-        <KeyList keys={props.keys} reveal={props.revealKeys} hint={props.interactive} />
-        <ResourceSummary resources={props.resources} />
-        <Text dimColor wrap="truncate-end">
-          {`${requests} request${requests === 1 ? '' : 's'}, `}
-          <Text {...(failures > 0 && { color: 'red' })}>{`${failures} failure${failures === 1 ? '' : 's'}`}</Text>
-          {reload}
-        </Text>
-        {props.reapplying && <Text color="yellow">Re-applying svc.yaml…</Text>}
-        {props.showHelp && <DashboardHelp canReapply={props.canReapply} />}
-        <Text dimColor>{keysHint}</Text>
-      </Box>
-    </>
+    <Box flexDirection="column" marginTop={1}>
+      <Text>
+        <Text color="green">●</Text> svc emulator <Text bold>{props.url}</Text>
+      </Text>
+      <KeyList keys={props.keys} reveal={props.revealKeys} hint={props.interactive} />
+      <ResourceSummary resources={props.resources} />
+      <Text dimColor wrap="truncate-end">
+        {`${requests} request${requests === 1 ? '' : 's'}, `}
+        <Text {...(failures > 0 && { color: 'red' })}>{`${failures} failure${failures === 1 ? '' : 's'}`}</Text>
+        {reload}
+      </Text>
+      {props.reapplying && <Text color="yellow">Re-applying svc.yaml…</Text>}
+      {props.showHelp && <DashboardHelp canReapply={props.canReapply} />}
+      <Text dimColor>{keysHint}</Text>
+    </Box>
   );
 }
