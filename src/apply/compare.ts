@@ -82,12 +82,13 @@ export function configurationDiffs(
 ): FieldDiff[] {
   const diffs: FieldDiff[] = [];
   const old = before ?? {};
+  // Own keys only: `constructor` or `toString` is a key like any other, not what every object inherits.
   for (const key of Object.keys(after).sort()) {
-    if (!(key in old)) diffs.push({ field: `configuration.${key}`, type: 'secret', change: 'added' });
+    if (!Object.hasOwn(old, key)) diffs.push({ field: `configuration.${key}`, type: 'secret', change: 'added' });
     else if (old[key] !== after[key]) diffs.push({ field: `configuration.${key}`, type: 'secret', change: 'changed' });
   }
   for (const key of Object.keys(old).sort()) {
-    if (!(key in after)) diffs.push({ field: `configuration.${key}`, type: 'secret', change: 'removed' });
+    if (!Object.hasOwn(after, key)) diffs.push({ field: `configuration.${key}`, type: 'secret', change: 'removed' });
   }
   return diffs;
 }

@@ -17,7 +17,7 @@ import { identifyTarget, observe } from './session.js';
 import { displayPath } from './sources.js';
 import { applicationSpec, proxySpec, reactorSpec } from './specs.js';
 import { StateFile } from './state.js';
-import type { Kind, StateEntry } from './types.js';
+import { setEntry, type Kind, type StateEntry } from './types.js';
 
 export interface ImportOptions {
   client: ApiClient;
@@ -107,7 +107,7 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
   }
   for (const app of applications) {
-    entries.applications[app.name] = { id: app.id, hash: contentHash('applications', applicationSpec(app)) };
+    setEntry(entries.applications, app.name, { id: app.id, hash: contentHash('applications', applicationSpec(app)) });
   }
 
   const reactors = unique('reactors', actual.reactors);
@@ -124,7 +124,7 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     );
   }
   for (const reactor of reactors) {
-    entries.reactors[reactor.name] = { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) };
+    setEntry(entries.reactors, reactor.name, { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) });
   }
 
   const proxies = unique('proxies', actual.proxies);
@@ -152,7 +152,7 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     );
   }
   for (const proxy of proxies) {
-    entries.proxies[proxy.name] = { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) };
+    setEntry(entries.proxies, proxy.name, { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) });
   }
 
   const doc = new Document(config);
@@ -174,7 +174,9 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   }
   for (const file of files) await writeFileAtomic(file.absolute, file.text, file.mode);
   await StateFile.beside(dir).update(target, (state) => {
-    for (const kind of ['applications', 'reactors', 'proxies'] as const) Object.assign(state[kind], entries[kind]);
+    for (const kind of ['applications', 'reactors', 'proxies'] as const) {
+      for (const [name, entry] of Object.entries(entries[kind])) setEntry(state[kind], name, entry);
+    }
   });
   return {
     file: displayPath(out, options.cwd),

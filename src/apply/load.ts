@@ -55,7 +55,7 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
       { files: [...named] },
     );
 
-  const found: unknown = doc.toJS() ?? {};
+  const found = plainValue(doc, shown, absolute);
   const interpolationIssues: InterpolationIssue[] = [];
   const config = interpolate(found, options.env, interpolationIssues);
   for (const issue of interpolationIssues) report(issue.path, issue.message);
@@ -160,6 +160,25 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   }
   if (issues.length > 0) throw fail();
   return { file: shown, dir, applications, reactors, proxies, files: [...files.values()] };
+}
+
+/** How many nodes aliases may copy in all, weighted as yaml counts them (its own default, said here). */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The document as plain values. Aliases are expanded with a bound: a few lines of `&a [*b, *b, ...]`
+ * ("billion laughs") would otherwise grow to gigabytes; yaml refuses past the bound, said here in words.
+ */
+function plainValue(doc: ReturnType<typeof parseDocument>, shown: string, absolute: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (error) {
+    if (!(error instanceof ReferenceError) || !/alias/i.test(error.message)) throw error;
+    const message = /excessive/i.test(error.message)
+      ? 'its aliases (*name) expand to too many copies (a "billion laughs"); write the values out, or refer to each anchor fewer times'
+      : error.message;
+    throw new ApplyError(`${shown}: ${message}.`, { files: [absolute] });
+  }
 }
 
 function toRule(rule: RawRule): AccessRule {

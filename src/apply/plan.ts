@@ -19,6 +19,7 @@ import {
   type DesiredReactor,
   type FieldDiff,
   type Kind,
+  ownEntry,
   type Plan,
   type PlanOptions,
   type StateEntry,
@@ -86,8 +87,8 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
     };
     for (const resource of desired[kind] as DesiredOf<Kind>[]) {
       const address = addressOf(kind, resource.name);
-      const own = entries[resource.name];
-      const old = resource.renamedFrom === undefined ? undefined : entries[resource.renamedFrom];
+      const own = ownEntry(entries, resource.name);
+      const old = resource.renamedFrom === undefined ? undefined : ownEntry(entries, resource.renamedFrom);
       let match: Match<Kind> | undefined;
       if (own && byId.has(own.id)) match = { actual: byId.get(own.id)!, via: 'state', entry: own };
       else if (old && byId.has(old.id)) match = { actual: byId.get(old.id)!, via: 'state', entry: old };

@@ -237,6 +237,23 @@ describe('loadConfig: each error names svc.yaml:line and the path', () => {
     ]);
   });
 
+  test('a YAML alias bomb ("billion laughs") is one line naming the file, not expanded', async () => {
+    const levels = 'abcdefghi'.split('');
+    const bomb = levels
+      .map((name, i) =>
+        i === 0
+          ? `${name}: &${name} [x, x, x, x, x, x, x, x, x]`
+          : `${name}: &${name} [${Array(9)
+              .fill(`*${levels[i - 1]}`)
+              .join(', ')}]`,
+      )
+      .join('\n');
+    const error = await loadError({ 'svc.yaml': `${bomb}\n` });
+    expect(error.message).toBe(
+      'svc.yaml: its aliases (*name) expand to too many copies (a "billion laughs"); write the values out, or refer to each anchor fewer times.',
+    );
+  });
+
   test('svc.yaml that is not there', async () => {
     const cwd = await project({});
     await expect(loadConfig('svc.yaml', { cwd, env: {} })).rejects.toThrow(
