@@ -7,7 +7,7 @@ import { interpolate, type InterpolationIssue } from './interpolate.js';
 import { formatPath, Locator, type YamlPath } from './locate.js';
 import type { RawConfig, RawRule } from './raw.js';
 import { schemaIssues, schemaValidator } from './schema.js';
-import { readCodeFile, readEnvFile, UnreadableFileError } from '../resources/index.js';
+import { OutsideFolderError, readCodeFile, readEnvFile, UnreadableFileError } from '../resources/index.js';
 import { displayPath, readSource, sha256, syntaxError } from './sources.js';
 import type { CodeRef, Desired, DesiredApplication, DesiredProxy, DesiredReactor, SourceFile } from './types.js';
 
@@ -16,7 +16,15 @@ export interface LoadOptions {
   cwd: string;
   /** For `${env:NAME}`. */
   env: Record<string, string | undefined>;
+  /**
+   * Read files outside svc.yaml's folder (symlinks resolved) too (`--allow-outside-project`). Off, a
+   * svc.yaml cloned from elsewhere cannot upload `../../.aws/credentials` or `/etc/passwd` as code.
+   */
+  allowOutsideProject?: boolean;
 }
+
+/** How a message says to allow a file outside the project. */
+export const OUTSIDE_HINT = 'svc reads only files in the folder of svc.yaml (--allow-outside-project reads others)';
 
 /**
  * Loads svc.yaml (or JSON, which is YAML too): parsed with its line numbers kept, `${env:}`
@@ -28,11 +36,16 @@ export interface LoadOptions {
 export async function loadConfig(file: string, options: LoadOptions): Promise<Desired> {
   const absolute = path.resolve(options.cwd, file);
   const shown = displayPath(absolute, options.cwd);
-  const read = await readSource(absolute);
+  const allowOutside = options.allowOutsideProject ?? false;
+  const read = await readSource(absolute, allowOutside);
   if ('error' in read) {
-    const missing = read.error.endsWith('no such file');
-    const hint = missing ? ' (-f names another file; `svc import` writes one from what the target holds)' : '';
-    throw new ApplyError(`Cannot read ${shown}: ${read.error.slice(read.error.lastIndexOf(': ') + 2)}${hint}.`);
+    const missing = read.error === 'no such file';
+    const hint = missing
+      ? ' (-f names another file; `svc import` writes one from what the target holds)'
+      : read.outside
+        ? `; ${OUTSIDE_HINT}`
+        : '';
+    throw new ApplyError(`Cannot read ${shown}: ${read.error}${hint}.`);
   }
 
   const lines = new LineCounter();
@@ -73,14 +86,14 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   files.set(absolute, { path: path.basename(absolute), absolute, digest: sha256(read.text) });
   const unreadable = (at: YamlPath, error: unknown) => {
     if (!(error instanceof UnreadableFileError)) throw error;
-    const after = error.message.slice(error.message.indexOf(error.file) + error.file.length);
-    const reason = after.replace(/^: /, '').replace(/\.$/, '');
-    report(at, `cannot read ${displayPath(error.file, options.cwd)}: ${reason}`);
+    const hint = error instanceof OutsideFolderError ? `; ${OUTSIDE_HINT}` : '';
+    report(at, `cannot read ${displayPath(error.file, options.cwd)}: ${error.reason}${hint}`);
     return undefined;
   };
+  const limits = allowOutside ? {} : { within: dir };
   const readCode = async (at: YamlPath, relative: string): Promise<CodeRef | undefined> => {
     named.add(path.resolve(dir, relative));
-    const code = await readCodeFile(relative, dir).catch((error: unknown) => unreadable(at, error));
+    const code = await readCodeFile(relative, dir, limits).catch((error: unknown) => unreadable(at, error));
     if (code === undefined) return undefined;
     const absolute = path.resolve(dir, relative);
     files.set(absolute, { path: relative, absolute, digest: sha256(code) });
@@ -100,7 +113,7 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   const readConfiguration = async (at: YamlPath, value: Record<string, string> | string | undefined) => {
     if (typeof value !== 'string') return value;
     named.add(path.resolve(dir, value));
-    const configuration = await readEnvFile(value, dir).catch((error: unknown) => unreadable(at, error));
+    const configuration = await readEnvFile(value, dir, limits).catch((error: unknown) => unreadable(at, error));
     if (configuration === undefined) return undefined;
     // What svc takes from a .env file is its pairs: a comment edited there changes nothing.
     const absolute = path.resolve(dir, value);

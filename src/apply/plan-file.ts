@@ -51,7 +51,12 @@ export async function writePlanFile(file: string, prepared: PreparedApply, now: 
  */
 export async function prepareFromPlanFile(
   file: string,
-  options: { client: ApiClient; cwd: string; env: Record<string, string | undefined> },
+  options: {
+    client: ApiClient;
+    cwd: string;
+    env: Record<string, string | undefined>;
+    allowOutsideProject?: boolean;
+  },
 ): Promise<PreparedApply> {
   const absolute = path.resolve(options.cwd, file);
   const shown = displayPath(absolute, options.cwd);
@@ -59,7 +64,8 @@ export async function prepareFromPlanFile(
   const config = path.resolve(path.dirname(absolute), document.config);
   let desired: Desired;
   try {
-    desired = await loadConfig(config, { cwd: options.cwd, env: options.env });
+    const { cwd, env, allowOutsideProject } = options;
+    desired = await loadConfig(config, { cwd, env, ...(allowOutsideProject && { allowOutsideProject }) });
   } catch (error) {
     if (error instanceof ApplyError) throw new ApplyError(`The plan ${shown} cannot be applied: ${error.message}`);
     throw error;

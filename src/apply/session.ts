@@ -6,7 +6,7 @@
 import type { ApiClient } from '../client/index.js';
 import { executePlan, type ChangeOutcome, type ExecuteOptions, type KeyKeeper } from './execute.js';
 import { KeysFile, lostKeys, type CreatedKey } from './keys.js';
-import { loadConfig } from './load.js';
+import { loadConfig, type LoadOptions } from './load.js';
 import { lockApply } from './lock.js';
 import { plan as makePlan } from './plan.js';
 import { StateFile, type TargetKey } from './state.js';
@@ -20,6 +20,8 @@ export interface ApplyOptions {
   cwd: string;
   /** For `${env:NAME}`. */
   env: Record<string, string | undefined>;
+  /** Read files outside svc.yaml's folder too (load.ts). */
+  allowOutsideProject?: boolean;
   prune?: boolean;
   targets?: Address[];
 }
@@ -54,14 +56,20 @@ export interface PreparedApply {
 
 /** Loads, locks the folder's applies (lock.ts), observes and plans; nothing is changed until `apply()`. */
 export async function prepareApply(options: ApplyOptions): Promise<PreparedApply> {
-  const desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
+  const desired = await loadConfig(options.file, loadOptionsOf(options));
   return prepareFor(desired, options);
+}
+
+/** What loadConfig takes of an apply's options. */
+export function loadOptionsOf(options: Pick<ApplyOptions, 'cwd' | 'env' | 'allowOutsideProject'>): LoadOptions {
+  const { cwd, env, allowOutsideProject } = options;
+  return { cwd, env, ...(allowOutsideProject !== undefined && { allowOutsideProject }) };
 }
 
 /** prepareApply for svc.yaml already loaded (watch reloads it itself). */
 export async function prepareFor(
   desired: Desired,
-  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env'>,
+  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env' | 'allowOutsideProject'>,
 ): Promise<PreparedApply> {
   const { client } = options;
   const release = await lockApply(desired.dir);

@@ -1,20 +1,27 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseJs } from 'acorn';
+import { OutsideFolderError, readRegularFile, UnreadableFileError } from '../resources/index.js';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** svc.yaml's text, or why it cannot be read, in words (code and .env files are read by src/resources). */
-export async function readSource(absolute: string): Promise<{ text: string } | { error: string }> {
+/**
+ * svc.yaml's text, or why it cannot be read, in words (code and .env files are read by src/resources,
+ * with the same checks): a regular file of at most 5 MB, in its own folder once symlinks are resolved
+ * unless `allowOutside`.
+ */
+export async function readSource(
+  absolute: string,
+  allowOutside = false,
+): Promise<{ text: string } | { error: string; outside: boolean }> {
+  const within = allowOutside ? {} : { within: path.dirname(absolute) };
   try {
-    return { text: await readFile(absolute, 'utf8') };
+    return { text: await readRegularFile(absolute, 'config', within) };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
-    return { error: `cannot read ${absolute}: ${reason}` };
+    if (!(error instanceof UnreadableFileError)) throw error;
+    return { error: error.reason, outside: error instanceof OutsideFolderError };
   }
 }
 
@@ -39,8 +46,9 @@ export function syntaxError(code: string): { line: number; column: number; messa
   }
 }
 
-/** `file` as the user would type it from `cwd`. */
+/** `file` as the user would type it from `cwd`: relative, unless climbing out makes it longer (`/dev/urandom`). */
 export function displayPath(absolute: string, cwd: string): string {
   const relative = path.relative(cwd, absolute);
-  return relative === '' || path.isAbsolute(relative) ? absolute : relative;
+  if (relative === '' || path.isAbsolute(relative)) return absolute;
+  return relative.startsWith('..') && absolute.length < relative.length ? absolute : relative;
 }

@@ -13,7 +13,7 @@ import type { ChangeOutcome } from './execute.js';
 import { loadConfig } from './load.js';
 import { displayPath, sha256 } from './sources.js';
 import { describeFailure } from './execute.js';
-import { prepareFor, type ApplyOptions } from './session.js';
+import { loadOptionsOf, prepareFor, type ApplyOptions } from './session.js';
 import type { Change, Desired } from './types.js';
 
 export type WatchEvent =
@@ -140,7 +140,7 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
   const cycle = async (started: number, recheck: boolean): Promise<boolean> => {
     let desired: Desired;
     try {
-      desired = await loadConfig(options.file, { cwd: options.cwd, env: options.env });
+      desired = await loadConfig(options.file, loadOptionsOf(options));
       // To `svc apply` an empty svc.yaml declares nothing (and what it made goes); while watching, it
       // is what an editor's save leaves between truncating the file and writing it: never applied.
       if (desired.files[0]?.digest === EMPTY_DIGEST) {

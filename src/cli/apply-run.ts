@@ -30,6 +30,7 @@ export interface ApplyFlags {
   out?: string;
   yes?: boolean;
   showSecrets?: boolean;
+  allowOutsideProject?: boolean;
 }
 
 /**
@@ -40,11 +41,12 @@ export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx:
   const { io, output } = ctx;
   checkFlags(flags, plan, output.json);
   const client = await ctx.client();
+  const outside = flags.allowOutsideProject ? { allowOutsideProject: true } : {};
   const prepared = await engine(() => {
-    if (plan !== undefined) return prepareFromPlanFile(plan, { client, cwd: io.cwd, env: io.env });
+    if (plan !== undefined) return prepareFromPlanFile(plan, { client, cwd: io.cwd, env: io.env, ...outside });
     const targets = flags.target?.map(checkAddress);
     const { file, prune = false } = flags;
-    return prepareApply({ client, file, cwd: io.cwd, env: io.env, prune, ...(targets && { targets }) });
+    return prepareApply({ client, file, cwd: io.cwd, env: io.env, prune, ...outside, ...(targets && { targets }) });
   });
   // The folder's apply lock is held from the plan to its end (prepared.apply releases it), or released here.
   try {
@@ -190,6 +192,7 @@ async function watch(
     file: flags.file,
     cwd: io.cwd,
     env: io.env,
+    ...(flags.allowOutsideProject && { allowOutsideProject: true }),
     prune: flags.prune ?? false,
     ...(flags.target && { targets: flags.target }),
     ...(result.status !== 'failed' && { applied: prepared.desired }),

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { UnreadableFileError } from '../resources/errors.js';
+import { readRegularFile } from '../resources/files.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -50,7 +51,7 @@ export function urlOption(value: string | undefined, flag: string): string | und
 }
 
 /**
- * The text of an input flag: inline, `@file` (relative to cwd), or `-` for stdin. With no flag
+ * The text of an input flag: inline, `@file` (relative to cwd; a regular file of at most 5 MB), or `-` for stdin. With no flag
  * at all, stdin when it is piped; `undefined` when there is nothing to read.
  */
 export async function readInput(value: string | undefined, io: IO, flag: string): Promise<string | undefined> {
@@ -63,12 +64,12 @@ export async function readInput(value: string | undefined, io: IO, flag: string)
   if (value === '-') return readStdin(io);
   if (value.startsWith('@')) {
     const file = path.resolve(io.cwd, value.slice(1));
+    // A regular file of at most the payload limit: a FIFO or a device would hang or never end.
     try {
-      return await readFile(file, 'utf8');
+      return await readRegularFile(file, flag);
     } catch (error) {
-      throw new UserError(
-        `Cannot read ${flag} file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.`,
-      );
+      if (!(error instanceof UnreadableFileError)) throw error;
+      throw new UserError(`Cannot read ${flag} file ${file}: ${error.reason}.`);
     }
   }
   return value;

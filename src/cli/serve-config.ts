@@ -25,6 +25,8 @@ export interface ServeConfigOptions {
   file: string;
   cwd: string;
   env: Record<string, string | undefined>;
+  /** Read files svc.yaml names outside its folder too (`--allow-outside-project`). */
+  allowOutsideProject?: boolean;
   /** The emulator's own URL and the bootstrap tenant's management key. */
   url: string;
   managementKey: string;
@@ -72,6 +74,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
         file: options.file,
         cwd: options.cwd,
         env: options.env,
+        ...(options.allowOutsideProject && { allowOutsideProject: true }),
         prune: true,
       });
       for (const message of prepared.plan.warnings) options.report({ type: 'warning', message });
@@ -96,8 +99,18 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   };
   const watchFrom = async (applied: Desired | undefined): Promise<ApplyWatcher | undefined> => {
     if (!options.watch) return undefined;
-    const { file, cwd, env } = options;
-    const watcher = watchConfig({ client, file, cwd, env, prune: true, ...(applied && { applied }), onEvent });
+    const { file, cwd, env, allowOutsideProject } = options;
+    const outside = allowOutsideProject && { allowOutsideProject };
+    const watcher = watchConfig({
+      client,
+      file,
+      cwd,
+      env,
+      ...outside,
+      prune: true,
+      ...(applied && { applied }),
+      onEvent,
+    });
     await watcher.ready;
     return watcher;
   };

@@ -14,6 +14,8 @@ export class InvalidInputError extends Error {
 /** A file the input names cannot be read (missing, a directory, no permission). */
 export class UnreadableFileError extends Error {
   override readonly name = 'UnreadableFileError';
+  /** Why, in words, without the file's name: `no such file`, `it is a FIFO (named pipe), not a regular file`. */
+  readonly reason: string;
   constructor(
     readonly file: string,
     /** What the file was meant to hold, as messages say it: `code`, `configuration`. */
@@ -21,6 +23,23 @@ export class UnreadableFileError extends Error {
     cause: unknown,
   ) {
     super(`Cannot read the ${role} file ${file}: ${reasonOf(cause)}.`, { cause });
+    this.reason = reasonOf(cause);
+  }
+}
+
+/**
+ * A file named in svc.yaml that lies outside its folder once symlinks are resolved (`real`): read
+ * only when the caller allows it. The caller words how to allow it (a flag).
+ */
+export class OutsideFolderError extends UnreadableFileError {
+  constructor(
+    file: string,
+    role: string,
+    readonly folder: string,
+    readonly real: string,
+  ) {
+    const resolved = real === file ? '' : ` (it resolves to ${real})`;
+    super(file, role, new Error(`it is outside ${folder}${resolved}`));
   }
 }
 

@@ -19,6 +19,10 @@ export const apply = defineCommand({
     { flags: '--out <plan.json>', description: 'save the plan (nothing is applied); `svc apply plan.json` applies it' },
     { flags: '--yes', description: 'apply deletions without asking (needed without a terminal)' },
     { flags: '--show-secrets', description: 'print the keys of new Applications (always in .svc/keys.json)' },
+    {
+      flags: '--allow-outside-project',
+      description: 'read files svc.yaml names outside its folder (symlinks resolved) too',
+    },
   ],
   examples: [
     'svc apply --dry-run',

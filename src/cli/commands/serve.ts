@@ -44,6 +44,10 @@ export const serve = defineCommand({
     },
     { flags: '--no-watch', description: 'apply svc.yaml at start only' },
     {
+      flags: '--allow-outside-project',
+      description: 'with --config: read files svc.yaml names outside its folder (symlinks resolved) too',
+    },
+    {
       flags: '--log-format <format>',
       description: 'pretty, or json lines (the default when stdout is not a terminal)',
       choices: ['pretty', 'json'],
@@ -118,7 +122,7 @@ export const serve = defineCommand({
       log.flush();
       throw userError(error);
     }
-    const watch = options.watch !== false;
+    const watch = { watch: options.watch !== false, allowOutsideProject: options.allowOutsideProject ?? false };
     if (relay) {
       const { serveWithDashboard } = await import('../serve-dashboard.js');
       const dispose = () =>
@@ -151,7 +155,7 @@ export const serve = defineCommand({
 async function startConfig(
   file: string,
   started: EmulatorReady,
-  watch: boolean,
+  { watch, allowOutsideProject }: { watch: boolean; allowOutsideProject: boolean },
   io: IO,
   report: (event: EmulatorEvent) => void,
   onResources?: (resources: ServeResource[]) => void,
@@ -181,6 +185,7 @@ async function startConfig(
     url: started.url,
     managementKey,
     watch,
+    allowOutsideProject,
     report: stamp,
     ...(onResources && { onResources }),
   });
