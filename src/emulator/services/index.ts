@@ -41,7 +41,10 @@ export interface Services {
   results: ReactorResults;
   /** Why the store cannot write now (the file, the cause, the fix), or undefined while it can: for /health. */
   storeProblem(): string | undefined;
-  /** Deletes expired Applications, tokens and reactor results, expires transactions; returns what it removed. */
+  /**
+   * Deletes expired Applications, tokens and reactor results, expires transactions and removes the
+   * ended ones past their retention; returns what it removed or ended.
+   */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number; results: number }>;
   /** Stops timers and webhook deliveries. */
   dispose(): Promise<void>;

@@ -11,6 +11,16 @@ import type { StagedOp, TransactionRecord } from '../store/records.js';
 import type { Caller, Clock } from './applications.js';
 
 export const DEFAULT_TRANSACTION_TTL_MS = 60 * 60 * 1000;
+/** How long an ended transaction (committed, rolled back, expired) can still be read, from its end. */
+export const DEFAULT_TRANSACTION_RETENTION_MS = 24 * 3_600_000;
+/** Transactions kept per tenant at most: the oldest ended ones go first, an open one never. */
+export const DEFAULT_MAX_TRANSACTIONS_PER_TENANT = 10_000;
+
+/** How long ended transactions are kept, and how many per tenant (tests make both small). */
+export interface TransactionRetention {
+  retentionMs?: number;
+  maxPerTenant?: number;
+}
 
 /** The 403 of an Enterprise-tier feature asked of an emulator running the standard tier. */
 export function enterpriseOnly(feature: string): HttpError {
@@ -24,17 +34,26 @@ export function enterpriseOnly(feature: string): HttpError {
  * Transactions (Enterprise tier): token writes carrying `SVC-TRANSACTION-ID` are staged in the
  * transaction, invisible outside it, until commit applies them all; rollback and expiry discard
  * them. Staged writes are stored with the transaction, so they survive a restart until it expires.
+ * An ended transaction is kept 24 h from its end (`GET` reads its status meanwhile), then removed by
+ * the sweep, and past 10,000 per tenant the oldest ended go at once: with the store's shards, the
+ * cost of a transaction's write does not grow with the transactions before it.
  */
 export class TransactionService {
   /** Transactions whose commit is writing: no write may join them meanwhile. */
   private readonly committing = new Set<string>();
+  readonly retentionMs: number;
+  private readonly maxPerTenant: number;
 
   constructor(
     private readonly store: Store,
     private readonly tier: Tier,
     private readonly ttlMs: number = DEFAULT_TRANSACTION_TTL_MS,
     private readonly clock: Clock = () => new Date(),
-  ) {}
+    retention: TransactionRetention = {},
+  ) {
+    this.retentionMs = retention.retentionMs ?? DEFAULT_TRANSACTION_RETENTION_MS;
+    this.maxPerTenant = retention.maxPerTenant ?? DEFAULT_MAX_TRANSACTIONS_PER_TENANT;
+  }
 
   async create(caller: Caller): Promise<Transaction> {
     this.requireEnterprise();
@@ -48,7 +67,10 @@ export class TransactionService {
       status: 'open',
       staged: [],
     };
-    await this.store.transactions.put(record);
+    await this.store.write((batch) => {
+      batch.put(this.store.transactions, record);
+      this.makeRoom(batch, caller.tenantId);
+    });
     return toWire(record);
   }
 
@@ -136,22 +158,56 @@ export class TransactionService {
     await this.store.write((batch) => this.end(batch, this.stillOpen(batch, record), 'rolled_back'));
   }
 
-  /** Ends every open transaction whose time is up, discarding its staged writes. */
+  /**
+   * Ends every open transaction whose time is up, discarding its staged writes, and removes the
+   * ended ones past their retention; returns how many it ended or removed.
+   */
   async sweep(): Promise<number> {
     const due = [...this.store.transactions.everything()].filter(
-      (record) => record.status === 'open' && this.isPast(record),
+      (record) => (record.status === 'open' && this.isPast(record)) || this.pastRetention(record),
     );
     if (due.length === 0) return 0;
     return this.store.write((batch) => {
-      let ended = 0;
+      let swept = 0;
       for (const record of due) {
         const current = batch.get(this.store.transactions, record.tenant_id, record.id);
-        if (current?.status !== 'open' || !this.isPast(current)) continue;
-        this.end(batch, current, 'expired');
-        ended++;
+        if (current === undefined) continue;
+        if (this.pastRetention(current)) {
+          batch.delete(this.store.transactions, current.tenant_id, current.id);
+          swept++;
+        } else if (current.status === 'open' && this.isPast(current)) {
+          this.end(batch, current, 'expired');
+          swept++;
+        }
       }
-      return ended;
+      return swept;
     });
+  }
+
+  /**
+   * In the write of a new transaction: drops the tenant's oldest ended transactions while it holds
+   * more than its cap. Counted from what is saved plus the new one, less what writes saved along with
+   * it drop; what they add is counted by the next write, so no more are dropped than the cap asks.
+   */
+  private makeRoom(batch: WriteBatch, tenantId: string): void {
+    const { transactions } = this.store;
+    let excess = transactions.count(tenantId) + 1 - this.maxPerTenant;
+    for (const saved of transactions.values(tenantId)) {
+      if (excess <= 0) break;
+      const record = batch.get(transactions, tenantId, saved.id);
+      if (!record) excess--;
+      else if (record.status !== 'open' && batch.delete(transactions, tenantId, record.id)) excess--;
+    }
+  }
+
+  /**
+   * Ended, and for longer than the retention: removed by the next sweep, and a 404 meanwhile. An
+   * open one past its time (not yet swept: the emulator was down) ended when it expired.
+   */
+  private pastRetention(record: TransactionRecord): boolean {
+    if (record.status === 'open' && !this.isPast(record)) return false;
+    const endedAt = Date.parse(record.status === 'open' ? record.expires_at : (record.ended_at ?? record.expires_at));
+    return endedAt + this.retentionMs <= this.clock().getTime();
   }
 
   /** The transaction as it is when a write is saved; 409 unless it is still open. */
@@ -170,7 +226,10 @@ export class TransactionService {
         errors: { [TRANSACTION_HEADER.toUpperCase()]: ['must be a UUID'] },
       });
     const record = this.store.transactions.get(caller.tenantId, id.toLowerCase());
-    if (!record) throw new HttpError(404, `No transaction with id ${id}.`);
+    if (!record || this.pastRetention(record)) {
+      const kept = `ended transactions are kept ${formatDuration(this.retentionMs)} after they end`;
+      throw new HttpError(404, `No transaction with id ${id} (${kept}).`);
+    }
     if (record.status === 'open' && this.isPast(record)) {
       // Expired but not yet swept: it is expired all the same; the sweep will store that.
       return { ...record, status: 'expired', staged: [] };
@@ -182,13 +241,22 @@ export class TransactionService {
     return Date.parse(record.expires_at) <= this.clock().getTime();
   }
 
+  /** An expired transaction ended at its `expires_at`, however late the sweep saw it: its retention counts from there. */
   private end(batch: WriteBatch, record: TransactionRecord, status: 'committed' | 'rolled_back' | 'expired'): void {
-    batch.put(this.store.transactions, { ...record, status, staged: [], ended_at: this.clock().toISOString() });
+    const endedAt = status === 'expired' ? record.expires_at : this.clock().toISOString();
+    batch.put(this.store.transactions, { ...record, status, staged: [], ended_at: endedAt });
   }
 
   requireEnterprise(): void {
     if (this.tier !== 'enterprise') throw enterpriseOnly('Transactions');
   }
+}
+
+/** `24 h`, `90 min`, `1.5 s`: the retention, as the 404 of a removed transaction says it. */
+function formatDuration(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${ms / 1000} s`;
 }
 
 function toWire(record: TransactionRecord): Transaction {

@@ -4,7 +4,7 @@ import { DEFAULT_DATA_PATH } from '../../api/defaults.js';
 import type { WriteBatch } from './batch.js';
 import { ChangeSet } from './batch.js';
 import { recordCheck } from './checks.js';
-import { Collection, compositeKey, type CollectionOptions, type TenantRecord } from './collection.js';
+import { Collection, compositeKey, type CollectionOptions, type TenantRecord, type WriteFn } from './collection.js';
 import { DurableJsonFile, ensureDir, isTempFile, nodeFileSystem } from '../../lib/durable-file.js';
 import { StoreError, cannotWrite, corruptFile } from './errors.js';
 import type { StoreFileSystem } from './io.js';
@@ -29,6 +29,7 @@ export const TOKEN_SHARDS = 2048;
 /** Version 1 kept tokens in 256 shards, `tokens/00.json` .. `tokens/ff.json`. */
 export const V1_TOKEN_SHARDS = 256;
 export const RESULT_SHARDS = 2048;
+export const TRANSACTION_SHARDS = 2048;
 /** Reactor results were kept in 16 shards before, `reactor-results/00.json` .. `0f.json`. */
 export const OLD_RESULT_SHARDS = 16;
 export const JOURNAL_FOLDER = 'journal';
@@ -95,7 +96,9 @@ export class Store {
     // Tokens are many: 2048 shards keep one write at about 50 records even at 100k tokens, a size
     // whose durable write costs no more than a write of a handful.
     this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
-    this.transactions = this.define<TransactionRecord>('transactions');
+    // Sharded too: a transaction's create, commit or rollback rewrites one small file, however many
+    // ended ones are kept (in one file, 4,000 of them tripled a create + rollback's time).
+    this.transactions = this.define<TransactionRecord>('transactions', { shards: TRANSACTION_SHARDS });
     this.reactors = this.define<ReactorRecord>('reactors');
     this.proxies = this.define<ProxyRecord>('proxies', { indexes: { key: (proxy) => proxy.key_hash } });
     // Results are sharded like tokens: storing one (every async invoke, every webhook attempt) costs
@@ -121,7 +124,7 @@ export class Store {
       await store.upgrade(dataFile, manifest);
       store.load();
       await store.recover();
-      await store.adoptOldResults();
+      await store.adoptOldLayouts();
       return store;
     } catch (error) {
       await release();
@@ -232,13 +235,17 @@ export class Store {
   }
 
   /**
-   * Moves results of the old 16-shard layout into the current one, in one write; the open ends
-   * with them in their new files. Two hex digits against three: the old layout's names never clash
-   * with the new one's.
+   * Moves records of an older layout into the current one, each collection's in one write; the
+   * open ends with them in their new files. Results of the 16-shard layout (two hex digits against
+   * three: the names never clash), and transactions of the single `transactions.json` (beside the
+   * `transactions/` folder of the shards).
    */
-  private async adoptOldResults(): Promise<void> {
-    const old = await existing(this.shardFiles(this.results.name, OLD_RESULT_SHARDS));
-    this.problems.push(...(await adoptShards(this.results, old, (build) => this.write(build))));
+  private async adoptOldLayouts(): Promise<void> {
+    const write: WriteFn = (build) => this.write(build);
+    const oldResults = await existing(this.shardFiles(this.results.name, OLD_RESULT_SHARDS));
+    this.problems.push(...(await adoptShards(this.results, oldResults, write)));
+    const oldTransactions = await existing([this.fileOf(this.transactions.name, 0)]);
+    this.problems.push(...(await adoptShards(this.transactions, oldTransactions, write)));
     await this.flush();
   }
 

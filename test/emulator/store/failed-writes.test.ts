@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shardIndex } from '../../../src/emulator/store/collection.js';
-import { JOURNAL_FOLDER, TOKEN_SHARDS } from '../../../src/emulator/store/store.js';
+import { JOURNAL_FOLDER, TOKEN_SHARDS, TRANSACTION_SHARDS } from '../../../src/emulator/store/store.js';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { FaultyFileSystem } from '../../helpers/faults.js';
 
@@ -125,12 +125,14 @@ describe('a write the disk refuses', () => {
   });
 
   it('a token write staged in a transaction that fails is not staged', async () => {
-    const { fs, folder, asPrivate } = await setup();
+    const { fs, emu, folder, asPrivate } = await setup();
     const tx = (await asPrivate('POST', '/transactions')).body.id as string;
     const inTx = { 'svc-transaction-id': tx };
+    const shard = shardIndex(emu.tenantId, tx, TRANSACTION_SHARDS).toString(16).padStart(3, '0');
     fs.failWrites(
       (file) =>
-        file === path.join(folder, 'transactions.json') || path.dirname(file) === path.join(folder, JOURNAL_FOLDER),
+        file === path.join(folder, 'transactions', `${shard}.json`) ||
+        path.dirname(file) === path.join(folder, JOURNAL_FOLDER),
     );
     expectNotSaved(
       await asPrivate('POST', '/tokens', { body: { id: 'staged', type: 'token', data: 'x' }, headers: inTx }),
