@@ -86,6 +86,16 @@ function timerOwner(): TimerOwner | undefined {
 
 /** The host's clock and CPU meter, taken before user code could pin the `performance` it is handed. */
 const now = performance.now.bind(performance);
+const loopUse = performance.eventLoopUtilization.bind(performance);
+
+/**
+ * Where a window with no call running begins: wall time, CPU time, and the event loop's use. The
+ * loop's busy time counts as well as CPU time: on a loaded machine a spinning timer gets a small
+ * share of a core, but its loop is still never idle.
+ */
+function idleMark() {
+  return { at: now(), cpu: process.cpuUsage(), loop: loopUse() };
+}
 
 closeInheritedDescriptors();
 // Buffer.allocUnsafe and small Buffer.from() share an 8 KiB pool; with it, one call could read
@@ -165,7 +175,7 @@ const pendingRpc = new Map<
 /** How busy the process was with no call running, when the message being read began to arrive. */
 let idleAtArrival: IdleReport | undefined;
 /** Since when no call has been running, and the CPU time used until then. */
-let idleSince = { at: now(), cpu: process.cpuUsage() };
+let idleSince = idleMark();
 
 const channel = new Channel<ToSandbox, FromSandbox>(
   new Socket({ fd: 3, readable: true, writable: true }),
@@ -194,7 +204,7 @@ post({ type: 'booted' });
 releaseWhenIdle({
   isIdle: () => invocations.size === 0 && pendingRpc.size === 0,
   onRelease: () => {
-    idleSince = { at: now(), cpu: process.cpuUsage() };
+    idleSince = idleMark();
   },
 });
 
@@ -225,7 +235,7 @@ function onMessage(message: ToSandbox): void {
         post({ type: 'loaded', vid: message.vid });
       }
       // Compiling is work asked for, not work left behind.
-      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
+      if (invocations.size === 0) idleSince = idleMark();
       return;
     }
     case 'unload': {
@@ -246,14 +256,14 @@ function onMessage(message: ToSandbox): void {
       invocation.cancelled = true;
       endTimers(invocation);
       invocations.delete(message.id);
-      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
+      if (invocations.size === 0) idleSince = idleMark();
       return;
     }
     case 'probe': {
       const report = idleReport();
       judge(report);
       post({ type: 'probe', seq: message.seq, idleCpuMs: report.idleCpuMs, idleWallMs: report.idleWallMs });
-      if (invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
+      if (invocations.size === 0) idleSince = idleMark();
       return;
     }
     case 'rpc-result': {
@@ -291,7 +301,7 @@ interface IdleReport {
   since: typeof idleSince;
 }
 
-/** CPU time used while no call ran (work a finished call left running), over the wall time since. */
+/** Busy time (CPU, or the event loop's) with no call running (work a call left behind), over the wall time since. */
 function idleReport(): IdleReport {
   const since = idleSince;
   if (invocations.size > 0) return { idleCpuMs: 0, idleWallMs: 0, since };
@@ -300,7 +310,9 @@ function idleReport(): IdleReport {
   // path of every call that follows another closely).
   if (idleWallMs < MIN_BUSY_WINDOW_MS) return { idleCpuMs: 0, idleWallMs, since };
   const used = process.cpuUsage(since.cpu);
-  return { idleCpuMs: (used.user + used.system) / 1000, idleWallMs, since };
+  // Busy time: CPU (the thread pool's included), or the event loop's, whichever is more.
+  const busyMs = Math.max((used.user + used.system) / 1000, loopUse(since.loop).active);
+  return { idleCpuMs: busyMs, idleWallMs, since };
 }
 
 /** Busy time with no call running, less the quiet time since (protocol.ts busyBalance). */
@@ -370,7 +382,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
     invocations.delete(request.id);
     // A cancelled call was over when the emulator gave up on it; its code settling later (when it
     // chooses) starts no new idle window, or it could wipe the one under way at will.
-    if (!invocation.cancelled && invocations.size === 0) idleSince = { at: now(), cpu: process.cpuUsage() };
+    if (!invocation.cancelled && invocations.size === 0) idleSince = idleMark();
   }
 }
 

@@ -1236,8 +1236,8 @@ describe('errors thrown by reactor code', () => {
     const result = await invoke(emu(), reactor.id, { args: { kind: 'spin' } });
     const elapsed = Date.now() - started;
     expectProblem(result, 408);
+    // Not before the timeout; the 408 says it was the timeout (no upper bound: load slows a run down).
     expect(elapsed).toBeGreaterThanOrEqual(1400);
-    expect(elapsed).toBeLessThan(10_000);
     expect(invocationEvents(emu(), traceId(result))[0]).toMatchObject({ status: 408, name: reactor.name });
     const after = await invoke(emu(), reactor.id, { args: { kind: 'fine' } });
     expect(after.status, after.text).toBe(200);
@@ -1303,12 +1303,10 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
 
   it('answers 202 at once, then delivers a signed webhook that verifies with the tenant secret', async () => {
     const hook = await receiver();
-    const started = Date.now();
-    const accepted = await invoke(emu(), reactor.id, { args: { delay: 1500, msg: 'slow' }, callback_url: hook.url });
-    const elapsed = Date.now() - started;
+    // "At once": answered while the run (3 s) is still pending, as its result says below.
+    const accepted = await invoke(emu(), reactor.id, { args: { delay: 3000, msg: 'slow' }, callback_url: hook.url });
     expect(accepted.status, accepted.text).toBe(202);
     expect(accepted.body).toEqual({ id: expect.stringMatching(UUID), status: 'pending' });
-    expect(elapsed).toBeLessThan(1500);
     const requestId = accepted.body.id as string;
 
     const pending = await result(requestId);
@@ -1322,7 +1320,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
     });
     expect(hook.received).toHaveLength(0);
 
-    const [delivery] = await hook.waitFor(1, 8000);
+    const [delivery] = await hook.waitFor(1, 15_000);
     expect(delivery!.method).toBe('POST');
     expect(delivery!.url).toBe('/hooks/reactor?source=svc');
     expect(delivery!.headers['content-type']).toMatch(/^application\/json/);
@@ -1336,7 +1334,7 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });
-    expect(Date.parse(payload.completed_at) - Date.parse(payload.started_at)).toBeGreaterThanOrEqual(1400);
+    expect(Date.parse(payload.completed_at) - Date.parse(payload.started_at)).toBeGreaterThanOrEqual(2900);
     expect(
       (await emu().call('POST', '/detokenize', { key: emu().privateKey, body: { t: `{{ ${payload.tokens.t} }}` } }))
         .body,

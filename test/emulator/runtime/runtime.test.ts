@@ -33,11 +33,6 @@ import {
   value,
 } from './helpers.js';
 
-const SLEEPER = `module.exports = async (req) => {
-  await new Promise((resolve) => setTimeout(resolve, req.args.ms));
-  return req.args.answer;
-};`;
-
 describe('loading', () => {
   const rt = sharedRuntime({ loadTimeoutMs: 500 });
 
@@ -108,8 +103,8 @@ describe('loading', () => {
     const elapsed = performance.now() - started;
     expect(error.status).toBe(422);
     expect(error.detail).toBe(`${FILENAME} did not finish loading within 500 ms (a loop at the top level?).`);
+    // Not before the load's timeout (no upper bound: a loaded machine boots a process slowly).
     expect(elapsed).toBeGreaterThanOrEqual(450);
-    expect(elapsed).toBeLessThan(2000);
     expect(await value(rt(), `module.exports = async () => 'still working';`)).toBe('still working');
   });
 });
@@ -508,7 +503,6 @@ describe('limits', () => {
     expect(error.status).toBe(408);
     expect(error.detail).toBe('The code ran longer than its timeout of 300 ms and was stopped.');
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(1500);
     expect((await invoke(instance, { args: { spin: false } })).value).toBe('next');
     expect(rt.processCount).toBe(1);
   });
@@ -688,10 +682,14 @@ module.exports = async (req) => {
     );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
-    // Busy for longer than a collection lasts (protocol.ts BUSY_FOR_MS).
-    await sleep(1300);
-    expect((await invoke(instance, { args: {} })).value).toBe('done');
-    expect(rt.pids).not.toContain(pid);
+    // Busy for longer than a collection lasts (protocol.ts BUSY_FOR_MS): however long that takes on a
+    // loaded machine, the calls that come meanwhile are answered, and the process is then replaced.
+    await expect
+      .poll(async () => (await invoke(instance, { args: {} })).value === 'done' && !rt.pids.includes(pid!), {
+        timeout: 15_000,
+        interval: 200,
+      })
+      .toBe(true);
   });
 
   it('keeps a process whose collections after large calls keep it busy for a moment', async () => {
@@ -728,10 +726,10 @@ module.exports = async () => {
     );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
+    // Time for the emulator's probe to go unanswered (120 ms), so that the next call goes elsewhere.
     await sleep(300);
     expect((await invoke(instance, { args: {} })).value).toBe('done');
-    await sleep(1500);
-    expect(rt.pids).not.toContain(pid);
+    await expect.poll(() => rt.pids.includes(pid!), { timeout: 10_000, interval: 50 }).toBe(false);
   });
 
   it('stops work left running when a call that never settles was given up on', async () => {
@@ -802,13 +800,20 @@ describe('concurrency', () => {
 
   it('runs overlapping calls that wait side by side in one process', async () => {
     const rt = runtime();
-    const instance = await load(rt, SLEEPER);
-    const started = performance.now();
-    const results = await Promise.all([1, 2, 3, 4].map((n) => invoke(instance, { args: { ms: 500, answer: n } })));
-    const elapsed = performance.now() - started;
+    // Each call returns only once all four are in: run one after another, the first would wait until its timeout.
+    const instance = await load(
+      rt,
+      `let arrived = 0;
+module.exports = async (req) => {
+  arrived++;
+  while (arrived < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+  return req.args.answer;
+};`,
+    );
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((n) => invoke(instance, { args: { answer: n } }, { timeoutMs: 15_000 })),
+    );
     expect(results.map((result) => result.value)).toEqual([1, 2, 3, 4]);
-    // A correctness bound on overlap (one after another this takes 2 s), not a benchmark.
-    expect(elapsed).toBeLessThan(1500);
     expect(rt.processCount).toBe(1);
     expect(instance.processCount).toBe(1);
   });
@@ -816,15 +821,14 @@ describe('concurrency', () => {
   it('serves new calls from a second process while the first is held by code that does not yield, and reaps it when idle', async () => {
     const rt = runtime({ idleMs: 300 });
     const instance = await load(rt, BUSY);
-    const held = invoke(instance, { args: { busyMs: 1500, answer: 'busy' } }, { timeoutMs: 5000 });
+    // Held for 3 s: long enough, even on a loaded machine, for the second call to go elsewhere first.
+    const held = invoke(instance, { args: { busyMs: 3000, answer: 'busy' } }, { timeoutMs: 15_000 });
     await sleep(300);
-    const started = performance.now();
     expect((await invoke(instance, { args: { answer: 'beside' } })).value).toBe('beside');
-    expect(performance.now() - started).toBeLessThan(1200); // answered while the first call still runs
+    // Served by a second process (the first, held, could not answer it), not after the first call.
     expect(rt.processCount).toBe(2);
     expect((await held).value).toBe('busy');
-    await sleep(800);
-    expect(rt.processCount).toBe(1);
+    await expect.poll(() => rt.processCount, { timeout: 10_000, interval: 50 }).toBe(1);
   });
 
   it('fails the calls held beside a call that never yields with a problem naming it, and serves the next ones', async () => {
