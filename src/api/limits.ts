@@ -16,3 +16,16 @@ export const MAX_PAGE = 1_000_000;
 
 /** The body limit as messages say it. */
 export const BODY_LIMIT_LABEL = `${BODY_LIMIT_BYTES / (1024 * 1024)} MB`;
+
+/**
+ * Tokens one tokenize creates (POST /tokenize, `req.svc.tokenize`, a reactor's `tokenize` block),
+ * and values it may hold in all (the objects, arrays and nulls around the tokens too): the work is
+ * per token, so it is bounded where the body limit is not (a 5 MB body holds a million leaves).
+ */
+export const TOKENIZE_LIMIT = 10_000;
+export const TOKENIZE_VALUE_LIMIT = 100_000;
+/**
+ * What detokenizing may produce (reactor args, POST /detokenize, a proxy body, `req.svc.detokenize`):
+ * the payload limit, counted as the output is built, every occurrence of a token included.
+ */
+export const DETOKENIZED_LIMIT_BYTES = BODY_LIMIT_BYTES;

@@ -22,6 +22,7 @@ export const accessRuleSchema = {
     container: { type: 'string', minLength: 1, maxLength: 500 },
     conditions: {
       type: 'array',
+      maxItems: 100,
       items: {
         type: 'object',
         additionalProperties: false,

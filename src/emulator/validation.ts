@@ -81,6 +81,7 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
   const integers = httpPart === 'querystring' ? integerProperties(schema) : [];
   const validate = (data: unknown, context?: DataValidationCxt): boolean => {
     const malformed = integers.length > 0 ? malformedIntegers(data, integers) : [];
+    if (httpPart === 'body') malformed.push(...oversized(schema, data));
     if (malformed.length > 0) {
       validate.errors = malformed;
       return false;
@@ -117,9 +118,73 @@ export function bodyValidator<T>(schema: object): (value: unknown) => T {
   // Compiled on first use: most are for paths (req.svc, PATCH) a run may never take.
   let validate: ReturnType<Ajv['compile']> | undefined;
   return (value) => {
+    const tooLarge = oversized(schema, value);
+    if (tooLarge.length > 0) throw validationError(fieldErrors(tooLarge, 'body'));
     validate ??= ajvFor('body').compile(schema);
     if (!validate(value)) throw validationError(fieldErrors(validate.errors ?? [], 'body'));
     return value as T;
+  };
+}
+
+/**
+ * The arrays and objects over their schema's `maxItems` / `maxProperties`, found before ajv runs:
+ * with `allErrors` it would go on to check every item of a million-item array (and report each
+ * one that is wrong), where one error says it all. Follows `properties`, `items` (of an array
+ * within its bound) and the branches of `anyOf` whose type fits the value (the API's schemas give
+ * their branches distinct types), which is where the API's schemas put bounds.
+ */
+export function oversized(schema: unknown, data: unknown, at = ''): ErrorObject[] {
+  if (typeof schema !== 'object' || schema === null || typeof data !== 'object' || data === null) return [];
+  const rule = schema as BoundedSchema;
+  if (Array.isArray(data)) {
+    if (rule.maxItems !== undefined && data.length > rule.maxItems) return [tooMany('maxItems', rule.maxItems, at)];
+    if (rule.items === undefined) return branches(rule, data, at);
+    return data.flatMap((item, i) => oversized(rule.items, item, `${at}/${i}`)).concat(branches(rule, data, at));
+  }
+  if (rule.maxProperties !== undefined && hasMoreKeys(data, rule.maxProperties)) {
+    return [tooMany('maxProperties', rule.maxProperties, at)];
+  }
+  const found: ErrorObject[] = [];
+  for (const [name, property] of Object.entries(rule.properties ?? {})) {
+    if (Object.hasOwn(data, name))
+      found.push(...oversized(property, (data as Record<string, unknown>)[name], `${at}/${name}`));
+  }
+  return found.concat(branches(rule, data, at));
+}
+
+interface BoundedSchema {
+  type?: string | string[];
+  maxItems?: number;
+  maxProperties?: number;
+  items?: unknown;
+  properties?: Record<string, unknown>;
+  anyOf?: unknown[];
+}
+
+function branches(rule: BoundedSchema, data: object, at: string): ErrorObject[] {
+  const kind = Array.isArray(data) ? 'array' : 'object';
+  return (rule.anyOf ?? []).flatMap((branch) => {
+    const type = (branch as BoundedSchema).type;
+    return type === undefined || type === kind || (Array.isArray(type) && type.includes(kind))
+      ? oversized(branch, data, at)
+      : [];
+  });
+}
+
+/** Whether `object` has more than `max` keys, counted no further than that. */
+function hasMoreKeys(object: object, max: number): boolean {
+  let count = 0;
+  for (const _key in object) if (++count > max) return true;
+  return false;
+}
+
+function tooMany(keyword: 'maxItems' | 'maxProperties', limit: number, at: string): ErrorObject {
+  return {
+    keyword,
+    instancePath: at,
+    schemaPath: `#/${keyword}`,
+    params: { limit },
+    message: keyword === 'maxItems' ? `must have at most ${limit} items` : `must have at most ${limit} fields`,
   };
 }
 
@@ -179,6 +244,8 @@ function describe(error: ErrorObject): [field: string, message: string] {
       ];
     case 'maxItems':
       return [at, `must have at most ${String(params.limit)} items`];
+    case 'maxProperties':
+      return [at, `must have at most ${String(params.limit)} fields`];
     case 'minimum':
       return [at, `must be at least ${String(params.limit)}`];
     case 'maximum':

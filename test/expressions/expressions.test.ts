@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { findTokenIds, substitute, substituteInJsonText } from '../../src/expressions/index.js';
+import {
+  ExpansionLimitError,
+  findTokenIds,
+  substitute,
+  substituteInJsonText,
+  substituteInText,
+} from '../../src/expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../src/lib/json-depth.js';
 
 const UUID = '3f2b1c9e-8a47-4d2b-9c1e-5f6a7b8c9d0e';
@@ -271,5 +277,67 @@ describe('hostile nesting', () => {
     expect(() => substitute(nested(200_000, '{{ a }}'), data)).toThrow(RangeError);
     expect(exceedsDepth(nested(MAX_DEPTH, 1), MAX_DEPTH)).toBe(false);
     expect(exceedsDepth(nested(MAX_DEPTH + 1, 1), MAX_DEPTH)).toBe(true);
+  });
+});
+
+describe('the output limit', () => {
+  const MB = 1024 * 1024;
+  const big = 'x'.repeat(MB);
+
+  /** Token data whose lookups are counted: how far a substitution went before it stopped. */
+  class CountedData extends Map<string, unknown> {
+    lookups = 0;
+    override get(id: string): unknown {
+      this.lookups++;
+      return super.get(id);
+    }
+  }
+
+  it('counts every occurrence, refusing before the value that crosses the limit is built', () => {
+    // 1,000 whole-string expressions of a 1 MB token: a gigabyte as JSON.
+    const value = Array.from({ length: 1000 }, () => '{{ a }}');
+    expect(() => substitute(value, dataOf({ a: big }), 5 * MB)).toThrow(ExpansionLimitError);
+    // Ten tokens of 1 MB each: the fifth crosses 5 MB (with its quotes), the rest are never looked up.
+    const data = new CountedData(Array.from({ length: 10 }, (_, i) => [`t${i}`, big]));
+    const ten = Array.from({ length: 10 }, (_, i) => `{{t${i}}}`);
+    expect(() => substitute(ten, data, 5 * MB)).toThrow(ExpansionLimitError);
+    expect(data.lookups).toBe(5);
+  });
+
+  it('refuses one string of many expressions without building it', () => {
+    // Built, this string would be 1,000 MB: past what V8 can hold, a RangeError rather than this.
+    const text = '{{a}}'.repeat(1000);
+    expect(() => substitute({ k: text }, dataOf({ a: big }), 5 * MB)).toThrow(ExpansionLimitError);
+    expect(() => substituteInText(text, dataOf({ a: big }), 5 * MB)).toThrow(ExpansionLimitError);
+    expect(() => substituteInJsonText(JSON.stringify({ k: text }), dataOf({ a: big }), 5 * MB)).toThrow(
+      ExpansionLimitError,
+    );
+  });
+
+  it('measures a value as its JSON, the input included, to the byte', () => {
+    // {"k":"abcd"} is 12 bytes; as JSON "a\"b" is 6.
+    expect(substitute({ k: '{{a}}' }, dataOf({ a: 'abcd' }), 12)).toEqual({ k: 'abcd' });
+    expect(() => substitute({ k: '{{a}}' }, dataOf({ a: 'abcd' }), 11)).toThrow(ExpansionLimitError);
+    expect(substitute('{{a}}', dataOf({ a: 'a"b' }), 6)).toBe('a"b');
+    expect(() => substitute('{{a}}', dataOf({ a: 'a"b' }), 5)).toThrow(ExpansionLimitError);
+    expect(substitute('<{{a}}>', dataOf({ a: { n: 1 } }), 13)).toBe('<{"n":1}>');
+    expect(() => substitute('<{{a}}>', dataOf({ a: { n: 1 } }), 12)).toThrow(ExpansionLimitError);
+  });
+
+  it('measures text as its UTF-8 bytes, and a JSON text from the bytes as sent', () => {
+    expect(substituteInText('é {{a}}', dataOf({ a: 'a"b' }), 6)).toBe('é a"b');
+    expect(() => substituteInText('é {{a}}', dataOf({ a: 'a"b' }), 5)).toThrow(ExpansionLimitError);
+    const text = '{"k": "{{a}}", "n": 1}';
+    expect(substituteInJsonText(text, dataOf({ a: 'ab' }), text.length - 3)).toBe('{"k": "ab", "n": 1}');
+    expect(() => substituteInJsonText(text, dataOf({ a: 'ab' }), text.length - 4)).toThrow(ExpansionLimitError);
+  });
+
+  it('costs nothing for a value without expressions, and shares what it does not change', () => {
+    const untouched = { list: [1, 2, 3], text: 'plain' };
+    const value = { untouched, changed: ['{{a}}', 'plain'] };
+    const result = substitute(value, dataOf({ a: 'A' }), 100) as typeof value;
+    expect(result).toEqual({ untouched, changed: ['A', 'plain'] });
+    expect(result.untouched).toBe(untouched);
+    expect(substitute(untouched, dataOf({}), 1)).toBe(untouched);
   });
 });

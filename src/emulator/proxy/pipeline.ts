@@ -9,7 +9,7 @@ import {
   PROXY_KEY_QUERY,
   API_KEY_HEADER,
 } from '../../api/headers.js';
-import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL } from '../../api/limits.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
 import { findTokenIds } from '../../expressions/index.js';
@@ -21,7 +21,7 @@ import { holdsAnywhere } from '../services/access.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
 import { svcHandler } from '../services/req-svc.js';
-import type { TokenService } from '../services/tokens.js';
+import type { OutputLimit, TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
@@ -36,6 +36,23 @@ import {
 
 /** The payload limit of a proxy with a transform (spec section 8). */
 const TRANSFORM_PAYLOAD_LIMIT = BODY_LIMIT_BYTES;
+
+/** A body a transform will read: the payload limit, detokenized too. */
+const TRANSFORM_OUTPUT_LIMIT: OutputLimit = {
+  bytes: TRANSFORM_PAYLOAD_LIMIT,
+  says: `the ${BODY_LIMIT_LABEL} payload limit of a proxy with a transform`,
+};
+
+/**
+ * A body only forwarded may be larger than the payload limit (it streams), but detokenizing may
+ * add at most that limit to it: a few bytes of expressions never stand for gigabytes.
+ */
+function growthLimit(body: Buffer): OutputLimit {
+  return {
+    bytes: body.length + DETOKENIZED_LIMIT_BYTES,
+    says: `${BODY_LIMIT_LABEL} more than the body as sent`,
+  };
+}
 const TRANSFORM_TIMEOUT_MS = 30_000;
 const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -123,7 +140,10 @@ export class ProxyPipeline {
     let headers = forwardableHeaders(call.rawHeaders);
     const contentType = headerOf(headers, 'content-type');
     let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
-    if (body !== undefined) body = this.detokenize(body, contentType, detokenizer, proxy, call.onDetokenized);
+    if (body !== undefined) {
+      const limit = transforms.request || transforms.response ? TRANSFORM_OUTPUT_LIMIT : growthLimit(body);
+      body = this.detokenize(body, contentType, detokenizer, proxy, limit, call.onDetokenized);
+    }
 
     if (transforms.request) {
       const json = isJsonContentType(contentType);
@@ -242,12 +262,14 @@ export class ProxyPipeline {
   /**
    * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
    * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
+   * The detokenized body may take at most `limit` (413), counted as it is built.
    */
   private detokenize(
     body: Buffer,
     contentType: string | undefined,
     caller: Caller | undefined,
     proxy: ProxyRecord,
+    limit: OutputLimit,
     detokenized: ((count: number) => void) | undefined,
   ): Buffer | string {
     // Fast path: most bodies hold no expression at all.
@@ -269,17 +291,17 @@ export class ProxyPipeline {
         parsed = undefined;
       }
       if (parsed !== undefined) {
-        const count = findTokenIds(parsed).length;
-        if (count === 0) return body;
-        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed);
-        detokenized?.(count);
+        const ids = findTokenIds(parsed);
+        if (ids.length === 0) return body;
+        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed, { ids, limit });
+        detokenized?.(ids.length);
         return replaced;
       }
     }
-    const count = findTokenIds(text).length;
-    if (count === 0) return body;
-    const replaced = asText(this.deps.tokens.detokenize(ctx(), text));
-    detokenized?.(count);
+    const ids = findTokenIds(text);
+    if (ids.length === 0) return body;
+    const replaced = this.deps.tokens.detokenizeText(ctx(), text, { ids, limit });
+    detokenized?.(ids.length);
     return replaced;
   }
 
@@ -374,10 +396,6 @@ function parseJsonOr(text: string, what: string, status = 400): unknown {
   }
   if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(status, `${what} is nested deeper than ${MAX_DEPTH} levels.`);
   return value;
-}
-
-function asText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */

@@ -20,9 +20,9 @@ export type AccessDecision =
 const IMPLICIT_TRANSFORM: Record<string, RuleTransform> = { 'token:read': 'mask', 'token:use': 'reveal' };
 
 export function evaluateAccess(grantee: Grantee, permission: string, container: string): AccessDecision {
-  const rule = [...grantee.rules]
-    .sort((a, b) => a.priority - b.priority)
-    .find((candidate) => candidate.container !== undefined && container.startsWith(candidate.container));
+  const rule = byPriority(grantee.rules).find(
+    (candidate) => candidate.container !== undefined && container.startsWith(candidate.container),
+  );
   if (rule) {
     return rule.permissions.includes(permission)
       ? { allowed: true, transform: rule.transform, rule }
@@ -32,6 +32,21 @@ export function evaluateAccess(grantee: Grantee, permission: string, container: 
     return { allowed: true, transform: IMPLICIT_TRANSFORM[permission] ?? 'reveal' };
   }
   return { allowed: false };
+}
+
+/**
+ * Rules sorted by priority, once per rules array (records are replaced, never changed in place):
+ * a list or a tokenize checks thousands of tokens against the same rules.
+ */
+const sortedRules = new WeakMap<readonly AccessRule[], readonly AccessRule[]>();
+
+function byPriority(rules: readonly AccessRule[]): readonly AccessRule[] {
+  let sorted = sortedRules.get(rules);
+  if (!sorted) {
+    sorted = [...rules].sort((a, b) => a.priority - b.priority);
+    sortedRules.set(rules, sorted);
+  }
+  return sorted;
 }
 
 /** Containers are absolute, slash-terminated, lower-case paths: `/`, `/pci/`, `/pci/high/`. */

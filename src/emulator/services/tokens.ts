@@ -1,10 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { DETOKENIZE_LIMIT } from '../../api/limits.js';
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
+import {
+  DETOKENIZED_LIMIT_BYTES,
+  BODY_LIMIT_LABEL,
+  DETOKENIZE_LIMIT,
+  TOKENIZE_LIMIT,
+  TOKENIZE_VALUE_LIMIT,
+} from '../../api/limits.js';
 import { TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../../api/patterns.js';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
-import { findTokenIds, substitute, substituteInJsonText } from '../../expressions/index.js';
+import {
+  ExpansionLimitError,
+  findTokenIds,
+  substitute,
+  substituteInJsonText,
+  substituteInText,
+} from '../../expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
@@ -37,6 +50,29 @@ interface Prepared {
 
 const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
 const CUSTOM_ID = new RegExp(TOKEN_ID_PATTERN);
+
+/** Tokens a tokenize prepares (validates and seals) before it lets other requests run. */
+const PREPARE_SLICE = 250;
+
+/** The most bytes a detokenized value may take, and how a refusal names that limit. */
+export interface OutputLimit {
+  bytes: number;
+  says: string;
+}
+
+const PAYLOAD_LIMIT: OutputLimit = { bytes: DETOKENIZED_LIMIT_BYTES, says: `the ${BODY_LIMIT_LABEL} payload limit` };
+
+/**
+ * How a proxy body is detokenized: `ids` when the caller has found them already, and the most
+ * it may take once detokenized (the payload limit when not given).
+ */
+export interface BodyExpansion {
+  ids?: string[];
+  limit?: OutputLimit;
+}
+
+/** A token's state in a transaction, by id: the record, or null when deleted there. */
+type StagedIndex = ReadonlyMap<string, TokenRecord | null>;
 
 /**
  * Tokens: create, read, list, delete, tokenize and detokenize, each governed by the caller's
@@ -130,38 +166,51 @@ export class TokenService {
   /**
    * Tokenizes a nested value, all or nothing: `{type, data, ...}` objects become tokens (answered
    * as token objects), other primitive leaves become `token` tokens (answered by id); arrays and
-   * other objects are walked. Nothing is written unless every token is valid and permitted.
+   * other objects are walked. Nothing is written unless every token is valid and permitted. At
+   * most TOKENIZE_LIMIT tokens in TOKENIZE_VALUE_LIMIT values (counted before any work), prepared
+   * a slice at a time so that other requests are served meanwhile.
    */
   async tokenize(ctx: TokenContext, value: unknown): Promise<unknown> {
     requireSomewhere(ctx.caller, 'token:create');
     checkDepth(value);
+    checkTokenizeSize(value);
     const transaction = this.transactionOf(ctx);
     const errors = new FieldErrors();
     const ids = new Set<string>();
-    const prepared: Prepared[] = [];
+    const sites: { body: CreateTokenBody; at: string }[] = [];
+    const made: (Prepared | undefined)[] = [];
     const plan = (node: unknown, at: string): (() => unknown) => {
       if (node === null) return () => null;
       if (isTokenSpec(node)) {
-        const item = this.prepare(ctx, node as CreateTokenBody, errors, at, ids, transaction);
-        if (item) prepared.push(item);
-        return () => this.present(ctx.caller, item!.record, item!.secret);
+        const site = sites.push({ body: node as CreateTokenBody, at }) - 1;
+        return () => this.present(ctx.caller, made[site]!.record, made[site]!.secret);
       }
       if (Array.isArray(node)) {
         const items = node.map((child, i) => plan(child, `${at}[${i}]`));
         return () => items.map((item) => item());
       }
       if (typeof node === 'object') {
-        const entries = Object.entries(node as Record<string, unknown>).map(
-          ([key, child]) => [key, plan(child, at ? `${at}.${key}` : key)] as const,
-        );
+        const entries: [string, () => unknown][] = [];
+        for (const key in node) {
+          const child = (node as Record<string, unknown>)[key];
+          entries.push([key, plan(child, at ? `${at}.${key}` : key)]);
+        }
         return () => fromEntries(entries.map(([key, item]) => [key, item()]));
       }
-      const item = this.prepare(ctx, { type: 'token', data: node }, errors, at, ids, transaction);
-      if (item) prepared.push(item);
-      return () => item!.record.id;
+      const site = sites.push({ body: { type: 'token', data: node }, at }) - 1;
+      return () => made[site]!.record.id;
     };
     const build = plan(value, '');
+    let staged = this.stagedIndex(ctx);
+    for (const [i, { body, at }] of sites.entries()) {
+      if (i > 0 && i % PREPARE_SLICE === 0) {
+        await yieldToOthers();
+        staged = this.stagedIndex(ctx);
+      }
+      made.push(this.prepare(ctx, body, errors, at, ids, transaction, staged));
+    }
     errors.throwIfAny();
+    const prepared = made as Prepared[];
     this.checkCreate(ctx.caller, prepared);
     await this.write(transaction, prepared);
     return build();
@@ -169,27 +218,50 @@ export class TokenService {
 
   /**
    * Replaces every `{{ token_id }}` in `value` with the token's data. Each token needs `token:use`
-   * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400.
+   * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400;
+   * a result over the payload limit (each occurrence counts) is a 413, refused before it is built.
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
-    const data = this.resolveExpressions(ctx, value, limit);
-    return data.size === 0 ? value : substitute(value, data);
+    checkDepth(value);
+    const data = this.resolveExpressions(ctx, findTokenIds(value), limit, PAYLOAD_LIMIT);
+    return data.size === 0 ? value : expanding(PAYLOAD_LIMIT, () => substitute(value, data, PAYLOAD_LIMIT.bytes));
+  }
+
+  /**
+   * Detokenizes a text body (a proxy's, not JSON): a text that is exactly one expression becomes
+   * the data as text. Measured in UTF-8 bytes as sent, at most `body.limitBytes`.
+   */
+  detokenizeText(ctx: TokenContext, text: string, body: BodyExpansion = {}): string {
+    const limit = body.limit ?? PAYLOAD_LIMIT;
+    const data = this.resolveExpressions(ctx, body.ids ?? findTokenIds(text), DETOKENIZE_LIMIT, limit);
+    if (data.size === 0) return text;
+    const replaced = expanding(limit, () => substituteInText(text, data, limit.bytes));
+    return typeof replaced === 'string' ? replaced : JSON.stringify(replaced);
   }
 
   /**
    * Detokenizes a JSON document as text: only the string values holding expressions change, the
    * rest of the bytes stay exactly as sent (numbers keep their digits). For proxy bodies.
    */
-  detokenizeJsonText(ctx: TokenContext, text: string, parsed: unknown, limit = DETOKENIZE_LIMIT): string {
-    const data = this.resolveExpressions(ctx, parsed, limit);
-    return data.size === 0 ? text : substituteInJsonText(text, data);
+  detokenizeJsonText(ctx: TokenContext, text: string, parsed: unknown, body: BodyExpansion = {}): string {
+    checkDepth(parsed);
+    const limit = body.limit ?? PAYLOAD_LIMIT;
+    const data = this.resolveExpressions(ctx, body.ids ?? findTokenIds(parsed), DETOKENIZE_LIMIT, limit);
+    return data.size === 0 ? text : expanding(limit, () => substituteInJsonText(text, data, limit.bytes));
   }
 
-  /** The data of every token `value` references, checked: existing (400), usable here (403), within `limit` (400). */
-  private resolveExpressions(ctx: TokenContext, value: unknown, limit: number): Map<string, unknown> {
+  /**
+   * The data of every token in `ids`, checked: existing (400), usable here (403), within `limit`
+   * (400). Each token's data is in the result at least once: their sizes together past the
+   * payload limit are a 413 before the next token is decrypted.
+   */
+  private resolveExpressions(
+    ctx: TokenContext,
+    ids: string[],
+    limit: number,
+    output: OutputLimit,
+  ): Map<string, unknown> {
     requireSomewhere(ctx.caller, 'token:use');
-    checkDepth(value);
-    const ids = findTokenIds(value);
     const data = new Map<string, unknown>();
     if (ids.length > limit) {
       throw new HttpError(
@@ -197,8 +269,10 @@ export class TokenService {
         `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`,
       );
     }
+    const staged = this.stagedIndex(ctx);
+    let bytes = 0;
     for (const id of ids) {
-      const record = this.visible(ctx, id);
+      const record = this.visible(ctx, id, staged);
       if (!record)
         throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, {
           errors: { [id]: ['no such token'] },
@@ -208,8 +282,9 @@ export class TokenService {
       if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
       // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.
       const secret = this.unseal(record);
-      if (decision.transform === 'reveal') data.set(id, secret.data);
-      else if (decision.transform === 'mask' && secret.mask !== undefined) data.set(id, secret.mask);
+      let used: unknown;
+      if (decision.transform === 'reveal') used = secret.data;
+      else if (decision.transform === 'mask' && secret.mask !== undefined) used = secret.mask;
       else {
         const how = decision.transform === 'mask' ? 'masked and has no mask' : 'redacted';
         throw new HttpError(
@@ -217,6 +292,9 @@ export class TokenService {
           `Token ${id} is ${how} for this ${ctx.caller.application.type} Application; detokenizing it needs a reveal rule.`,
         );
       }
+      bytes += leastBytes(used);
+      if (bytes > output.bytes) throw expansionTooLarge(output);
+      data.set(id, used);
     }
     return data;
   }
@@ -244,6 +322,7 @@ export class TokenService {
     at: string,
     ids: Set<string>,
     transaction: TransactionRecord | undefined,
+    staged?: StagedIndex,
   ): Prepared | undefined {
     const field = (name: string) => (at ? `${at}.${name}` : name);
     const before = errors.count;
@@ -276,7 +355,7 @@ export class TokenService {
     const idField = body.id === undefined ? undefined : field('id');
     if (body.id !== undefined) {
       if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), TOKEN_ID_RULE);
-      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id))
+      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id, staged))
         errors.add(field('id'), `a token with id ${id} already exists`);
     }
     ids.add(id);
@@ -329,9 +408,10 @@ export class TokenService {
   private checkIdsFree(batch: WriteBatch, prepared: Prepared[], staged: StagedOp[]): void {
     const errors = new FieldErrors();
     const now = this.clock().getTime();
+    const index = indexStaged(staged);
     for (const { record, idField } of prepared) {
       if (idField === undefined) continue;
-      const inTransaction = stagedState(staged, record.id);
+      const inTransaction = index.get(record.id);
       const latest =
         inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;
       if (latest && !isExpired(latest, now)) errors.add(idField, `a token with id ${record.id} already exists`);
@@ -343,10 +423,13 @@ export class TokenService {
     return ctx.transactionId === undefined ? undefined : this.transactions.open(ctx.caller, ctx.transactionId);
   }
 
-  /** A token as this caller sees it: committed, overlaid by its own transaction's staged writes. */
-  private visible(ctx: TokenContext, id: string): TokenRecord | undefined {
-    const staged = stagedState(this.stagedOps(ctx), id);
-    if (staged !== undefined) return staged ?? undefined;
+  /**
+   * A token as this caller sees it: committed, overlaid by its own transaction's staged writes
+   * (`staged`, indexed once when many tokens are looked up).
+   */
+  private visible(ctx: TokenContext, id: string, staged?: StagedIndex): TokenRecord | undefined {
+    const inTransaction = staged ? staged.get(id) : stagedState(this.stagedOps(ctx), id);
+    if (inTransaction !== undefined) return inTransaction ?? undefined;
     const record = this.store.tokens.get(ctx.caller.tenantId, id);
     return record && !isExpired(record, this.clock().getTime()) ? record : undefined;
   }
@@ -364,6 +447,11 @@ export class TokenService {
       else byId.delete(op.id);
     }
     return [...byId.values()];
+  }
+
+  /** The caller's transaction's staged writes by token id (empty outside a transaction). */
+  private stagedIndex(ctx: TokenContext): StagedIndex {
+    return indexStaged(this.stagedOps(ctx));
   }
 
   private stagedOps(ctx: TokenContext): StagedOp[] {
@@ -411,6 +499,58 @@ function checkDepth(value: unknown): void {
   if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`);
 }
 
+/**
+ * A tokenize's size, counted before any work and stopping at the first value past a limit: at
+ * most TOKENIZE_LIMIT tokens, and TOKENIZE_VALUE_LIMIT values in all (the objects, arrays and
+ * nulls around them too: a body of a million empty arrays creates no token, yet costs as much).
+ */
+function checkTokenizeSize(value: unknown): void {
+  let tokens = 0;
+  let values = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (++values > TOKENIZE_VALUE_LIMIT) {
+      throw new HttpError(
+        413,
+        `A tokenize request holds at most ${TOKENIZE_VALUE_LIMIT.toLocaleString('en-US')} values (objects, arrays and nulls included); split it into several requests.`,
+      );
+    }
+    if (node === null) continue;
+    if (typeof node !== 'object' || isTokenSpec(node)) {
+      if (++tokens > TOKENIZE_LIMIT) {
+        throw new HttpError(
+          413,
+          `A tokenize request creates at most ${TOKENIZE_LIMIT.toLocaleString('en-US')} tokens; split it into several requests.`,
+        );
+      }
+    } else if (Array.isArray(node)) {
+      for (const child of node) stack.push(child);
+    } else {
+      for (const key in node) stack.push((node as Record<string, unknown>)[key]);
+    }
+  }
+}
+
+/** Runs a substitution, its output past `limit` a 413. */
+function expanding<T>(limit: OutputLimit, substitution: () => T): T {
+  try {
+    return substitution();
+  } catch (error) {
+    if (error instanceof ExpansionLimitError) throw expansionTooLarge(limit);
+    throw error;
+  }
+}
+
+function expansionTooLarge(limit: OutputLimit): HttpError {
+  return new HttpError(413, `Detokenized, this would be over ${limit.says} (each occurrence of a token counts).`);
+}
+
+/** The fewest bytes a token's data can take once substituted: a string as its text, anything else as JSON. */
+function leastBytes(data: unknown): number {
+  return Buffer.byteLength(typeof data === 'string' ? data : (JSON.stringify(data) ?? ''));
+}
+
 /** A caller without the permission anywhere is refused outright (an empty answer would hide that). */
 function requireSomewhere(caller: Caller, permission: string): void {
   if (!holdsAnywhere(caller.application, permission)) {
@@ -442,6 +582,19 @@ function stagedState(staged: StagedOp[], id: string): TokenRecord | null | undef
     if (op.op === 'delete' && op.id === id) return null;
   }
   return undefined;
+}
+
+/**
+ * A transaction's staged writes by token id, the latest of each: the record, or null when deleted.
+ * Built once per request, where a search per token made a large tokenize quadratic.
+ */
+function indexStaged(staged: readonly StagedOp[]): StagedIndex {
+  const index = new Map<string, TokenRecord | null>();
+  for (const op of staged) {
+    if (op.op === 'put') index.set(op.record.id, op.record);
+    else index.set(op.id, null);
+  }
+  return index;
 }
 
 function isExpired(record: TokenRecord, now: number): boolean {
