@@ -36,6 +36,8 @@ export interface HttpErrorOptions {
   extensions?: Record<string, unknown> | undefined;
   /** What caused it, for the log (never sent). */
   cause?: unknown;
+  /** Seconds after which the request may be tried again (answered as Retry-After). */
+  retryAfter?: number | undefined;
 }
 
 /**
@@ -50,6 +52,8 @@ export class HttpError extends Error {
   readonly response: CustomResponse | undefined;
   /** Members of the problem beyond the standard ones (RFC 9457 extensions), e.g. a reactor's `raw`. */
   readonly extensions: Record<string, unknown> | undefined;
+  /** Seconds after which the request may be tried again (answered as Retry-After). */
+  readonly retryAfter: number | undefined;
 
   constructor(
     readonly status: number,
@@ -63,6 +67,7 @@ export class HttpError extends Error {
     this.errors = options.errors;
     this.response = options.response;
     this.extensions = options.extensions;
+    this.retryAfter = options.retryAfter;
   }
 }
 

@@ -141,7 +141,10 @@ export function problemAnswer(error: HttpError, traceId: string): Answer {
   }
   return {
     status: error.status,
-    headers: { 'content-type': PROBLEM_UTF8_CONTENT_TYPE },
+    headers: {
+      'content-type': PROBLEM_UTF8_CONTENT_TYPE,
+      ...(error.retryAfter !== undefined && { 'retry-after': String(error.retryAfter) }),
+    },
     body: JSON.stringify(problemOf(error, traceId)),
   };
 }
@@ -211,7 +214,10 @@ function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: E
     // Spec 4.3: an error inside the proxy is an object with `proxy_error`.
     return {
       status: httpError.status,
-      headers: { 'content-type': JSON_UTF8_CONTENT_TYPE },
+      headers: {
+        'content-type': JSON_UTF8_CONTENT_TYPE,
+        ...(httpError.retryAfter !== undefined && { 'retry-after': String(httpError.retryAfter) }),
+      },
       body: JSON.stringify({ proxy_error: problemOf(httpError, request.id) }),
     };
   }

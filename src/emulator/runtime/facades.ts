@@ -226,12 +226,28 @@ export class Agent {
   destroy(): void {}
 }
 
-/** `require('https')` as user code sees it. */
-export function httpsFacade(): object {
+/**
+ * `require('https')` as user code sees it. A request belongs to the call that makes it, as its
+ * timers do: one still under way when the call ends is destroyed (sent or not: a request queued on
+ * the agent is not sent after), and a call that is over cannot make one.
+ */
+export function httpsFacade(owner: () => RequestOwner | undefined): object {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 32 });
   const request = (...args: unknown[]): SandboxRequest => {
+    const starter = owner();
+    if (starter?.finished)
+      throw new Error('The call that would make this request has returned: outbound requests belong to their call.');
     const spec = readArguments(args);
-    return new SandboxRequest(https.request({ ...spec.options, agent }), spec);
+    const outgoing = https.request({ ...spec.options, agent });
+    if (starter) {
+      const end = () =>
+        outgoing.destroy(
+          plainError({ code: 'ERR_CALL_ENDED', message: 'The call that made this request has ended.' }, 'ended'),
+        );
+      starter.timers.add(end);
+      outgoing.once('close', () => starter.timers.delete(end));
+    }
+    return new SandboxRequest(outgoing, spec);
   };
   const get = (...args: unknown[]): SandboxRequest => {
     const outgoing = request(...args);
@@ -249,6 +265,11 @@ export interface WorkOwner {
   finished: boolean;
   /** Its thread-pool work under way (a finished call's still counts until the work is done). */
   jobs: number;
+}
+
+/** Work that can end with its owner: what to do when it does (clear a timer, destroy a request). */
+export interface RequestOwner extends WorkOwner {
+  timers: Set<() => void>;
 }
 
 /** A thread-pool job begun: counted against its starter until `done`. */

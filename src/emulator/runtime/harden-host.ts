@@ -1,55 +1,77 @@
 /**
- * Makes the host objects user code can reach immutable, in the sandbox process, after lockdown().
+ * Makes the host objects user code can reach immutable, in the sandbox process, after lockdown():
+ * the whole graph reachable from what user code is handed, not a list of known objects.
  *
  * lockdown() freezes the JavaScript intrinsics but not Node's own classes. User code reaches many
  * of them (Buffer, EventTarget, timers, and every class of the allowlisted built-ins), and the
  * sandbox's own machinery inherits from the same prototypes: patch EventEmitter.prototype.emit and
- * the next `process.emit(...)` hands user code the sandbox process's `process`. So every prototype and
- * constructor reachable from what user code is given is frozen here.
+ * the next `process.emit(...)` hands user code the sandbox process's `process`. And the code of
+ * every owner of a tenant shares the process: an object one could change, another would see. So
+ * everything reachable from `reachable` is frozen: namespaces, types, prototypes, the objects they
+ * hold (an agent, an array of names) and what their getters answer (a module's lazy members,
+ * `util.inspect.defaultOptions`), and the accessor functions made here.
  *
  * Freezing a prototype breaks code that assigns an instance property shadowing one of its data
  * properties (`this._events = ...` under a frozen `_events`: the "override mistake"). As SES does
  * for the intrinsics, each such data property becomes an accessor whose setter defines the
  * property on the instance instead.
  *
- * Instances (an Agent, a hash) are left mutable: only their prototype chains are frozen, so user
- * code can only ever change objects that are its own.
+ * `discoveryOnly` are instances made only to find prototypes user code reaches through its own
+ * instances (a timer, Node's modules behind the facades): their prototype chains are frozen, their
+ * own state is left alone (user code never holds them).
  */
-export function hardenHost(roots: readonly unknown[]): void {
+export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonly unknown[] = []): void {
   const seen = new Set<object>();
   const pending: [object, Role][] = [];
   const add = (value: unknown, role: Role) => {
     if ((typeof value === 'object' && value !== null) || typeof value === 'function')
       pending.push([value as object, role]);
   };
-  for (const root of roots) add(root, classify(root));
+  const drain = (shared: boolean) => {
+    while (pending.length > 0) {
+      const [object, role] = pending.pop()!;
+      if (seen.has(object)) continue;
+      seen.add(object);
+      // An Error constructor (the realm's, or the one Node's own errors extend) is lockdown's: V8
+      // reads stackTraceLimit and prepareStackTrace off it as data properties (host-hardening.ts
+      // processDefaults: what user code can change of them).
+      if (typeof object === 'function' && Object.hasOwn(object, 'captureStackTrace')) continue;
+      // An instance user code made is its own to change; what it inherits is not. (A class's parent
+      // class is a type, whose statics are as reachable as its own.)
+      const parent = Object.getPrototypeOf(object) as unknown;
+      add(parent, typeof parent === 'function' ? 'type' : 'prototype');
+      if (role === 'instance') continue;
 
-  while (pending.length > 0) {
-    const [object, role] = pending.pop()!;
-    if (seen.has(object)) continue;
-    seen.add(object);
-    // An instance is the user's to change; what it inherits is not.
-    add(Object.getPrototypeOf(object), 'prototype');
-    if (role === 'instance') continue;
-
-    for (const key of Reflect.ownKeys(object)) {
-      const descriptor = Reflect.getOwnPropertyDescriptor(object, key)!;
-      if ('value' in descriptor) {
-        const value = descriptor.value as unknown;
-        add(value, key === 'prototype' ? 'prototype' : classify(value));
-      } else {
-        add(descriptor.get, 'type');
-        add(descriptor.set, 'type');
-        // A lazy member of a module namespace (crypto.webcrypto, stream.promises) is part of it.
-        if (role === 'namespace' && descriptor.get) add(safeGet(object, key), 'namespace');
+      for (const key of Reflect.ownKeys(object)) {
+        const descriptor = Reflect.getOwnPropertyDescriptor(object, key)!;
+        if ('value' in descriptor) {
+          const value = descriptor.value as unknown;
+          if (key === 'prototype') add(value, 'prototype');
+          else add(value, shared ? heldRole(value) : classify(value));
+        } else {
+          add(descriptor.get, 'type');
+          add(descriptor.set, 'type');
+          // A lazy member of a module or class (crypto.webcrypto, stream.promises, inspect.defaultOptions)
+          // is part of it.
+          if (role !== 'prototype' && descriptor.get) add(safeGet(object, key), shared ? 'namespace' : 'instance');
+        }
       }
+      // Every object locked here may be some instance's prototype (a plain object can be one too).
+      if (!Object.isFrozen(object)) lock(object, shared && role !== 'prototype');
     }
-    // Every object locked here may be some instance's prototype (a plain object can be one too).
-    if (!Object.isFrozen(object)) lock(object);
-  }
+  };
+  for (const root of reachable) add(root, heldRole(root));
+  drain(true);
+  for (const root of discoveryOnly) add(root, classify(root));
+  drain(false);
 }
 
 type Role = 'type' | 'prototype' | 'namespace' | 'instance';
+
+/** What an object held by a reachable one is: shared by every owner, so never an instance left mutable. */
+function heldRole(value: unknown): Role {
+  return typeof value === 'function' ? 'type' : 'namespace';
+}
 
 /** Functions are types; plain objects are namespaces (module exports); anything else is an instance. */
 function classify(value: unknown): Role {
@@ -63,9 +85,11 @@ function classify(value: unknown): Role {
  * Object.freeze, except where freezing would break the instances that inherit from the object:
  * a writable data property becomes an accessor whose setter gives the instance its own property;
  * a writable one that cannot be reconfigured (Node defines a few, e.g. EventEmitter's kCapture
- * flag) stays writable if it holds a primitive, which no one can turn into a capability.
+ * flag) stays writable on a prototype if it holds a primitive, which no one can turn into a
+ * capability. On a `shared` object (a module's, a class's own) nothing stays writable: Node's
+ * sealed settings (`util.inspect.defaultOptions`) are process-wide state.
  */
-function lock(object: object): void {
+function lock(object: object, shared = false): void {
   for (const key of Reflect.ownKeys(object)) {
     const descriptor = Reflect.getOwnPropertyDescriptor(object, key)!;
     if (!('value' in descriptor)) {
@@ -74,7 +98,8 @@ function lock(object: object): void {
     }
     const value = descriptor.value as unknown;
     if (descriptor.configurable && descriptor.writable) {
-      Object.defineProperty(object, key, {
+      // Methods: no `prototype` object of their own to leave unfrozen; frozen, as all user code reaches.
+      const accessors = {
         get() {
           return value;
         },
@@ -83,10 +108,14 @@ function lock(object: object): void {
             throw new TypeError(`Cannot assign to read only property '${String(key)}' of a sandbox host object`);
           Object.defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
         },
+      };
+      Object.defineProperty(object, key, {
+        get: Object.freeze(accessors.get),
+        set: Object.freeze(accessors.set),
         enumerable: descriptor.enumerable ?? false,
         configurable: false,
       });
-    } else if (descriptor.configurable || (descriptor.writable && isCapability(value))) {
+    } else if (descriptor.configurable || (descriptor.writable && (shared || isCapability(value)))) {
       Object.defineProperty(object, key, { writable: false, configurable: false });
     }
   }

@@ -84,7 +84,82 @@ export function hostInstances(): unknown[] {
   const reachable = ['net', 'tls', 'http', 'https', 'events', 'stream', 'crypto'].map((name) =>
     hostRequire(`node:${name}`),
   );
-  return [timeout, immediate, interval, controller.signal.reason, ...reachable];
+  return [timeout, immediate, interval, controller.signal.reason, ...reachable, ...madeAtRunTime()];
+}
+
+/**
+ * Instances of Node's classes that no module exports, but that user code gets from a call (a key, a
+ * stream, an error a failed connect throws): made once here, so that their prototype chains are
+ * frozen with the rest. The code of a tenant's owners shares the process: a prototype one could
+ * patch would spy on the others (the headers of another reactor's requests, the keys it exports).
+ */
+function madeAtRunTime(): unknown[] {
+  const crypto = hostRequire('node:crypto') as typeof import('node:crypto');
+  const stream = hostRequire('node:stream') as typeof import('node:stream');
+  const util = hostRequire('node:util') as Record<string, (...args: unknown[]) => unknown>;
+  const { Blob } = hostRequire('node:buffer') as typeof import('node:buffer');
+  const made: unknown[] = [];
+  const attempt = (make: () => unknown) => {
+    try {
+      made.push(make());
+    } catch (error) {
+      made.push(error);
+    }
+  };
+  attempt(() => crypto.createSecretKey(Buffer.alloc(16)));
+  attempt(() => {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
+    return [privateKey, publicKey];
+  });
+  attempt(() => crypto.createECDH('prime256v1'));
+  attempt(() => crypto.createDiffieHellmanGroup('modp14'));
+  attempt(() => crypto.createSign('sha256'));
+  attempt(() => crypto.createVerify('sha256'));
+  attempt(() => crypto.createHmac('sha256', 'k'));
+  attempt(() => crypto.createCipheriv('aes-128-gcm', Buffer.alloc(16), Buffer.alloc(12)));
+  attempt(() => crypto.createDecipheriv('aes-128-gcm', Buffer.alloc(16), Buffer.alloc(12)));
+  attempt(() => util._exceptionWithHostPort!(-111, 'connect', '127.0.0.1', 1));
+  attempt(() => util._errnoException!(-2, 'open'));
+  attempt(() => {
+    const readable = new Blob(['x']).stream();
+    return [readable, readable.getReader(), new WritableStream().getWriter(), new TransformStream()];
+  });
+  attempt(() => stream.Duplex.from(async function* () {}));
+  attempt(() => stream.Readable.from([]));
+  attempt(() =>
+    (stream as unknown as { compose: (...s: unknown[]) => unknown }).compose(
+      new stream.PassThrough(),
+      new stream.PassThrough(),
+    ),
+  );
+  attempt(() => {
+    const passThrough = new stream.PassThrough();
+    passThrough.on('error', () => {});
+    stream.addAbortSignal(AbortSignal.abort(), passThrough);
+    return passThrough;
+  });
+  attempt(() => new (hostRequire('node:string_decoder').StringDecoder)('utf8'));
+  attempt(() => new (hostRequire('node:util') as typeof import('node:util')).MIMEType('text/plain'));
+  return made.flat();
+}
+
+/**
+ * Instances Node makes only asynchronously (a CryptoKey, the AbortError a stream gets): awaited
+ * once at start, before any code loads.
+ */
+export async function madeAsynchronously(): Promise<unknown[]> {
+  const crypto = hostRequire('node:crypto') as typeof import('node:crypto');
+  const stream = hostRequire('node:stream') as typeof import('node:stream');
+  const made: unknown[] = [];
+  made.push(await crypto.webcrypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign']));
+  made.push(
+    await new Promise((resolve) => {
+      const passThrough = new stream.PassThrough();
+      passThrough.on('error', resolve);
+      stream.addAbortSignal(AbortSignal.abort(), passThrough);
+    }),
+  );
+  return made;
 }
 
 /**
@@ -113,4 +188,77 @@ export function nodeErrors(): unknown[] {
     }
   }
   return errors;
+}
+
+/**
+ * Node's switches of process-wide state that user code reaches through the allowlisted modules,
+ * turned off: in a process the code of several owners shares, one owner's setting would be the
+ * others'. `stream.setDefaultHighWaterMark` (every stream's buffer), `EventEmitter.setMaxListeners`
+ * without targets (every emitter's default), `buffer.INSPECT_MAX_BYTES`, and the lazy
+ * `EventEmitterAsyncResource`, whose AsyncResource runs code in the async context it was made in (a
+ * call's work as another's). (`util.inspect.defaultOptions` is refused by freezing the object its
+ * setter assigns into.)
+ */
+export function confineProcessState(): void {
+  const stream = hostRequire('node:stream') as typeof import('node:stream') & Record<string, unknown>;
+  const events = hostRequire('node:events') as typeof import('node:events');
+  const refuse = (what: string, instead: string) => () => {
+    throw new TypeError(`${what} changes the whole sandbox process and is not available; ${instead}.`);
+  };
+  stream.setDefaultHighWaterMark = refuse('stream.setDefaultHighWaterMark', 'pass highWaterMark to the stream instead');
+  const setMaxListeners = events.setMaxListeners;
+  events.setMaxListeners = function (this: unknown, n?: number, ...targets: unknown[]) {
+    if (targets.length === 0)
+      refuse('EventEmitter.setMaxListeners without targets', 'call emitter.setMaxListeners(n) instead')();
+    return Reflect.apply(setMaxListeners, this, [n, ...targets]);
+  } as typeof setMaxListeners;
+  const buffer = hostRequire('node:buffer') as typeof import('node:buffer');
+  const inspectBytes = Object.getOwnPropertyDescriptor(buffer, 'INSPECT_MAX_BYTES');
+  if (inspectBytes?.configurable)
+    Object.defineProperty(buffer, 'INSPECT_MAX_BYTES', {
+      get: inspectBytes.get,
+      set: refuse('buffer.INSPECT_MAX_BYTES', 'format the bytes yourself'),
+      enumerable: true,
+      configurable: false,
+    });
+  Object.defineProperty(events, 'EventEmitterAsyncResource', {
+    get: refuse('EventEmitterAsyncResource', 'use EventEmitter'),
+    enumerable: true,
+    configurable: false,
+  });
+}
+
+/**
+ * The `performance` a code version gets, its own: the clock, and nothing of the process-wide
+ * timeline (marks and measures another owner's code would see).
+ */
+export function userPerformance(): object {
+  return {
+    now: () => performance.now(),
+    timeOrigin: performance.timeOrigin,
+    toJSON: () => ({ timeOrigin: performance.timeOrigin }),
+  };
+}
+
+/**
+ * Process-wide settings Node defines as accessors that cannot be removed or frozen: the default of
+ * every EventEmitter (`EventEmitter.defaultMaxListeners`, `captureRejections`), and the stack
+ * switches of the realm's Error that every compartment's Error reaches. Read once at start;
+ * `reset()` puts them back before and after every call, so that one owner's change reaches another
+ * owner's call only while both run at once (docs/sandbox.md).
+ */
+export function processDefaults(): { reset(): void } {
+  const events = hostRequire('node:events') as typeof import('node:events');
+  const maxListeners = events.defaultMaxListeners;
+  const captureRejections = events.captureRejections;
+  const stackTraceLimit = Error.stackTraceLimit;
+  const prepareStackTrace = Error.prepareStackTrace;
+  return {
+    reset() {
+      if (events.defaultMaxListeners !== maxListeners) events.defaultMaxListeners = maxListeners;
+      if (events.captureRejections !== captureRejections) events.captureRejections = captureRejections;
+      if (Error.stackTraceLimit !== stackTraceLimit) Error.stackTraceLimit = stackTraceLimit;
+      if (Error.prepareStackTrace !== prepareStackTrace) Error.prepareStackTrace = prepareStackTrace;
+    },
+  };
 }

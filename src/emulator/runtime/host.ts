@@ -6,16 +6,33 @@
  * sees `process`, a Node object of the network stack, or anything of the emulator.
  */
 import 'ses';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { format } from 'node:util';
 import { releaseWhenIdle } from '../../lib/idle-release.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { AsyncOwner } from './async-owner.js';
 import { Channel } from './channel.js';
 import { loadCode, type Loaded } from './compartment.js';
-import { closeInheritedDescriptors, hostInstances, nodeErrors, restrictNetwork } from './host-hardening.js';
-import { Agent, SandboxRequest, SandboxResponse, type WorkOwner, cryptoFacade, httpsFacade } from './facades.js';
+import {
+  closeInheritedDescriptors,
+  confineProcessState,
+  hostInstances,
+  madeAsynchronously,
+  nodeErrors,
+  processDefaults,
+  restrictNetwork,
+  userPerformance,
+} from './host-hardening.js';
+import {
+  Agent,
+  SandboxRequest,
+  SandboxResponse,
+  type RequestOwner,
+  type WorkOwner,
+  cryptoFacade,
+  httpsFacade,
+} from './facades.js';
 import { hardenHost } from './harden-host.js';
 import {
   MAX_FRAME_BYTES,
@@ -46,25 +63,23 @@ interface Invocation {
   cancelled: boolean;
   /** Over: timers it set are cleared, and any it sets from leftover work are cleared at once. */
   finished: boolean;
-  timers: (() => void)[];
+  /** What ends with it: its timers and outbound requests. */
+  timers: Set<() => void>;
   /** Its `crypto` work on the thread pool under way (facades.ts). */
   jobs: number;
 }
 
 /**
- * The call the code running now belongs to, across its awaits and timers. Node keeps the store on
- * every promise and timer as a property user code can read and write: so the store is an empty
- * frozen token, and the call's record stays here, out of reach.
+ * The call the code running now belongs to, across its awaits and timers: kept out of reach of user
+ * code (async-owner.ts), as a token whose record stays here.
  */
-const context = new AsyncLocalStorage<object>();
+const context = new AsyncOwner<object>();
 const records = new WeakMap<object, Invocation>();
 /** Top-level code runs under a token of its version: the timers it sets go when the version does. */
 const versionRecords = new WeakMap<object, TimerOwner>();
 const versionTimers = new Map<string, TimerOwner>();
 
-interface TimerOwner extends WorkOwner {
-  timers: (() => void)[];
-}
+type TimerOwner = RequestOwner;
 
 /**
  * Calls that returned with `crypto` work of theirs still on the thread pool, and when: its callback
@@ -75,12 +90,12 @@ const workLeftBehind = new Map<WorkOwner, number>();
 const LEFT_WORK_GRACE_MS = 100;
 
 function current(): Invocation | undefined {
-  const token = context.getStore();
+  const token = context.get();
   return typeof token === 'object' && token !== null ? records.get(token) : undefined;
 }
 
 function timerOwner(): TimerOwner | undefined {
-  const token = context.getStore();
+  const token = context.get();
   return typeof token === 'object' && token !== null ? (records.get(token) ?? versionRecords.get(token)) : undefined;
 }
 
@@ -112,6 +127,7 @@ lockdown({
   errorTrapping: 'none',
   unhandledRejectionTrapping: 'none',
 });
+// Hardened below with the rest: every compartment's Error hands it out, one object for all of them.
 Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
 
 /** What user code is handed of the host: the globals, and the modules `require` serves. */
@@ -121,9 +137,9 @@ Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prep
 const { timeoutSignal, ...TIMERS } = sandboxTimers((clear) => {
   const owner = timerOwner();
   if (owner?.finished) return false;
-  owner?.timers.push(clear);
+  owner?.timers.add(clear);
   return true;
-});
+}, timerOwner);
 // This process serves user code only: its AbortSignal.timeout is the one on the calls' timers.
 Object.defineProperty(AbortSignal, 'timeout', { value: timeoutSignal, writable: true, configurable: true });
 const HOST_GLOBALS = {
@@ -140,27 +156,33 @@ const HOST_GLOBALS = {
   EventTarget,
   atob,
   btoa,
-  performance,
 };
 const MODULES: Record<string, unknown> = {
   buffer: hostRequire('node:buffer'),
   crypto: cryptoFacade(timerOwner),
-  https: httpsFacade(),
+  https: httpsFacade(timerOwner),
   querystring: hostRequire('node:querystring'),
   stream: hostRequire('node:stream'),
   url: hostRequire('node:url'),
   util: hostRequire('node:util'),
 };
-hardenHost([
-  ...Object.values(HOST_GLOBALS),
-  ...Object.values(MODULES),
-  SandboxRequest,
-  SandboxResponse,
-  Agent,
-  TimerHandle,
-  ...hostInstances(),
-  ...nodeErrors(),
-]);
+confineProcessState();
+hardenHost(
+  [
+    ...Object.values(HOST_GLOBALS),
+    ...Object.values(MODULES),
+    Intl,
+    prepareUserStack,
+    SandboxRequest,
+    SandboxResponse,
+    Agent,
+    TimerHandle,
+  ],
+  [...hostInstances(), ...nodeErrors(), ...(await madeAsynchronously())],
+);
+
+/** Node's process-wide defaults user code can set: put back around every call. */
+const defaults = processDefaults();
 
 let config: InitRequest | undefined;
 const versions = new Map<string, Loaded>();
@@ -220,10 +242,16 @@ function onMessage(message: ToSandbox): void {
       if (invocations.size === 0) judge(idleReport());
       loadingVid = message.vid;
       const token = Object.freeze(Object.create(null) as object);
-      const owner: TimerOwner = { finished: false, timers: [], jobs: 0 };
+      const owner: TimerOwner = { finished: false, timers: new Set(), jobs: 0 };
       versionRecords.set(token, owner);
       const outcome = context.run(token, () =>
-        loadCode(message, config!, MODULES, HOST_GLOBALS, userConsole(message.vid)),
+        loadCode(
+          message,
+          config!,
+          MODULES,
+          { ...HOST_GLOBALS, performance: userPerformance() },
+          userConsole(message.vid),
+        ),
       );
       loadingVid = null;
       if ('error' in outcome) {
@@ -281,7 +309,9 @@ function onMessage(message: ToSandbox): void {
 /** Its timers are cleared, and any it sets from now on are cleared at once. */
 function endTimers(owner: TimerOwner): void {
   owner.finished = true;
-  for (const clear of owner.timers.splice(0)) clear();
+  const ends = [...owner.timers];
+  owner.timers.clear();
+  for (const end of ends) end();
   if (owner.jobs > 0) workLeftBehind.set(owner, now());
 }
 
@@ -355,12 +385,13 @@ async function invoke(request: InvokeRequest): Promise<void> {
     svcInFlight: 0,
     cancelled: false,
     finished: false,
-    timers: [],
+    timers: new Set(),
     jobs: 0,
   };
   invocations.set(request.id, invocation);
   const token = Object.freeze(Object.create(null) as object);
   records.set(token, invocation);
+  defaults.reset();
   try {
     // Whatever goes wrong here answers the call: a call never waits for its timeout for want of one.
     const outcome = await context
@@ -378,6 +409,7 @@ async function invoke(request: InvokeRequest): Promise<void> {
       else post(outcome);
     }
   } finally {
+    defaults.reset();
     endTimers(invocation);
     invocations.delete(request.id);
     // A cancelled call was over when the emulator gave up on it; its code settling later (when it

@@ -32,22 +32,19 @@ export function recordCodeVersion(record: object, code: string, filename: string
 
 const DEFAULT_TENANT = 'default';
 
-/** The group a version's processes belong to: one tenant's one owner. */
-function groupKey(spec: LoadSpec): string {
-  return `${spec.tenant ?? DEFAULT_TENANT}/${spec.group ?? spec.id}`;
-}
-
 /**
  * The sandbox runtime shared by reactors and proxy transforms. User code runs in sandbox processes
- * (sandbox-process.ts), each holding the code of one owner (a reactor, or a proxy's transforms: see
- * sandbox-group.ts), each version in an SES Compartment of its own (host.ts). `load` compiles a
- * version in its owner's process and, only once it loads, makes it the current instance of its id:
- * calls in flight finish on the old one, which is then unloaded; a version that fails to load leaves
- * the old one serving.
+ * (sandbox-process.ts), each holding the code of one tenant (or, with `isolation: 'owner'`, of one
+ * owner: a reactor, or a proxy's transforms; see sandbox-group.ts), each version in an SES
+ * Compartment of its own (host.ts). `load` compiles a version in its group's process and, only once
+ * it loads, makes it the current instance of its id: calls in flight finish on the old one, which is
+ * then unloaded; a version that fails to load leaves the old one serving.
  *
- * The budget: at most `maxProcesses` processes in all, whatever the number of reactors. At the cap
- * the least recently used idle process makes room (its owner's code loads again on its next call),
- * and `maxProcessesPerGroup` for one owner.
+ * The budget, shared fairly: every group may always have one process (a tenant is never made to
+ * wait for another's calls); `maxProcesses` bounds the processes beyond that, and a group's extras
+ * (a second one while its first is held by code that does not yield) are taken only when room is
+ * free at once, never waited for. At the cap, the least recently used idle process makes room (its
+ * code loads again on its next call).
  */
 export class Runtime {
   private readonly options: Required<Omit<RuntimeOptions, 'onLog'>> & { onLog: (entry: LogEntry) => void };
@@ -60,8 +57,6 @@ export class Runtime {
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
   private readonly source: ProcessSource;
-  /** Starts waiting for room within the budget. */
-  private readonly waiting: (() => void)[] = [];
   private disposed = false;
   private vidSeq = 0;
 
@@ -71,7 +66,8 @@ export class Runtime {
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
       maxProcesses: options.maxProcesses ?? 8,
       maxProcessesPerGroup: options.maxProcessesPerGroup ?? 2,
-      maxVersionsPerProcess: options.maxVersionsPerProcess ?? 64,
+      maxVersionsPerProcess: options.maxVersionsPerProcess ?? 256,
+      isolation: options.isolation ?? 'tenant',
       idleMs: options.idleMs ?? 10_000,
       memoryMb: options.memoryMb ?? 256,
       spares: options.spares ?? 0,
@@ -85,8 +81,7 @@ export class Runtime {
     };
     const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
     this.source = {
-      start: (group) => this.start(group),
-      released: () => this.released(),
+      start: (group, extra) => this.start(group, extra),
       maxProcessesPerGroup,
       maxVersionsPerProcess,
       idleMs,
@@ -141,16 +136,22 @@ export class Runtime {
     return promise;
   }
 
-  /** Stops an id's instance once its calls in flight are done; the last of an owner's stops its processes. */
-  async unload(id: string): Promise<void> {
+  /**
+   * Stops an id's instance. Given `deleted` (what was deleted: "reactor charge"), at once: its calls
+   * in flight end with a problem saying so, rather than hold the delete. Otherwise (a transform
+   * dropped by an update) its calls in flight finish first. The last instance of a group stops its
+   * processes.
+   */
+  async unload(id: string, deleted?: string): Promise<void> {
     const instance = this.instances.get(id);
     this.instances.delete(id);
     this.latest.delete(id);
     if (!instance) return;
-    await instance.retire();
-    const key = groupKey(instance.spec);
+    if (deleted === undefined) await instance.retire();
+    else instance.end(deleted);
+    const key = this.groupKey(instance.spec);
     if (
-      [...this.instances.values()].some((other) => groupKey(other.spec) === key) ||
+      [...this.instances.values()].some((other) => this.groupKey(other.spec) === key) ||
       [...this.loading.keys()].some((loading) => loading.startsWith(`${id}\u0000`))
     )
       return;
@@ -170,11 +171,10 @@ export class Runtime {
     for (const process of this.processes) process.kill('the emulator stopped');
     this.processes.clear();
     await retired;
-    this.released();
   }
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
-    const pool = this.groupOf(groupKey(spec));
+    const pool = this.groupOf(this.groupKey(spec));
     const vid = `${spec.id}@${spec.version}#${++this.vidSeq}`;
     let process = await pool.primary();
     try {
@@ -206,17 +206,28 @@ export class Runtime {
     return instance;
   }
 
+  /** The group a version's processes belong to: its tenant's, or with `isolation: 'owner'` its owner's. */
+  private groupKey(spec: LoadSpec): string {
+    const tenant = spec.tenant ?? DEFAULT_TENANT;
+    return this.options.isolation === 'owner' ? `${tenant}/${spec.group ?? spec.id}` : tenant;
+  }
+
   private groupOf(key: string): SandboxGroup {
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = new SandboxGroup(key, this.source)));
     return group;
   }
 
-  /** A booted process for `group`: a spare if one is ready, else a new one, within the budget. */
-  private async start(group: SandboxGroup): Promise<SandboxProcess> {
+  /**
+   * A booted process for `group`: a spare if one is ready, else a new one. A group's first process
+   * is never refused nor made to wait (no tenant waits for another's calls); an `extra` one is
+   * started only if the budget has room now, else undefined (the group queues on what it has).
+   */
+  private async start(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined> {
     if (this.disposed) throw new Error('the runtime is disposed');
     let process = this.spares.shift();
-    if (!process || process.dead) process = await this.spawnWithinBudget();
+    if (!process || process.dead) process = this.spawnWithinBudget(group, extra);
+    if (!process) return undefined;
     this.owner.set(process, group);
     this.refill(this.options.spares);
     await process.booted;
@@ -224,35 +235,26 @@ export class Runtime {
   }
 
   /**
-   * A new process, within the budget: at the cap the least recently used idle process makes room, or this waits for one to become idle (every call ends, at the latest at its
-   * timeout). The check and the spawn happen in one turn, so that starts under way cannot overshoot.
+   * A new process, within the budget: at the cap the least recently used idle process of another
+   * group makes room. A group's first process goes over the cap when nothing is idle (the cap holds
+   * again as groups go idle and make room); an extra one does not. The check and the spawn are one
+   * turn, so starts under way cannot overshoot.
    */
-  private async spawnWithinBudget(): Promise<SandboxProcess> {
-    for (;;) {
-      if (this.disposed) throw new Error('the runtime is disposed');
-      if (this.processCount < this.options.maxProcesses) return this.spawn();
-      const idle = [...this.processes]
-        .filter(
-          (process) =>
-            !process.dead && (this.spares.includes(process) || this.owner.get(process)?.isSpareable(process)),
-        )
-        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
-      if (idle) {
-        idle.kill('it made room for other code');
-        return this.spawn();
-      }
-      // Woken when a call ends or a process goes; a process that is only booting or loading
-      // becomes idle without either, so look again after a while in any case.
-      await new Promise<void>((resolve) => {
-        this.waiting.push(resolve);
-        setTimeout(resolve, 50).unref();
-      });
+  private spawnWithinBudget(group: SandboxGroup, extra: boolean): SandboxProcess | undefined {
+    if (this.processCount < this.options.maxProcesses) return this.spawn();
+    const idle = [...this.processes]
+      .filter((process) => {
+        if (process.dead) return false;
+        if (this.spares.includes(process)) return true;
+        const owner = this.owner.get(process);
+        return owner !== undefined && owner !== group && owner.isSpareable(process);
+      })
+      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    if (idle) {
+      idle.kill('it made room for other code');
+      return this.spawn();
     }
-  }
-
-  /** A call ended or a process went: whoever waits for room looks again. */
-  private released(): void {
-    for (const wake of this.waiting.splice(0)) wake();
+    return extra ? undefined : this.spawn();
   }
 
   private spawn(): SandboxProcess {
@@ -269,7 +271,6 @@ export class Runtime {
         this.owner.delete(dead);
         const spare = this.spares.indexOf(dead);
         if (spare >= 0) this.spares.splice(spare, 1);
-        this.released();
       },
     );
     this.processes.add(process);

@@ -57,6 +57,19 @@ export class Instance {
     }
   }
 
+  /** Stops taking calls and ends those in flight with a 409 saying `deleted` was deleted; unloads the code. */
+  end(deleted: string): void {
+    this.retired = true;
+    this.successor = undefined;
+    this.pool.end(
+      this.vid,
+      new UserCodeError(409, `${capitalized(deleted)} was deleted while this call ran; the call was stopped.`, {
+        title: 'Deleted',
+      }),
+    );
+    this.drained?.();
+  }
+
   /** Stops taking calls (new ones go to `successor`); lets the calls in flight finish, then unloads the code. */
   async retire(successor?: Instance): Promise<void> {
     this.retired = true;
@@ -64,4 +77,8 @@ export class Instance {
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.pool.unload(this.vid);
   }
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -5,25 +5,24 @@ import type { InvokeOptions, LogEntry } from './types.js';
 
 /** What a group needs of the runtime: processes (within the global budget) and the version cap. */
 export interface ProcessSource {
-  start(group: SandboxGroup): Promise<SandboxProcess>;
-  /** A call ended: a process may have become idle. */
-  released(): void;
+  /** A booted process; an `extra` one (beyond the group's first) only if the budget has room now. */
+  start(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined>;
   readonly maxProcessesPerGroup: number;
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
 }
 
 /**
- * The sandbox processes of one code owner: a reactor, or a proxy's transforms, and the versions of
- * its code as it is saved. No process runs two owners' code, so whatever one owner's code can reach
- * of Node inside its process (a prototype, a module's state) is never another's, let alone another
- * tenant's. The first process takes every call; a second starts only when the first is held by code
- * that does not yield (a CPU-bound call), so I/O-bound concurrency costs no extra process. Extras
- * are stopped after `idleMs` without calls.
+ * The sandbox processes of one tenant (or, with `isolation: 'owner'`, of one code owner), and the
+ * versions of its code as it is saved, each in a Compartment of its own. No process ever runs two
+ * tenants' code; what one owner of a tenant can still reach of another in a shared process is in
+ * docs/sandbox.md. The first process takes every call; a second starts only when the first is held
+ * by code that does not yield (a CPU-bound call) and the budget has room, so I/O-bound concurrency
+ * costs no extra process. Extras are stopped after `idleMs` without calls.
  */
 export class SandboxGroup {
   readonly processes: SandboxProcess[] = [];
-  private starting: Promise<SandboxProcess> | undefined;
+  private starting: Promise<SandboxProcess | undefined> | undefined;
   private readonly reapers = new Map<SandboxProcess, NodeJS.Timeout>();
 
   constructor(
@@ -38,10 +37,10 @@ export class SandboxGroup {
    */
   async primary(): Promise<SandboxProcess> {
     const alive = this.processes.filter((process) => !process.dead);
-    return (
-      alive.find((process) => process.responsive) ??
-      (alive.length < this.source.maxProcessesPerGroup ? this.start() : alive[0]!)
-    );
+    const ready = alive.find((process) => process.responsive);
+    if (ready) return ready;
+    const started = alive.length < this.source.maxProcessesPerGroup ? await this.start() : undefined;
+    return started ?? alive[0] ?? this.primary();
   }
 
   /** The owner is gone: its processes go once their calls are done. */
@@ -98,7 +97,6 @@ export class SandboxGroup {
         settled = await outcome;
       } finally {
         this.scheduleReap(process);
-        this.source.released();
       }
       if (settled !== BUSY) return settled;
       if (attempt >= 2)
@@ -112,6 +110,14 @@ export class SandboxGroup {
 
   unload(vid: string): void {
     for (const process of this.processes) process.unload(vid);
+  }
+
+  /** Ends the version's calls in flight with `error`, then unloads it. */
+  end(vid: string, error: UserCodeError): void {
+    for (const process of this.processes) {
+      process.endCalls(vid, error);
+      process.unload(vid);
+    }
   }
 
   forget(process: SandboxProcess): void {
@@ -136,16 +142,20 @@ export class SandboxGroup {
     const alive = this.processes.filter((process) => !process.dead);
     const ready = this.answering();
     if (ready) return ready;
-    if (alive.length < this.source.maxProcessesPerGroup) return this.start();
-    // Every process is held: queue behind the one with the fewest calls.
-    return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.start();
+    const started = alive.length < this.source.maxProcessesPerGroup ? await this.start() : undefined;
+    if (started) return started;
+    // Every process is held and no other may start: queue behind the one with the fewest calls
+    // (the call's timeout runs meanwhile, and a call that never got to run says so: a 503).
+    return alive.sort((a, b) => a.calls.size - b.calls.size)[0] ?? this.pick();
   }
 
-  private start(): Promise<SandboxProcess> {
+  /** A new process: the group's first always; an extra one only if the budget has room now. */
+  private start(): Promise<SandboxProcess | undefined> {
+    const extra = this.processes.some((process) => !process.dead);
     this.starting ??= this.source
-      .start(this)
+      .start(this, extra)
       .then((process) => {
-        this.processes.push(process);
+        if (process) this.processes.push(process);
         return process;
       })
       .finally(() => (this.starting = undefined));

@@ -39,6 +39,9 @@ export interface SandboxLimits {
 
 interface PendingCall {
   vid: string;
+  /** Sent to the process while it was held by code that does not yield, at `sentAt`. */
+  queued: boolean;
+  sentAt: number;
   instance: string;
   label: string;
   requestId: string | undefined;
@@ -256,13 +259,23 @@ export class SandboxProcess {
     const logs: LogEntry[] = [];
     return new Promise((resolve, reject) => {
       const id = ++this.callSeq;
+      // Sent to a process already held by code that does not yield: it waits behind that code.
+      const queued = !this.responsive;
+      const sentAt = performance.now();
       const timer = setTimeout(() => {
         this.calls.delete(id);
         reject(
-          new UserCodeError(408, `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`, {
-            title: 'Timed out',
-            logs,
-          }),
+          queued && this.lastAnswerAt < sentAt
+            ? this.notRun(
+                options.label,
+                `its timeout of ${options.timeoutMs} ms passed while the sandbox process was held by ${this.holder(id)}`,
+                logs,
+              )
+            : new UserCodeError(
+                408,
+                `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`,
+                { title: 'Timed out', logs },
+              ),
         );
         // A loop that never yields holds the whole process: replace it. Otherwise only this call is dropped.
         if (!this.responsive)
@@ -273,6 +286,8 @@ export class SandboxProcess {
       const settle = () => (clearTimeout(timer), this.calls.delete(id), this.watch());
       this.calls.set(id, {
         vid,
+        queued,
+        sentAt,
         instance: this.vidInstance.get(vid) ?? vid,
         label: options.label,
         requestId: options.requestId,
@@ -291,6 +306,35 @@ export class SandboxProcess {
       this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', ...payload, svc: options.svc !== null });
       this.watch();
     });
+  }
+
+  /** Sent while the process was held, and nothing heard of it since: the call never began. */
+  private neverRan(call: PendingCall): boolean {
+    return call.queued && this.lastAnswerAt < call.sentAt;
+  }
+
+  /** A call that never got to run: a 503 to try again (the process that held it is replaced). */
+  private notRun(label: string, why: string, logs: LogEntry[]): UserCodeError {
+    return new UserCodeError(503, `${label} did not get to run: ${why}. Try again.`, {
+      title: 'Sandbox busy',
+      logs,
+      retryAfter: 1,
+    });
+  }
+
+  /** Who holds the process: the oldest call in flight but `except`, or work left behind. */
+  private holder(except: number): string {
+    for (const [id, call] of this.calls) if (id !== except) return `a call of ${call.label} that does not yield`;
+    return 'work an earlier call left running';
+  }
+
+  /** Ends the version's calls in flight with `error` (the sandbox is told to drop them: their timers, their work). */
+  endCalls(vid: string, error: UserCodeError): void {
+    for (const [id, call] of [...this.calls]) {
+      if (call.vid !== vid) continue;
+      call.reject(new UserCodeError(error.status, error.detail, { ...error.options, logs: call.logs }));
+      this.send({ type: 'cancel', id });
+    }
   }
 
   /** Stops the process; every call inside it fails with `reason`. */
@@ -505,6 +549,10 @@ export class SandboxProcess {
     }
     this.pendingLoads.clear();
     for (const call of [...this.calls.values()]) {
+      if (this.neverRan(call)) {
+        call.reject(this.notRun(call.label, 'its sandbox process was replaced', call.logs));
+        continue;
+      }
       call.reject(
         new UserCodeError(
           500,

@@ -59,11 +59,19 @@ type Callback = (...args: unknown[]) => unknown;
 /**
  * `setTimeout` & co. for user code. `own(clear)` is told of every timer set, so that the call that
  * set it can clear it when it ends; it answers false when that call is already over, and the timer
- * is then cleared at once (work a call left behind cannot start timers).
+ * is then cleared at once (work a call left behind cannot start timers). `scope()` names whose
+ * timer it is (the call, or the version's top-level code): ids are numbered per scope, and an id
+ * clears only a timer of the scope that uses it, so that no call can clear, or count, another's.
  */
-export function sandboxTimers(own: (clear: () => void) => boolean) {
-  const byId = new Map<number, TimerHandle>();
-  let seq = 0;
+export function sandboxTimers(own: (clear: () => void) => boolean, scope: () => object | undefined) {
+  const books = new WeakMap<object, { seq: number; byId: Map<number, TimerHandle> }>();
+  const unowned = {};
+  const bookOf = () => {
+    const key = scope() ?? unowned;
+    let book = books.get(key);
+    if (!book) books.set(key, (book = { seq: 0, byId: new Map() }));
+    return book;
+  };
 
   const make = <T extends NodeTimer>(
     set: (fire: Callback, ...rest: unknown[]) => T,
@@ -72,7 +80,9 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
   ) =>
     function (callback: unknown, ...rest: unknown[]): TimerHandle {
       if (typeof callback !== 'function') throw new TypeError('The "callback" argument must be of type function.');
-      const id = ++seq;
+      const book = bookOf();
+      const { byId } = book;
+      const id = ++book.seq;
       const forget = () => byId.delete(id);
       // eslint-disable-next-line prefer-const -- the callback below refers to it
       let handle: TimerHandle;
@@ -92,10 +102,10 @@ export function sandboxTimers(own: (clear: () => void) => boolean) {
       return handle;
     };
 
-  /** Clears a handle, or the id a handle converts to (as Node's clearTimeout accepts both). */
+  /** Clears a handle, or the id a handle converts to (as Node's clearTimeout accepts both): of this scope only. */
   const clear = (handle: unknown): void => {
     if (handle instanceof TimerHandle) handle.close();
-    else if (typeof handle === 'number' || typeof handle === 'string') byId.get(Number(handle))?.close();
+    else if (typeof handle === 'number' || typeof handle === 'string') bookOf().byId.get(Number(handle))?.close();
   };
 
   const setTimeoutFacade = make<NodeJS.Timeout>(

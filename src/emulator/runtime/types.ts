@@ -48,11 +48,20 @@ export interface RuntimeOptions {
   /** Where allowlisted npm packages are resolved from (the user's project). Default: cwd. */
   projectDir?: string;
   npmAllowlist?: readonly string[];
-  /** Sandbox processes in all (the budget: it does not grow with the number of reactors). Default 8. */
+  /**
+   * What shares a sandbox process: `tenant` (default), the code of one tenant, each version in a
+   * Compartment of its own (docs/sandbox.md says what one owner can still reach of another); or
+   * `owner`, a process per reactor or proxy (stronger separation, a process boot per owner).
+   */
+  isolation?: 'tenant' | 'owner';
+  /**
+   * Sandbox processes in all beyond each group's first (which no group is refused: no tenant waits
+   * for another's calls). Default 8.
+   */
   maxProcesses?: number;
-  /** Sandbox processes one owner may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
+  /** Sandbox processes one group (tenant) may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
   maxProcessesPerGroup?: number;
-  /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 64. */
+  /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 256. */
   maxVersionsPerProcess?: number;
   /** How long an extra process (beyond an owner's first) may sit idle before it is stopped. Default 10 s. */
   idleMs?: number;

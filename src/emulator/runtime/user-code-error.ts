@@ -17,13 +17,24 @@ export class UserCodeError extends HttpError {
       userStack?: string | undefined;
       custom?: { status: number; headers: Record<string, string>; body: unknown } | undefined;
       logs?: LogEntry[];
+      /** A call that never got to run (its sandbox was held): when to try again. */
+      retryAfter?: number;
     } = {},
   ) {
     super(status, detail, {
       title: options.title,
-      // The code's own failure, whatever status it carries; a timeout and an unloaded version say so.
-      type: status === 408 ? PROBLEM_TYPES.timeout : status === 409 ? PROBLEM_TYPES.conflict : PROBLEM_TYPES.userCode,
+      // The code's own failure, whatever status it carries; a timeout, an unloaded version and a call
+      // that never got to run say so.
+      type:
+        status === 408
+          ? PROBLEM_TYPES.timeout
+          : status === 409
+            ? PROBLEM_TYPES.conflict
+            : status === 503
+              ? PROBLEM_TYPES.unavailable
+              : PROBLEM_TYPES.userCode,
       response: options.custom,
+      retryAfter: options.retryAfter,
     });
   }
 

@@ -116,7 +116,7 @@ export class ProxyService {
   async delete(caller: Caller, id: string): Promise<void> {
     const record = this.find(caller, id);
     if (!(await this.store.proxies.delete(caller.tenantId, record.id))) throw notFound('proxy', id);
-    await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind))));
+    await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind), `proxy ${record.name}`)));
   }
 
   /**

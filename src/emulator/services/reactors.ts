@@ -139,7 +139,7 @@ export class ReactorService {
     const record = this.find(caller, id);
     if (!(await this.options.store.reactors.delete(caller.tenantId, record.id))) throw notFound('reactor', id);
     this.owners.delete(record.id);
-    await this.options.runtime.unload(record.id);
+    await this.options.runtime.unload(record.id, `reactor ${record.name}`);
   }
 
   /**

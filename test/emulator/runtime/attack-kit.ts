@@ -144,8 +144,8 @@ export async function closingPort(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** A real HTTPS server on 127.0.0.1 with a throwaway self-signed certificate (openssl). */
-export async function tlsServer(): Promise<{ port: number; ca: string }> {
+/** A real HTTPS server on 127.0.0.1 with a throwaway self-signed certificate (openssl); `onRequest` hears each path. */
+export async function tlsServer(onRequest?: (path: string) => void): Promise<{ port: number; ca: string }> {
   const dir = await tempDir('svc-tls-');
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
@@ -174,6 +174,7 @@ export async function tlsServer(): Promise<{ port: number; ca: string }> {
   );
   const ca = readFileSync(cert, 'utf8');
   const server = https.createServer({ key: readFileSync(key), cert: ca }, (request, response) => {
+    onRequest?.(request.url ?? '');
     response.setHeader('content-type', 'text/plain');
     response.end(`answered ${request.url}`);
   });

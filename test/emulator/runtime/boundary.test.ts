@@ -703,11 +703,9 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
     ['a CryptoKey', `await require('crypto').subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign'])`],
     ['a ReadableStream (Blob.stream)', `new (require('buffer').Blob)(['x']).stream()`],
     ['a Duplex.from stream', `require('stream').Duplex.from(async function* () {})`],
-    ['a PerformanceMark', `performance.mark('m')`],
-    [
-      'an EventEmitterAsyncResource',
-      `new (Object.getPrototypeOf(require('stream').Stream).EventEmitterAsyncResource)({ name: 'x' })`,
-    ],
+    // (A PerformanceMark and an EventEmitterAsyncResource are no longer reachable: user code's
+    // `performance` is a clock of its version's own, and EventEmitterAsyncResource is refused;
+    // shared-process.test.ts.)
   ])('a prototype of %s that one owner’s code changes is never another owner’s', async (_name, expression) => {
     // Within one owner's process these stay changeable (only that owner's code runs there); what
     // must hold is that no other reactor, transform or tenant ever sees the change.

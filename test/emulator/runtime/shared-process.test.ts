@@ -1,0 +1,305 @@
+/**
+ * The code of one tenant shares a sandbox process, each version in a Compartment of its own: what
+ * one owner can reach of another there (docs/sandbox.md), the work a call owns, deletion, and the
+ * budget shared fairly between tenants. Needs the build (`npm run build`).
+ */
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../../../src/emulator/runtime/index.js';
+import { eventually } from '../../helpers/wait.js';
+import { tlsServer } from './attack-kit.js';
+import type { InvokeResult } from '../../../src/emulator/runtime/index.js';
+import { freshId, invoke, rejection, runtime, sharedRuntime, sleep } from './helpers.js';
+
+/** What a call answered. */
+async function answer(call: Promise<InvokeResult>): Promise<unknown> {
+  return (await call).value;
+}
+
+/** Loads `code` as a reactor of `tenant` (a fresh id). */
+function loadFor(rt: Runtime, tenant: string, code: string) {
+  return rt.load({ id: freshId(), version: 1, code, filename: 'reactors/test.js', tenant });
+}
+
+/**
+ * Walks everything user code reaches from its globals and the allowlisted modules (prototypes,
+ * properties, what static getters answer) and lists what is not frozen, and every setter of a
+ * module or class that takes a value (prototype accessors act on their instances and are skipped).
+ */
+const WALK = `module.exports = async () => {
+  const roots = [[globalThis, 'globalThis', 'namespace']];
+  for (const name of ['buffer', 'crypto', 'https', 'querystring', 'stream', 'url', 'util'])
+    roots.push([require(name), name, 'namespace']);
+  const seen = new Set([globalThis.global]);
+  const open = [];
+  const setters = [];
+  const stack = roots;
+  while (stack.length) {
+    const [object, path, role] = stack.pop();
+    if ((typeof object !== 'object' && typeof object !== 'function') || object === null) continue;
+    if (seen.has(object) && object !== globalThis) continue;
+    seen.add(object);
+    if (object !== globalThis && !Object.isFrozen(object)) open.push(path);
+    const parent = Object.getPrototypeOf(object);
+    // A class's parent class is a type, whose statics are reachable; any other parent is a prototype.
+    stack.push([parent, path + '.__proto__', typeof parent === 'function' ? 'namespace' : 'prototype']);
+    for (const key of Reflect.ownKeys(object)) {
+      const d = Reflect.getOwnPropertyDescriptor(object, key);
+      const name = path + '.' + String(key);
+      if ('value' in d) {
+        if (object !== globalThis || typeof d.value !== 'object' || !['global', 'globalThis'].includes(key))
+          stack.push([d.value, name, key === 'prototype' ? 'prototype' : 'namespace']);
+        continue;
+      }
+      stack.push([d.get, name + '#get', 'namespace'], [d.set, name + '#set', 'namespace']);
+      if (role === 'prototype' || object === globalThis) continue;
+      let current;
+      try { current = Reflect.get(object, key); } catch { continue; }
+      stack.push([current, name, 'namespace']);
+      if (d.set) {
+        try { d.set.call(object, current); setters.push(name); } catch {}
+      }
+    }
+  }
+  return { reached: seen.size, open, setters };
+};`;
+
+describe('one tenant, one process', () => {
+  const rt = sharedRuntime();
+
+  it('serves many reactors of a tenant from one process, each answering', async () => {
+    const tenant = freshId('tenant');
+    const instances = [];
+    for (let i = 0; i < 30; i++)
+      instances.push(
+        await loadFor(rt(), tenant, `let calls = 0; module.exports = async () => ({ i: ${i}, calls: ++calls });`),
+      );
+    for (const [i, instance] of instances.entries()) expect(await answer(invoke(instance))).toEqual({ i, calls: 1 });
+    // Module state is each version's own: a second call of one counts its own calls only.
+    expect(await answer(invoke(instances[7]!))).toEqual({ i: 7, calls: 2 });
+    expect(instances.every((instance) => instance.processCount === 1)).toBe(true);
+  });
+
+  it('hardens the whole graph user code reaches, leaving only the settings docs/sandbox.md names', async () => {
+    const instance = await loadFor(rt(), freshId('tenant'), WALK);
+    const { open, setters, reached } = (await answer(invoke(instance, {}, { timeoutMs: 20_000 }))) as {
+      open: string[];
+      setters: string[];
+      reached: number;
+    };
+    expect(reached).toBeGreaterThan(1000);
+    // What static getters answer fresh per read (promisify's custom functions) is the reader's own;
+    // EventEmitter.prototype keeps a writable primitive (kCapture) its instances shadow; the
+    // compartments' shared Error keeps SES's stack switches; `performance` is the version's own.
+    const expected = (path: string) =>
+      /Symbol\(nodejs\.util\.promisify\.custom\)$/.test(path) ||
+      /\.prepareStackTrace$/.test(path) ||
+      path.startsWith('globalThis.performance');
+    const eventEmitterPrototype = open.filter((path) => /__proto__\.__proto__\.__proto__$/.test(path));
+    expect(open.filter((path) => !expected(path) && !eventEmitterPrototype.includes(path))).toEqual([]);
+    expect(eventEmitterPrototype.length).toBeLessThanOrEqual(1);
+    expect(setters.map((path) => path.slice(path.lastIndexOf('.') + 1)).sort((a, b) => a.localeCompare(b))).toEqual([
+      'captureRejections',
+      'defaultMaxListeners',
+      'prepareStackTrace',
+      'stackTraceLimit',
+    ]);
+  });
+
+  it("refuses Node's switches of process-wide state, and keeps another owner's view as it was", async () => {
+    const tenant = freshId('tenant');
+    const meddler = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => {
+        const refused = [];
+        const attempt = (name, fn) => { try { fn(); } catch (error) { refused.push(name + ': ' + error.constructor.name); } };
+        attempt('inspect.defaultOptions', () => { require('util').inspect.defaultOptions = { depth: 0 }; });
+        attempt('defaultOptions.depth', () => { require('util').inspect.defaultOptions.depth = 0; });
+        attempt('setDefaultHighWaterMark', () => require('stream').setDefaultHighWaterMark(false, 1));
+        attempt('setMaxListeners', () => Object.getPrototypeOf(require('stream')).setMaxListeners(1));
+        attempt('INSPECT_MAX_BYTES', () => { require('buffer').INSPECT_MAX_BYTES = 1; });
+        attempt('EventEmitterAsyncResource', () => Object.getPrototypeOf(require('stream')).EventEmitterAsyncResource);
+        attempt('Intl', () => { Intl.DateTimeFormat.prototype.format = () => 'forged'; });
+        attempt('globalAgent', () => { require('https').globalAgent.options.forged = true; });
+        attempt('performance.mark', () => performance.mark('x'));
+        globalThis.shared = 'mine';
+        return refused;
+      };`,
+    );
+    const refused = (await answer(invoke(meddler))) as string[];
+    expect(refused).toEqual([
+      'inspect.defaultOptions: TypeError',
+      'defaultOptions.depth: TypeError',
+      'setDefaultHighWaterMark: TypeError',
+      'setMaxListeners: TypeError',
+      'INSPECT_MAX_BYTES: TypeError',
+      'EventEmitterAsyncResource: TypeError',
+      'Intl: TypeError',
+      'globalAgent: TypeError',
+      'performance.mark: TypeError',
+    ]);
+    const other = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => ({
+        shared: typeof shared,
+        depth: require('util').inspect.defaultOptions.depth,
+        date: new Intl.DateTimeFormat('en', { timeZone: 'UTC' }).format(new Date(0)),
+        agent: Object.keys(require('https').globalAgent.options),
+      });`,
+    );
+    expect(await answer(invoke(other))).toEqual({ shared: 'undefined', depth: 2, date: '1/1/1970', agent: [] });
+    expect(meddler.processCount).toBe(1);
+  });
+
+  it('keeps no async-context store on promises or timers for user code to read or forge', async () => {
+    const instance = await loadFor(
+      rt(),
+      freshId('tenant'),
+      `// Node's own async ids are numbers; a store would be an object.
+       const stores = (resource) =>
+         Object.getOwnPropertySymbols(resource).filter((symbol) => typeof resource[symbol] === 'object').length;
+       const topLevel = stores(Promise.resolve());
+       module.exports = async () => {
+         const timer = setTimeout(() => {}, 1);
+         clearTimeout(timer);
+         return { topLevel, promise: stores(Promise.resolve()), timer: stores(timer) };
+       };`,
+    );
+    expect(await answer(invoke(instance))).toEqual({ topLevel: 0, promise: 0, timer: 0 });
+  });
+});
+
+describe('a call owns the work it starts', () => {
+  const rt = sharedRuntime();
+
+  it("cannot clear another call's timers by number, nor count them", async () => {
+    const tenant = freshId('tenant');
+    const sleeper = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async (req) => {
+        const first = setTimeout(() => {}, 1); clearTimeout(first);
+        await new Promise((resolve) => setTimeout(resolve, req.args.ms));
+        return { first: +first };
+      };`,
+    );
+    const clearer = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => {
+        for (let id = 0; id < 500; id++) { clearTimeout(id); clearInterval(id); clearImmediate(id); }
+        const mine = setTimeout(() => {}, 1); clearTimeout(mine);
+        return { mine: +mine };
+      };`,
+    );
+    const sleeping = invoke(sleeper, { args: { ms: 300 } }, { timeoutMs: 20_000 });
+    await sleep(50);
+    for (let round = 0; round < 3; round++) expect(await answer(invoke(clearer))).toEqual({ mine: 1 });
+    // The sleeper's timer survived, and its ids are its own count.
+    expect(await answer(sleeping)).toEqual({ first: 1 });
+  });
+
+  it('ends its outbound requests when it returns, and makes none after', async () => {
+    const { port, ca, requests } = await countingTlsServer();
+    const instance = await loadFor(
+      rt(),
+      freshId('tenant'),
+      `const https = require('https');
+       let release;
+       let refused;
+       module.exports = async (req) => {
+         const options = { hostname: '127.0.0.1', port: ${port}, path: '/', ca: req.configuration.ca };
+         if (req.args.wait) {
+           return await new Promise((resolve, reject) => {
+             https.get(options, (res) => { let body = ''; res.on('data', (c) => (body += c)); res.on('end', () => resolve(body)); }).on('error', reject);
+           });
+         }
+         if (req.args.release) {
+           release();
+           await new Promise((resolve) => setTimeout(resolve, 10));
+           return refused;
+         }
+         // Work left for after the call: a continuation of this call's, run once the next call releases it.
+         const gate = new Promise((resolve) => (release = resolve));
+         (async () => {
+           await gate;
+           try { https.get({ ...options, path: '/after' }); } catch (error) { refused = error.message; }
+         })();
+         for (let i = 0; i < 50; i++) https.get({ ...options, path: '/left/' + i }).on('error', () => {});
+         return 'sent';
+       };`,
+    );
+    // No connection is open yet: every request of the call waits for its TLS handshake when it returns.
+    expect(await answer(invoke(instance, { args: {}, configuration: { ca } }))).toBe('sent');
+    expect(await answer(invoke(instance, { args: { release: true }, configuration: { ca } }))).toBe(
+      'The call that would make this request has returned: outbound requests belong to their call.',
+    );
+    // A control request, made and awaited after: once it is in, any left-behind one would be too.
+    expect(await answer(invoke(instance, { args: { wait: true }, configuration: { ca } }))).toBe('answered /');
+    await sleep(200);
+    expect(requests).toEqual(['/']);
+  });
+
+  it('ends its calls in flight when its code is deleted, at once, saying so', async () => {
+    const instance = await loadFor(
+      rt(),
+      freshId('tenant'),
+      `module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 60_000)); return 'late'; };`,
+    );
+    const calls = [invoke(instance, {}, { timeoutMs: 60_000 }), invoke(instance, {}, { timeoutMs: 60_000 })];
+    await sleep(50);
+    await rt().unload(instance.id, 'reactor slow');
+    for (const call of calls) {
+      const error = await rejection(call);
+      expect(error.status).toBe(409);
+      expect(error.detail).toBe('Reactor slow was deleted while this call ran; the call was stopped.');
+    }
+    const after = await rejection(invoke(instance));
+    expect(after.status).toBe(409);
+  });
+});
+
+describe('the budget, shared fairly', () => {
+  it('serves a tenant at once while another holds every process it may have', async () => {
+    const rt = runtime({ maxProcesses: 1, maxProcessesPerGroup: 2 });
+    const spinner = await loadFor(rt, 'busy', `module.exports = async () => { for (;;) {} };`);
+    const held = [invoke(spinner, {}, { timeoutMs: 8000 })];
+    await sleep(400);
+    // Held: a second call of the tenant finds no process that answers, and no room for another.
+    held.push(invoke(spinner, {}, { timeoutMs: 8000 }));
+    for (const call of held) call.catch(() => {});
+    // Another tenant loads and is answered while the first is held (its own process, over the cap).
+    const other = await loadFor(rt, 'calm', `module.exports = async (req) => req.args;`);
+    expect(await answer(invoke(other, { args: { ok: true } }))).toEqual({ ok: true });
+    // The first is stopped at its timeout; the second, queued behind it, never got to run.
+    const statuses = [];
+    for (const call of held) statuses.push((await rejection(call)).status);
+    expect(statuses.sort()).toEqual([408, 503]);
+  });
+
+  it('answers 503 with Retry-After a call that never got to run within its timeout', async () => {
+    const rt = runtime({ maxProcesses: 1, maxProcessesPerGroup: 1 });
+    const tenant = freshId('tenant');
+    const spinner = await loadFor(rt, tenant, `module.exports = async () => { for (;;) {} };`);
+    const quick = await loadFor(rt, tenant, `module.exports = async () => 'ran';`);
+    const spinning = invoke(spinner, {}, { timeoutMs: 10_000 });
+    spinning.catch(() => {});
+    // Queued once the process is seen held (a probe unanswered).
+    await eventually(() => expect(spinner.processCount).toBe(1));
+    await sleep(400);
+    const error = await rejection(invoke(quick, {}, { timeoutMs: 1000 }));
+    expect(error.status).toBe(503);
+    expect(error.retryAfter).toBe(1);
+    expect(error.detail).toMatch(
+      /did not get to run: its timeout of 1000 ms passed while the sandbox process was held by a call of/,
+    );
+  });
+});
+
+/** A real HTTPS server on 127.0.0.1 that records the path of every request it gets. */
+async function countingTlsServer(): Promise<{ port: number; ca: string; requests: string[] }> {
+  const requests: string[] = [];
+  const { port, ca } = await tlsServer((path) => requests.push(path));
+  return { port, ca, requests };
+}
