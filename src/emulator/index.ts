@@ -86,7 +86,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     });
     teardown.push(() => store.close());
     for (const problem of store.problems) emit({ type: 'warning', message: problem });
-    const { key, created } = await loadMasterKey(store.dir, options.masterKey);
+    const { key, created, notice } = await loadMasterKey(store.dir, options.masterKey);
+    if (notice !== undefined) emit({ type: 'warning', message: notice });
     // The key just made cannot read what a lost one sealed: it is removed if the start fails before
     // all that is made anew (see sealAtStart), so that the next start asks again.
     const forgetNewKey = async () => {

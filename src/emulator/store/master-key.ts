@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, unlink } from 'node:fs/promises';
+import { chmod, open, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { MASTER_KEY_FILE } from '../../api/defaults.js';
 import { FILE_MODE } from '../../lib/durable-file.js';
@@ -9,12 +9,13 @@ import { describeCause } from './io.js';
 
 /**
  * The master key: `options.masterKey` (base64, 32 bytes) when given; else `master.key` (0600) beside
- * the data file, created on first start; in memory, a fresh random key.
+ * the data file, created on first start; in memory, a fresh random key. A key file others may read
+ * is made owner-only, and `notice` says so (the emulator logs it as a warning).
  */
 export async function loadMasterKey(
   dir: string | undefined,
   fromEnv: string | undefined,
-): Promise<{ key: Buffer; created: boolean }> {
+): Promise<{ key: Buffer; created: boolean; notice?: string }> {
   if (fromEnv !== undefined) {
     const key = Buffer.from(fromEnv, 'base64');
     if (key.length !== 32)
@@ -32,7 +33,8 @@ export async function loadMasterKey(
       throw new EmulatorError(
         `${file} does not hold a base64 32-byte key; restore it from a backup (tokens cannot be read without it).`,
       );
-    return { key, created: false };
+    const notice = await ownerOnly(file);
+    return { key, created: false, ...(notice !== undefined && { notice }) };
   } catch (error) {
     if (error instanceof EmulatorError) throw error;
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
@@ -54,4 +56,28 @@ export async function loadMasterKey(
     throw cannotWrite(file, error);
   }
   return { key, created: true };
+}
+
+/**
+ * Makes a key file that group or others may read owner-only (0600), as ssh refuses a private key
+ * others can read; returns what it found and did, or undefined when the file was owner-only already.
+ * Whoever could read the key can unseal every token, so the notice says so rather than fixing quietly.
+ */
+async function ownerOnly(file: string): Promise<string | undefined> {
+  if (process.platform === 'win32') return undefined;
+  const mode = (await stat(file)).mode & 0o777;
+  if ((mode & 0o077) === 0) return undefined;
+  const was = `mode ${mode.toString(8).padStart(4, '0')}`;
+  try {
+    await chmod(file, FILE_MODE);
+  } catch (error) {
+    return (
+      `${file} can be read by other users (${was}) and svc could not make it owner-only: ${describeCause(error)}. ` +
+      `Anyone who can read it can read every token: run \`chmod 600 ${file}\`.`
+    );
+  }
+  return (
+    `${file} could be read by other users (${was}); svc made it owner-only (0600). ` +
+    'Anyone who read it meanwhile can read every token sealed with it.'
+  );
 }

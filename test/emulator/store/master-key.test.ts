@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MASTER_KEY_FILE } from '../../../src/api/defaults.js';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { EmulatorError } from '../../../src/emulator/errors.js';
 import { loadMasterKey } from '../../../src/emulator/store/master-key.js';
+import { startEmulator } from '../../helpers/emulator.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const CONTEXT = 'tenant-1/token-1';
@@ -108,5 +109,41 @@ describe('loadMasterKey', () => {
     const loaded = await loadMasterKey(undefined, key.toString('base64'));
     expect(loaded.key.equals(key)).toBe(true);
     expect(loaded.created).toBe(false);
+  });
+
+  it.skipIf(process.platform === 'win32')(
+    'makes a master.key others may read owner-only, and says so once',
+    async () => {
+      const dir = await tempDir();
+      const { key } = await loadMasterKey(dir, undefined);
+      const file = path.join(dir, MASTER_KEY_FILE);
+      await chmod(file, 0o644);
+
+      const loaded = await loadMasterKey(dir, undefined);
+      expect(loaded.key.equals(key)).toBe(true);
+      expect(loaded.notice).toBe(
+        `${file} could be read by other users (mode 0644); svc made it owner-only (0600). ` +
+          'Anyone who read it meanwhile can read every token sealed with it.',
+      );
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      // Owner-only now: nothing more to say.
+      expect((await loadMasterKey(dir, undefined)).notice).toBeUndefined();
+    },
+  );
+});
+
+describe('a world-readable master.key at start', () => {
+  it.skipIf(process.platform === 'win32')('is made 0600 and the start warns about it', async () => {
+    const first = await startEmulator();
+    await first.dispose();
+    const file = path.join(first.dir, '.svc', MASTER_KEY_FILE);
+    await chmod(file, 0o640);
+    const again = await startEmulator({ dir: first.dir });
+    const warnings = again.events.filter((event) => event.type === 'warning').map((event) => event.message);
+    expect(warnings).toContain(
+      `${file} could be read by other users (mode 0640); svc made it owner-only (0600). ` +
+        'Anyone who read it meanwhile can read every token sealed with it.',
+    );
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });
