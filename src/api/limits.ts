@@ -4,6 +4,11 @@
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 /** How many tokens one reactor invocation may detokenize. */
 export const DETOKENIZE_LIMIT = 100;
+/**
+ * How many `{{ }}` expressions one detokenization may replace (the same token as often as it
+ * appears): each is work, and a 50 MB proxy body can hold ten million.
+ */
+export const DETOKENIZE_EXPRESSION_LIMIT = 10_000;
 /** Names of Applications, reactors, proxies and tenants. */
 export const MAX_NAME_LENGTH = 200;
 /** Custom token ids. */

@@ -24,13 +24,37 @@ export class ExpansionLimitError extends Error {
 
 /** The distinct token ids referenced anywhere in `value`, in order of first appearance. */
 export function findTokenIds(value: unknown): string[] {
+  return countExpressions(value).ids;
+}
+
+/** What a value's expressions reference: distinct ids (in order of first appearance) and occurrences. */
+export interface ExpressionCount {
+  ids: string[];
+  occurrences: number;
+}
+
+/**
+ * Counts the expressions in `value`, stopping once past either bound (the caller refuses the
+ * value then): a 50 MB body of distinct expressions would otherwise become millions of ids.
+ */
+export function countExpressions(
+  value: unknown,
+  bounds: { ids: number; occurrences: number } = { ids: Infinity, occurrences: Infinity },
+): ExpressionCount {
   const ids = new Set<string>();
+  let occurrences = 0;
+  const past = () => ids.size > bounds.ids || occurrences > bounds.occurrences;
   walkStrings(value, (text) => {
     // Most strings hold no expression: one search rules them out, cheaper than a match iterator.
-    if (!text.includes('{{')) return;
-    for (const match of text.matchAll(EXPRESSION)) ids.add(match[1]!);
+    if (!text.includes('{{')) return false;
+    for (const match of text.matchAll(EXPRESSION)) {
+      ids.add(match[1]!);
+      occurrences++;
+      if (past()) return true;
+    }
+    return false;
   });
-  return [...ids];
+  return { ids: [...ids], occurrences };
 }
 
 /**
@@ -107,7 +131,7 @@ function replaceIn(text: string, replacements: Replacements, budget: Budget): un
   }
   return text.replace(EXPRESSION, (expression, id: string) => {
     const { text: inserted, bytes } = replacements.inline(id);
-    budget.add(bytes - replacements.sizeOf(expression));
+    budget.add(bytes - replacements.expressionSize(expression));
     return inserted;
   });
 }
@@ -138,6 +162,8 @@ class Budget {
 class Replacements {
   private readonly inlined = new Map<string, { text: string; bytes: number }>();
   private readonly wholes = new Map<string, { value: unknown; bytes: number }>();
+  /** By expression text: a body repeats the same few expressions, measured once each. */
+  private readonly expressions = new Map<string, number>();
 
   constructor(
     private readonly data: ReadonlyMap<string, unknown>,
@@ -173,6 +199,16 @@ class Replacements {
     return this.measure === 'json' ? jsonBytes(text) - 2 : Buffer.byteLength(text);
   }
 
+  /** The bytes an expression takes where it stands (what replacing it saves). */
+  expressionSize(expression: string): number {
+    let bytes = this.expressions.get(expression);
+    if (bytes === undefined) {
+      bytes = this.sizeOf(expression);
+      this.expressions.set(expression, bytes);
+    }
+    return bytes;
+  }
+
   /** The bytes a whole string takes (in JSON: escaped, with its quotes). */
   wholeSizeOf(text: string): number {
     return this.measure === 'json' ? jsonBytes(text) : Buffer.byteLength(text);
@@ -189,18 +225,20 @@ function lookup(data: ReadonlyMap<string, unknown>, id: string): unknown {
 }
 
 /**
- * Visits every string in `value`, in document order, without recursion: a proxy body is searched
- * for expressions before anything bounds its nesting, and it may be nested 100,000 levels deep.
+ * Visits every string in `value`, in document order, until `visit` says stop, without recursion:
+ * a proxy body is searched for expressions before anything bounds its nesting, and it may be
+ * nested 100,000 levels deep.
  * `for...in` (JSON values own all their keys) over an object: V8 enumerates a large object's keys
  * in a third of the time `Object.values` takes.
  */
-function walkStrings(value: unknown, visit: (text: string) => void): void {
+function walkStrings(value: unknown, visit: (text: string) => boolean): void {
   const stack: unknown[] = [value];
   const children: unknown[] = [];
   while (stack.length > 0) {
     const node = stack.pop();
-    if (typeof node === 'string') visit(node);
-    else if (Array.isArray(node)) {
+    if (typeof node === 'string') {
+      if (visit(node)) return;
+    } else if (Array.isArray(node)) {
       for (let i = node.length - 1; i >= 0; i--) pushIfSearched(stack, node[i]);
     } else if (typeof node === 'object' && node !== null) {
       for (const key in node) children.push((node as Record<string, unknown>)[key]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  countExpressions,
   ExpansionLimitError,
   findTokenIds,
   substitute,
@@ -330,6 +331,18 @@ describe('the output limit', () => {
     const text = '{"k": "{{a}}", "n": 1}';
     expect(substituteInJsonText(text, dataOf({ a: 'ab' }), text.length - 3)).toBe('{"k": "ab", "n": 1}');
     expect(() => substituteInJsonText(text, dataOf({ a: 'ab' }), text.length - 4)).toThrow(ExpansionLimitError);
+  });
+
+  it('counts expressions no further than one past its bounds', () => {
+    // 50 MB of distinct expressions: four million ids to collect, were the count not stopped.
+    const text = Array.from({ length: 4_000_000 }, (_, i) => `{{t${i}}}`).join('');
+    expect(countExpressions(text, { ids: 100, occurrences: 10_000 })).toEqual({
+      ids: Array.from({ length: 101 }, (_, i) => `t${i}`),
+      occurrences: 101,
+    });
+    const same = { a: '{{x}}'.repeat(20_000), b: ['{{ y }}'] };
+    expect(countExpressions(same, { ids: 100, occurrences: 10_000 })).toEqual({ ids: ['x'], occurrences: 10_001 });
+    expect(countExpressions(same)).toEqual({ ids: ['x', 'y'], occurrences: 20_001 });
   });
 
   it('costs nothing for a value without expressions, and shares what it does not change', () => {

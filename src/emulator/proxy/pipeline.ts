@@ -12,7 +12,6 @@ import {
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
-import { findTokenIds } from '../../expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
@@ -21,7 +20,7 @@ import { holdsAnywhere } from '../services/access.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
 import { svcHandler } from '../services/req-svc.js';
-import type { OutputLimit, TokenService } from '../services/tokens.js';
+import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
@@ -291,17 +290,17 @@ export class ProxyPipeline {
         parsed = undefined;
       }
       if (parsed !== undefined) {
-        const ids = findTokenIds(parsed);
-        if (ids.length === 0) return body;
-        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed, { ids, limit });
-        detokenized?.(ids.length);
+        const found = expressionsIn(parsed);
+        if (found.ids.length === 0) return body;
+        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed, { found, limit });
+        detokenized?.(found.ids.length);
         return replaced;
       }
     }
-    const ids = findTokenIds(text);
-    if (ids.length === 0) return body;
-    const replaced = this.deps.tokens.detokenizeText(ctx(), text, { ids, limit });
-    detokenized?.(ids.length);
+    const found = expressionsIn(text);
+    if (found.ids.length === 0) return body;
+    const replaced = this.deps.tokens.detokenizeText(ctx(), text, { found, limit });
+    detokenized?.(found.ids.length);
     return replaced;
   }
 
@@ -340,7 +339,16 @@ export class ProxyPipeline {
   ): Promise<{ body?: unknown; headers?: unknown }> {
     const started = performance.now();
     const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
-    const svc = application ? svcHandler(this.deps.tokens, { tenantId: proxy.tenant_id, application }) : null;
+    const svc = application
+      ? svcHandler(
+          this.deps.tokens,
+          () => {
+            const current = this.deps.proxies.boundApplication(proxy);
+            return current && { tenantId: proxy.tenant_id, application: current };
+          },
+          `proxy ${proxy.name}`,
+        )
+      : null;
     const report = (status: number, error?: HttpError, stack?: string) =>
       this.deps.emit({
         type: 'invocation',

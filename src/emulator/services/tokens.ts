@@ -3,6 +3,7 @@ import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import {
   DETOKENIZED_LIMIT_BYTES,
   BODY_LIMIT_LABEL,
+  DETOKENIZE_EXPRESSION_LIMIT,
   DETOKENIZE_LIMIT,
   TOKENIZE_LIMIT,
   TOKENIZE_VALUE_LIMIT,
@@ -12,8 +13,9 @@ import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
 import {
+  countExpressions,
   ExpansionLimitError,
-  findTokenIds,
+  type ExpressionCount,
   substitute,
   substituteInJsonText,
   substituteInText,
@@ -63,12 +65,20 @@ export interface OutputLimit {
 const PAYLOAD_LIMIT: OutputLimit = { bytes: DETOKENIZED_LIMIT_BYTES, says: `the ${BODY_LIMIT_LABEL} payload limit` };
 
 /**
- * How a proxy body is detokenized: `ids` when the caller has found them already, and the most
- * it may take once detokenized (the payload limit when not given).
+ * How a proxy body is detokenized: its expressions when the caller has counted them already
+ * (`expressionsIn`), and the most it may take once detokenized (the payload limit when not given).
  */
 export interface BodyExpansion {
-  ids?: string[];
+  found?: ExpressionCount;
   limit?: OutputLimit;
+}
+
+/**
+ * The expressions in `value`, counted no further than one past the limits (`limit` tokens,
+ * DETOKENIZE_EXPRESSION_LIMIT expressions): what detokenizing it would have to refuse.
+ */
+export function expressionsIn(value: unknown, limit = DETOKENIZE_LIMIT): ExpressionCount {
+  return countExpressions(value, { ids: limit, occurrences: DETOKENIZE_EXPRESSION_LIMIT });
 }
 
 /** A token's state in a transaction, by id: the record, or null when deleted there. */
@@ -223,7 +233,7 @@ export class TokenService {
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
     checkDepth(value);
-    const data = this.resolveExpressions(ctx, findTokenIds(value), limit, PAYLOAD_LIMIT);
+    const data = this.resolveExpressions(ctx, expressionsIn(value, limit), limit, PAYLOAD_LIMIT);
     return data.size === 0 ? value : expanding(PAYLOAD_LIMIT, () => substitute(value, data, PAYLOAD_LIMIT.bytes));
   }
 
@@ -233,7 +243,8 @@ export class TokenService {
    */
   detokenizeText(ctx: TokenContext, text: string, body: BodyExpansion = {}): string {
     const limit = body.limit ?? PAYLOAD_LIMIT;
-    const data = this.resolveExpressions(ctx, body.ids ?? findTokenIds(text), DETOKENIZE_LIMIT, limit);
+    const found = body.found ?? expressionsIn(text);
+    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit);
     if (data.size === 0) return text;
     const replaced = expanding(limit, () => substituteInText(text, data, limit.bytes));
     return typeof replaced === 'string' ? replaced : JSON.stringify(replaced);
@@ -246,27 +257,37 @@ export class TokenService {
   detokenizeJsonText(ctx: TokenContext, text: string, parsed: unknown, body: BodyExpansion = {}): string {
     checkDepth(parsed);
     const limit = body.limit ?? PAYLOAD_LIMIT;
-    const data = this.resolveExpressions(ctx, body.ids ?? findTokenIds(parsed), DETOKENIZE_LIMIT, limit);
+    const found = body.found ?? expressionsIn(parsed);
+    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit);
     return data.size === 0 ? text : expanding(limit, () => substituteInJsonText(text, data, limit.bytes));
   }
 
   /**
-   * The data of every token in `ids`, checked: existing (400), usable here (403), within `limit`
-   * (400). Each token's data is in the result at least once: their sizes together past the
-   * payload limit are a 413 before the next token is decrypted.
+   * The data of every token `found`, checked: existing (400), usable here (403), within `limit`
+   * tokens and DETOKENIZE_EXPRESSION_LIMIT expressions (400). Each token's data is in the result
+   * at least once: their sizes together past `output` are a 413 before the next is decrypted.
    */
   private resolveExpressions(
     ctx: TokenContext,
-    ids: string[],
+    found: ExpressionCount,
     limit: number,
     output: OutputLimit,
   ): Map<string, unknown> {
     requireSomewhere(ctx.caller, 'token:use');
+    const { ids, occurrences } = found;
     const data = new Map<string, unknown>();
     if (ids.length > limit) {
+      // Counted no further than one past the limit.
       throw new HttpError(
         400,
-        `At most ${limit} tokens can be detokenized at once; this request references ${ids.length}.`,
+        `At most ${limit} tokens can be detokenized at once; this request references ${ids.length} or more.`,
+      );
+    }
+    if (occurrences > DETOKENIZE_EXPRESSION_LIMIT) {
+      const most = DETOKENIZE_EXPRESSION_LIMIT.toLocaleString('en-US');
+      throw new HttpError(
+        400,
+        `At most ${most} {{ }} expressions can be detokenized at once; this request holds more.`,
       );
     }
     const staged = this.stagedIndex(ctx);

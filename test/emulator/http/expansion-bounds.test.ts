@@ -152,7 +152,13 @@ describe('detokenization output is bounded as it is built', () => {
       expect(result.body.proxy_error.detail).toMatch(/5 MB more than the body as sent/);
     }
     expect(target.received()).toBe(0);
-    // Within the bound a body grows as it did: 1 MB of token in a small body is forwarded.
+    // Ten thousand expressions at most, whatever their tokens' size.
+    const small = await createToken(emu(), { type: 'token', data: 'x' });
+    const many = await call('text/plain', repeated(small.id, 10_001));
+    expect(many.status, many.text.slice(0, 500)).toBe(400);
+    expect(many.body.proxy_error.detail).toMatch(/At most 10,000 \{\{ \}\} expressions/);
+    expect(target.received()).toBe(0);
+    // Within the bounds a body grows as it did: 1 MB of token in a small body is forwarded.
     const forwarded = await call('text/plain', `card=${repeated(id, 1)}`);
     expect(forwarded.status, forwarded.text.slice(0, 500)).toBe(200);
     expect(target.received()).toBe(1);
