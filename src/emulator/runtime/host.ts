@@ -35,7 +35,7 @@ import {
 } from './facades.js';
 import { hardenHost } from './harden-host.js';
 import {
-  MAX_FRAME_BYTES,
+  MAX_INBOUND_FRAME_BYTES,
   MIN_BUSY_WINDOW_MS,
   BUSY_FOR_MS,
   busyBalance,
@@ -201,7 +201,7 @@ let idleSince = idleMark();
 
 const channel = new Channel<ToSandbox, FromSandbox>(
   new Socket({ fd: 3, readable: true, writable: true }),
-  MAX_FRAME_BYTES,
+  MAX_INBOUND_FRAME_BYTES,
   {
     message: onMessage,
     // The emulator is gone (or stopped us): nothing is left to do.

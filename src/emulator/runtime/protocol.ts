@@ -3,8 +3,16 @@
  * data over a Channel; the emulator treats whatever a sandbox sends as untrusted.
  */
 
-/** The largest frame either side accepts (a 5 MB result or argument, with room for the rest). */
+/** The largest frame the emulator accepts from a sandbox (a 5 MB result, with room for the rest). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The largest frame a sandbox accepts from the emulator: whatever a caller may send (5 MB) always
+ * fits, whatever its bytes. A body of control bytes is six times its size as a JSON string
+ * (`\u0001`), beside a configuration of up to 5 MB; a call whose input would still not fit fails
+ * alone, before it is sent (SandboxProcess.invoke).
+ */
+export const MAX_INBOUND_FRAME_BYTES = 48 * 1024 * 1024;
 
 /** Sent once, first: what every code version in the process shares. */
 export interface InitRequest {

@@ -9,6 +9,7 @@ import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
+  MAX_INBOUND_FRAME_BYTES,
   BUSY_FOR_MS,
   busyBalance,
   type FromSandbox,
@@ -19,6 +20,7 @@ import {
 } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
+import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { CallLogBudget, StrayLogBudget } from './log-budget.js';
 
 const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
@@ -257,8 +259,26 @@ export class SandboxProcess {
     if (this.dead) return Promise.reject(this.stopped(`${options.label} was not run`));
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
+    const id = ++this.callSeq;
+    const frame = JSON.stringify({
+      type: 'invoke',
+      id,
+      vid,
+      requestId: options.requestId ?? '',
+      ...payload,
+      svc: options.svc !== null,
+    } satisfies ToSandbox);
+    // Only a frame that could be over the limit (3 bytes a UTF-16 unit at most) is measured.
+    if (frame.length * 3 > MAX_INBOUND_FRAME_BYTES && Buffer.byteLength(frame) > MAX_INBOUND_FRAME_BYTES) {
+      return Promise.reject(
+        new UserCodeError(
+          413,
+          `The input of ${options.label} is ${megabytes(Buffer.byteLength(frame))} once encoded for the sandbox, over its limit of ${megabytes(MAX_INBOUND_FRAME_BYTES)}.`,
+          { title: 'Payload too large' },
+        ),
+      );
+    }
     return new Promise((resolve, reject) => {
-      const id = ++this.callSeq;
       // Sent to a process already held by code that does not yield: it waits behind that code.
       const queued = !this.responsive;
       const sentAt = performance.now();
@@ -303,7 +323,7 @@ export class SandboxProcess {
         reject: (error) => (settle(), reject(error)),
         busy: () => (settle(), resolve(BUSY)),
       });
-      this.send({ type: 'invoke', id, vid, requestId: options.requestId ?? '', ...payload, svc: options.svc !== null });
+      if (!this.dead) this.channel.sendText(frame);
       this.watch();
     });
   }
@@ -455,8 +475,9 @@ export class SandboxProcess {
           429,
           `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`,
         );
+      const body = this.rpcBody(params);
       call.svcInFlight++;
-      const value = await call.svc(method, JSON.parse(params)).finally(() => call.svcInFlight--);
+      const value = await call.svc(method, body).finally(() => call.svcInFlight--);
       this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
     } catch (error) {
       const {
@@ -466,6 +487,38 @@ export class SandboxProcess {
       } = error as { status?: number; title?: string; detail?: string };
       this.send({ type: 'rpc-result', id, ok: false, error: { status, title, detail } });
     }
+  }
+
+  /**
+   * The params of a `req.svc` call, held to what an HTTP request of the API is: the payload limit
+   * (413), JSON without the keys that poison prototypes, nested at most MAX_DEPTH levels (400).
+   */
+  private rpcBody(params: string): unknown {
+    const limit = this.limits.maxResultBytes;
+    if (params.length > limit / 3 && Buffer.byteLength(params) > limit)
+      throw new UserCodeError(
+        413,
+        `The req.svc request is ${megabytes(Buffer.byteLength(params))} of JSON, over the ${megabytes(limit)} limit of a request.`,
+      );
+    let body: unknown;
+    try {
+      body = JSON.parse(params, (key, value: unknown) => {
+        if (
+          key === '__proto__' ||
+          (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)
+        )
+          throw new Error('prototype key');
+        return value;
+      });
+    } catch {
+      throw new UserCodeError(
+        400,
+        'The req.svc request is not JSON the API accepts (a __proto__ or constructor.prototype key?).',
+      );
+    }
+    if (exceedsDepth(body, MAX_DEPTH))
+      throw new UserCodeError(400, `The req.svc request is nested deeper than ${MAX_DEPTH} levels.`);
+    return body;
   }
 
   /** Starts (or re-paces) the watch: memory, and liveness after calls return. */
@@ -575,6 +628,10 @@ export class SandboxProcess {
     this.ready.delete(vid);
     this.vidInstance.delete(vid);
   }
+}
+
+function megabytes(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 
 /** The status of what user code threw: the platform classes' own, a custom response's, else 500. */

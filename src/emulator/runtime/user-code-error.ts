@@ -32,7 +32,9 @@ export class UserCodeError extends HttpError {
             ? PROBLEM_TYPES.conflict
             : status === 503
               ? PROBLEM_TYPES.unavailable
-              : PROBLEM_TYPES.userCode,
+              : status === 413
+                ? PROBLEM_TYPES.payloadTooLarge
+                : PROBLEM_TYPES.userCode,
       response: options.custom,
       retryAfter: options.retryAfter,
     });

@@ -120,9 +120,16 @@ export class ReactorInvocations {
         ...(error && { error: `${error.title}: ${error.detail}`, stack }),
       });
     try {
-      const bound = this.deps.boundApplication(reactor);
-      const svc = bound
-        ? svcHandler(this.deps.tokens, { tenantId: reactor.tenant_id, application: bound }, ctx.transactionId)
+      const svc = this.deps.boundApplication(reactor)
+        ? svcHandler(
+            this.deps.tokens,
+            () => {
+              const application = this.deps.boundApplication(reactor);
+              return application && { tenantId: reactor.tenant_id, application };
+            },
+            `reactor ${reactor.name}`,
+            ctx.transactionId,
+          )
         : null;
       const { value } = await instance.invoke(
         { args, configuration: this.deps.configurationOf(reactor) },

@@ -16,24 +16,32 @@ function tokenId(value: unknown): string {
 
 /**
  * The main-thread side of `req.svc`: each call of user code becomes the same service call an HTTP
- * request with the bound Application's key would make, under the same permission checks.
+ * request with the bound Application's key would make, under the same permission checks. The
+ * Application is looked up again on every call (`bound`): one deleted, or whose permissions or
+ * rules changed, while the code runs is refused or held to its new grants at once.
  */
-export function svcHandler(tokens: TokenService, caller: Caller, transactionId?: string): SvcHandler {
-  const ctx: TokenContext = { caller, transactionId };
-  const methods: Record<SvcMethod, (params: unknown) => unknown> = {
-    'tokens.create': (params) => tokens.create(ctx, checkCreate(params)),
-    'tokens.retrieve': (params) => tokens.get(ctx, tokenId(params)),
-    'tokens.delete': async (params) => {
+export function svcHandler(
+  tokens: TokenService,
+  bound: () => Caller | undefined,
+  owner: string,
+  transactionId?: string,
+): SvcHandler {
+  const methods: Record<SvcMethod, (ctx: TokenContext, params: unknown) => unknown> = {
+    'tokens.create': (ctx, params) => tokens.create(ctx, checkCreate(params)),
+    'tokens.retrieve': (ctx, params) => tokens.get(ctx, tokenId(params)),
+    'tokens.delete': async (ctx, params) => {
       await tokens.delete(ctx, tokenId(params));
       return null;
     },
-    'tokens.list': (params) => tokens.list(ctx, checkListQuery(params ?? {})),
-    tokenize: (params) => tokens.tokenize(ctx, params),
-    detokenize: (params) => tokens.detokenize(ctx, params),
+    'tokens.list': (ctx, params) => tokens.list(ctx, checkListQuery(params ?? {})),
+    tokenize: (ctx, params) => tokens.tokenize(ctx, params),
+    detokenize: (ctx, params) => tokens.detokenize(ctx, params),
   };
   return async (method, params) => {
     const call = methods[method];
     if (!call) throw new HttpError(400, `req.svc has no method ${String(method)}.`);
-    return call(params);
+    const caller = bound();
+    if (!caller) throw new HttpError(403, `The Application bound to ${owner} was deleted: req.svc has no grants left.`);
+    return call({ caller, transactionId }, params);
   };
 }

@@ -1127,7 +1127,7 @@ describe('req.svc over the real token service', () => {
       const result = await invoke(
         instance,
         { args: { card: CARD } },
-        { svc: svcHandler(services.tokens, { tenantId, application }) },
+        { svc: svcHandler(services.tokens, () => ({ tenantId, application }), 'reactor test') },
       );
       const outcome = result.value as { id: string; type: string; revealed: { card: unknown } };
       expect(outcome.type).toBe('card');
@@ -1155,7 +1155,7 @@ describe('req.svc over the real token service', () => {
       const result = await invoke(
         instance,
         { args: { card: CARD } },
-        { svc: svcHandler(services.tokens, { tenantId, application: limited }) },
+        { svc: svcHandler(services.tokens, () => ({ tenantId, application: limited }), 'reactor test') },
       );
       const outcome = result.value as { id: string; error: unknown[] };
       expect(outcome.error).toEqual(['AuthorizationError', true, 403, expect.stringContaining('token:use')]);

@@ -260,6 +260,28 @@ describe('a call owns the work it starts', () => {
   });
 });
 
+describe('what crosses to a sandbox', () => {
+  const rt = sharedRuntime();
+
+  it('fits any 5 MB input, whatever its bytes; one over fails alone, before it is sent', async () => {
+    const tenant = freshId('tenant');
+    const echo = await loadFor(rt(), tenant, `module.exports = async (req) => req.args.text.length;`);
+    const sleeper = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 300)); return 'slept'; };`,
+    );
+    // 4.9 MB of control bytes: about 29 MB as a JSON string.
+    const controls = '\u0001'.repeat(4.9 * 1024 * 1024);
+    expect(await answer(invoke(echo, { args: { text: controls } }, { timeoutMs: 20_000 }))).toBe(controls.length);
+    const sleeping = invoke(sleeper, {}, { timeoutMs: 20_000 });
+    const tooBig = await rejection(invoke(echo, { args: { text: controls.repeat(2) } }, { timeoutMs: 20_000 }));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.detail).toMatch(/once encoded for the sandbox, over its limit of 48 MB/);
+    expect(await answer(sleeping)).toBe('slept');
+  });
+});
+
 describe('the budget, shared fairly', () => {
   it('serves a tenant at once while another holds every process it may have', async () => {
     const rt = runtime({ maxProcesses: 1, maxProcessesPerGroup: 2 });
