@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { load, median } from './load.js';
 import { reactorSource } from './reactor.js';
 import { measureReload } from './reload.js';
+import { measureScale } from './scale.js';
 import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -610,6 +611,57 @@ async function benchStore() {
   for (const store of stores) await stop(store.running.child);
 }
 
+/**
+ * The sandbox at the scale of a project (bench/scale.js): the default layout (a tenant's code in one
+ * process, a compartment per version) beside one process per owner, each in an emulator of its own.
+ */
+async function benchScale() {
+  process.stderr.write('Sandbox scale\n');
+  const figures = {};
+  for (const layout of ['tenant', 'owner']) {
+    const { child, url } = await serve(['--in-memory', '--sandbox-isolation', layout]);
+    figures[layout] = await measureScale({ url, pid: child.pid, api, processTreeMemory, scratch, quick, layout });
+    await stop(child);
+  }
+  const { tenant, owner } = figures;
+  record(
+    "A new reactor's create to first answer, p50",
+    tenant.firstAnswerMs,
+    owner.firstAnswerMs,
+    'ms',
+    '<= 20 ms',
+    tenant.firstAnswerMs <= 20,
+    'baseline: a process per owner',
+  );
+  record(
+    `${tenant.reactors} reactors of one tenant round-robin, p50 per call after each one's first`,
+    tenant.roundRobinMs,
+    owner.roundRobinMs,
+    'ms',
+    '<= 2 ms',
+    tenant.roundRobinMs <= 2,
+    'baseline: a process per owner (8 in the budget)',
+  );
+  record(
+    'svc apply of 40 reactors',
+    tenant.applyMs,
+    owner.applyMs,
+    'ms',
+    '<= 2000 ms',
+    tenant.applyMs <= 2000,
+    'a process, the CLI start included',
+  );
+  record(
+    `RSS: emulator + sandboxes, ${tenant.reactors} warm reactors`,
+    tenant.rss,
+    owner.rss,
+    'MB',
+    '<= 300 MB',
+    tenant.rss <= 300,
+    `${tenant.processes} processes (baseline ${owner.processes}, and its reactors are not all warm)`,
+  );
+}
+
 function table() {
   const header = ['figure', 'value', 'baseline', 'ratio', 'target', 'holds'];
   const lines = rows.map((row) => [
@@ -633,6 +685,7 @@ const suites = {
   reload: benchReload,
   proxy: benchProxy,
   store: benchStore,
+  scale: benchScale,
 };
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [

@@ -52,6 +52,13 @@ export const serve = defineCommand({
       description: 'pretty, or json lines (the default when stdout is not a terminal)',
       choices: ['pretty', 'json'],
     },
+    {
+      flags: '--sandbox-isolation <unit>',
+      description:
+        "what shares a sandbox process: a tenant's code, each version in a compartment of its own (the default), or one owner's (a reactor or proxy: a process boot each)",
+      choices: ['tenant', 'owner'],
+      default: 'tenant',
+    },
   ],
   notes: [
     'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
@@ -99,7 +106,7 @@ export const serve = defineCommand({
       ...(transactionTtlMs !== undefined && { transactionTtlMs }),
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
-      runtime: { projectDir: io.cwd, prewarm: true },
+      runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =
