@@ -36,7 +36,7 @@ export class Output {
 
   /** A call begins that may take a while (a spinner shows if it does); the returned function ends it. */
   busy(label: string): () => void {
-    return this.spinner?.start(label) ?? (() => {});
+    return this.spinner?.start(safeText(label)) ?? (() => {});
   }
 
   /** Prints a result: as JSON with --json, else as `human` prints it. */

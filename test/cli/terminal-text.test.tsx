@@ -1,12 +1,12 @@
 import { render } from 'ink-testing-library';
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import type { IO } from '../../src/cli/io.js';
 import { createServeLog } from '../../src/cli/serve-log.js';
 import type { EmulatorEvent } from '../../src/emulator/index.js';
 import { LiveServeDashboard } from '../../src/ui/live-serve-dashboard.js';
 import { createServeFeed } from '../../src/ui/serve-feed.js';
 import { runSvc } from '../helpers/cli.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { sharedEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { plain } from '../helpers/terminal.js';
 import { tempDir } from '../helpers/temp.js';
 import { eventually } from '../helpers/wait.js';
@@ -46,21 +46,30 @@ function expectSafe(output: string): void {
   expect(output).not.toMatch(new RegExp(`^${FORGED}`, 'm'));
 }
 
-async function setup(onEvent?: (event: EmulatorEvent) => void) {
-  const emu = await startEmulator({ inMemory: true, ...(onEvent && { onEvent }) });
-  const created = await emu.call('POST', '/reactors', { body: { name: NAME, code: CODE, configuration: {} } });
+/** One emulator for the file, with the hostile reactor. */
+const shared = sharedEmulator();
+let reactorId = '';
+beforeAll(async () => {
+  const created = await shared().call('POST', '/reactors', { body: { name: NAME, code: CODE, configuration: {} } });
   expect(created.status, created.text).toBe(201);
-  const target = ['--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey];
-  return { emu, id: created.body.id as string, target, cwd: await tempDir() };
-}
+  reactorId = created.body.id;
+});
 
-async function invoke(emu: TestEmulator, id: string, fail = false): Promise<void> {
-  const answer = await emu.call('POST', `/reactors/${id}/react`, {
+/** Calls the hostile reactor (its console line is out by the time it answers, or soon after). */
+async function invoke(emu: TestEmulator, fail = false): Promise<void> {
+  const answer = await emu.call('POST', `/reactors/${reactorId}/react`, {
     key: emu.privateKey,
     body: { args: { text: HOSTILE, fail } },
   });
   expect(answer.status, answer.text).toBe(fail ? 500 : 200);
-  await eventually(() => expect(emu.events.filter((event) => event.type === 'console').length).toBeGreaterThan(0));
+  await eventually(() => expect(emu.events.some((event) => event.type === 'console')).toBe(true));
+}
+
+/** Follows the emulator's events until the test ends. */
+function follow(emu: TestEmulator, listener: (event: EmulatorEvent) => void): () => void {
+  const stop = emu.emulator.events.subscribe(listener);
+  onTestFinished(stop);
+  return stop;
 }
 
 describe('user-chosen text reaches every terminal output escaped', () => {
@@ -69,15 +78,20 @@ describe('user-chosen text reaches every terminal output escaped', () => {
     const io = { stdout: { write: (text: string) => (written += text), isTTY: true }, cwd: '/' } as unknown as IO;
     const log = createServeLog('pretty', io, true);
     log.release();
-    const { emu, id } = await setup((event) => log.event(event));
-    await invoke(emu, id, true);
-    await eventually(() => expect(emu.events.some((event) => event.type === 'invocation')).toBe(true));
+    const emu = shared();
+    let runs = 0;
+    follow(emu, (event) => {
+      log.event(event);
+      if (event.type === 'invocation') runs++;
+    });
+    await invoke(emu, true);
+    await eventually(() => expect(runs).toBe(1));
     log.flush();
     expectSafe(plain(written));
   });
 
   test('the dashboard (ink)', async () => {
-    const { emu, id } = await setup();
+    const emu = shared();
     const app = render(
       <LiveServeDashboard
         url={emu.url}
@@ -88,7 +102,7 @@ describe('user-chosen text reaches every terminal output escaped', () => {
       />,
     );
     try {
-      await invoke(emu, id, true);
+      await invoke(emu, true);
       const output = () => plain(app.frames.join('\n'));
       await eventually(() => expect(unwrapped(output())).toMatch(/reactor evil.* 500 /));
       expectSafe(output());
@@ -98,8 +112,10 @@ describe('user-chosen text reaches every terminal output escaped', () => {
   });
 
   test('svc logs, a table (ink and plain) and an error line', async () => {
-    const { emu, id, target, cwd } = await setup();
-    await invoke(emu, id);
+    const emu = shared();
+    const cwd = await tempDir();
+    const target = ['--base-url', emu.url, '--management-key', emu.managementKey, '--api-key', emu.privateKey];
+    await invoke(emu);
 
     const logs = await runSvc(['logs', ...target], { cwd, tty: true });
     expect(logs.code, logs.stderr).toBe(0);
@@ -113,7 +129,7 @@ describe('user-chosen text reaches every terminal output escaped', () => {
     }
 
     const failed = await runSvc(
-      ['invoke', 'reactor', id, '--args', JSON.stringify({ text: HOSTILE, fail: true }), ...target],
+      ['invoke', 'reactor', reactorId, '--args', JSON.stringify({ text: HOSTILE, fail: true }), ...target],
       {
         cwd,
       },
