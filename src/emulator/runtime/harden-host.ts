@@ -20,8 +20,9 @@
  * instances (a timer, Node's modules behind the facades): their prototype chains are frozen, their
  * own state is left alone (user code never holds them).
  */
-export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonly unknown[] = []): void {
+export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonly unknown[] = []): WritableSlot[] {
   const seen = new Set<object>();
+  const slots: WritableSlot[] = [];
   const pending: [object, Role][] = [];
   const add = (value: unknown, role: Role) => {
     if ((typeof value === 'object' && value !== null) || typeof value === 'function')
@@ -57,13 +58,24 @@ export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonl
         }
       }
       // Every object locked here may be some instance's prototype (a plain object can be one too).
-      if (!Object.isFrozen(object)) lock(object, shared && role !== 'prototype');
+      if (!Object.isFrozen(object)) lock(object, shared && role !== 'prototype', slots);
     }
   };
   for (const root of reachable) add(root, heldRole(root));
   drain(true);
   for (const root of discoveryOnly) add(root, classify(root));
   drain(false);
+  return slots;
+}
+
+/**
+ * A property left writable on a prototype (non-configurable: it could not become an accessor), and
+ * the primitive it held: what user code could change, or pin, for every instance of the process.
+ */
+export interface WritableSlot {
+  object: object;
+  key: PropertyKey;
+  value: unknown;
 }
 
 type Role = 'type' | 'prototype' | 'namespace' | 'instance';
@@ -86,10 +98,10 @@ function classify(value: unknown): Role {
  * a writable data property becomes an accessor whose setter gives the instance its own property;
  * a writable one that cannot be reconfigured (Node defines a few, e.g. EventEmitter's kCapture
  * flag) stays writable on a prototype if it holds a primitive, which no one can turn into a
- * capability. On a `shared` object (a module's, a class's own) nothing stays writable: Node's
+ * capability: it is listed in `slots`, for the host to put back (and check) around every call. On a `shared` object (a module's, a class's own) nothing stays writable: Node's
  * sealed settings (`util.inspect.defaultOptions`) are process-wide state.
  */
-function lock(object: object, shared = false): void {
+function lock(object: object, shared = false, slots: WritableSlot[] = []): void {
   for (const key of Reflect.ownKeys(object)) {
     const descriptor = Reflect.getOwnPropertyDescriptor(object, key)!;
     if (!('value' in descriptor)) {
@@ -117,6 +129,8 @@ function lock(object: object, shared = false): void {
       });
     } else if (descriptor.configurable || (descriptor.writable && (shared || isCapability(value)))) {
       Object.defineProperty(object, key, { writable: false, configurable: false });
+    } else if (descriptor.writable) {
+      slots.push({ object, key, value });
     }
   }
   Object.preventExtensions(object);

@@ -5,6 +5,7 @@
  */
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { WritableSlot } from './harden-host.js';
 
 const hostRequire = createRequire(import.meta.url);
 
@@ -140,7 +141,70 @@ function madeAtRunTime(): unknown[] {
   });
   attempt(() => new (hostRequire('node:string_decoder').StringDecoder)('utf8'));
   attempt(() => new (hostRequire('node:util') as typeof import('node:util')).MIMEType('text/plain'));
-  return made.flat();
+  attempt(() => webStreams());
+  attempt(() => {
+    const duplex = (stream.Duplex as unknown as { toWeb(d: unknown): { readable: unknown; writable: unknown } }).toWeb(
+      new stream.PassThrough(),
+    );
+    return [duplex.readable, duplex.writable];
+  });
+  attempt(() => new URLSearchParams('a=1'));
+  attempt(() => new stream.PassThrough());
+  // What their iterators are: each a class (or generator) of its own, whose prototype another
+  // owner's `for (... of ...)` and `for await` would run through.
+  const iterators: unknown[] = [];
+  for (const instance of made.flat()) iterators.push(...iteratorsOf(instance));
+  return [...made.flat(), ...iterators];
+}
+
+/** The web streams' readers, writers and controllers, of every kind (byte streams, BYOB, tee). */
+function webStreams(): unknown[] {
+  const made: unknown[] = [];
+  const attempt = (make: () => unknown) => {
+    try {
+      made.push(make());
+    } catch (error) {
+      made.push(error);
+    }
+  };
+  attempt(() => new ReadableStream({ start: (controller) => void made.push(controller) }).tee());
+  attempt(() => new ReadableStream().values());
+  attempt(() => {
+    const bytes = new ReadableStream({
+      type: 'bytes',
+      start: (controller) => void made.push(controller),
+      pull: (controller) => {
+        made.push((controller as ReadableByteStreamController).byobRequest);
+        (controller as ReadableByteStreamController).close();
+      },
+    });
+    const byob = bytes.getReader({ mode: 'byob' });
+    byob.read(new Uint8Array(1)).catch(() => {});
+    return byob;
+  });
+  attempt(() => new WritableStream({ start: (controller) => void made.push(controller) }).getWriter());
+  attempt(() => new TransformStream({ start: (controller) => void made.push(controller) }));
+  attempt(() => [new TextEncoderStream(), new TextDecoderStream(), new CompressionStream('gzip')]);
+  return made.flat().filter((value) => value !== undefined && value !== null);
+}
+
+/** The iterators an object hands out (`[Symbol.iterator]`, `[Symbol.asyncIterator]`, entries, keys, values). */
+function iteratorsOf(object: unknown): unknown[] {
+  if (typeof object !== 'object' || object === null) return [];
+  const found: unknown[] = [];
+  for (const key of [Symbol.iterator, Symbol.asyncIterator, 'entries', 'keys', 'values'] as const) {
+    const method = (object as Record<PropertyKey, unknown>)[key];
+    if (typeof method !== 'function') continue;
+    try {
+      const iterator = Reflect.apply(method, object, []) as { return?: () => unknown } | undefined;
+      found.push(iterator);
+      // A generator's: done with, without running its body on.
+      Promise.resolve(iterator?.return?.()).catch(() => {});
+    } catch {
+      // not an iterable of this kind
+    }
+  }
+  return found;
 }
 
 /**
@@ -241,20 +305,27 @@ export function userPerformance(): object {
 }
 
 /**
- * Process-wide settings Node defines as accessors that cannot be removed or frozen: the default of
- * every EventEmitter (`EventEmitter.defaultMaxListeners`, `captureRejections`), and the stack
- * switches of the realm's Error that every compartment's Error reaches. Read once at start;
- * `reset()` puts them back before and after every call, so that one owner's change reaches another
- * owner's call only while both run at once (docs/sandbox.md).
+ * Process-wide settings that cannot be frozen: Node's defaults of every EventEmitter
+ * (`EventEmitter.defaultMaxListeners`, `captureRejections`: accessors that can be neither removed
+ * nor frozen), the realm's Error stack switches, and the primitives left writable on prototypes
+ * (`slots`, hardenHost: EventEmitter's kCapture). Read once at start; `reset()` puts them back
+ * before and after every call, so that one owner's change reaches another owner's call only while
+ * both run at once. `intact()` is false once user code made a slot read-only (every new emitter
+ * would then throw): the process is replaced.
  */
-export function processDefaults(): { reset(): void } {
+export function processDefaults(slots: readonly WritableSlot[]): { reset(): void; intact(): boolean } {
   const events = hostRequire('node:events') as typeof import('node:events');
   const maxListeners = events.defaultMaxListeners;
   const captureRejections = events.captureRejections;
   const stackTraceLimit = Error.stackTraceLimit;
   const prepareStackTrace = Error.prepareStackTrace;
+  const intact = () => slots.every(({ object, key }) => Reflect.getOwnPropertyDescriptor(object, key)?.writable);
   return {
+    intact,
     reset() {
+      if (!intact()) return;
+      for (const { object, key, value } of slots)
+        if (!Object.is(Reflect.get(object, key), value)) Reflect.set(object, key, value);
       if (events.defaultMaxListeners !== maxListeners) events.defaultMaxListeners = maxListeners;
       if (events.captureRejections !== captureRejections) events.captureRejections = captureRejections;
       if (Error.stackTraceLimit !== stackTraceLimit) Error.stackTraceLimit = stackTraceLimit;

@@ -167,7 +167,7 @@ const MODULES: Record<string, unknown> = {
   util: hostRequire('node:util'),
 };
 confineProcessState();
-hardenHost(
+const writableSlots = hardenHost(
   [
     ...Object.values(HOST_GLOBALS),
     ...Object.values(MODULES),
@@ -182,7 +182,7 @@ hardenHost(
 );
 
 /** Node's process-wide defaults user code can set: put back around every call. */
-const defaults = processDefaults();
+const defaults = processDefaults(writableSlots);
 
 let config: InitRequest | undefined;
 const versions = new Map<string, Loaded>();
@@ -378,6 +378,11 @@ async function invoke(request: InvokeRequest): Promise<void> {
     post({ type: 'busy', id: request.id });
     return;
   }
+  // Nor one whose Node classes user code broke for every owner (a prototype's setting pinned).
+  if (!defaults.intact()) {
+    post({ type: 'busy', id: request.id, tampered: true });
+    return;
+  }
   const invocation: Invocation = {
     id: request.id,
     vid: request.vid,
@@ -409,9 +414,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
       else post(outcome);
     }
   } finally {
-    defaults.reset();
     endTimers(invocation);
     invocations.delete(request.id);
+    defaults.reset();
     // A cancelled call was over when the emulator gave up on it; its code settling later (when it
     // chooses) starts no new idle window, or it could wipe the one under way at will.
     if (!invocation.cancelled && invocations.size === 0) idleSince = idleMark();

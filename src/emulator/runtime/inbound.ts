@@ -19,7 +19,7 @@ export function checkedMessage(message: unknown): FromSandbox {
       case 'result':
         return isId(m.id) && (m.ok === true ? 'value' in m : m.ok === false && isError(m.error));
       case 'busy':
-        return isId(m.id);
+        return isId(m.id) && (m.tampered === undefined || typeof m.tampered === 'boolean');
       case 'log':
         return (
           (m.id === null || isId(m.id)) &&

@@ -108,8 +108,11 @@ export type FromSandbox =
   /** The value as it is: the sandbox writes it into the frame as the JSON it checked. */
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: SerializedError }
-  /** The process was still busy with work a finished call left behind: it must be replaced. */
-  | { type: 'busy'; id: number }
+  /**
+   * The process must be replaced before this call runs: it was still busy with work a finished call
+   * left behind, or (`tampered`) user code pinned a setting every emitter of the process inherits.
+   */
+  | { type: 'busy'; id: number; tampered?: boolean }
   | { type: 'log'; id: number | null; vid: string | null; level: LogLevel; text: string }
   | { type: 'rpc'; id: number; invocation: number; method: SvcMethod; params: string }
   /** CPU time used while no call was running, over the wall time since the last call ended or probe. */

@@ -451,7 +451,11 @@ export class SandboxProcess {
       case 'busy': {
         // The call goes elsewhere first; then this process goes.
         this.calls.get(message.id)?.busy();
-        this.kill('it kept a core busy after its last call returned');
+        this.kill(
+          message.tampered
+            ? "its code made a setting every EventEmitter inherits read-only (Node's classes could no longer work there)"
+            : 'it kept a core busy after its last call returned',
+        );
         return;
       }
       case 'probe':
@@ -502,14 +506,18 @@ export class SandboxProcess {
       );
     let body: unknown;
     try {
-      body = JSON.parse(params, (key, value: unknown) => {
-        if (
-          key === '__proto__' ||
-          (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)
-        )
-          throw new Error('prototype key');
-        return value;
-      });
+      // Without a backslash (an escape could spell either key), `__proto__` or `constructor`, the
+      // text holds neither key: parsed without a reviver, several times faster.
+      body = !/\\|__proto__|constructor/.test(params)
+        ? JSON.parse(params)
+        : JSON.parse(params, (key, value: unknown) => {
+            if (
+              key === '__proto__' ||
+              (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)
+            )
+              throw new Error('prototype key');
+            return value;
+          });
     } catch {
       throw new UserCodeError(
         400,

@@ -152,6 +152,89 @@ describe('one tenant, one process', () => {
     expect(meddler.processCount).toBe(1);
   });
 
+  it("freezes the prototypes of what calls make at run time: an owner's iterators and web streams cannot be spied on", async () => {
+    const tenant = freshId('tenant');
+    const thief = await loadFor(
+      rt(),
+      tenant,
+      `const stolen = [];
+      module.exports = async (req) => {
+        if (req.args.report) return stolen;
+        const stream = require('stream');
+        const patched = [];
+        const spy = (proto, name, label) => {
+          if (!proto) return;
+          const original = proto[name];
+          try {
+            Object.defineProperty(proto, name, { configurable: true, value(...args) {
+              const result = original.apply(this, args);
+              Promise.resolve(result).then((r) => stolen.push(label + ':' + JSON.stringify(r && r.value !== undefined ? r.value : args[0])), () => {});
+              return result;
+            } });
+            patched.push(label);
+          } catch {}
+        };
+        const asyncIterator = new stream.PassThrough()[Symbol.asyncIterator]();
+        spy(Object.getPrototypeOf(asyncIterator), 'next', 'readable');
+        spy(Object.getPrototypeOf(Object.getPrototypeOf(asyncIterator)), 'next', 'readable-base');
+        spy(Object.getPrototypeOf(new URLSearchParams('a=1').entries()), 'next', 'params');
+        const { writable, readable } = stream.Duplex.toWeb(new stream.PassThrough());
+        spy(Object.getPrototypeOf(writable), 'getWriter', 'writer');
+        spy(Object.getPrototypeOf(writable.getWriter()), 'write', 'write');
+        spy(Object.getPrototypeOf(readable.getReader()), 'read', 'read');
+        let controller;
+        new readable.constructor({ start: (c) => (controller = c) });
+        spy(Object.getPrototypeOf(controller), 'enqueue', 'enqueue');
+        return patched;
+      };`,
+    );
+    const victim = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async (req) => {
+        const stream = require('stream');
+        const seen = [];
+        for await (const chunk of stream.Readable.from([req.args.secret])) seen.push(chunk);
+        for (const [key, value] of new URLSearchParams('card=' + req.args.secret)) seen.push(key + value);
+        const { writable, readable } = stream.Duplex.toWeb(new stream.PassThrough());
+        const writer = writable.getWriter();
+        await writer.write(Buffer.from(req.args.secret));
+        const web = new readable.constructor({ start: (c) => { c.enqueue(req.args.secret); c.close(); } });
+        const reader = web.getReader();
+        seen.push((await reader.read()).value);
+        return seen.length;
+      };`,
+    );
+    expect(await answer(invoke(thief, { args: {} }))).toEqual([]);
+    expect(await answer(invoke(victim, { args: { secret: '4111111111111111' } }))).toBe(3);
+    expect(await answer(invoke(thief, { args: { report: true } }))).toEqual([]);
+  });
+
+  it("replaces a process whose code pinned a setting every emitter inherits, before another owner's next call", async () => {
+    const tenant = freshId('tenant');
+    const pinner = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => {
+        const EE = Object.getPrototypeOf(require('stream').Stream);
+        const kCapture = Object.getOwnPropertySymbols(EE.prototype).find((s) => String(s).includes('kCapture'));
+        try { Object.defineProperty(EE.prototype, kCapture, { writable: false }); return 'pinned'; } catch { return 'refused'; }
+      };`,
+    );
+    const emitter = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => { const s = new (require('stream').PassThrough)(); s.end('x'); let out = ''; for await (const c of s) out += c; return out; };`,
+    );
+    expect(await answer(invoke(emitter))).toBe('x');
+    const before = rt().pids;
+    await answer(invoke(pinner));
+    // Its next call finds the process replaced (or the pin refused): emitters work.
+    expect(await answer(invoke(emitter))).toBe('x');
+    expect(await answer(invoke(emitter))).toBe('x');
+    expect(rt().pids.some((pid) => before.includes(pid))).toBe(true);
+  });
+
   it('keeps no async-context store on promises or timers for user code to read or forge', async () => {
     const instance = await loadFor(
       rt(),
