@@ -99,14 +99,7 @@ function madeAtRunTime(): unknown[] {
   const stream = hostRequire('node:stream') as typeof import('node:stream');
   const util = hostRequire('node:util') as Record<string, (...args: unknown[]) => unknown>;
   const { Blob } = hostRequire('node:buffer') as typeof import('node:buffer');
-  const made: unknown[] = [];
-  const attempt = (make: () => unknown) => {
-    try {
-      made.push(make());
-    } catch (error) {
-      made.push(error);
-    }
-  };
+  const { made, attempt } = collector();
   attempt(() => crypto.createSecretKey(Buffer.alloc(16)));
   attempt(() => {
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
@@ -159,14 +152,7 @@ function madeAtRunTime(): unknown[] {
 
 /** The web streams' readers, writers and controllers, of every kind (byte streams, BYOB, tee). */
 function webStreams(): unknown[] {
-  const made: unknown[] = [];
-  const attempt = (make: () => unknown) => {
-    try {
-      made.push(make());
-    } catch (error) {
-      made.push(error);
-    }
-  };
+  const { made, attempt } = collector();
   attempt(() => new ReadableStream({ start: (controller) => void made.push(controller) }).tee());
   attempt(() => new ReadableStream().values());
   attempt(() => {
@@ -186,6 +172,21 @@ function webStreams(): unknown[] {
   attempt(() => new TransformStream({ start: (controller) => void made.push(controller) }));
   attempt(() => [new TextEncoderStream(), new TextDecoderStream(), new CompressionStream('gzip')]);
   return made.flat().filter((value) => value !== undefined && value !== null);
+}
+
+/** What `attempt` makes, or the error it throws instead (Node's errors have classes of their own too). */
+function collector(): { made: unknown[]; attempt: (make: () => unknown) => void } {
+  const made: unknown[] = [];
+  return {
+    made,
+    attempt(make) {
+      try {
+        made.push(make());
+      } catch (error) {
+        made.push(error);
+      }
+    },
+  };
 }
 
 /** The iterators an object hands out (`[Symbol.iterator]`, `[Symbol.asyncIterator]`, entries, keys, values). */

@@ -57,6 +57,8 @@ export class Runtime {
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
   private readonly source: ProcessSource;
+  /** Starts waiting for room within the budget (another owner of a tenant, with `isolation: 'owner'`). */
+  private readonly waiting: (() => void)[] = [];
   private disposed = false;
   private vidSeq = 0;
 
@@ -82,6 +84,7 @@ export class Runtime {
     const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
     this.source = {
       start: (group, extra) => this.start(group, extra),
+      released: () => this.released(),
       maxProcessesPerGroup,
       maxVersionsPerProcess,
       idleMs,
@@ -170,11 +173,12 @@ export class Runtime {
     const retired = Promise.all(instances.map((instance) => instance.retire()));
     for (const process of this.processes) process.kill('the emulator stopped');
     this.processes.clear();
+    this.released();
     await retired;
   }
 
   private async compile(spec: LoadSpec, isLatest: () => boolean): Promise<Instance> {
-    const pool = this.groupOf(this.groupKey(spec));
+    const pool = this.groupOf(spec);
     const vid = `${spec.id}@${spec.version}#${++this.vidSeq}`;
     let process = await pool.primary();
     try {
@@ -212,21 +216,22 @@ export class Runtime {
     return this.options.isolation === 'owner' ? `${tenant}/${spec.group ?? spec.id}` : tenant;
   }
 
-  private groupOf(key: string): SandboxGroup {
+  private groupOf(spec: LoadSpec): SandboxGroup {
+    const key = this.groupKey(spec);
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = new SandboxGroup(key, this.source)));
+    if (!group) this.groups.set(key, (group = new SandboxGroup(key, spec.tenant ?? DEFAULT_TENANT, this.source)));
     return group;
   }
 
   /**
-   * A booted process for `group`: a spare if one is ready, else a new one. A group's first process
+   * A booted process for `group`: a spare if one is ready, else a new one. A tenant's first process
    * is never refused nor made to wait (no tenant waits for another's calls); an `extra` one is
    * started only if the budget has room now, else undefined (the group queues on what it has).
    */
   private async start(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined> {
     if (this.disposed) throw new Error('the runtime is disposed');
     let process = this.spares.shift();
-    if (!process || process.dead) process = this.spawnWithinBudget(group, extra);
+    if (!process || process.dead) process = await this.spawnWithinBudget(group, extra);
     if (!process) return undefined;
     this.owner.set(process, group);
     this.refill(this.options.spares);
@@ -236,25 +241,54 @@ export class Runtime {
 
   /**
    * A new process, within the budget: at the cap the least recently used idle process of another
-   * group makes room. A group's first process goes over the cap when nothing is idle (the cap holds
-   * again as groups go idle and make room); an extra one does not. The check and the spawn are one
-   * turn, so starts under way cannot overshoot.
+   * group makes room. Else a tenant's first process goes over the cap (the cap holds again as groups
+   * go idle and make room); an extra one is not started; and with `isolation: 'owner'`, another
+   * owner of a tenant that has a process waits for room (its tenant's own calls end, at the latest
+   * at their timeouts). The check and the spawn are one turn, so starts under way cannot overshoot.
    */
-  private spawnWithinBudget(group: SandboxGroup, extra: boolean): SandboxProcess | undefined {
-    if (this.processCount < this.options.maxProcesses) return this.spawn();
-    const idle = [...this.processes]
-      .filter((process) => {
-        if (process.dead) return false;
-        if (this.spares.includes(process)) return true;
-        const owner = this.owner.get(process);
-        return owner !== undefined && owner !== group && owner.isSpareable(process);
-      })
-      .sort((a, b) => a.lastUsed - b.lastUsed)[0];
-    if (idle) {
-      idle.kill('it made room for other code');
-      return this.spawn();
+  private async spawnWithinBudget(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined> {
+    for (;;) {
+      if (this.disposed) throw new Error('the runtime is disposed');
+      if (this.processCount < this.options.maxProcesses) return this.spawnFor(group);
+      const idle = [...this.processes]
+        .filter((process) => {
+          if (process.dead) return false;
+          if (this.spares.includes(process)) return true;
+          const owner = this.owner.get(process);
+          return owner !== undefined && owner !== group && owner.isSpareable(process);
+        })
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (idle) {
+        idle.kill('it made room for other code');
+        return this.spawnFor(group);
+      }
+      if (extra) return undefined;
+      if (!this.holdsProcess(group.tenant)) return this.spawnFor(group);
+      // Woken when a call ends or a process goes; a process only booting or loading becomes idle
+      // without either, so look again after a while in any case.
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        setTimeout(resolve, 50).unref();
+      });
     }
-    return extra ? undefined : this.spawn();
+  }
+
+  /** A new process, its group known at once (the next decision of the budget counts it as the group's). */
+  private spawnFor(group: SandboxGroup): SandboxProcess {
+    const process = this.spawn();
+    this.owner.set(process, group);
+    return process;
+  }
+
+  /** Whether a tenant has a sandbox process (of any of its groups). */
+  private holdsProcess(tenant: string): boolean {
+    for (const [process, group] of this.owner) if (group.tenant === tenant && !process.dead) return true;
+    return false;
+  }
+
+  /** A call ended or a process went: whoever waits for room looks again. */
+  private released(): void {
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   private spawn(): SandboxProcess {
@@ -271,6 +305,7 @@ export class Runtime {
         this.owner.delete(dead);
         const spare = this.spares.indexOf(dead);
         if (spare >= 0) this.spares.splice(spare, 1);
+        this.released();
       },
     );
     this.processes.add(process);

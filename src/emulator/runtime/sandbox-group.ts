@@ -7,6 +7,8 @@ import type { InvokeOptions, LogEntry } from './types.js';
 export interface ProcessSource {
   /** A booted process; an `extra` one (beyond the group's first) only if the budget has room now. */
   start(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined>;
+  /** A call ended: a process may have become idle. */
+  released(): void;
   readonly maxProcessesPerGroup: number;
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
@@ -26,8 +28,9 @@ export class SandboxGroup {
   private readonly reapers = new Map<SandboxProcess, NodeJS.Timeout>();
 
   constructor(
-    /** `tenant/owner`: what the group's processes are for. */
+    /** What the group's processes are for: `tenant`, or `tenant/owner`. */
     readonly key: string,
+    readonly tenant: string,
     private readonly source: ProcessSource,
   ) {}
 
@@ -97,6 +100,7 @@ export class SandboxGroup {
         settled = await outcome;
       } finally {
         this.scheduleReap(process);
+        this.source.released();
       }
       if (settled !== BUSY) return settled;
       if (attempt >= 2)

@@ -383,6 +383,20 @@ describe('the budget, shared fairly', () => {
     expect(statuses.sort()).toEqual([408, 503]);
   });
 
+  it("with a process per owner, holds one tenant to the budget, and never another tenant's first process", async () => {
+    const rt = runtime({ maxProcesses: 2, isolation: 'owner' });
+    const waiter = `module.exports = async (req) => { await new Promise((resolve) => setTimeout(resolve, req.args.ms)); return 'done'; };`;
+    const owners = [];
+    for (let i = 0; i < 4; i++) owners.push(await loadFor(rt, 'crowded', waiter));
+    const calls = owners.map((owner) => invoke(owner, { args: { ms: 400 } }, { timeoutMs: 20_000 }));
+    await sleep(100);
+    expect(rt.processCount).toBeLessThanOrEqual(2);
+    // Another tenant's first process is its due, over the cap.
+    const other = await loadFor(rt, 'elsewhere', `module.exports = async () => 'served';`);
+    expect(await answer(invoke(other))).toBe('served');
+    for (const call of calls) expect(await answer(call)).toBe('done');
+  });
+
   it('answers 503 with Retry-After a call that never got to run within its timeout', async () => {
     const rt = runtime({ maxProcesses: 1, maxProcessesPerGroup: 1 });
     const tenant = freshId('tenant');
