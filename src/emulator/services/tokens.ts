@@ -1,88 +1,33 @@
-import { randomUUID } from 'node:crypto';
-import { setImmediate as yieldToOthers } from 'node:timers/promises';
-import {
-  DETOKENIZED_LIMIT_BYTES,
-  BODY_LIMIT_LABEL,
-  DETOKENIZE_EXPRESSION_LIMIT,
-  DETOKENIZE_LIMIT,
-  TOKENIZE_LIMIT,
-  TOKENIZE_VALUE_LIMIT,
-} from '../../api/limits.js';
-import { TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../../api/patterns.js';
+import { DETOKENIZE_LIMIT } from '../../api/limits.js';
 import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
-import { TOKEN_TYPES } from '../../api/types.js';
-import {
-  countExpressions,
-  ExpansionLimitError,
-  type ExpressionCount,
-  substitute,
-  substituteInJsonText,
-  substituteInText,
-} from '../../expressions/index.js';
+import { type ExpressionCount, substitute, substituteInJsonText, substituteInText } from '../../expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
-import { FieldErrors, HttpError } from '../errors.js';
-import type { WriteBatch } from '../store/batch.js';
-import type { Store } from '../store/store.js';
-import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
-import { CONTAINER_PATTERN, evaluateAccess, evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
-import type { Caller, Clock } from './applications.js';
 import type { Cipher } from '../crypto/cipher.js';
+import { FieldErrors, HttpError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { TokenRecord } from '../store/records.js';
+import { evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
+import type { Caller, Clock } from './applications.js';
 import { filterItems, paginate } from './pagination.js';
-import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
+import { type Prepared, type Secret, sealContext, TokenCreator } from './token-creation.js';
+import {
+  type BodyExpansion,
+  checkExpressionCount,
+  expanding,
+  expansionTooLarge,
+  expressionsIn,
+  leastBytes,
+  type OutputLimit,
+  PAYLOAD_LIMIT,
+} from './token-expansion.js';
+import { isExpired, type TokenContext, TokenView } from './token-view.js';
+import { checkTokenizeSize, planTokenize, prepareInSlices } from './tokenize-batch.js';
 import type { TransactionService } from './transactions.js';
 
-/** Who acts on tokens, and in which transaction (the `SVC-TRANSACTION-ID` header), if any. */
-export interface TokenContext {
-  caller: Caller;
-  transactionId?: string | undefined;
-}
-
-interface Secret {
-  data: unknown;
-  mask?: unknown;
-}
-
-interface Prepared {
-  record: TokenRecord;
-  secret: Secret;
-  /** The field of a caller-chosen id (`id`, `[2].id`), which must still be free when the write is saved. */
-  idField?: string;
-}
-
-const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
-const CUSTOM_ID = new RegExp(TOKEN_ID_PATTERN);
-
-/** Tokens a tokenize prepares (validates and seals) before it lets other requests run. */
-const PREPARE_SLICE = 250;
-
-/** The most bytes a detokenized value may take, and how a refusal names that limit. */
-export interface OutputLimit {
-  bytes: number;
-  says: string;
-}
-
-const PAYLOAD_LIMIT: OutputLimit = { bytes: DETOKENIZED_LIMIT_BYTES, says: `the ${BODY_LIMIT_LABEL} payload limit` };
-
-/**
- * How a proxy body is detokenized: its expressions when the caller has counted them already
- * (`expressionsIn`), and the most it may take once detokenized (the payload limit when not given).
- */
-export interface BodyExpansion {
-  found?: ExpressionCount;
-  limit?: OutputLimit;
-}
-
-/**
- * The expressions in `value`, counted no further than one past the limits (`limit` tokens,
- * DETOKENIZE_EXPRESSION_LIMIT expressions): what detokenizing it would have to refuse.
- */
-export function expressionsIn(value: unknown, limit = DETOKENIZE_LIMIT): ExpressionCount {
-  return countExpressions(value, { ids: limit, occurrences: DETOKENIZE_EXPRESSION_LIMIT });
-}
-
-/** A token's state in a transaction, by id: the record, or null when deleted there. */
-type StagedIndex = ReadonlyMap<string, TokenRecord | null>;
+export type { BodyExpansion, OutputLimit } from './token-expansion.js';
+export { expressionsIn } from './token-expansion.js';
+export type { TokenContext } from './token-view.js';
 
 /**
  * Tokens: create, read, list, delete, tokenize and detokenize, each governed by the caller's
@@ -90,6 +35,11 @@ type StagedIndex = ReadonlyMap<string, TokenRecord | null>;
  * everywhere with the implicit transform). Token data is sealed before it reaches the store.
  */
 export class TokenService {
+  /** The tokens a caller sees, its transaction's staged writes over the committed ones. */
+  private readonly view: TokenView;
+  /** Validation, sealing and the one write of the tokens a request makes. */
+  private readonly creator: TokenCreator;
+
   constructor(
     private readonly store: Store,
     private readonly cipher: Cipher,
@@ -97,23 +47,26 @@ export class TokenService {
     private readonly clock: Clock = () => new Date(),
     /** Hears of tokens left out of a list because they cannot be decrypted (their id, never data). */
     private readonly report: (message: string) => void = () => {},
-  ) {}
+  ) {
+    this.view = new TokenView(store, transactions, clock);
+    this.creator = new TokenCreator(store, cipher, transactions, clock, this.view);
+  }
 
   /** Records already reported as unreadable: one report per stored record, however often it is listed. */
   private readonly reported = new WeakSet<TokenRecord>();
 
   async create(ctx: TokenContext, body: CreateTokenBody): Promise<Token> {
-    const transaction = this.transactionOf(ctx);
+    const transaction = this.view.transactionOf(ctx);
     const errors = new FieldErrors();
-    const prepared = this.prepare(ctx, body, errors, '', new Set(), transaction);
+    const prepared = this.creator.prepare(ctx, body, errors, '', new Set(), transaction);
     errors.throwIfAny();
-    this.checkCreate(ctx.caller, [prepared!]);
-    await this.write(transaction, [prepared!]);
+    this.creator.checkCreate(ctx.caller, [prepared!]);
+    await this.creator.write(transaction, [prepared!]);
     return this.present(ctx.caller, prepared!.record, prepared!.secret);
   }
 
   get(ctx: TokenContext, id: string): Token {
-    const record = this.visible(ctx, id);
+    const record = this.view.visible(ctx, id);
     if (!record) throw new HttpError(404, `No token with id ${id}.`);
     const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
     if (!decision.allowed) throw forbidden(ctx.caller, 'token:read', record);
@@ -128,7 +81,7 @@ export class TokenService {
       query.container === undefined
         ? undefined
         : normalizeContainer(query.container.endsWith('/') ? query.container : `${query.container}/`);
-    const readable = this.all(ctx).flatMap((record) => {
+    const readable = this.view.all(ctx).flatMap((record) => {
       if (query.type !== undefined && record.type !== query.type) return [];
       if (container !== undefined && !record.containers.some((c) => c.startsWith(container))) return [];
       const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
@@ -152,8 +105,8 @@ export class TokenService {
   }
 
   async delete(ctx: TokenContext, id: string): Promise<void> {
-    const transaction = this.transactionOf(ctx);
-    const record = this.visible(ctx, id);
+    const transaction = this.view.transactionOf(ctx);
+    const record = this.view.visible(ctx, id);
     if (!record) throw new HttpError(404, `No token with id ${id}.`);
     if (!evaluateTokenAccess(ctx.caller.application, 'token:delete', record.containers).allowed) {
       throw forbidden(ctx.caller, 'token:delete', record);
@@ -184,45 +137,23 @@ export class TokenService {
     requireSomewhere(ctx.caller, 'token:create');
     checkDepth(value);
     checkTokenizeSize(value);
-    const transaction = this.transactionOf(ctx);
+    const transaction = this.view.transactionOf(ctx);
     const errors = new FieldErrors();
     const ids = new Set<string>();
-    const sites: { body: CreateTokenBody; at: string }[] = [];
-    const made: (Prepared | undefined)[] = [];
-    const plan = (node: unknown, at: string): (() => unknown) => {
-      if (node === null) return () => null;
-      if (isTokenSpec(node)) {
-        const site = sites.push({ body: node as CreateTokenBody, at }) - 1;
-        return () => this.present(ctx.caller, made[site]!.record, made[site]!.secret);
-      }
-      if (Array.isArray(node)) {
-        const items = node.map((child, i) => plan(child, `${at}[${i}]`));
-        return () => items.map((item) => item());
-      }
-      if (typeof node === 'object') {
-        const entries: [string, () => unknown][] = [];
-        for (const key in node) {
-          const child = (node as Record<string, unknown>)[key];
-          entries.push([key, plan(child, at ? `${at}.${key}` : key)]);
-        }
-        return () => fromEntries(entries.map(([key, item]) => [key, item()]));
-      }
-      const site = sites.push({ body: { type: 'token', data: node }, at }) - 1;
-      return () => made[site]!.record.id;
-    };
-    const build = plan(value, '');
-    let staged = this.stagedIndex(ctx);
-    for (const [i, { body, at }] of sites.entries()) {
-      if (i > 0 && i % PREPARE_SLICE === 0) {
-        await yieldToOthers();
-        staged = this.stagedIndex(ctx);
-      }
-      made.push(this.prepare(ctx, body, errors, at, ids, transaction, staged));
-    }
+    let made: (Prepared | undefined)[] = [];
+    const { sites, build } = planTokenize(value, {
+      token: (site) => this.present(ctx.caller, made[site]!.record, made[site]!.secret),
+      id: (site) => made[site]!.record.id,
+    });
+    made = await prepareInSlices(
+      sites,
+      () => this.view.stagedIndex(ctx),
+      ({ body, at }, staged) => this.creator.prepare(ctx, body, errors, at, ids, transaction, staged),
+    );
     errors.throwIfAny();
     const prepared = made as Prepared[];
-    this.checkCreate(ctx.caller, prepared);
-    await this.write(transaction, prepared);
+    this.creator.checkCreate(ctx.caller, prepared);
+    await this.creator.write(transaction, prepared);
     return build();
   }
 
@@ -274,26 +205,12 @@ export class TokenService {
     output: OutputLimit,
   ): Map<string, unknown> {
     requireSomewhere(ctx.caller, 'token:use');
-    const { ids, occurrences } = found;
+    checkExpressionCount(found, limit);
     const data = new Map<string, unknown>();
-    if (ids.length > limit) {
-      // Counted no further than one past the limit.
-      throw new HttpError(
-        400,
-        `At most ${limit} tokens can be detokenized at once; this request references ${ids.length} or more.`,
-      );
-    }
-    if (occurrences > DETOKENIZE_EXPRESSION_LIMIT) {
-      const most = DETOKENIZE_EXPRESSION_LIMIT.toLocaleString('en-US');
-      throw new HttpError(
-        400,
-        `At most ${most} {{ }} expressions can be detokenized at once; this request holds more.`,
-      );
-    }
-    const staged = this.stagedIndex(ctx);
+    const staged = this.view.stagedIndex(ctx);
     let bytes = 0;
-    for (const id of ids) {
-      const record = this.visible(ctx, id, staged);
+    for (const id of found.ids) {
+      const record = this.view.visible(ctx, id, staged);
       if (!record)
         throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, {
           errors: { [id]: ['no such token'] },
@@ -333,150 +250,6 @@ export class TokenService {
       }
       return removed;
     });
-  }
-
-  /** Validates one token body and builds its sealed record; problems go to `errors` under `at`. */
-  private prepare(
-    ctx: TokenContext,
-    body: CreateTokenBody,
-    errors: FieldErrors,
-    at: string,
-    ids: Set<string>,
-    transaction: TransactionRecord | undefined,
-    staged?: StagedIndex,
-  ): Prepared | undefined {
-    const field = (name: string) => (at ? `${at}.${name}` : name);
-    const before = errors.count;
-    const type = body.type;
-    const now = this.clock();
-    for (const key of Object.keys(body)) {
-      if (!TOKEN_FIELDS.has(key))
-        errors.add(field(key), `is not a known field (fields: ${[...TOKEN_FIELDS].join(', ')})`);
-    }
-    if (!TOKEN_TYPES.includes(type)) {
-      errors.add(field('type'), `must be one of: ${TOKEN_TYPES.join(', ')}`);
-      return undefined;
-    }
-    // Sealing stringifies data and mask: nesting is bounded first (req.svc values come unparsed).
-    for (const name of ['data', 'mask'] as const) {
-      if (exceedsDepth(body[name], MAX_DEPTH)) errors.add(field(name), `is nested deeper than ${MAX_DEPTH} levels`);
-    }
-    if (errors.count > before) return undefined;
-    const data = normalizeTokenData(type, body.data, errors, now, field('data'));
-    const containers = (body.containers ?? [DEFAULT_CONTAINERS[type]]).map(normalizeContainer);
-    containers.forEach((container, i) => {
-      if (!CONTAINER_PATTERN.test(container)) {
-        errors.add(
-          field(`containers[${i}]`),
-          'must start and end with "/" and hold only letters, digits, "-" and "_" between slashes (e.g. /pci/high/)',
-        );
-      }
-    });
-    const id = body.id ?? randomUUID();
-    const idField = body.id === undefined ? undefined : field('id');
-    if (body.id !== undefined) {
-      if (!CUSTOM_ID.test(body.id)) errors.add(field('id'), TOKEN_ID_RULE);
-      else if (ids.has(id) || this.visible({ ...ctx, transactionId: transaction?.id }, id, staged))
-        errors.add(field('id'), `a token with id ${id} already exists`);
-    }
-    ids.add(id);
-    if (body.expires_at != null && !(Date.parse(body.expires_at) > now.getTime()))
-      errors.add(field('expires_at'), 'must be a date-time in the future');
-    if (errors.count > before) return undefined;
-    const secret: Secret = { data, mask: body.mask ?? defaultMask(type, data) };
-    const record: TokenRecord = {
-      id,
-      tenant_id: ctx.caller.tenantId,
-      type,
-      containers: [...new Set(containers)],
-      metadata: body.metadata ?? {},
-      created_by: ctx.caller.application.id,
-      created_at: now.toISOString(),
-      expires_at: body.expires_at == null ? null : new Date(body.expires_at).toISOString(),
-      secret: this.cipher.seal(secret, sealContext(ctx.caller.tenantId, id)),
-    };
-    return { record, secret, ...(idField !== undefined && { idField }) };
-  }
-
-  /** Placing a token in a container needs token:create there: in every container it is placed in. */
-  private checkCreate(caller: Caller, prepared: Prepared[]): void {
-    for (const { record } of prepared) {
-      const denied = record.containers.find(
-        (container) => !evaluateAccess(caller.application, 'token:create', container).allowed,
-      );
-      if (denied)
-        throw new HttpError(403, `This ${caller.application.type} Application lacks token:create on ${denied}.`);
-    }
-  }
-
-  /**
-   * Saves the tokens of one request in one write: all of them or none, across a crash too. The
-   * ids callers chose are checked again when the write is saved: a request saved meanwhile may
-   * have taken one.
-   */
-  private async write(transaction: TransactionRecord | undefined, prepared: Prepared[]): Promise<void> {
-    if (transaction) {
-      const ops = prepared.map(({ record }): StagedOp => ({ op: 'put', record }));
-      await this.transactions.stage(transaction, ops, (batch, staged) => this.checkIdsFree(batch, prepared, staged));
-      return;
-    }
-    await this.store.write((batch) => {
-      this.checkIdsFree(batch, prepared, []);
-      for (const { record } of prepared) batch.put(this.store.tokens, record);
-    });
-  }
-
-  private checkIdsFree(batch: WriteBatch, prepared: Prepared[], staged: StagedOp[]): void {
-    const errors = new FieldErrors();
-    const now = this.clock().getTime();
-    const index = indexStaged(staged);
-    for (const { record, idField } of prepared) {
-      if (idField === undefined) continue;
-      const inTransaction = index.get(record.id);
-      const latest =
-        inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;
-      if (latest && !isExpired(latest, now)) errors.add(idField, `a token with id ${record.id} already exists`);
-    }
-    errors.throwIfAny();
-  }
-
-  private transactionOf(ctx: TokenContext): TransactionRecord | undefined {
-    return ctx.transactionId === undefined ? undefined : this.transactions.open(ctx.caller, ctx.transactionId);
-  }
-
-  /**
-   * A token as this caller sees it: committed, overlaid by its own transaction's staged writes
-   * (`staged`, indexed once when many tokens are looked up).
-   */
-  private visible(ctx: TokenContext, id: string, staged?: StagedIndex): TokenRecord | undefined {
-    const inTransaction = staged ? staged.get(id) : stagedState(this.stagedOps(ctx), id);
-    if (inTransaction !== undefined) return inTransaction ?? undefined;
-    const record = this.store.tokens.get(ctx.caller.tenantId, id);
-    return record && !isExpired(record, this.clock().getTime()) ? record : undefined;
-  }
-
-  private all(ctx: TokenContext): TokenRecord[] {
-    const now = this.clock().getTime();
-    const byId = new Map(
-      this.store.tokens
-        .list(ctx.caller.tenantId)
-        .filter((record) => !isExpired(record, now))
-        .map((record) => [record.id, record]),
-    );
-    for (const op of this.stagedOps(ctx)) {
-      if (op.op === 'put') byId.set(op.record.id, op.record);
-      else byId.delete(op.id);
-    }
-    return [...byId.values()];
-  }
-
-  /** The caller's transaction's staged writes by token id (empty outside a transaction). */
-  private stagedIndex(ctx: TokenContext): StagedIndex {
-    return indexStaged(this.stagedOps(ctx));
-  }
-
-  private stagedOps(ctx: TokenContext): StagedOp[] {
-    return ctx.transactionId === undefined ? [] : this.transactions.open(ctx.caller, ctx.transactionId).staged;
   }
 
   private unseal(record: TokenRecord): Secret {
@@ -520,58 +293,6 @@ function checkDepth(value: unknown): void {
   if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(400, `The JSON is nested deeper than ${MAX_DEPTH} levels.`);
 }
 
-/**
- * A tokenize's size, counted before any work and stopping at the first value past a limit: at
- * most TOKENIZE_LIMIT tokens, and TOKENIZE_VALUE_LIMIT values in all (the objects, arrays and
- * nulls around them too: a body of a million empty arrays creates no token, yet costs as much).
- */
-function checkTokenizeSize(value: unknown): void {
-  let tokens = 0;
-  let values = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (++values > TOKENIZE_VALUE_LIMIT) {
-      throw new HttpError(
-        413,
-        `A tokenize request holds at most ${TOKENIZE_VALUE_LIMIT.toLocaleString('en-US')} values (objects, arrays and nulls included); split it into several requests.`,
-      );
-    }
-    if (node === null) continue;
-    if (typeof node !== 'object' || isTokenSpec(node)) {
-      if (++tokens > TOKENIZE_LIMIT) {
-        throw new HttpError(
-          413,
-          `A tokenize request creates at most ${TOKENIZE_LIMIT.toLocaleString('en-US')} tokens; split it into several requests.`,
-        );
-      }
-    } else if (Array.isArray(node)) {
-      for (const child of node) stack.push(child);
-    } else {
-      for (const key in node) stack.push((node as Record<string, unknown>)[key]);
-    }
-  }
-}
-
-/** Runs a substitution, its output past `limit` a 413. */
-function expanding<T>(limit: OutputLimit, substitution: () => T): T {
-  try {
-    return substitution();
-  } catch (error) {
-    if (error instanceof ExpansionLimitError) throw expansionTooLarge(limit);
-    throw error;
-  }
-}
-
-function expansionTooLarge(limit: OutputLimit): HttpError {
-  return new HttpError(413, `Detokenized, this would be over ${limit.says} (each occurrence of a token counts).`);
-}
-
-/** The fewest bytes a token's data can take once substituted: a string as its text, anything else as JSON. */
-function leastBytes(data: unknown): number {
-  return Buffer.byteLength(typeof data === 'string' ? data : (JSON.stringify(data) ?? ''));
-}
-
 /** A caller without the permission anywhere is refused outright (an empty answer would hide that). */
 function requireSomewhere(caller: Caller, permission: string): void {
   if (!holdsAnywhere(caller.application, permission)) {
@@ -589,51 +310,4 @@ function forbidden(caller: Caller, permission: string, record: TokenRecord): Htt
     403,
     `This ${caller.application.type} Application lacks ${permission} on ${record.containers.join(', ')} (token ${record.id}).`,
   );
-}
-
-function sealContext(tenantId: string, id: string): string {
-  return `token:${tenantId}:${id}`;
-}
-
-/** A token's state in a transaction's staged writes: the record, null when deleted, undefined when untouched. */
-function stagedState(staged: StagedOp[], id: string): TokenRecord | null | undefined {
-  for (let i = staged.length - 1; i >= 0; i--) {
-    const op = staged[i]!;
-    if (op.op === 'put' && op.record.id === id) return op.record;
-    if (op.op === 'delete' && op.id === id) return null;
-  }
-  return undefined;
-}
-
-/**
- * A transaction's staged writes by token id, the latest of each: the record, or null when deleted.
- * Built once per request, where a search per token made a large tokenize quadratic.
- */
-function indexStaged(staged: readonly StagedOp[]): StagedIndex {
-  const index = new Map<string, TokenRecord | null>();
-  for (const op of staged) {
-    if (op.op === 'put') index.set(op.record.id, op.record);
-    else index.set(op.id, null);
-  }
-  return index;
-}
-
-function isExpired(record: TokenRecord, now: number): boolean {
-  return record.expires_at !== null && Date.parse(record.expires_at) <= now;
-}
-
-/**
- * An object with both `type` and `data` is a token to create, validated as POST /tokens would
- * (an unknown field or type is an error, never a reason to tokenize its leaves one by one).
- */
-function isTokenSpec(node: unknown): boolean {
-  if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
-  return Object.hasOwn(node, 'type') && Object.hasOwn(node, 'data');
-}
-
-function fromEntries(entries: [string, unknown][]): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of entries)
-    Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
-  return result;
 }
