@@ -104,6 +104,12 @@ export function responseHeaders(
   return result;
 }
 
+/** A header's value by its name in lower case, whatever the case it is sent in. */
+export function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
 export function isJsonContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && /^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim());
 }

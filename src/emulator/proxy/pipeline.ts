@@ -1,7 +1,4 @@
-import { isUtf8 } from 'node:buffer';
-import type { Readable } from 'node:stream';
 import {
-  JSON_CONTENT_TYPE,
   PROXY_CONNECTION_HEADER,
   PROXY_DESTINATION_STATUS_HEADER,
   PROXY_KEEP_ALIVE_HEADER,
@@ -9,51 +6,30 @@ import {
   PROXY_KEY_QUERY,
   API_KEY_HEADER,
 } from '../../api/headers.js';
-import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
-import { PROBLEM_TYPES } from '../../api/problem.js';
+import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import type { Tier } from '../../api/tiers.js';
-import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import type { Instance } from '../runtime/index.js';
 import { holdsAnywhere } from '../services/access.js';
 import type { ApplicationService, Caller } from '../services/applications.js';
-import type { ProxyService, TransformKind } from '../services/proxies.js';
-import { svcHandler } from '../services/req-svc.js';
-import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
+import type { ProxyService } from '../services/proxies.js';
+import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
-import { checkedCustomResponse, checkedHeaders, withoutOwnedHeaders } from '../headers.js';
+import { checkedHeaders, withoutOwnedHeaders } from '../headers.js';
+import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import { destinationUrl } from './destination.js';
+import { detokenizeBody, growthLimit, TRANSFORM_OUTPUT_LIMIT } from './detokenize-body.js';
 import {
   forwardableHeaders,
-  isBinaryContentType,
+  headerOf,
   isJsonContentType,
   responseHeaders,
   transformHeaders,
 } from './forwarded-headers.js';
+import { parseJsonOr, runTransform, serializeBody, TRANSFORM_PAYLOAD_LIMIT, transformOwner } from './transforms.js';
 
-/** The payload limit of a proxy with a transform (spec section 8). */
-const TRANSFORM_PAYLOAD_LIMIT = BODY_LIMIT_BYTES;
-
-/** A body a transform will read: the payload limit, detokenized too. */
-const TRANSFORM_OUTPUT_LIMIT: OutputLimit = {
-  bytes: TRANSFORM_PAYLOAD_LIMIT,
-  says: `the ${BODY_LIMIT_LABEL} payload limit of a proxy with a transform`,
-};
-
-/**
- * A body only forwarded may be larger than the payload limit (it streams), but detokenizing may
- * add at most that limit to it: a few bytes of expressions never stand for gigabytes.
- */
-function growthLimit(body: Buffer): OutputLimit {
-  return {
-    bytes: body.length + DETOKENIZED_LIMIT_BYTES,
-    says: `${BODY_LIMIT_LABEL} more than the body as sent`,
-  };
-}
-const TRANSFORM_TIMEOUT_MS = 30_000;
-const SMALL_BODY_BYTES = 64 * 1024;
+export type { ProxyAnswer } from './answer.js';
 
 /** One inbound call of `/proxy...`, as the HTTP layer hands it over. */
 export interface ProxyCall {
@@ -75,13 +51,6 @@ export interface ProxyCall {
   onTenant?: (tenantId: string) => void;
   /** Told how many tokens the body referenced once they are detokenized (the log line counts them). */
   onDetokenized?: (count: number) => void;
-}
-
-export interface ProxyAnswer {
-  status: number;
-  headers: Record<string, string | string[]>;
-  /** Streamed straight from the destination unless small or rewritten by a response transform. */
-  body: Readable | Buffer | string | undefined;
 }
 
 export interface PipelineDeps {
@@ -141,12 +110,12 @@ export class ProxyPipeline {
     let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
     if (body !== undefined) {
       const limit = transforms.request || transforms.response ? TRANSFORM_OUTPUT_LIMIT : growthLimit(body);
-      body = this.detokenize(body, contentType, detokenizer, proxy, limit, call.onDetokenized);
+      body = detokenizeBody(this.deps.tokens, body, contentType, detokenizer, proxy, limit, call.onDetokenized);
     }
 
     if (transforms.request) {
       const json = isJsonContentType(contentType);
-      const result = await this.runTransform(proxy, 'request', transforms.request, call.traceId, {
+      const result = await runTransform(this.deps, proxy, 'request', transforms.request, call.traceId, {
         body: body === undefined ? null : json ? parseJsonOr(body.toString(), 'The request body') : body.toString(),
         headers,
         method: call.method,
@@ -167,35 +136,11 @@ export class ProxyPipeline {
     });
     const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
 
-    if (!transforms.response) {
-      const headers = { ...responseHeaders(response.headers, true), ...destinationStatus };
-      // A small answer of known length is sent in one piece. Anything else streams through as it
-      // comes: an answer without a length may be an event stream that never ends.
-      const length = Number(response.headers['content-length']);
-      if (Number.isInteger(length) && length <= SMALL_BODY_BYTES) {
-        return {
-          status: response.status,
-          headers,
-          body: await readBounded(
-            response.body,
-            length,
-            url,
-            `more than the ${length} bytes its Content-Length announced`,
-          ),
-        };
-      }
-      return { status: response.status, headers, body: response.body };
-    }
-    const tooLarge = `more than ${BODY_LIMIT_LABEL}, over the limit of a proxy with a response transform`;
-    if (Number(response.headers['content-length']) > TRANSFORM_PAYLOAD_LIMIT) {
-      // Announced too large: refused without reading any of it.
-      response.body.destroy();
-      throw answerTooLarge(url, tooLarge);
-    }
-    const text = (await readBounded(response.body, TRANSFORM_PAYLOAD_LIMIT, url, tooLarge)).toString('utf8');
+    if (!transforms.response) return passedThrough(response, url, destinationStatus);
+    const text = await readForTransform(response, url);
     const responseType =
       typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
-    const result = await this.runTransform(proxy, 'response', transforms.response, call.traceId, {
+    const result = await runTransform(this.deps, proxy, 'response', transforms.response, call.traceId, {
       body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });
@@ -258,52 +203,6 @@ export class ProxyPipeline {
     return { tenantId: application.tenant_id, application };
   }
 
-  /**
-   * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
-   * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
-   * The detokenized body may take at most `limit` (413), counted as it is built.
-   */
-  private detokenize(
-    body: Buffer,
-    contentType: string | undefined,
-    caller: Caller | undefined,
-    proxy: ProxyRecord,
-    limit: OutputLimit,
-    detokenized: ((count: number) => void) | undefined,
-  ): Buffer | string {
-    // Fast path: most bodies hold no expression at all.
-    if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
-    const text = body.toString('utf8');
-    const ctx = () => {
-      if (!caller)
-        throw new HttpError(
-          403,
-          `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
-        );
-      return { caller };
-    };
-    if (isJsonContentType(contentType)) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      if (parsed !== undefined) {
-        const found = expressionsIn(parsed);
-        if (found.ids.length === 0) return body;
-        const replaced = this.deps.tokens.detokenizeJsonText(ctx(), text, parsed, { found, limit });
-        detokenized?.(found.ids.length);
-        return replaced;
-      }
-    }
-    const found = expressionsIn(text);
-    if (found.ids.length === 0) return body;
-    const replaced = this.deps.tokens.detokenizeText(ctx(), text, { found, limit });
-    detokenized?.(found.ids.length);
-    return replaced;
-  }
-
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {
     if (call.keepAlive === undefined && call.connection === undefined) return {};
     if (
@@ -329,157 +228,4 @@ export class ProxyPipeline {
       ...(call.connection !== undefined && { connection: call.connection }),
     };
   }
-
-  private async runTransform(
-    proxy: ProxyRecord,
-    kind: TransformKind,
-    instance: Instance,
-    requestId: string,
-    args: unknown,
-  ): Promise<{ body?: unknown; headers?: unknown }> {
-    const started = performance.now();
-    const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
-    const svc = application
-      ? svcHandler(
-          this.deps.tokens,
-          () => {
-            const current = this.deps.proxies.boundApplication(proxy);
-            return current && { tenantId: proxy.tenant_id, application: current };
-          },
-          `proxy ${proxy.name}`,
-        )
-      : null;
-    const report = (status: number, error?: HttpError, stack?: string) =>
-      this.deps.emit({
-        type: 'invocation',
-        kind: 'transform',
-        name: `${proxy.name} (${kind})`,
-        id: proxy.id,
-        tenantId: proxy.tenant_id,
-        status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
-      });
-    try {
-      const { value } = await instance.invoke(
-        { args, configuration: this.deps.proxies.configurationOf(proxy) ?? {} },
-        { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc },
-      );
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {
-          title: 'Invalid transform result',
-          type: PROBLEM_TYPES.userCode,
-        });
-      }
-      report(200);
-      return value as { body?: unknown; headers?: unknown };
-    } catch (thrown) {
-      const error = checkedCustomResponse(thrown, transformOwner(proxy, kind));
-      report(
-        error instanceof HttpError ? error.status : 500,
-        error instanceof HttpError ? error : undefined,
-        (thrown as { userStack?: string }).userStack,
-      );
-      throw error;
-    }
-  }
-}
-
-function headerOf(headers: Record<string, string>, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
-  return undefined;
-}
-
-/**
- * JSON for a transform, or the text when it is not JSON. The value crosses into the sandbox as
- * JSON again, so its nesting is bounded: a 400 for the caller's body, a 502 for an answer.
- */
-function parseJsonOr(text: string, what: string, status = 400): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  if (exceedsDepth(value, MAX_DEPTH)) throw new HttpError(status, `${what} is nested deeper than ${MAX_DEPTH} levels.`);
-  return value;
-}
-
-/** A transform's body: a string as is, anything else as JSON (marked so when no type was set). */
-function serializeBody(
-  body: unknown,
-  headers: Record<string, string>,
-  proxy: ProxyRecord,
-  kind: TransformKind,
-): string | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return body;
-  if (exceedsDepth(body, MAX_DEPTH)) {
-    throw new HttpError(
-      400,
-      `The ${kind} transform of proxy ${proxy.name} returned a body nested deeper than ${MAX_DEPTH} levels.`,
-      {
-        title: 'Invalid transform result',
-        type: PROBLEM_TYPES.userCode,
-      },
-    );
-  }
-  if (headerOf(headers, 'content-type') === undefined) headers['Content-Type'] = JSON_CONTENT_TYPE;
-  return JSON.stringify(body);
-}
-
-/** Who set a header or threw a response, for the messages that name it. */
-function transformOwner(proxy: ProxyRecord, kind: TransformKind): string {
-  return `The ${kind} transform of proxy ${proxy.name}`;
-}
-
-/**
- * A destination's answer read whole, never past `limit` bytes: beyond it the read stops (the
- * connection is dropped, so memory does not grow with what the destination sends) and the call
- * is a 502, as is an answer broken off midway.
- */
-function readBounded(stream: Readable, limit: number, url: URL, tooLarge: string): Promise<Buffer> {
-  // Events rather than an async iterator: a small answer is most calls, and the iterator's promise
-  // per chunk is most of the cost of reading one.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const fail = (error: unknown) => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      if (error instanceof HttpError) return reject(error);
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      reject(
-        new HttpError(502, `The destination ${url.origin} broke off its answer: ${reason}.`, {
-          title: 'Destination unreachable',
-          cause: error,
-        }),
-      );
-    };
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) fail(answerTooLarge(url, tooLarge));
-      else chunks.push(chunk);
-    });
-    stream.once('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(Buffer.concat(chunks, size));
-    });
-    stream.once('error', fail);
-    // Closed with neither its end nor an error: cut off. Every answer closes after its end: the error
-    // (whose stack costs more than the rest of reading a small answer) is made only when it is one.
-    stream.once('close', () => {
-      if (!settled) fail(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
-  });
-}
-
-function answerTooLarge(url: URL, what: string): HttpError {
-  return new HttpError(502, `The destination ${url.origin} answered with ${what}.`, {
-    title: 'Destination answer too large',
-  });
 }

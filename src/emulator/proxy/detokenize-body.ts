@@ -1,0 +1,72 @@
+import { isUtf8 } from 'node:buffer';
+import { BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
+import { HttpError } from '../errors.js';
+import type { Caller } from '../services/applications.js';
+import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
+import type { ProxyRecord } from '../store/records.js';
+import { isBinaryContentType, isJsonContentType } from './forwarded-headers.js';
+import { TRANSFORM_PAYLOAD_LIMIT } from './transforms.js';
+
+/** A body a transform will read: the payload limit, detokenized too. */
+export const TRANSFORM_OUTPUT_LIMIT: OutputLimit = {
+  bytes: TRANSFORM_PAYLOAD_LIMIT,
+  says: `the ${BODY_LIMIT_LABEL} payload limit of a proxy with a transform`,
+};
+
+/**
+ * A body only forwarded may be larger than the payload limit (it streams), but detokenizing may
+ * add at most that limit to it: a few bytes of expressions never stand for gigabytes.
+ */
+export function growthLimit(body: Buffer): OutputLimit {
+  return {
+    bytes: body.length + DETOKENIZED_LIMIT_BYTES,
+    says: `${BODY_LIMIT_LABEL} more than the body as sent`,
+  };
+}
+
+/**
+ * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
+ * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
+ * The detokenized body may take at most `limit` (413), counted as it is built.
+ */
+export function detokenizeBody(
+  tokens: TokenService,
+  body: Buffer,
+  contentType: string | undefined,
+  caller: Caller | undefined,
+  proxy: ProxyRecord,
+  limit: OutputLimit,
+  detokenized: ((count: number) => void) | undefined,
+): Buffer | string {
+  // Fast path: most bodies hold no expression at all.
+  if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
+  const text = body.toString('utf8');
+  const ctx = () => {
+    if (!caller)
+      throw new HttpError(
+        403,
+        `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
+      );
+    return { caller };
+  };
+  if (isJsonContentType(contentType)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) {
+      const found = expressionsIn(parsed);
+      if (found.ids.length === 0) return body;
+      const replaced = tokens.detokenizeJsonText(ctx(), text, parsed, { found, limit });
+      detokenized?.(found.ids.length);
+      return replaced;
+    }
+  }
+  const found = expressionsIn(text);
+  if (found.ids.length === 0) return body;
+  const replaced = tokens.detokenizeText(ctx(), text, { found, limit });
+  detokenized?.(found.ids.length);
+  return replaced;
+}
