@@ -235,11 +235,11 @@ export function httpsFacade(owner: () => RequestOwner | undefined): object {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 32 });
   const request = (...args: unknown[]): SandboxRequest => {
     const starter = owner();
-    if (starter?.finished)
+    if (!starter || starter.finished)
       throw new Error('The call that would make this request has returned: outbound requests belong to their call.');
     const spec = readArguments(args);
     const outgoing = https.request({ ...spec.options, agent });
-    if (starter) {
+    {
       const end = () =>
         outgoing.destroy(
           plainError({ code: 'ERR_CALL_ENDED', message: 'The call that made this request has ended.' }, 'ended'),
@@ -324,7 +324,7 @@ function ownedCallbacks(work: Work, owner: () => WorkOwner | undefined): Work {
   const owned = function (this: unknown, ...args: unknown[]) {
     if (!args.some((arg) => typeof arg === 'function')) return Reflect.apply(work, this, args);
     const starter = owner();
-    if (starter?.finished) throw overError();
+    if (!starter || starter.finished) throw overError();
     const job = begin(starter);
     const guarded = args.map((arg) =>
       typeof arg === 'function'
@@ -359,7 +359,7 @@ function ownedPromises(subtle: object, owner: () => WorkOwner | undefined): obje
     if (name === 'constructor' || typeof method !== 'function') continue;
     facade[name] = (...args: unknown[]) => {
       const starter = owner();
-      if (starter?.finished) return Promise.reject(overError());
+      if (!starter || starter.finished) return Promise.reject(overError());
       const job = begin(starter);
       return new Promise((resolve, reject) => {
         (Reflect.apply(method, subtle, args) as Promise<unknown>).then(

@@ -224,6 +224,18 @@ export async function madeAsynchronously(): Promise<unknown[]> {
       stream.addAbortSignal(AbortSignal.abort(), passThrough);
     }),
   );
+  // A byte stream's BYOB request exists only inside `pull`, while a reader waits.
+  let request: unknown;
+  await new ReadableStream({
+    type: 'bytes',
+    pull(controller) {
+      request = controller.byobRequest;
+      controller.byobRequest?.respond(1);
+    },
+  })
+    .getReader({ mode: 'byob' })
+    .read(new Uint8Array(1));
+  made.push(request);
   return made;
 }
 
@@ -252,7 +264,20 @@ export function nodeErrors(): unknown[] {
       errors.push(error);
     }
   }
-  return errors;
+  return [...errors, ...nodeErrorClasses()];
+}
+
+/**
+ * Every class of Node's errors, one per code (281 on Node 20), from Node's own table: the sandbox
+ * starts with --expose-internals for this read alone (user code's `require` never reaches Node's
+ * loader; compartment.ts). Without the flag (a host started otherwise), only the provoked ones.
+ */
+function nodeErrorClasses(): unknown[] {
+  try {
+    return Object.values((hostRequire('internal/errors') as { codes: Record<string, unknown> }).codes);
+  } catch {
+    return [];
+  }
 }
 
 /**

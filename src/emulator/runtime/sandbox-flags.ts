@@ -47,6 +47,8 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
     '--stack-size=984',
     '--zero-fill-buffers',
     '--disable-proto=delete',
+    // The host reads Node's table of error classes, to freeze each one (host-hardening.ts).
+    '--expose-internals',
     '--no-warnings',
   ];
 }

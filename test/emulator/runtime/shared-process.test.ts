@@ -210,6 +210,62 @@ describe('one tenant, one process', () => {
     expect(await answer(invoke(thief, { args: { report: true } }))).toEqual([]);
   });
 
+  it("freezes the class of every Node error code, and a byte stream's BYOB request: no owner forges another's", async () => {
+    const tenant = freshId('tenant');
+    const forger = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => {
+        const stream = require('stream');
+        const tried = [];
+        try { await stream.promises.finished(new stream.PassThrough().destroy()); } catch (error) {
+          try { Object.getPrototypeOf(error).then = function (resolve) { resolve('forged'); }; tried.push('then'); } catch {}
+        }
+        let request;
+        const { readable } = stream.Duplex.toWeb(new stream.PassThrough());
+        await new readable.constructor({ type: 'bytes', pull(c) { request = c.byobRequest; c.byobRequest.respond(1); } })
+          .getReader({ mode: 'byob' }).read(new Uint8Array(1));
+        try { Object.getPrototypeOf(request).respond = function () { return 'spied'; }; tried.push('respond'); } catch {}
+        return tried;
+      };`,
+    );
+    const victim = await loadFor(
+      rt(),
+      tenant,
+      `module.exports = async () => {
+        const stream = require('stream');
+        const s = new stream.PassThrough();
+        s.destroy();
+        const outcome = await new Promise((resolve) => stream.finished(s, (error) => resolve(error)));
+        return outcome && outcome.code;
+      };`,
+    );
+    expect(await answer(invoke(forger))).toEqual([]);
+    expect(await answer(invoke(victim))).toBe('ERR_STREAM_PREMATURE_CLOSE');
+  });
+
+  it('lets no work belong to nobody: what ending a call sets off is refused, even after its code is deleted', async () => {
+    const { port, ca, requests } = await countingTlsServer();
+    const instance = await loadFor(
+      rt(),
+      freshId('tenant'),
+      `const https = require('https');
+      module.exports = async (req) => {
+        const options = { hostname: '127.0.0.1', port: ${port}, path: '/first', ca: req.configuration.ca };
+        const r = https.request(options);
+        r.on('error', () => {
+          try { setInterval(() => { try { https.request({ ...options, path: '/orphan' }).on('error', () => {}).end(); } catch {} }, 20); } catch {}
+        });
+        r.end();
+        return 'returned';
+      };`,
+    );
+    expect(await answer(invoke(instance, { configuration: { ca } }))).toBe('returned');
+    await rt().unload(instance.id, 'reactor orphan');
+    await sleep(300);
+    expect(requests.filter((path) => path === '/orphan')).toEqual([]);
+  });
+
   it("replaces a process whose code pinned a setting every emitter inherits, before another owner's next call", async () => {
     const tenant = freshId('tenant');
     const pinner = await loadFor(
