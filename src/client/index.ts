@@ -1,39 +1,23 @@
 import type { EmulatorEvent } from '../api/events.js';
-import {
-  API_KEY_HEADER,
-  JSON_CONTENT_TYPE,
-  MERGE_PATCH_CONTENT_TYPE,
-  TRACE_HEADER,
-  TRANSACTION_HEADER,
-} from '../api/headers.js';
-import { MAX_PAGE_SIZE } from '../api/limits.js';
+import { API_KEY_HEADER, JSON_CONTENT_TYPE } from '../api/headers.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
-import type {
-  Application,
-  InvokeReactorBody,
-  Proxy,
-  ProxyBody,
-  Reactor,
-  ReactorBody,
-  ReactorResponse,
-  ReactorResult,
-  CreateApplicationBody,
-  CreateTokenBody,
-  ListQuery,
-  Page,
-  Token,
-  TokenListQuery,
-  Transaction,
-  UpdateApplicationBody,
-} from '../api/types.js';
+import { ApplicationsApi } from './applications.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 import type { EventStreamOptions } from './event-stream.js';
 import type { PlainResponse } from './plain-request.js';
+import { ProxiesApi } from './proxies.js';
+import { ReactorsApi } from './reactors.js';
+import type { KeyKind, RequestOptions } from './requester.js';
+import { TokensApi } from './tokens.js';
+import { TransactionsApi } from './transactions.js';
 
 export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
-
-/** Which key a call needs: management work, or token and invoke work (spec section 5). */
-export type KeyKind = 'management' | 'api';
+export { ApplicationsApi } from './applications.js';
+export { ProxiesApi } from './proxies.js';
+export { ReactorsApi } from './reactors.js';
+export type { KeyKind, RequestOptions } from './requester.js';
+export { TokensApi } from './tokens.js';
+export { TransactionsApi } from './transactions.js';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -43,17 +27,6 @@ export interface ClientOptions {
   missingKey?: (kind: KeyKind) => Error;
   /** Told of each request as it starts (the CLI's spinner); the function it returns is called when it ends. */
   onRequest?: (label: string) => () => void;
-}
-
-export interface RequestOptions {
-  key?: KeyKind | 'none';
-  body?: unknown;
-  query?: Record<string, string | number | readonly string[] | undefined>;
-  headers?: Record<string, string>;
-  /** Content-Type of the JSON body (default application/json). */
-  contentType?: string;
-  /** What a successful answer must look like: a page of a list, or one object. */
-  shape?: 'page' | 'object';
 }
 
 /**
@@ -234,222 +207,5 @@ function parseJson(text: string): unknown {
     return JSON.parse(text);
   } catch {
     return undefined;
-  }
-}
-
-/** Spec section 4.1. */
-export class ApplicationsApi {
-  constructor(private readonly client: ApiClient) {}
-
-  /** `name` is a wildcard filter the emulator applies (the spec documents it for proxies and reactors). */
-  list(query: ListQuery = {}): Promise<Page<Application>> {
-    const { page, size, id, name } = query;
-    return this.client.request('GET', '/applications', { query: { page, size, id, name }, shape: 'page' });
-  }
-
-  get(id: string): Promise<Application> {
-    return this.client.request('GET', `/applications/${encodeURIComponent(id)}`, { shape: 'object' });
-  }
-
-  /** The Application that owns the key in use (the management key unless told). */
-  self(key: KeyKind = 'management'): Promise<Application> {
-    return this.client.request('GET', '/applications/key', { key, shape: 'object' });
-  }
-
-  create(body: CreateApplicationBody): Promise<Application> {
-    return this.client.request('POST', '/applications', { body });
-  }
-
-  update(id: string, body: UpdateApplicationBody): Promise<Application> {
-    return this.client.request('PUT', `/applications/${encodeURIComponent(id)}`, { body });
-  }
-
-  regenerate(id: string): Promise<Application> {
-    return this.client.request('POST', `/applications/${encodeURIComponent(id)}/regenerate`);
-  }
-
-  delete(id: string): Promise<void> {
-    return this.client.request('DELETE', `/applications/${encodeURIComponent(id)}`);
-  }
-
-  /** Every page of the list, for resolving names (`name` narrows it where the server filters). */
-  all(name?: string): Promise<Application[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
-  }
-}
-
-/** Walks a paginated list to its end. */
-async function everyPage<T>(fetchPage: (page: number) => Promise<Page<T>>): Promise<T[]> {
-  const items: T[] = [];
-  for (let page = 1; ; page++) {
-    const result = await fetchPage(page);
-    items.push(...result.data);
-    if (result.data.length === 0 || page >= result.pagination.total_pages) return items;
-  }
-}
-
-/** Spec section 4.4: management calls use the management key, invocation the API key. */
-export class ReactorsApi {
-  constructor(private readonly client: ApiClient) {}
-
-  list(query: ListQuery = {}): Promise<Page<Reactor>> {
-    return this.client.request('GET', '/reactors', {
-      query: { page: query.page, size: query.size, id: query.id, name: query.name },
-      shape: 'page',
-    });
-  }
-
-  all(name?: string): Promise<Reactor[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
-  }
-
-  get(id: string): Promise<Reactor> {
-    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}`, { shape: 'object' });
-  }
-
-  create(body: ReactorBody): Promise<Reactor> {
-    return this.client.request('POST', '/reactors', { body });
-  }
-
-  update(id: string, body: ReactorBody): Promise<Reactor> {
-    return this.client.request('PUT', `/reactors/${encodeURIComponent(id)}`, { body });
-  }
-
-  /** An RFC 7386 merge patch; the API answers 204. */
-  patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/reactors/${encodeURIComponent(id)}`, {
-      body: patch,
-      contentType: MERGE_PATCH_CONTENT_TYPE,
-    });
-  }
-
-  delete(id: string): Promise<void> {
-    return this.client.request('DELETE', `/reactors/${encodeURIComponent(id)}`);
-  }
-
-  /** 200 with the reactor response, or (with callback_url) 202 `{ id, status: 'pending' }`. */
-  /** `traceId` names the call in the server's events (its console lines carry it as their requestId). */
-  invoke(
-    id: string,
-    body: InvokeReactorBody,
-    transaction?: string,
-    traceId?: string,
-  ): Promise<ReactorResponse | { id: string; status: 'pending' }> {
-    return this.client.request('POST', `/reactors/${encodeURIComponent(id)}/react`, {
-      key: 'api',
-      body,
-      headers: {
-        ...(transaction !== undefined && { [TRANSACTION_HEADER]: transaction }),
-        ...(traceId !== undefined && { [TRACE_HEADER]: traceId }),
-      },
-    });
-  }
-
-  result(id: string, requestId: string): Promise<ReactorResult> {
-    return this.client.request('GET', `/reactors/${encodeURIComponent(id)}/results/${encodeURIComponent(requestId)}`, {
-      key: 'api',
-    });
-  }
-}
-
-/** Token calls use the API key; `transaction` sends `SVC-TRANSACTION-ID`. */
-export class TokensApi {
-  constructor(private readonly client: ApiClient) {}
-
-  private options(transaction: string | undefined, rest: RequestOptions = {}): RequestOptions {
-    return {
-      key: 'api',
-      ...rest,
-      ...(transaction !== undefined && { headers: { [TRANSACTION_HEADER]: transaction } }),
-    };
-  }
-
-  create(body: CreateTokenBody, transaction?: string): Promise<Token> {
-    return this.client.request('POST', '/tokens', this.options(transaction, { body }));
-  }
-
-  get(id: string, transaction?: string): Promise<Token> {
-    return this.client.request('GET', `/tokens/${encodeURIComponent(id)}`, this.options(transaction));
-  }
-
-  list(query: TokenListQuery = {}, transaction?: string): Promise<Page<Token>> {
-    const { page, size, id, container, type } = query;
-    return this.client.request(
-      'GET',
-      '/tokens',
-      this.options(transaction, { query: { page, size, id, container, type }, shape: 'page' }),
-    );
-  }
-
-  delete(id: string, transaction?: string): Promise<void> {
-    return this.client.request('DELETE', `/tokens/${encodeURIComponent(id)}`, this.options(transaction));
-  }
-
-  tokenize(value: unknown, transaction?: string): Promise<unknown> {
-    return this.client.request('POST', '/tokenize', this.options(transaction, { body: value }));
-  }
-
-  detokenize(value: unknown): Promise<unknown> {
-    return this.client.request('POST', '/detokenize', this.options(undefined, { body: value }));
-  }
-}
-
-/** Spec section 4.2; any valid key will do, the API key is used. */
-export class TransactionsApi {
-  constructor(private readonly client: ApiClient) {}
-
-  create(): Promise<Transaction> {
-    return this.client.request('POST', '/transactions', { key: 'api' });
-  }
-
-  get(id: string): Promise<Transaction> {
-    return this.client.request('GET', `/transactions/${encodeURIComponent(id)}`, { key: 'api' });
-  }
-
-  commit(id: string): Promise<void> {
-    return this.client.request('POST', `/transactions/${encodeURIComponent(id)}/commit`, { key: 'api' });
-  }
-
-  rollback(id: string): Promise<void> {
-    return this.client.request('POST', `/transactions/${encodeURIComponent(id)}/rollback`, { key: 'api' });
-  }
-}
-
-/** Spec section 4.3 (management calls; invocation goes through `ApiClient.raw`). */
-export class ProxiesApi {
-  constructor(private readonly client: ApiClient) {}
-
-  list(query: ListQuery = {}): Promise<Page<Proxy>> {
-    return this.client.request('GET', '/proxies', {
-      query: { page: query.page, size: query.size, id: query.id, name: query.name },
-      shape: 'page',
-    });
-  }
-
-  all(name?: string): Promise<Proxy[]> {
-    return everyPage((page) => this.list({ page, size: MAX_PAGE_SIZE, name }));
-  }
-
-  get(id: string): Promise<Proxy> {
-    return this.client.request('GET', `/proxies/${encodeURIComponent(id)}`, { shape: 'object' });
-  }
-
-  create(body: ProxyBody): Promise<Proxy> {
-    return this.client.request('POST', '/proxies', { body });
-  }
-
-  update(id: string, body: ProxyBody): Promise<Proxy> {
-    return this.client.request('PUT', `/proxies/${encodeURIComponent(id)}`, { body });
-  }
-
-  patch(id: string, patch: Record<string, unknown>): Promise<void> {
-    return this.client.request('PATCH', `/proxies/${encodeURIComponent(id)}`, {
-      body: patch,
-      contentType: MERGE_PATCH_CONTENT_TYPE,
-    });
-  }
-
-  delete(id: string): Promise<void> {
-    return this.client.request('DELETE', `/proxies/${encodeURIComponent(id)}`);
   }
 }
