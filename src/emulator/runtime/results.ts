@@ -4,6 +4,7 @@
  * (a platform error's status, a custom response, a message and stack cut to size).
  */
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { megabytes } from '../../lib/megabytes.js';
 import type { Loaded } from './compartment.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
 import type { FromSandbox, SerializedError } from './protocol.js';
@@ -57,10 +58,6 @@ export function resultFrame(id: number, result: unknown, limit: number): FromSan
 /** A result that cannot be sent, said as a TypeError of the result (not of the code). */
 export function resultError(message: string): SerializedError {
   return { kind: 'result', name: 'TypeError', message };
-}
-
-function megabytes(bytes: number): string {
-  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 
 /**

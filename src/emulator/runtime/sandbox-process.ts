@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { Channel } from './channel.js';
-import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
+import { SandboxStoppedError, UserCodeError, fromSerialized } from './user-code-error.js';
+import { svcRequestBody } from './svc-request.js';
+import { megabytes } from '../../lib/megabytes.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { spawnDying } from '../../lib/parent-death.js';
@@ -14,16 +16,11 @@ import {
   busyBalance,
   type FromSandbox,
   type InitRequest,
-  type SerializedError,
   type SvcMethod,
   type ToSandbox,
 } from './protocol.js';
 import type { LogEntry, SvcHandler } from './types.js';
-import { USER_ERROR_STATUS } from './platform-errors.js';
-import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { CallLogBudget, StrayLogBudget } from './log-budget.js';
-
-const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
 
 export interface SandboxLimits {
   memoryMb: number;
@@ -479,7 +476,7 @@ export class SandboxProcess {
           429,
           `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`,
         );
-      const body = this.rpcBody(params);
+      const body = svcRequestBody(params, this.limits.maxResultBytes);
       call.svcInFlight++;
       const value = await call.svc(method, body).finally(() => call.svcInFlight--);
       this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
@@ -491,42 +488,6 @@ export class SandboxProcess {
       } = error as { status?: number; title?: string; detail?: string };
       this.send({ type: 'rpc-result', id, ok: false, error: { status, title, detail } });
     }
-  }
-
-  /**
-   * The params of a `req.svc` call, held to what an HTTP request of the API is: the payload limit
-   * (413), JSON without the keys that poison prototypes, nested at most MAX_DEPTH levels (400).
-   */
-  private rpcBody(params: string): unknown {
-    const limit = this.limits.maxResultBytes;
-    if (params.length > limit / 3 && Buffer.byteLength(params) > limit)
-      throw new UserCodeError(
-        413,
-        `The req.svc request is ${megabytes(Buffer.byteLength(params))} of JSON, over the ${megabytes(limit)} limit of a request.`,
-      );
-    let body: unknown;
-    try {
-      // Without a backslash (an escape could spell either key), `__proto__` or `constructor`, the
-      // text holds neither key: parsed without a reviver, several times faster.
-      body = !/\\|__proto__|constructor/.test(params)
-        ? JSON.parse(params)
-        : JSON.parse(params, (key, value: unknown) => {
-            if (
-              key === '__proto__' ||
-              (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)
-            )
-              throw new Error('prototype key');
-            return value;
-          });
-    } catch {
-      throw new UserCodeError(
-        400,
-        'The req.svc request is not JSON the API accepts (a __proto__ or constructor.prototype key?).',
-      );
-    }
-    if (exceedsDepth(body, MAX_DEPTH))
-      throw new UserCodeError(400, `The req.svc request is nested deeper than ${MAX_DEPTH} levels.`);
-    return body;
   }
 
   /** Starts (or re-paces) the watch: memory, and liveness after calls return. */
@@ -636,45 +597,4 @@ export class SandboxProcess {
     this.ready.delete(vid);
     this.vidInstance.delete(vid);
   }
-}
-
-function megabytes(bytes: number): string {
-  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
-}
-
-/** The status of what user code threw: the platform classes' own, a custom response's, else 500. */
-function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError {
-  if (error.custom) {
-    // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
-    // error's own status is 500 unless the custom one is a sendable one.
-    const custom = {
-      ...error.custom,
-      status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN,
-    };
-    const status =
-      Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
-    return new UserCodeError(status, String(error.message), {
-      title: 'Custom response',
-      custom,
-      logs,
-      userStack: error.stack,
-    });
-  }
-  // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
-  if (error.kind === 'result')
-    return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), {
-      title: 'Invalid result',
-      logs,
-    });
-  const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
-  // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
-  // platform error's message is the code's answer to its caller, and stays as it was written.
-  const where = error.location === undefined ? '' : `${error.location}: `;
-  const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
-  const detail = error.status !== undefined ? String(error.message) : thrown;
-  return new UserCodeError(status, detail, {
-    ...(error.status === undefined && { title: 'User code error' }),
-    userStack: error.stack,
-    logs,
-  });
 }

@@ -1,5 +1,7 @@
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
+import { USER_ERROR_STATUS } from './platform-errors.js';
+import type { SerializedError } from './protocol.js';
 import type { LogEntry } from './types.js';
 
 /**
@@ -55,3 +57,42 @@ export class UserCodeError extends HttpError {
 
 /** The sandbox process went away while loading code, for a reason of its own: loading again may work. */
 export class SandboxStoppedError extends UserCodeError {}
+
+const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
+
+/** The status of what user code threw: the platform classes' own, a custom response's, else 500. */
+export function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError {
+  if (error.custom) {
+    // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
+    // error's own status is 500 unless the custom one is a sendable one.
+    const custom = {
+      ...error.custom,
+      status: typeof error.custom.status === 'number' ? error.custom.status : Number.NaN,
+    };
+    const status =
+      Number.isInteger(custom.status) && custom.status >= 200 && custom.status <= 599 ? custom.status : 500;
+    return new UserCodeError(status, String(error.message), {
+      title: 'Custom response',
+      custom,
+      logs,
+      userStack: error.stack,
+    });
+  }
+  // A result nested too deep is refused as the emulator refuses such JSON (400); any other bad one is a 500.
+  if (error.kind === 'result')
+    return new UserCodeError(error.status === 400 ? 400 : 500, String(error.message), {
+      title: 'Invalid result',
+      logs,
+    });
+  const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
+  // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
+  // platform error's message is the code's answer to its caller, and stays as it was written.
+  const where = error.location === undefined ? '' : `${error.location}: `;
+  const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
+  const detail = error.status !== undefined ? String(error.message) : thrown;
+  return new UserCodeError(status, detail, {
+    ...(error.status === undefined && { title: 'User code error' }),
+    userStack: error.stack,
+    logs,
+  });
+}
