@@ -170,7 +170,7 @@ function webStreams(): unknown[] {
   });
   attempt(() => new WritableStream({ start: (controller) => void made.push(controller) }).getWriter());
   attempt(() => new TransformStream({ start: (controller) => void made.push(controller) }));
-  attempt(() => [new TextEncoderStream(), new TextDecoderStream(), new CompressionStream('gzip')]);
+  attempt(() => [new TextEncoderStream(), new TextDecoderStream()]);
   return made.flat().filter((value) => value !== undefined && value !== null);
 }
 
