@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { Channel } from './channel.js';
@@ -8,12 +7,11 @@ import { svcRequestBody } from './svc-request.js';
 import { megabytes } from '../../lib/megabytes.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
+import { ProcessWatch } from './process-watch.js';
 import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
   MAX_INBOUND_FRAME_BYTES,
-  BUSY_FOR_MS,
-  busyBalance,
   type FromSandbox,
   type InitRequest,
   type SvcMethod,
@@ -63,13 +61,6 @@ const CALL_LOG_SLACK = { lines: 1, bytes: LOG_SLACK };
 /** Output with no call running: the sandbox's notices, and its clock running a little ahead of ours. */
 const STRAY_LOG_SLACK = { lines: 8, bytes: 2 * LOG_SLACK, linesPerSecond: 1 };
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
-/** How often a process's memory and liveness are looked at while it works, and while idle. */
-const ACTIVE_TICK_MS = 50;
-const IDLE_TICK_MS = 1000;
-/** A process that has not answered a probe within this long is stuck (a loop that never yields). */
-const STUCK_MS = 1000;
-/** Longer than a probe's round trip plus a tick: a process silent this long is held. */
-const RESPONSIVE_MS = 120;
 
 /**
  * One sandbox process, seen from the emulator: it runs the code versions of one owner. It holds no
@@ -97,21 +88,15 @@ export class SandboxProcess {
   >();
   private stderrTail = '';
   private outOfMemory = false;
-  private bootRss = 0;
-  private probe: { seq: number; sentAt: number } | undefined;
-  private probeSeq = 0;
-  /** Busy time the probes found with no call running, less the quiet time (protocol.ts busyBalance). */
-  private busyMs = 0;
   private callSeq = 0;
   /** Console output with no call running (top-level code, its timers), refilled slowly (log-budget.ts). */
   private readonly strayLogBudget: StrayLogBudget;
   /** Console lines the sandbox sent past its budgets, dropped here (a sandbox that keeps its own sends none). */
   logLinesDropped = 0;
-  private lastAnswerAt = performance.now();
-  private tick: NodeJS.Timeout | undefined;
-  private tickMs = 0;
   private deathReason: string | undefined;
   lastUsed = performance.now();
+  /** Memory, liveness, and work left running with no call (process-watch.ts). */
+  private readonly watchdog: ProcessWatch;
 
   constructor(
     init: Omit<InitRequest, 'type'>,
@@ -119,6 +104,14 @@ export class SandboxProcess {
     private readonly onLog: (entry: LogEntry) => void,
     private readonly onDeath: (process: SandboxProcess) => void,
   ) {
+    this.watchdog = new ProcessWatch({
+      pid: () => this.child.pid,
+      memoryMb: limits.memoryMb,
+      working: () => this.calls.size > 0 || this.pendingLoads.size > 0,
+      lastUsed: () => this.lastUsed,
+      sendProbe: (seq) => this.send({ type: 'probe', seq }),
+      kill: (reason) => this.kill(reason),
+    });
     const script = hostScript();
     // Dies with the emulator, however it ends: a spinning sandbox never reads the channel's end.
     this.child = spawnDying(process.execPath, [...sandboxFlags(script, init.projectDir, limits.memoryMb), script], {
@@ -156,13 +149,9 @@ export class SandboxProcess {
     return this.child.pid;
   }
 
-  /**
-   * Whether the process answers: with calls in flight it is probed every 50 ms, and one that has not
-   * answered for longer is held by code that does not yield.
-   */
+  /** Whether the process answers (process-watch.ts). */
   get responsive(): boolean {
-    const now = performance.now();
-    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
+    return this.watchdog.responsive;
   }
 
   /** Booting, compiling code, or holding a call on its way (between its load and its invoke). */
@@ -211,7 +200,7 @@ export class SandboxProcess {
         reject: (error) => (clearTimeout(timer), reject(error)),
       });
       this.send({ type: 'load', vid, code, filename });
-      this.watch();
+      this.watchdog.pace();
     });
     this.versions.set(vid, loading);
     loading.catch(() => this.versions.get(vid) === loading && this.forget(vid));
@@ -282,7 +271,7 @@ export class SandboxProcess {
       const timer = setTimeout(() => {
         this.calls.delete(id);
         reject(
-          queued && this.lastAnswerAt < sentAt
+          queued && this.watchdog.lastAnswerAt < sentAt
             ? this.notRun(
                 options.label,
                 `its timeout of ${options.timeoutMs} ms passed while the sandbox process was held by ${this.holder(id)}`,
@@ -298,9 +287,9 @@ export class SandboxProcess {
         if (!this.responsive)
           this.kill(`${options.label} ran past its timeout of ${options.timeoutMs} ms without yielding`);
         else this.send({ type: 'cancel', id });
-        this.watch();
+        this.watchdog.pace();
       }, options.timeoutMs);
-      const settle = () => (clearTimeout(timer), this.calls.delete(id), this.watch());
+      const settle = () => (clearTimeout(timer), this.calls.delete(id), this.watchdog.pace());
       this.calls.set(id, {
         vid,
         queued,
@@ -321,13 +310,13 @@ export class SandboxProcess {
         busy: () => (settle(), resolve(BUSY)),
       });
       if (!this.dead) this.channel.sendText(frame);
-      this.watch();
+      this.watchdog.pace();
     });
   }
 
   /** Sent while the process was held, and nothing heard of it since: the call never began. */
   private neverRan(call: PendingCall): boolean {
-    return call.queued && this.lastAnswerAt < call.sentAt;
+    return call.queued && this.watchdog.lastAnswerAt < call.sentAt;
   }
 
   /** A call that never got to run: a 503 to try again (the process that held it is replaced). */
@@ -386,11 +375,11 @@ export class SandboxProcess {
   }
 
   private onMessage(message: FromSandbox, bytes: number): void {
-    this.lastAnswerAt = performance.now();
+    this.watchdog.heard();
     switch (message.type) {
       case 'booted':
         if (!this.pendingBoot) throw new Error('booted twice');
-        this.bootRss = this.rss() ?? 0;
+        this.watchdog.booted();
         this.pendingBoot.resolve();
         this.pendingBoot = undefined;
         return;
@@ -456,12 +445,7 @@ export class SandboxProcess {
         return;
       }
       case 'probe':
-        if (this.probe?.seq !== message.seq) return;
-        this.probe = undefined;
-        // Work under way is not idle time: it neither adds to the balance nor takes off it.
-        if (this.calls.size === 0 && this.pendingLoads.size === 0)
-          this.busyMs = busyBalance(this.busyMs, message.idleCpuMs, message.idleWallMs);
-        if (this.busyMs >= BUSY_FOR_MS) this.kill('it kept a core busy after its last call returned');
+        this.watchdog.answered(message.seq, message.idleCpuMs, message.idleWallMs);
         return;
     }
   }
@@ -490,48 +474,6 @@ export class SandboxProcess {
     }
   }
 
-  /** Starts (or re-paces) the watch: memory, and liveness after calls return. */
-  private watch(): void {
-    if (this.dead) return;
-    const every =
-      this.calls.size > 0 || this.pendingLoads.size > 0 || performance.now() - this.lastUsed < 2000
-        ? ACTIVE_TICK_MS
-        : IDLE_TICK_MS;
-    if (this.tick && this.tickMs === every) return;
-    clearInterval(this.tick);
-    this.tickMs = every;
-    this.tick = setInterval(() => this.check(), every);
-    this.tick.unref();
-  }
-
-  private check(): void {
-    if (this.dead) return;
-    const rss = this.rss();
-    if (rss !== undefined && this.bootRss > 0 && rss - this.bootRss > this.limits.memoryMb * 1024 * 1024) {
-      return this.kill(`it ran out of memory (limit ${this.limits.memoryMb} MB)`);
-    }
-    const now = performance.now();
-    if (this.probe) {
-      // A loop that never yields, with no call or load left to time out: nothing else would stop it.
-      if (now - this.probe.sentAt > STUCK_MS && this.calls.size === 0 && this.pendingLoads.size === 0)
-        this.kill('it stopped answering after its last call returned');
-    } else {
-      this.probe = { seq: ++this.probeSeq, sentAt: now };
-      this.send({ type: 'probe', seq: this.probe.seq });
-    }
-    this.watch();
-  }
-
-  /** The process's resident memory, read from outside it (Linux); undefined where /proc is missing. */
-  private rss(): number | undefined {
-    try {
-      const kilobytes = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
-      return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
-    } catch {
-      return undefined;
-    }
-  }
-
   /**
    * The channel ended. A process that crashed closes it before it exits: give the exit a moment to
    * tell why (out of memory, an abort). A channel broken by the sandbox (a frame over the limit) is
@@ -555,7 +497,7 @@ export class SandboxProcess {
   private die(): void {
     if (this.dead) return;
     this.dead = true;
-    clearInterval(this.tick);
+    this.watchdog.stop();
     this.channel.close();
     const reason = this.deathReason ?? 'it stopped';
     const outOfMemory = reason.includes('out of memory');

@@ -1,0 +1,116 @@
+/**
+ * A sandbox process watched from the emulator, outside the code it limits: its memory (RSS, read
+ * from /proc), whether it answers (probes while it works), and work left running with no call (the
+ * busy balance the probes report, protocol.ts busyBalance).
+ */
+import { readFileSync } from 'node:fs';
+import { BUSY_FOR_MS, busyBalance } from './protocol.js';
+
+/** How often a process's memory and liveness are looked at while it works, and while idle. */
+const ACTIVE_TICK_MS = 50;
+const IDLE_TICK_MS = 1000;
+/** A process that has not answered a probe within this long is stuck (a loop that never yields). */
+const STUCK_MS = 1000;
+/** Longer than a probe's round trip plus a tick: a process silent this long is held. */
+const RESPONSIVE_MS = 120;
+
+/** What the watch needs of its process. */
+export interface Watched {
+  pid(): number | undefined;
+  readonly memoryMb: number;
+  /** Calls in flight or code loading: work asked for, whose own timeouts stop it. */
+  working(): boolean;
+  /** When the process last got a call. */
+  lastUsed(): number;
+  sendProbe(seq: number): void;
+  kill(reason: string): void;
+}
+
+export class ProcessWatch {
+  /** When the process last sent anything. */
+  lastAnswerAt = performance.now();
+  private probe: { seq: number; sentAt: number } | undefined;
+  private probeSeq = 0;
+  /** Busy time the probes found with no call running, less the quiet time. */
+  private busyMs = 0;
+  private bootRss = 0;
+  private tick: NodeJS.Timeout | undefined;
+  private tickMs = 0;
+  private stopped = false;
+
+  constructor(private readonly process: Watched) {}
+
+  /**
+   * Whether the process answers: with calls in flight it is probed every 50 ms, and one that has not
+   * answered for longer is held by code that does not yield.
+   */
+  get responsive(): boolean {
+    const now = performance.now();
+    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
+  }
+
+  /** The process said something. */
+  heard(): void {
+    this.lastAnswerAt = performance.now();
+  }
+
+  /** Booted: memory is counted from here. */
+  booted(): void {
+    this.bootRss = this.rss() ?? 0;
+  }
+
+  /** A probe's answer: how busy the process was with no call running. */
+  answered(seq: number, idleCpuMs: number, idleWallMs: number): void {
+    if (this.probe?.seq !== seq) return;
+    this.probe = undefined;
+    // Work under way is not idle time: it neither adds to the balance nor takes off it.
+    if (!this.process.working()) this.busyMs = busyBalance(this.busyMs, idleCpuMs, idleWallMs);
+    if (this.busyMs >= BUSY_FOR_MS) this.process.kill('it kept a core busy after its last call returned');
+  }
+
+  /** Starts (or re-paces) the watch: every 50 ms while the process works or just did, else every second. */
+  pace(): void {
+    if (this.stopped) return;
+    const every =
+      this.process.working() || performance.now() - this.process.lastUsed() < 2000 ? ACTIVE_TICK_MS : IDLE_TICK_MS;
+    if (this.tick && this.tickMs === every) return;
+    clearInterval(this.tick);
+    this.tickMs = every;
+    this.tick = setInterval(() => this.check(), every);
+    this.tick.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.tick);
+  }
+
+  private check(): void {
+    if (this.stopped) return;
+    const rss = this.rss();
+    const limit = this.process.memoryMb;
+    if (rss !== undefined && this.bootRss > 0 && rss - this.bootRss > limit * 1024 * 1024) {
+      return this.process.kill(`it ran out of memory (limit ${limit} MB)`);
+    }
+    const now = performance.now();
+    if (this.probe) {
+      // A loop that never yields, with no call or load left to time out: nothing else would stop it.
+      if (now - this.probe.sentAt > STUCK_MS && !this.process.working())
+        this.process.kill('it stopped answering after its last call returned');
+    } else {
+      this.probe = { seq: ++this.probeSeq, sentAt: now };
+      this.process.sendProbe(this.probe.seq);
+    }
+    this.pace();
+  }
+
+  /** The process's resident memory, read from outside it (Linux); undefined where /proc is missing. */
+  private rss(): number | undefined {
+    try {
+      const kilobytes = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.process.pid()}/status`, 'utf8'))?.[1];
+      return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
+    } catch {
+      return undefined;
+    }
+  }
+}
