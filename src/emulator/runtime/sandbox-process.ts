@@ -8,6 +8,7 @@ import { megabytes } from '../../lib/megabytes.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { ProcessWatch } from './process-watch.js';
+import { LoadedVersions } from './loaded-versions.js';
 import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
@@ -73,12 +74,8 @@ export class SandboxProcess {
   dead = false;
   /** Calls in flight. */
   readonly calls = new Map<number, PendingCall>();
-  /** Versions loaded (or loading), most recently used last. */
-  private readonly versions = new Map<string, Promise<void>>();
-  /** Versions whose load has finished. */
-  private readonly ready = new Set<string>();
-  private readonly vidInstance = new Map<string, string>();
-  private readonly pins = new Map<string, number>();
+  /** The code versions it holds (loaded-versions.ts). */
+  private readonly versions = new LoadedVersions();
   private readonly child: ChildProcess;
   private readonly channel: Channel<FromSandbox, ToSandbox>;
   private pendingBoot: { resolve: () => void; reject: (error: Error) => void } | undefined;
@@ -156,7 +153,7 @@ export class SandboxProcess {
 
   /** Booting, compiling code, or holding a call on its way (between its load and its invoke). */
   get preparing(): boolean {
-    return this.pendingBoot !== undefined || this.pendingLoads.size > 0 || this.pins.size > 0;
+    return this.pendingBoot !== undefined || this.pendingLoads.size > 0 || this.versions.pinned;
   }
 
   has(vid: string): boolean {
@@ -165,23 +162,14 @@ export class SandboxProcess {
 
   /** Whether a version is loaded and ready (not only asked for); marks it the most recently used. */
   loaded(vid: string): boolean {
-    if (!this.ready.has(vid)) return false;
-    const loading = this.versions.get(vid)!;
-    this.versions.delete(vid);
-    this.versions.set(vid, loading);
-    return true;
+    return this.versions.isReady(vid);
   }
 
   /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
   load(vid: string, instance: string, code: string, filename: string): Promise<void> {
     if (this.dead) return Promise.reject(this.stopped(`${filename} did not load`));
-    const existing = this.versions.get(vid);
-    if (existing) {
-      this.versions.delete(vid);
-      this.versions.set(vid, existing);
-      return existing;
-    }
-    this.vidInstance.set(vid, instance);
+    const existing = this.versions.touch(vid);
+    if (existing) return existing;
     const loading = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pendingLoads.delete(vid);
@@ -202,35 +190,26 @@ export class SandboxProcess {
       this.send({ type: 'load', vid, code, filename });
       this.watchdog.pace();
     });
-    this.versions.set(vid, loading);
-    loading.catch(() => this.versions.get(vid) === loading && this.forget(vid));
+    this.versions.add(vid, instance, loading);
     return loading;
   }
 
   unload(vid: string): void {
     if (!this.versions.has(vid)) return;
-    this.forget(vid);
+    this.versions.forget(vid);
     this.send({ type: 'unload', vid });
   }
 
   /** Keeps a version loaded while a call is on its way to it (between its load and its invoke). */
   pin(vid: string): () => void {
-    this.pins.set(vid, (this.pins.get(vid) ?? 0) + 1);
-    return () => {
-      const left = (this.pins.get(vid) ?? 1) - 1;
-      if (left > 0) this.pins.set(vid, left);
-      else this.pins.delete(vid);
-    };
+    return this.versions.pin(vid);
   }
 
   /** Unloads the least recently used versions with no call in flight or on its way, down to `keep`. */
   trim(keep: number): void {
     if (this.versions.size <= keep) return;
     const busy = new Set([...this.calls.values()].map((call) => call.vid));
-    for (const vid of this.versions.keys()) {
-      if (this.versions.size <= keep) return;
-      if (!busy.has(vid) && !this.pins.has(vid) && !this.pendingLoads.has(vid)) this.unload(vid);
-    }
+    for (const vid of this.versions.beyond(keep, (v) => busy.has(v) || this.pendingLoads.has(v))) this.unload(vid);
   }
 
   /**
@@ -294,7 +273,7 @@ export class SandboxProcess {
         vid,
         queued,
         sentAt,
-        instance: this.vidInstance.get(vid) ?? vid,
+        instance: this.versions.idOf(vid) ?? vid,
         label: options.label,
         requestId: options.requestId,
         svc: options.svc,
@@ -384,7 +363,7 @@ export class SandboxProcess {
         this.pendingBoot = undefined;
         return;
       case 'loaded':
-        if (this.pendingLoads.has(message.vid) && this.versions.has(message.vid)) this.ready.add(message.vid);
+        if (this.pendingLoads.has(message.vid)) this.versions.markReady(message.vid);
         this.pendingLoads.get(message.vid)?.resolve();
         this.pendingLoads.delete(message.vid);
         return;
@@ -409,7 +388,7 @@ export class SandboxProcess {
         const entry: LogEntry = {
           level: message.level,
           text,
-          instance: call?.instance ?? this.vidInstance.get(String(message.vid)) ?? 'sandbox',
+          instance: call?.instance ?? this.versions.idOf(String(message.vid)) ?? 'sandbox',
           requestId: call?.requestId,
         };
         call?.logs.push(entry);
@@ -530,13 +509,6 @@ export class SandboxProcess {
     }
     this.calls.clear();
     this.versions.clear();
-    this.ready.clear();
     this.onDeath(this);
-  }
-
-  private forget(vid: string): void {
-    this.versions.delete(vid);
-    this.ready.delete(vid);
-    this.vidInstance.delete(vid);
   }
 }
