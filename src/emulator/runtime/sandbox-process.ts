@@ -2,9 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { Channel } from './channel.js';
-import { SandboxStoppedError, UserCodeError, fromSerialized } from './user-code-error.js';
-import { svcRequestBody } from './svc-request.js';
-import { megabytes } from '../../lib/megabytes.js';
+import { UserCodeError, fromSerialized } from './user-code-error.js';
+import { answerSvc } from './svc-request.js';
+import { problems } from './process-problems.js';
 import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { ProcessWatch } from './process-watch.js';
@@ -15,25 +15,11 @@ import {
   MAX_INBOUND_FRAME_BYTES,
   type FromSandbox,
   type InitRequest,
-  type SvcMethod,
   type ToSandbox,
 } from './protocol.js';
-import type { LogEntry, SvcHandler } from './types.js';
-import { CallLogBudget, StrayLogBudget } from './log-budget.js';
-
-export interface SandboxLimits {
-  memoryMb: number;
-  loadTimeoutMs: number;
-  /**
-   * Checked here again, on what the sandbox sends: console lines and bytes per call and with no call
-   * running (log-budget.ts), result bytes, req.svc calls in flight.
-   */
-  maxLogBytes: number;
-  maxLogLines: number;
-  strayLogLinesPerSecond: number;
-  maxResultBytes: number;
-  maxSvcInFlight: number;
-}
+import type { LogEntry, SandboxLimits, SvcHandler } from './types.js';
+import type { CallLogBudget } from './log-budget.js';
+import { ProcessLogs } from './process-logs.js';
 
 interface PendingCall {
   vid: string;
@@ -56,15 +42,10 @@ interface PendingCall {
 /** What a call is answered when its process turns out to be busy with work left behind: run it elsewhere. */
 export const BUSY = Symbol('busy');
 
-/** Room for the notice the sandbox sends when it cuts console output: a line, and its bytes. */
-const LOG_SLACK = 256;
-const CALL_LOG_SLACK = { lines: 1, bytes: LOG_SLACK };
-/** Output with no call running: the sandbox's notices, and its clock running a little ahead of ours. */
-const STRAY_LOG_SLACK = { lines: 8, bytes: 2 * LOG_SLACK, linesPerSecond: 1 };
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
 
 /**
- * One sandbox process, seen from the emulator: it runs the code versions of one owner. It holds no
+ * One sandbox process, seen from the emulator: it runs the code versions of one group (a tenant's). It holds no
  * file descriptor of the emulator but its channel; its death (abort, out of memory, a kill) fails
  * the calls inside it and nothing else. Memory (heap and ArrayBuffers, as the process's RSS) and
  * work left running after a call returned are watched from here, outside the code they limit.
@@ -86,10 +67,8 @@ export class SandboxProcess {
   private stderrTail = '';
   private outOfMemory = false;
   private callSeq = 0;
-  /** Console output with no call running (top-level code, its timers), refilled slowly (log-budget.ts). */
-  private readonly strayLogBudget: StrayLogBudget;
-  /** Console lines the sandbox sent past its budgets, dropped here (a sandbox that keeps its own sends none). */
-  logLinesDropped = 0;
+  /** Its console lines, counted again here (process-logs.ts). */
+  readonly logs: ProcessLogs;
   private deathReason: string | undefined;
   lastUsed = performance.now();
   /** Memory, liveness, and work left running with no call (process-watch.ts). */
@@ -98,7 +77,7 @@ export class SandboxProcess {
   constructor(
     init: Omit<InitRequest, 'type'>,
     private readonly limits: SandboxLimits,
-    private readonly onLog: (entry: LogEntry) => void,
+    onLog: (entry: LogEntry) => void,
     private readonly onDeath: (process: SandboxProcess) => void,
   ) {
     this.watchdog = new ProcessWatch({
@@ -125,11 +104,7 @@ export class SandboxProcess {
       if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
       this.stderrTail = recent.slice(-200);
     });
-    this.strayLogBudget = new StrayLogBudget(
-      { maxLines: limits.maxLogLines, maxBytes: limits.maxLogBytes, linesPerSecond: limits.strayLogLinesPerSecond },
-      () => performance.now(),
-      STRAY_LOG_SLACK,
-    );
+    this.logs = new ProcessLogs(limits, onLog);
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message, bytes) => this.receive(message, bytes),
       broken: (reason) => this.onBroken(reason),
@@ -167,19 +142,14 @@ export class SandboxProcess {
 
   /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
   load(vid: string, instance: string, code: string, filename: string): Promise<void> {
-    if (this.dead) return Promise.reject(this.stopped(`${filename} did not load`));
+    if (this.dead)
+      return Promise.reject(problems.stopped(`${filename} did not load`, this.deathReason ?? 'it stopped'));
     const existing = this.versions.touch(vid);
     if (existing) return existing;
     const loading = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pendingLoads.delete(vid);
-        reject(
-          new UserCodeError(
-            422,
-            `${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms (a loop at the top level?).`,
-            { title: 'Code does not load' },
-          ),
-        );
+        reject(problems.loadTimedOut(filename, this.limits.loadTimeoutMs));
         this.kill(`${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms`);
       }, this.limits.loadTimeoutMs);
       this.pendingLoads.set(vid, {
@@ -221,7 +191,8 @@ export class SandboxProcess {
     payload: { args: unknown; configuration: unknown },
     options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
   ): Promise<{ value: unknown; logs: LogEntry[] } | typeof BUSY> {
-    if (this.dead) return Promise.reject(this.stopped(`${options.label} was not run`));
+    if (this.dead)
+      return Promise.reject(problems.stopped(`${options.label} was not run`, this.deathReason ?? 'it stopped'));
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
     const id = ++this.callSeq;
@@ -235,13 +206,7 @@ export class SandboxProcess {
     } satisfies ToSandbox);
     // Only a frame that could be over the limit (3 bytes a UTF-16 unit at most) is measured.
     if (frame.length * 3 > MAX_INBOUND_FRAME_BYTES && Buffer.byteLength(frame) > MAX_INBOUND_FRAME_BYTES) {
-      return Promise.reject(
-        new UserCodeError(
-          413,
-          `The input of ${options.label} is ${megabytes(Buffer.byteLength(frame))} once encoded for the sandbox, over its limit of ${megabytes(MAX_INBOUND_FRAME_BYTES)}.`,
-          { title: 'Payload too large' },
-        ),
-      );
+      return Promise.reject(problems.inputTooLarge(options.label, Buffer.byteLength(frame), MAX_INBOUND_FRAME_BYTES));
     }
     return new Promise((resolve, reject) => {
       // Sent to a process already held by code that does not yield: it waits behind that code.
@@ -251,16 +216,12 @@ export class SandboxProcess {
         this.calls.delete(id);
         reject(
           queued && this.watchdog.lastAnswerAt < sentAt
-            ? this.notRun(
+            ? problems.notRun(
                 options.label,
                 `its timeout of ${options.timeoutMs} ms passed while the sandbox process was held by ${this.holder(id)}`,
                 logs,
               )
-            : new UserCodeError(
-                408,
-                `The code ran longer than its timeout of ${options.timeoutMs} ms and was stopped.`,
-                { title: 'Timed out', logs },
-              ),
+            : problems.timedOut(options.timeoutMs, logs),
         );
         // A loop that never yields holds the whole process: replace it. Otherwise only this call is dropped.
         if (!this.responsive)
@@ -278,11 +239,7 @@ export class SandboxProcess {
         requestId: options.requestId,
         svc: options.svc,
         logs,
-        // The sandbox cuts at the budget and sends a notice: the check here leaves room for it.
-        logBudget: new CallLogBudget(
-          { maxLines: this.limits.maxLogLines, maxBytes: this.limits.maxLogBytes },
-          CALL_LOG_SLACK,
-        ),
+        logBudget: this.logs.callBudget(),
         svcInFlight: 0,
         resolve: (value) => (settle(), resolve({ value, logs })),
         reject: (error) => (settle(), reject(error)),
@@ -296,15 +253,6 @@ export class SandboxProcess {
   /** Sent while the process was held, and nothing heard of it since: the call never began. */
   private neverRan(call: PendingCall): boolean {
     return call.queued && this.watchdog.lastAnswerAt < call.sentAt;
-  }
-
-  /** A call that never got to run: a 503 to try again (the process that held it is replaced). */
-  private notRun(label: string, why: string, logs: LogEntry[]): UserCodeError {
-    return new UserCodeError(503, `${label} did not get to run: ${why}. Try again.`, {
-      title: 'Sandbox busy',
-      logs,
-      retryAfter: 1,
-    });
   }
 
   /** Who holds the process: the oldest call in flight but `except`, or work left behind. */
@@ -334,15 +282,6 @@ export class SandboxProcess {
     if (!this.dead) this.channel.send(message);
   }
 
-  /** An error for work refused because the process is gone: loading or calling again may work. */
-  private stopped(what: string): SandboxStoppedError {
-    return new SandboxStoppedError(
-      422,
-      `${what}: its sandbox process was stopped (${this.deathReason ?? 'it stopped'}).`,
-      { title: 'Sandbox stopped' },
-    );
-  }
-
   /** Every message, checked first: a sandbox that breaks the protocol is stopped, never obeyed. */
   private receive(message: unknown, bytes: number): void {
     if (this.dead) return;
@@ -368,47 +307,25 @@ export class SandboxProcess {
         this.pendingLoads.delete(message.vid);
         return;
       case 'load-error':
-        this.pendingLoads.get(message.vid)?.reject(
-          new UserCodeError(422, message.error.message, {
-            title: 'Code does not load',
-            userStack: message.error.stack,
-          }),
-        );
+        this.pendingLoads.get(message.vid)?.reject(problems.doesNotLoad(message.error.message, message.error.stack));
         this.pendingLoads.delete(message.vid);
         return;
       case 'log': {
         const call = message.id === null ? undefined : this.calls.get(message.id);
         if (message.id !== null && !call) return;
-        // Counted again here: a sandbox that sends past its budget has the rest dropped.
-        const text = (call ? call.logBudget : this.strayLogBudget).take(() => message.text);
-        if (text === undefined) {
-          this.logLinesDropped++;
-          return;
-        }
-        const entry: LogEntry = {
-          level: message.level,
-          text,
-          instance: call?.instance ?? this.versions.idOf(String(message.vid)) ?? 'sandbox',
-          requestId: call?.requestId,
-        };
-        call?.logs.push(entry);
-        this.onLog(entry);
+        this.logs.receive(message, call, this.versions.idOf(String(message.vid)) ?? 'sandbox');
         return;
       }
       case 'rpc':
-        void this.answerRpc(message.id, message.invocation, message.method, message.params);
+        void answerSvc(this.calls.get(message.invocation), message.method, message.params, this.limits).then((answer) =>
+          this.send({ type: 'rpc-result', id: message.id, ...answer }),
+        );
         return;
       case 'result': {
         const call = this.calls.get(message.id);
         if (!call) return;
         if (message.ok && bytes > this.limits.maxResultBytes + 1024) {
-          call.reject(
-            new UserCodeError(
-              500,
-              `The function's result is over the ${Math.round(this.limits.maxResultBytes / 1048576)} MB limit.`,
-              { title: 'Invalid result', logs: call.logs },
-            ),
-          );
+          call.reject(problems.resultTooLarge(this.limits.maxResultBytes, call.logs));
         } else if (message.ok) call.resolve(message.value);
         else call.reject(fromSerialized(message.error, call.logs));
         return;
@@ -426,30 +343,6 @@ export class SandboxProcess {
       case 'probe':
         this.watchdog.answered(message.seq, message.idleCpuMs, message.idleWallMs);
         return;
-    }
-  }
-
-  private async answerRpc(id: number, invocation: number, method: SvcMethod, params: string): Promise<void> {
-    const call = this.calls.get(invocation);
-    try {
-      if (!call) throw new UserCodeError(409, 'This invocation is over.');
-      if (!call.svc) throw new UserCodeError(403, 'req.svc is not available: no Application is configured.');
-      if (call.svcInFlight >= this.limits.maxSvcInFlight)
-        throw new UserCodeError(
-          429,
-          `Too many req.svc calls in flight (at most ${this.limits.maxSvcInFlight} per invocation); await them.`,
-        );
-      const body = svcRequestBody(params, this.limits.maxResultBytes);
-      call.svcInFlight++;
-      const value = await call.svc(method, body).finally(() => call.svcInFlight--);
-      this.send({ type: 'rpc-result', id, ok: true, value: JSON.stringify(value ?? null) });
-    } catch (error) {
-      const {
-        status = 500,
-        title = 'Internal server error',
-        detail = 'req.svc failed',
-      } = error as { status?: number; title?: string; detail?: string };
-      this.send({ type: 'rpc-result', id, ok: false, error: { status, title, detail } });
     }
   }
 
@@ -479,33 +372,17 @@ export class SandboxProcess {
     this.watchdog.stop();
     this.channel.close();
     const reason = this.deathReason ?? 'it stopped';
-    const outOfMemory = reason.includes('out of memory');
-    this.pendingBoot?.reject(new UserCodeError(500, `The sandbox process did not start: ${reason}.`));
+    this.pendingBoot?.reject(problems.notStarted(reason));
     for (const load of this.pendingLoads.values()) {
-      load.reject(
-        new SandboxStoppedError(
-          422,
-          `${load.filename} did not load: the sandbox process loading it was stopped: ${reason}.`,
-          { title: 'Code does not load' },
-        ),
-      );
+      load.reject(problems.loadStopped(load.filename, reason));
     }
     this.pendingLoads.clear();
     for (const call of [...this.calls.values()]) {
       if (this.neverRan(call)) {
-        call.reject(this.notRun(call.label, 'its sandbox process was replaced', call.logs));
+        call.reject(problems.notRun(call.label, 'its sandbox process was replaced', call.logs));
         continue;
       }
-      call.reject(
-        new UserCodeError(
-          500,
-          `The sandbox process running ${call.label} was stopped: ${reason}. The next call starts a fresh one.`,
-          {
-            title: outOfMemory ? 'Out of memory' : 'Sandbox stopped',
-            logs: call.logs,
-          },
-        ),
-      );
+      call.reject(problems.callStopped(call.label, reason, call.logs));
     }
     this.calls.clear();
     this.versions.clear();

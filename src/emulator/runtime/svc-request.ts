@@ -1,10 +1,52 @@
 /**
- * A `req.svc` request as the emulator reads it from a sandbox: held to what an HTTP request of the
- * API is, before any service sees it.
+ * A `req.svc` request as the emulator reads it from a sandbox and answers it: held to what an HTTP
+ * request of the API is before any service sees it, and to the call it belongs to.
  */
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { megabytes } from '../../lib/megabytes.js';
+import type { SvcMethod, ToSandbox } from './protocol.js';
+import type { SvcHandler } from './types.js';
 import { UserCodeError } from './user-code-error.js';
+
+/** What a `req.svc` request needs of the call it was made in. */
+export interface SvcCall {
+  svc: SvcHandler | null;
+  svcInFlight: number;
+}
+
+type SvcAnswer = Omit<Extract<ToSandbox, { type: 'rpc-result' }>, 'type' | 'id'>;
+
+/**
+ * The answer to a `req.svc` request of `call` (undefined: the call is over): the service's value,
+ * or the problem refusing it (no Application, too many in flight, over the limits, the service's own).
+ */
+export async function answerSvc(
+  call: SvcCall | undefined,
+  method: SvcMethod,
+  params: string,
+  limits: { maxSvcInFlight: number; maxResultBytes: number },
+): Promise<SvcAnswer> {
+  try {
+    if (!call) throw new UserCodeError(409, 'This invocation is over.');
+    if (!call.svc) throw new UserCodeError(403, 'req.svc is not available: no Application is configured.');
+    if (call.svcInFlight >= limits.maxSvcInFlight)
+      throw new UserCodeError(
+        429,
+        `Too many req.svc calls in flight (at most ${limits.maxSvcInFlight} per invocation); await them.`,
+      );
+    const body = svcRequestBody(params, limits.maxResultBytes);
+    call.svcInFlight++;
+    const value = await call.svc(method, body).finally(() => call.svcInFlight--);
+    return { ok: true, value: JSON.stringify(value ?? null) };
+  } catch (error) {
+    const {
+      status = 500,
+      title = 'Internal server error',
+      detail = 'req.svc failed',
+    } = error as { status?: number; title?: string; detail?: string };
+    return { ok: false, error: { status, title, detail } };
+  }
+}
 
 /**
  * The params of a `req.svc` call: within the payload limit (413), JSON without the keys that poison

@@ -88,3 +88,18 @@ export interface RuntimeOptions {
   /** Every console line of user code, as it happens. */
   onLog?: (entry: LogEntry) => void;
 }
+
+/** The limits of one sandbox process, as the emulator holds it to them. */
+export interface SandboxLimits {
+  memoryMb: number;
+  loadTimeoutMs: number;
+  /**
+   * Checked in the emulator again, on what the sandbox sends: console lines and bytes per call and
+   * with no call running (log-budget.ts), result bytes, req.svc calls in flight.
+   */
+  maxLogBytes: number;
+  maxLogLines: number;
+  strayLogLinesPerSecond: number;
+  maxResultBytes: number;
+  maxSvcInFlight: number;
+}
