@@ -10,6 +10,8 @@ export {
   type EmulatorEvents,
   type EmulatorOptions,
   type EmulatorReady,
+  type EmulatorTenants,
+  type TenantSpec,
   type Tier,
 } from './emulator/index.js';
 export { ApiClient, ApiError, ConnectionError, type ClientOptions } from './client/index.js';

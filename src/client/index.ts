@@ -1,4 +1,5 @@
 import type { EmulatorEvent } from '../api/events.js';
+import type { CreatedTenant } from '../api/types.js';
 import { API_KEY_HEADER, JSON_CONTENT_TYPE } from '../api/headers.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
 import { ApplicationsApi } from './applications.js';
@@ -49,6 +50,14 @@ export class ApiClient {
     this.transactions = new TransactionsApi(this);
     this.reactors = new ReactorsApi(this);
     this.proxies = new ProxiesApi(this);
+  }
+
+  /**
+   * A new tenant of the emulator, with its own management and private Applications, and their keys
+   * (`POST /_emulator/tenants`: no key; the emulator answers callers on loopback only).
+   */
+  createTenant(body: { name?: string; management_key?: string; private_key?: string } = {}): Promise<CreatedTenant> {
+    return this.request<CreatedTenant>('POST', '/_emulator/tenants', { key: 'none', body, shape: 'object' });
   }
 
   /** The emulator's webhook signing secret for the management key's tenant. */

@@ -10,14 +10,15 @@ import { EventHub, type EmulatorEvents } from './events.js';
 import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
 import { createHttpServer } from './http/front.js';
-import { checkOptions, type EmulatorOptions } from './options.js';
+import { checkOptions, checkTenantSpec, type EmulatorOptions, type TenantSpec } from './options.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { Runtime } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
 import { createServices } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_RESULT_RETENTION_MS } from './services/reactor-results.js';
-import type { BootstrapResult } from './services/tenants.js';
+import type { BootstrapResult, TenantService } from './services/tenants.js';
+import type { CreatedTenant } from '../api/types.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
 import { credentialsPath, readCredentials, writeCredentials } from './store/credentials.js';
 import { loadMasterKey } from './store/master-key.js';
@@ -54,11 +55,22 @@ export interface Emulator {
   readonly events: EmulatorEvents;
   /** Stops listening, lets requests in flight finish, flushes the store and releases it; safe to call more than once. */
   dispose(): Promise<void>;
+  /** Tenants made in process, as the loopback admin route makes them (`POST /_emulator/tenants`). */
+  readonly tenants: EmulatorTenants;
+}
+
+export interface EmulatorTenants {
+  /**
+   * A new tenant with its own management and private Applications, whose keys it answers (once,
+   * as the route does). Waits for the start; rejects with an EmulatorError naming the field at fault.
+   */
+  create(spec?: TenantSpec): Promise<CreatedTenant>;
 }
 
 export { EmulatorError } from './errors.js';
 export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
 export type { BootstrapResult, TenantKeys } from './services/tenants.js';
+export type { TenantSpec } from './options.js';
 
 /**
  * Starts the emulator: opens the store, the sandbox and the services, bootstraps the first
@@ -75,6 +87,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   let stopping = 0;
   let url: string | undefined;
   let disposed = false;
+  /** The tenants of the store, once it is open (for `emulator.tenants`). */
+  let tenantService: TenantService | undefined;
 
   const start = async (): Promise<EmulatorReady> => {
     checkOptions(options);
@@ -130,6 +144,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.results && { results: options.results }),
       ...(options.clock && { clock: options.clock }),
     });
+    tenantService = services.tenants;
     ownerOf = (id) => services.reactors.ownerOf(id) ?? services.proxies.ownerOf(id);
     teardown.push(async () => {
       // Asynchronous invocations under way get what is left of the grace to store their results
@@ -249,6 +264,23 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     },
     ready,
     events,
+    tenants: {
+      async create(spec = {}) {
+        checkTenantSpec(spec);
+        await ready;
+        if (disposed || !tenantService) throw new EmulatorError('The emulator is stopped: no tenant can be made.');
+        const { managementKey, privateKey } = spec;
+        return tenantService
+          .create(spec.name ?? 'tenant', {
+            ...(managementKey !== undefined && { managementKey }),
+            ...(privateKey !== undefined && { privateKey }),
+          })
+          .catch((error: unknown) => {
+            // Refused as the route refuses (a key already in use): said as the library says things.
+            throw error instanceof HttpError ? new EmulatorError(error.detail, { cause: error }) : error;
+          });
+      },
+    },
     dispose() {
       disposing ??= (async () => {
         disposed = true;

@@ -1,4 +1,5 @@
 import { DEFAULT_PORT } from '../api/defaults.js';
+import { MAX_NAME_LENGTH } from '../api/limits.js';
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError } from './errors.js';
@@ -88,4 +89,28 @@ export function checkOptions(options: EmulatorOptions): void {
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
   }
+}
+
+/** What `emulator.tenants.create` takes: the tenant's name, and the keys of its two Applications if given. */
+export interface TenantSpec {
+  name?: string;
+  managementKey?: string;
+  privateKey?: string;
+}
+
+/** Refuses a tenant spec the admin route would refuse; each message names its field (`spec.managementKey`). */
+export function checkTenantSpec(spec: TenantSpec): void {
+  const refuse = (field: string, reason: string) => new EmulatorError(`spec.${field} ${reason}`, { option: field });
+  if (
+    spec.name !== undefined &&
+    (typeof spec.name !== 'string' || spec.name.length < 1 || spec.name.length > MAX_NAME_LENGTH)
+  )
+    throw refuse('name', `must be 1 to ${MAX_NAME_LENGTH} characters.`);
+  for (const field of ['managementKey', 'privateKey'] as const) {
+    const key = spec[field];
+    if (key !== undefined && (typeof key !== 'string' || !GIVEN_KEY_PATTERN.test(key)))
+      throw refuse(field, 'must be 16 to 256 characters of letters, digits, "_", "-" or ".".');
+  }
+  if (spec.managementKey !== undefined && spec.managementKey === spec.privateKey)
+    throw refuse('privateKey', 'must differ from spec.managementKey.');
 }
