@@ -1,6 +1,6 @@
 /**
- * The sandbox process: runs the code versions of one owner, each in an SES Compartment, in a Node
- * process of its own that the emulator started with no file descriptor of its own but a channel
+ * The sandbox process: runs the code versions of one tenant (or one owner), each in an SES
+ * Compartment of its own, in a Node process that the emulator started with no file descriptor of its own but a channel
  * (fd 3), under Node's permission model (see sandbox-process.ts for the flags). User code sees
  * Node 16's safe globals and a `require` that serves facades of the allowlisted modules; it never
  * sees `process`, a Node object of the network stack, or anything of the emulator.
