@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { syncDir } from '../lib/durable-file.js';
+import { UnreadableFileError } from '../resources/errors.js';
+import { readRegularFile } from '../resources/files.js';
 
 /**
  * Writes a file atomically and durably: a temp file beside it (with `mode`, fsynced), renamed over
@@ -30,19 +32,28 @@ export async function writeFileAtomic(file: string, text: string, mode = 0o644):
   await syncDir(path.dirname(file));
 }
 
-/** A JSON file's value, or undefined when there is no file; damage throws `damaged(reason)`. */
+/** How large a file of svc's own (.svc/state.json, keys.json, a saved plan) may be. */
+const OWN_FILE_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * A JSON file's value, or undefined when there is no file; damage throws `damaged(reason)`. Read as
+ * any file svc reads is (resources/files.ts): a regular file of a bounded size, so that a FIFO or a
+ * device put in its place is refused rather than hang or fill the apply, and never echoed back.
+ */
 export async function readJsonFile(file: string, damaged: (reason: string) => Error): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readRegularFile(file, 'svc', { maxBytes: OWN_FILE_LIMIT });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw damaged((error as Error).message);
+    const cause = (error as Error).cause as NodeJS.ErrnoException | undefined;
+    if (cause?.code === 'ENOENT') return undefined;
+    throw damaged(error instanceof UnreadableFileError ? error.reason : (error as Error).message);
   }
   try {
     return JSON.parse(text);
-  } catch (error) {
-    throw damaged((error as Error).message);
+  } catch {
+    // Not the parser's message: it quotes the text, which is not always svc's own (a file put there).
+    throw damaged('it is not valid JSON');
   }
 }
 

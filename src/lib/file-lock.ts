@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { constants, readFileSync } from 'node:fs';
+import { link, lstat, open, unlink, writeFile } from 'node:fs/promises';
 import { FILE_MODE } from './durable-file.js';
 
 /**
@@ -40,7 +40,7 @@ export async function tryLockFile(file: string): Promise<{ release: () => Promis
           },
         };
       }
-      const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
+      const owner = parseOwner(await readLock(file));
       if (owner && owner.pid !== process.pid && holds(owner)) {
         held.delete(file);
         return { heldBy: owner.pid };
@@ -124,5 +124,23 @@ function commandOf(pid: number): string | null {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
     return null;
+  }
+}
+
+/**
+ * A lock file's text: '' unless it is a small regular file (a FIFO put in its place would hang the
+ * read, a device never end; either is then no owner, and is replaced).
+ */
+async function readLock(file: string): Promise<string> {
+  const stats = await lstat(file).catch(() => undefined);
+  if (!stats?.isFile() || stats.size > 4096) return '';
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
+  if (!handle) return '';
+  try {
+    return (await handle.readFile('utf8')).slice(0, 4096);
+  } catch {
+    return '';
+  } finally {
+    await handle.close();
   }
 }

@@ -3,7 +3,7 @@
  * exit, never a hang; `--allow-outside-project` lets svc.yaml name files elsewhere.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
@@ -25,6 +25,32 @@ describe('svc apply and the files svc.yaml names', () => {
       'Error: svc.yaml:3 reactors.r.code: cannot read pipe.js: it is a FIFO (named pipe), not a regular file',
     );
     expect(emu.events.filter((event) => event.type === 'request' && event.method === 'POST')).toEqual([]);
+  });
+
+  test("svc's own files (.svc/state.json, keys.json, apply.lock) as FIFOs or devices: one line, no hang", async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const target = ['--base-url', emu.url, '--management-key', emu.managementKey];
+    for (const name of ['state.json', 'keys.json', 'apply.lock']) {
+      const cwd = await tempDir();
+      await writeFile(path.join(cwd, 'svc.yaml'), 'reactors: {}\n');
+      await mkdir(path.join(cwd, '.svc'));
+      expect(spawnSync('mkfifo', [path.join(cwd, '.svc', name)]).status).toBe(0);
+      const result = await runSvc(['apply', '--dry-run', ...target], { cwd });
+      // A FIFO lock is no owner: replaced, and the apply goes on; a FIFO state or keys file is refused.
+      if (name === 'apply.lock') expect(result.code, result.stderr).toBe(0);
+      else {
+        expect(result.code).toBe(1);
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+        expect(result.stderr).toMatch(/FIFO \(named pipe\), not a regular file/);
+      }
+    }
+    const cwd = await tempDir();
+    await writeFile(path.join(cwd, 'svc.yaml'), 'reactors: {}\n');
+    await mkdir(path.join(cwd, '.svc'));
+    await symlink('/proc/self/environ', path.join(cwd, '.svc', 'state.json'));
+    const environ = await runSvc(['apply', '--dry-run', ...target], { cwd });
+    expect(environ.code).toBe(1);
+    expect(environ.stderr).not.toMatch(/=/);
   });
 
   test('a code file outside the project needs --allow-outside-project', async () => {
