@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
+import { megabytes } from '../../lib/megabytes.js';
 import { HttpError } from '../errors.js';
 import type { Caller } from '../services/applications.js';
 import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
@@ -39,16 +40,26 @@ export function detokenizeBody(
   detokenized: ((count: number) => void) | undefined,
 ): Buffer | string {
   // Fast path: most bodies hold no expression at all.
-  if (body.indexOf('{{') < 0 || !isUtf8(body) || isBinaryContentType(contentType)) return body;
+  if (body.indexOf('{{') < 0 || isBinaryContentType(contentType)) return body;
+  // Detokenizing reads the body whole (a JSON body is parsed): at most the payload limit of it, so that
+  // no body within the proxy's 50 MB keeps the emulator busy for every tenant. Larger ones stream as sent.
+  if (body.length > BODY_LIMIT_BYTES) {
+    throw new HttpError(
+      413,
+      `A body with {{ }} expressions to detokenize may be at most ${BODY_LIMIT_LABEL} (this one is ${megabytes(body.length)}); larger bodies are forwarded only without expressions.`,
+    );
+  }
+  if (!isUtf8(body)) return body;
   const text = body.toString('utf8');
-  const ctx = () => {
-    if (!caller)
-      throw new HttpError(
-        403,
-        `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
-      );
-    return { caller };
-  };
+  // The text's expressions first: only a body that holds some is checked against its caller, and parsed.
+  const inText = expressionsIn(text);
+  if (inText.ids.length === 0) return body;
+  if (!caller)
+    throw new HttpError(
+      403,
+      `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
+    );
+  const ctx = { caller };
   if (isJsonContentType(contentType)) {
     let parsed: unknown;
     try {
@@ -59,14 +70,12 @@ export function detokenizeBody(
     if (parsed !== undefined) {
       const found = expressionsIn(parsed);
       if (found.ids.length === 0) return body;
-      const replaced = tokens.detokenizeJsonText(ctx(), text, parsed, { found, limit });
+      const replaced = tokens.detokenizeJsonText(ctx, text, parsed, { found, limit });
       detokenized?.(found.ids.length);
       return replaced;
     }
   }
-  const found = expressionsIn(text);
-  if (found.ids.length === 0) return body;
-  const replaced = tokens.detokenizeText(ctx(), text, { found, limit });
-  detokenized?.(found.ids.length);
+  const replaced = tokens.detokenizeText(ctx, text, { found: inText, limit });
+  detokenized?.(inText.ids.length);
   return replaced;
 }

@@ -165,6 +165,37 @@ describe('detokenization output is bounded as it is built', () => {
   });
 });
 
+describe('a large proxied body with an expression (an attacker review)', () => {
+  it('is refused before it is read whole: anonymous, at once; over 5 MB, a 413; /health answers meanwhile', async () => {
+    const target = await destination();
+    const created = await emu().call<Proxy>('POST', '/proxies', {
+      body: { name: unique('proxy'), destination_url: target.url, require_auth: false },
+    });
+    expect(created.status, created.text).toBe(201);
+    const call = (raw: string, key: string | null) =>
+      emu().call('POST', '/proxy/a', {
+        key,
+        raw,
+        contentType: 'application/json',
+        headers: { 'svc-proxy-key': created.body.key },
+      });
+    // 24 MB of empty objects and one expression: it was parsed whole (3 GB, /health 4 s) before the 403.
+    const huge = `[${Array(8_000_000).fill('{}').join(',')},"{{00000000-0000-0000-0000-000000000000}}"]`;
+    const [anonymous, , keyed] = await Promise.all([call(huge, null), expectHealthy(), call(huge, emu().privateKey)]);
+    for (const result of [anonymous, keyed]) {
+      expect(result.status, result.text.slice(0, 300)).toBe(413);
+      expect(result.body.proxy_error.detail).toMatch(/expressions to detokenize may be at most 5 MB/);
+    }
+    // Small, anonymous, with an expression and no Application: a 403 without a parse.
+    const small = await call('{"card":"{{00000000-0000-0000-0000-000000000000}}"}', null);
+    expect(small.status).toBe(403);
+    // Large without expressions: forwarded as it is.
+    const plain = await call(`[${Array(4_000_000).fill('1').join(',')}]`, null);
+    expect(plain.status, plain.text.slice(0, 300)).toBe(200);
+    expect(target.received()).toBe(1);
+  });
+});
+
 describe('tokenize and validation do bounded work per request', () => {
   it('POST /tokenize with a million leaves is a 413 at once, while /health answers', async () => {
     // 2 MB of JSON: within the body limit, a million tokens to seal and store without the bound.
