@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { MAX_JSON_KEYS, exceedsKeys } from '../../lib/json-keys.js';
 import { HttpError } from '../errors.js';
 
 /** Fatal: a byte sequence that is not UTF-8 is refused rather than turned into U+FFFD (data changed silently). */
@@ -100,6 +101,15 @@ export const jsonBody: JsonBody = (request, raw, done) => {
   } catch {
     done(
       new HttpError(400, 'The body is not valid UTF-8: JSON bodies must be UTF-8 text.', { title: 'Malformed JSON' }),
+    );
+    return;
+  }
+  if (exceedsKeys(text)) {
+    done(
+      new HttpError(
+        413,
+        `The JSON body holds more than ${MAX_JSON_KEYS.toLocaleString('en-US')} distinct object keys.`,
+      ),
     );
     return;
   }

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZED_LIMIT_BYTES } from '../../api/limits.js';
+import { MAX_JSON_KEYS, exceedsKeys } from '../../lib/json-keys.js';
 import { megabytes } from '../../lib/megabytes.js';
 import { HttpError } from '../errors.js';
 import type { Caller } from '../services/applications.js';
@@ -61,6 +62,11 @@ export function detokenizeBody(
     );
   const ctx = { caller };
   if (isJsonContentType(contentType)) {
+    if (exceedsKeys(text))
+      throw new HttpError(
+        413,
+        `A JSON body to detokenize holds more than ${MAX_JSON_KEYS.toLocaleString('en-US')} distinct object keys.`,
+      );
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

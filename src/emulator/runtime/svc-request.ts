@@ -3,6 +3,7 @@
  * request of the API is before any service sees it, and to the call it belongs to.
  */
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import { MAX_JSON_KEYS, exceedsKeys } from '../../lib/json-keys.js';
 import { megabytes } from '../../lib/megabytes.js';
 import type { SvcMethod, ToSandbox } from './protocol.js';
 import type { SvcHandler } from './types.js';
@@ -57,6 +58,11 @@ export function svcRequestBody(params: string, limit: number): unknown {
     throw new UserCodeError(
       413,
       `The req.svc request is ${megabytes(Buffer.byteLength(params))} of JSON, over the ${megabytes(limit)} limit of a request.`,
+    );
+  if (exceedsKeys(params))
+    throw new UserCodeError(
+      413,
+      `The req.svc request holds more than ${MAX_JSON_KEYS.toLocaleString('en-US')} distinct object keys.`,
     );
   let body: unknown;
   try {
