@@ -1,3 +1,4 @@
+import { rawConnection, rawRequest } from '../../helpers/raw-http.js';
 import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/emulator/http/server.js';
 import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
@@ -97,6 +98,33 @@ describe('tenants', () => {
       await pipeline.close();
       await runtime.dispose();
     }
+  });
+
+  it('refuses an absolute request target naming another host, whatever Host says (an attacker review)', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const connection = await rawConnection(emu.url);
+    const body = '{"name":"rebound"}';
+    connection.send(
+      rawRequest(
+        emu.url,
+        'POST http://evil.example/_emulator/tenants HTTP/1.1',
+        ['content-type: application/json', `content-length: ${body.length}`],
+        body,
+      ),
+    );
+    const answer = await connection.next();
+    expect(answer !== 'closed' && answer.status).toBe(403);
+    const local = await rawConnection(emu.url);
+    local.send(
+      rawRequest(
+        emu.url,
+        `POST ${emu.url}/_emulator/tenants HTTP/1.1`,
+        ['content-type: application/json', `content-length: ${body.length}`],
+        body,
+      ),
+    );
+    const allowed = await local.next();
+    expect(allowed !== 'closed' && allowed.status).toBe(201);
   });
 
   it('recognises loopback addresses', () => {

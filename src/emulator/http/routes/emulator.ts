@@ -49,6 +49,12 @@ export function adminGuard(request: FastifyRequest): void {
       `The emulator admin routes answer requests for localhost, 127.0.0.0/8 or [::1] only, not Host ${JSON.stringify(host ?? '')}.`,
     );
   }
+  // An absolute request target (`POST http://evil.example/_emulator/tenants`, as a proxy is asked)
+  // names its host itself: it is held to the same rule as Host.
+  const target = request.raw.url ?? '';
+  if (!target.startsWith('/') && !isLoopbackOrigin(target)) {
+    throw new HttpError(403, 'The emulator admin routes answer requests for localhost, 127.0.0.0/8 or [::1] only.');
+  }
   const origin = request.headers.origin;
   if (origin !== undefined && !isLoopbackOrigin(origin)) {
     throw new HttpError(
