@@ -68,9 +68,19 @@ export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx:
     const progress = !output.json && {
       onOutcome: (outcome: OutcomeView) => output.painted(formatOutcome(outcome, { color })),
     };
-    const result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
+    // Ctrl-C (or SIGTERM) while changes run: those under way finish, so that an Application the
+    // server made has its key saved; none more start. A second one stops at once.
+    const interrupted = () =>
+      output.note('Interrupted: finishing the changes under way, starting no more (again to stop at once).');
+    if (!flags.watch) io.signal.addEventListener('abort', interrupted, { once: true });
+    let result: Awaited<ReturnType<typeof prepared.apply>>;
+    try {
+      result = await engine(() => prepared.apply({ signal: io.signal, ...progress }));
+    } finally {
+      io.signal.removeEventListener('abort', interrupted);
+    }
     report(prepared, result, flags, ctx);
-    if (!flags.watch) return exitCodeOf(prepared, result, detailed);
+    if (!flags.watch) return io.signal.aborted ? 130 : exitCodeOf(prepared, result, detailed);
     await watch(prepared, result, flags, ctx, color);
     return 0;
   } finally {

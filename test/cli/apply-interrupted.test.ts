@@ -137,6 +137,31 @@ describe('svc apply killed while it creates Applications', () => {
       });
   }, 60_000);
 
+  test('Ctrl-C waits for the creates under way: every key the server made is saved, and none more start', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const cwd = await project();
+    const proxy = await holdingProxy(emu, 1);
+    const first = spawnSvc(['apply', '--base-url', proxy.url, '--management-key', emu.managementKey], { cwd });
+    await eventually(() => expect(proxy.held.length).toBeGreaterThan(0), 20_000);
+    first.child.kill('SIGINT');
+    await eventually(() => expect(first.stderr()).toMatch(/Interrupted: finishing the changes under way/), 20_000);
+    // The answers come: their keys are saved, and the apply ends with 130.
+    const heldNow = proxy.held.map(({ name }) => name);
+    proxy.passAll();
+    for (const { release } of proxy.held) release();
+    const { code } = await first.exited;
+    expect(code, first.stderr()).toBe(130);
+    const saved = await savedKeys(cwd, emu);
+    for (const name of [...proxy.created.slice(0, 1), ...heldNow]) {
+      const check = await emu.call('GET', '/applications/key', { key: saved[name]!.key! });
+      expect(check.body.name).toBe(name);
+    }
+    // Nothing was started after the interrupt: every Application on the server has its key.
+    const apps = (await emu.call('GET', '/applications?size=100')).body.data as { name: string }[];
+    for (const name of APPS.filter((app) => apps.some((made) => made.name === app)))
+      expect(saved[name]?.key, name).toBeDefined();
+  }, 60_000);
+
   test('serve --config killed right after a save created Applications: each one said created has its key saved', async () => {
     const cwd = await project();
     await writeFile(
