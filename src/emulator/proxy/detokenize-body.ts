@@ -52,14 +52,14 @@ export function detokenizeBody(
   }
   if (!isUtf8(body)) return body;
   const text = body.toString('utf8');
-  // The text's expressions first: only a body that holds some is checked against its caller, and parsed.
-  const inText = expressionsIn(text);
-  if (inText.ids.length === 0) return body;
-  if (!caller)
+  // A caller who may not detokenize is refused before any parse, if the body holds an expression at all.
+  if (!caller) {
+    if (expressionsIn(text).ids.length === 0) return body;
     throw new HttpError(
       403,
       `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
     );
+  }
   const ctx = { caller };
   if (isJsonContentType(contentType)) {
     if (exceedsKeys(text))
@@ -81,7 +81,9 @@ export function detokenizeBody(
       return replaced;
     }
   }
-  const replaced = tokens.detokenizeText(ctx, text, { found: inText, limit });
-  detokenized?.(inText.ids.length);
+  const found = expressionsIn(text);
+  if (found.ids.length === 0) return body;
+  const replaced = tokens.detokenizeText(ctx, text, { found, limit });
+  detokenized?.(found.ids.length);
   return replaced;
 }
