@@ -226,6 +226,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.privateKey !== undefined && { privateKey: options.privateKey }),
     });
     const webhookSecret = await services.webhooks.secret(bootstrap.tenantId);
+    // Served before the credentials file is written: whoever reads it (the CLI beside it) may call at once.
+    serving = true;
     let credentialsFile: string | undefined;
     if (store.dir !== undefined) {
       credentialsFile = credentialsPath(store.dir);
@@ -240,7 +242,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         private_key: bootstrap.keys.privateKey,
       });
     }
-    serving = true;
     server.started();
     // Booted once serving: its start would compete with the emulator's for the cores.
     if (options.runtime?.prewarm) runtime.prewarm();
