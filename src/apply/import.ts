@@ -6,7 +6,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { Document } from 'yaml';
-import type { Application, Proxy } from '../api/types.js';
+import type { Application, Proxy, Reactor } from '../api/types.js';
 import type { ApiClient } from '../client/index.js';
 import { parseEnvText } from '../resources/index.js';
 import { contentHash, sameValue } from './compare.js';
@@ -17,7 +17,7 @@ import { identifyTarget, observe } from './session.js';
 import { displayPath } from './sources.js';
 import { applicationSpec, proxySpec, reactorSpec } from './specs.js';
 import { StateFile } from './state.js';
-import { setEntry, type Kind, type StateEntry } from './types.js';
+import { KINDS, setEntry, type Kind, type StateEntry } from './types.js';
 
 export interface ImportOptions {
   client: ApiClient;
@@ -47,143 +47,178 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   const out = path.resolve(options.cwd, options.out);
   const dir = path.dirname(out);
   const [target, actual] = await Promise.all([identifyTarget(options.client), observe(options.client)]);
-  const warnings: string[] = [];
-  const files: PendingFile[] = [];
-  const taken = new Set<string>();
-  const entries: Record<Kind, Record<string, StateEntry>> = { applications: {}, reactors: {}, proxies: {} };
+  const draft = new ImportDraft(dir);
+  const self = actual.applications.find((app) => app.id === target.selfApplicationId);
+  if (self) {
+    draft.warnings.push(`applications.${self.name} is not imported: it is the Application whose key svc is using.`);
+  }
+  const applications = draft.addApplications(actual.applications.filter((app) => app.id !== target.selfApplicationId));
+  const reactors = draft.addReactors(actual.reactors);
+  const proxies = draft.addProxies(actual.proxies);
+
+  const doc = new Document(draft.config);
+  doc.commentBefore = [
+    ` yaml-language-server: $schema=${schemaReference(dir)}`,
+    ` Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`,
+  ].join('\n');
+  draft.files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
+
+  if (!options.force) await refuseExisting(draft.files, options.cwd);
+  for (const file of draft.files) await writeFileAtomic(file.absolute, file.text, file.mode);
+  await StateFile.beside(dir).update(target, (state) => {
+    for (const kind of KINDS) {
+      for (const [name, entry] of Object.entries(draft.entries[kind])) setEntry(state[kind], name, entry);
+    }
+  });
+  return {
+    file: displayPath(out, options.cwd),
+    written: draft.files.map((file) => displayPath(file.absolute, options.cwd)),
+    counts: { applications: applications.length, reactors: reactors.length, proxies: proxies.length },
+    warnings: draft.warnings,
+  };
+}
+
+/**
+ * What an import will write, built up one kind at a time: svc.yaml's entries, the files beside it
+ * (each name taken once), the state entries, and what could not be imported as it is.
+ */
+class ImportDraft {
+  readonly config: Record<string, Record<string, unknown>> = {};
+  readonly files: PendingFile[] = [];
+  readonly entries: Record<Kind, Record<string, StateEntry>> = { applications: {}, reactors: {}, proxies: {} };
+  readonly warnings: string[] = [];
+  private readonly taken = new Set<string>();
+  private readonly appNames = new Map<string, string>();
+
+  constructor(private readonly dir: string) {}
+
+  /** Adds the Applications (before what refers to them); returns those imported. */
+  addApplications(all: Application[]): Application[] {
+    const applications = this.unique('applications', all);
+    for (const app of applications) this.appNames.set(app.id, app.name);
+    if (applications.length > 0) {
+      this.config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
+    }
+    for (const app of applications) {
+      const hash = contentHash('applications', applicationSpec(app));
+      setEntry(this.entries.applications, app.name, { id: app.id, hash });
+    }
+    return applications;
+  }
+
+  addReactors(all: Reactor[]): Reactor[] {
+    const reactors = this.unique('reactors', all);
+    if (reactors.length > 0) {
+      this.config.reactors = Object.fromEntries(
+        reactors.map((reactor) => {
+          const address = `reactors.${reactor.name}`;
+          const code = this.fileFor('reactors', reactor.name, '.js');
+          this.addFile(code, reactor.code);
+          const configuration = this.configurationOf(address, 'reactors', reactor.name, reactor.configuration);
+          const application = this.appRef(address, reactor.application?.id ?? null);
+          return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
+        }),
+      );
+    }
+    for (const reactor of reactors) {
+      const hash = contentHash('reactors', reactorSpec(reactor));
+      setEntry(this.entries.reactors, reactor.name, { id: reactor.id, hash });
+    }
+    return reactors;
+  }
+
+  addProxies(all: Proxy[]): Proxy[] {
+    const proxies = this.unique('proxies', all);
+    if (proxies.length > 0) {
+      this.config.proxies = Object.fromEntries(
+        proxies.map((proxy) => {
+          const address = `proxies.${proxy.name}`;
+          const transform = (which: 'request' | 'response', code: string | undefined) => {
+            if (code === undefined) return {};
+            const relative = this.fileFor('proxies', proxy.name, `.${which}.js`);
+            this.addFile(relative, code);
+            return { [`${which}_transform`]: relative };
+          };
+          const configuration = this.configurationOf(address, 'proxies', proxy.name, proxy.configuration ?? {});
+          return [
+            proxy.name,
+            proxyEntry(proxy, {
+              ...transform('request', proxy.request_transform?.code),
+              ...transform('response', proxy.response_transform?.code),
+              ...(configuration !== undefined && { configuration }),
+              ...this.appRef(address, proxy.application_id),
+            }),
+          ];
+        }),
+      );
+    }
+    for (const proxy of proxies) {
+      setEntry(this.entries.proxies, proxy.name, { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) });
+    }
+    return proxies;
+  }
 
   /** Names are map keys: of several resources with one name, the first is imported. */
-  const unique = <T extends { id: string; name: string }>(kind: Kind, items: T[]): T[] =>
-    items.filter((item, i) => {
+  private unique<T extends { id: string; name: string }>(kind: Kind, items: T[]): T[] {
+    return items.filter((item, i) => {
       const first = items.findIndex((other) => other.name === item.name);
       if (first !== i) {
-        warnings.push(
+        this.warnings.push(
           `${kind}.${item.name}: another one has this name (${items[first]!.id}); ${item.id} is not imported.`,
         );
       }
       return first === i;
     });
-  const fileFor = (folder: string, name: string, suffix: string): string => {
+  }
+
+  /** A file name of the resource's name, made safe, not taken yet (case-insensitively). */
+  private fileFor(folder: string, name: string, suffix: string): string {
     const base = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '') || 'resource';
     let relative = `${folder}/${base}${suffix}`;
-    for (let n = 2; taken.has(relative.toLowerCase()); n++) relative = `${folder}/${base}-${n}${suffix}`;
-    taken.add(relative.toLowerCase());
+    for (let n = 2; this.taken.has(relative.toLowerCase()); n++) relative = `${folder}/${base}-${n}${suffix}`;
+    this.taken.add(relative.toLowerCase());
     return relative;
-  };
-  const addFile = (relative: string, text: string, mode = 0o644) =>
-    files.push({ absolute: path.resolve(dir, relative), text, mode });
+  }
+
+  private addFile(relative: string, text: string, mode = 0o644): void {
+    this.files.push({ absolute: path.resolve(this.dir, relative), text, mode });
+  }
+
   /** A .env file when the values survive the round trip through the parser, else inline (with a warning). */
-  const configurationOf = (address: string, folder: string, name: string, configuration: Record<string, string>) => {
+  private configurationOf(address: string, folder: string, name: string, configuration: Record<string, string>) {
     if (Object.keys(configuration).length === 0) return undefined;
     const text = dotenvText(configuration);
     if (text === undefined) {
       const where = 'it is in svc.yaml (move it out of version control)';
-      warnings.push(`${address}: a configuration value cannot be written to a .env file; ${where}.`);
+      this.warnings.push(`${address}: a configuration value cannot be written to a .env file; ${where}.`);
       return escapeAll(configuration);
     }
-    const relative = fileFor(folder, name, '.env');
-    addFile(relative, text, 0o600);
+    const relative = this.fileFor(folder, name, '.env');
+    this.addFile(relative, text, 0o600);
     return relative;
-  };
+  }
 
-  const self = actual.applications.find((app) => app.id === target.selfApplicationId);
-  if (self) warnings.push(`applications.${self.name} is not imported: it is the Application whose key svc is using.`);
-  const applications = unique(
-    'applications',
-    actual.applications.filter((app) => app.id !== target.selfApplicationId),
-  );
-  const appNames = new Map(applications.map((app) => [app.id, app.name]));
-  const appRef = (address: string, id: string | null): { application?: string } => {
+  /** The name of an imported Application, for a reference to it. */
+  private appRef(address: string, id: string | null): { application?: string } {
     if (id === null) return {};
-    const name = appNames.get(id);
+    const name = this.appNames.get(id);
     if (name === undefined) {
-      warnings.push(`${address}: its Application ${id} is not imported, so the reference is left out.`);
+      this.warnings.push(`${address}: its Application ${id} is not imported, so the reference is left out.`);
     }
     return name === undefined ? {} : { application: name };
-  };
+  }
+}
 
-  const config: Record<string, Record<string, unknown>> = {};
-  if (applications.length > 0) {
-    config.applications = Object.fromEntries(applications.map((app) => [app.name, applicationEntry(app)]));
+/** Without --force, no file that exists is overwritten: all are named, and nothing is written. */
+async function refuseExisting(files: PendingFile[], cwd: string): Promise<void> {
+  const found = await Promise.all(
+    files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)),
+  );
+  const existing = found.filter((file) => file !== undefined).map((file) => displayPath(file, cwd));
+  if (existing.length > 0) {
+    const verb = existing.length === 1 ? 'exists' : 'exist';
+    throw new ApplyError(`${existing.join(', ')} already ${verb}; pass --force to overwrite, or --out another file.`);
   }
-  for (const app of applications) {
-    setEntry(entries.applications, app.name, { id: app.id, hash: contentHash('applications', applicationSpec(app)) });
-  }
-
-  const reactors = unique('reactors', actual.reactors);
-  if (reactors.length > 0) {
-    config.reactors = Object.fromEntries(
-      reactors.map((reactor) => {
-        const address = `reactors.${reactor.name}`;
-        const code = fileFor('reactors', reactor.name, '.js');
-        addFile(code, reactor.code);
-        const configuration = configurationOf(address, 'reactors', reactor.name, reactor.configuration);
-        const application = appRef(address, reactor.application?.id ?? null);
-        return [reactor.name, { code, ...(configuration !== undefined && { configuration }), ...application }];
-      }),
-    );
-  }
-  for (const reactor of reactors) {
-    setEntry(entries.reactors, reactor.name, { id: reactor.id, hash: contentHash('reactors', reactorSpec(reactor)) });
-  }
-
-  const proxies = unique('proxies', actual.proxies);
-  if (proxies.length > 0) {
-    config.proxies = Object.fromEntries(
-      proxies.map((proxy) => {
-        const address = `proxies.${proxy.name}`;
-        const transform = (which: 'request' | 'response', code: string | undefined) => {
-          if (code === undefined) return {};
-          const relative = fileFor('proxies', proxy.name, `.${which}.js`);
-          addFile(relative, code);
-          return { [`${which}_transform`]: relative };
-        };
-        const configuration = configurationOf(address, 'proxies', proxy.name, proxy.configuration ?? {});
-        return [
-          proxy.name,
-          proxyEntry(proxy, {
-            ...transform('request', proxy.request_transform?.code),
-            ...transform('response', proxy.response_transform?.code),
-            ...(configuration !== undefined && { configuration }),
-            ...appRef(address, proxy.application_id),
-          }),
-        ];
-      }),
-    );
-  }
-  for (const proxy of proxies) {
-    setEntry(entries.proxies, proxy.name, { id: proxy.id, hash: contentHash('proxies', proxySpec(proxy)) });
-  }
-
-  const doc = new Document(config);
-  doc.commentBefore = [
-    ` yaml-language-server: $schema=${schemaReference(dir)}`,
-    ` Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`,
-  ].join('\n');
-  files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
-
-  if (!options.force) {
-    const found = await Promise.all(
-      files.map(async (file) => ((await exists(file.absolute)) ? file.absolute : undefined)),
-    );
-    const existing = found.filter((file) => file !== undefined).map((file) => displayPath(file, options.cwd));
-    if (existing.length > 0) {
-      const verb = existing.length === 1 ? 'exists' : 'exist';
-      throw new ApplyError(`${existing.join(', ')} already ${verb}; pass --force to overwrite, or --out another file.`);
-    }
-  }
-  for (const file of files) await writeFileAtomic(file.absolute, file.text, file.mode);
-  await StateFile.beside(dir).update(target, (state) => {
-    for (const kind of ['applications', 'reactors', 'proxies'] as const) {
-      for (const [name, entry] of Object.entries(entries[kind])) setEntry(state[kind], name, entry);
-    }
-  });
-  return {
-    file: displayPath(out, options.cwd),
-    written: files.map((file) => displayPath(file.absolute, options.cwd)),
-    counts: { applications: applications.length, reactors: reactors.length, proxies: proxies.length },
-    warnings,
-  };
 }
 
 function applicationEntry(app: Application): Record<string, unknown> {

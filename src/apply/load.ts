@@ -36,93 +36,141 @@ export const OUTSIDE_HINT = 'svc reads only files in the folder of svc.yaml (--a
 export async function loadConfig(file: string, options: LoadOptions): Promise<Desired> {
   const absolute = path.resolve(options.cwd, file);
   const shown = displayPath(absolute, options.cwd);
-  const allowOutside = options.allowOutsideProject ?? false;
-  const read = await readSource(absolute, allowOutside);
-  if ('error' in read) {
-    const missing = read.error === 'no such file';
-    const hint = missing
-      ? ' (-f names another file; `svc import` writes one from what the target holds)'
-      : read.outside
-        ? `; ${OUTSIDE_HINT}`
-        : '';
-    throw new ApplyError(`Cannot read ${shown}: ${read.error}${hint}.`);
-  }
-
+  const text = await readConfigText(absolute, shown, options.allowOutsideProject ?? false);
   const lines = new LineCounter();
-  const doc = parseDocument(read.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const syntax = doc.errors[0];
   if (syntax) {
     const { line, col } = lines.linePos(syntax.pos[0]);
     throw new ApplyError(`${shown}:${line}:${col} ${syntax.message}`, { files: [absolute] });
   }
-  const locator = new Locator(doc, lines);
-  const issues: { line: number; text: string }[] = [];
-  const report = (at: YamlPath, message: string, atKey = false) => {
-    const line = locator.line(at, atKey);
-    issues.push({ line, text: `${shown}:${line} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}` });
-  };
-  const named = new Set<string>([absolute]);
-  const fail = () =>
-    ApplyError.of(
-      issues.sort((a, b) => a.line - b.line).map((issue) => issue.text),
-      { files: [...named] },
-    );
+  const load = new ConfigLoad(absolute, shown, new Locator(doc, lines), options);
+  const raw = checkedConfig(load, plainValue(doc, shown, absolute), options.env);
+  load.files.set(absolute, { path: path.basename(absolute), absolute, digest: sha256(text) });
+  const applications = desiredApplications(raw, load.locator);
+  // Files are read one after another: a config names a handful, and the order keeps `files` stable.
+  const reactors = await desiredReactors(raw, load);
+  const proxies = await desiredProxies(raw, load);
+  load.throwIfIssues();
+  return { file: shown, dir: load.dir, applications, reactors, proxies, files: [...load.files.values()] };
+}
 
-  const found = plainValue(doc, shown, absolute);
+/** svc.yaml's text, or an ApplyError saying why it cannot be read. */
+async function readConfigText(absolute: string, shown: string, allowOutside: boolean): Promise<string> {
+  const read = await readSource(absolute, allowOutside);
+  if (!('error' in read)) return read.text;
+  const missing = read.error === 'no such file';
+  const hint = missing
+    ? ' (-f names another file; `svc import` writes one from what the target holds)'
+    : read.outside
+      ? `; ${OUTSIDE_HINT}`
+      : '';
+  throw new ApplyError(`Cannot read ${shown}: ${read.error}${hint}.`);
+}
+
+/** The document with `${env:}` resolved, checked against the schema, then by the rules that span fields. */
+function checkedConfig(load: ConfigLoad, found: unknown, env: LoadOptions['env']): RawConfig {
   const interpolationIssues: InterpolationIssue[] = [];
-  const config = interpolate(found, options.env, interpolationIssues);
-  for (const issue of interpolationIssues) report(issue.path, issue.message);
+  const config = interpolate(found, env, interpolationIssues);
+  for (const issue of interpolationIssues) load.report(issue.path, issue.message);
   const validate = schemaValidator();
   if (!validate(config)) {
-    for (const issue of schemaIssues(validate.errors)) report(issue.path, issue.message, issue.atKey);
+    for (const issue of schemaIssues(validate.errors)) load.report(issue.path, issue.message, issue.atKey);
   }
-  if (issues.length > 0) throw fail();
+  load.throwIfIssues();
   const raw = config as RawConfig;
-  for (const issue of checkConfig(raw)) report(issue.path, issue.message, issue.atKey);
-  if (issues.length > 0) throw fail();
+  for (const issue of checkConfig(raw)) load.report(issue.path, issue.message, issue.atKey);
+  load.throwIfIssues();
+  return raw;
+}
 
-  const dir = path.dirname(absolute);
-  const files = new Map<string, SourceFile>();
-  files.set(absolute, { path: path.basename(absolute), absolute, digest: sha256(read.text) });
-  const unreadable = (at: YamlPath, error: unknown) => {
-    if (!(error instanceof UnreadableFileError)) throw error;
-    const hint = error instanceof OutsideFolderError ? `; ${OUTSIDE_HINT}` : '';
-    report(at, `cannot read ${displayPath(error.file, options.cwd)}: ${error.reason}${hint}`);
-    return undefined;
-  };
-  const limits = allowOutside ? {} : { within: dir };
-  const readCode = async (at: YamlPath, relative: string): Promise<CodeRef | undefined> => {
-    named.add(path.resolve(dir, relative));
-    const code = await readCodeFile(relative, dir, limits).catch((error: unknown) => unreadable(at, error));
+/**
+ * One load of svc.yaml: the issues found (each at its line), the files it names (watched even when
+ * they do not load) and the files read, with their digests.
+ */
+class ConfigLoad {
+  readonly dir: string;
+  readonly files = new Map<string, SourceFile>();
+  private readonly issues: { line: number; text: string }[] = [];
+  private readonly named: Set<string>;
+  private readonly limits: { within?: string };
+
+  constructor(
+    absolute: string,
+    private readonly shown: string,
+    readonly locator: Locator,
+    private readonly options: LoadOptions,
+  ) {
+    this.dir = path.dirname(absolute);
+    this.named = new Set([absolute]);
+    this.limits = options.allowOutsideProject ? {} : { within: this.dir };
+  }
+
+  report(at: YamlPath, message: string, atKey = false): void {
+    const line = this.locator.line(at, atKey);
+    this.issues.push({ line, text: `${this.shown}:${line} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}` });
+  }
+
+  /** Throws the issues found so far, in line order, as one ApplyError naming every file named. */
+  throwIfIssues(): void {
+    if (this.issues.length === 0) return;
+    throw ApplyError.of(
+      this.issues.sort((a, b) => a.line - b.line).map((issue) => issue.text),
+      { files: [...this.named] },
+    );
+  }
+
+  /** A code file: read, not empty, and parsing; undefined (with an issue) when not. */
+  async readCode(at: YamlPath, relative: string): Promise<CodeRef | undefined> {
+    const absolute = path.resolve(this.dir, relative);
+    this.named.add(absolute);
+    const code = await readCodeFile(relative, this.dir, this.limits).catch((error: unknown) =>
+      this.unreadable(at, error),
+    );
     if (code === undefined) return undefined;
-    const absolute = path.resolve(dir, relative);
-    files.set(absolute, { path: relative, absolute, digest: sha256(code) });
+    this.files.set(absolute, { path: relative, absolute, digest: sha256(code) });
     if (code.trim() === '') {
-      report(at, `${displayPath(absolute, options.cwd)} is empty`);
+      this.report(at, `${displayPath(absolute, this.options.cwd)} is empty`);
       return undefined;
     }
     const problem = syntaxError(code);
     if (problem) {
-      const where = displayPath(absolute, options.cwd);
+      const where = displayPath(absolute, this.options.cwd);
       const text = `${where}:${problem.line}:${problem.column} ${problem.message} (${formatPath(at)})`;
-      issues.push({ line: locator.line(at), text });
+      this.issues.push({ line: this.locator.line(at), text });
       return undefined;
     }
     return { path: relative, code };
-  };
-  const readConfiguration = async (at: YamlPath, value: Record<string, string> | string | undefined) => {
+  }
+
+  /** A configuration as written inline, or read from the .env file named. */
+  async readConfiguration(
+    at: YamlPath,
+    value: Record<string, string> | string | undefined,
+  ): Promise<Record<string, string> | undefined> {
     if (typeof value !== 'string') return value;
-    named.add(path.resolve(dir, value));
-    const configuration = await readEnvFile(value, dir, limits).catch((error: unknown) => unreadable(at, error));
+    const absolute = path.resolve(this.dir, value);
+    this.named.add(absolute);
+    const configuration = await readEnvFile(value, this.dir, this.limits).catch((error: unknown) =>
+      this.unreadable(at, error),
+    );
     if (configuration === undefined) return undefined;
     // What svc takes from a .env file is its pairs: a comment edited there changes nothing.
-    const absolute = path.resolve(dir, value);
     const pairs = Object.entries(configuration).sort(([a], [b]) => (a < b ? -1 : 1));
-    files.set(absolute, { path: value, absolute, digest: sha256(JSON.stringify(pairs)) });
+    this.files.set(absolute, { path: value, absolute, digest: sha256(JSON.stringify(pairs)) });
     return configuration;
-  };
+  }
 
-  const applications: DesiredApplication[] = Object.entries(raw.applications ?? {}).map(([name, app]) => ({
+  private unreadable(at: YamlPath, error: unknown): undefined {
+    if (!(error instanceof UnreadableFileError)) throw error;
+    const hint = error instanceof OutsideFolderError ? `; ${OUTSIDE_HINT}` : '';
+    this.report(at, `cannot read ${displayPath(error.file, this.options.cwd)}: ${error.reason}${hint}`);
+    return undefined;
+  }
+}
+
+function desiredApplications(raw: RawConfig, locator: Locator): DesiredApplication[] {
+  return Object.entries(raw.applications ?? {}).map(([name, app]) => ({
     name,
     type: app.type,
     permissions: app.permissions ?? [],
@@ -130,13 +178,14 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
     ...(app.renamed_from !== undefined && { renamedFrom: app.renamed_from }),
     line: locator.line(['applications', name], true),
   }));
+}
 
-  // Files are read one after another: a config names a handful, and the order keeps `files` stable.
+async function desiredReactors(raw: RawConfig, load: ConfigLoad): Promise<DesiredReactor[]> {
   const reactors: DesiredReactor[] = [];
   for (const [name, reactor] of Object.entries(raw.reactors ?? {})) {
     const at = ['reactors', name];
-    const code = await readCode([...at, 'code'], reactor.code);
-    const configuration = await readConfiguration([...at, 'configuration'], reactor.configuration);
+    const code = await load.readCode([...at, 'code'], reactor.code);
+    const configuration = await load.readConfiguration([...at, 'configuration'], reactor.configuration);
     if (code === undefined) continue;
     reactors.push({
       name,
@@ -144,20 +193,23 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
       configuration: configuration ?? {},
       application: reactor.application ?? null,
       ...(reactor.renamed_from !== undefined && { renamedFrom: reactor.renamed_from }),
-      line: locator.line(at, true),
+      line: load.locator.line(at, true),
     });
   }
+  return reactors;
+}
 
+async function desiredProxies(raw: RawConfig, load: ConfigLoad): Promise<DesiredProxy[]> {
   const proxies: DesiredProxy[] = [];
   for (const [name, proxy] of Object.entries(raw.proxies ?? {})) {
     const at = ['proxies', name];
     const transform = (field: 'request_transform' | 'response_transform') => {
       const file = proxy[field];
-      return file === undefined ? null : readCode([...at, field], file);
+      return file === undefined ? null : load.readCode([...at, field], file);
     };
     const request = await transform('request_transform');
     const response = await transform('response_transform');
-    const configuration = await readConfiguration([...at, 'configuration'], proxy.configuration);
+    const configuration = await load.readConfiguration([...at, 'configuration'], proxy.configuration);
     if (request === undefined || response === undefined) continue;
     proxies.push({
       name,
@@ -168,11 +220,10 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
       application: proxy.application ?? null,
       require_auth: proxy.require_auth ?? true,
       ...(proxy.renamed_from !== undefined && { renamedFrom: proxy.renamed_from }),
-      line: locator.line(at, true),
+      line: load.locator.line(at, true),
     });
   }
-  if (issues.length > 0) throw fail();
-  return { file: shown, dir, applications, reactors, proxies, files: [...files.values()] };
+  return proxies;
 }
 
 /** How many nodes aliases may copy in all, weighted as yaml counts them (its own default, said here). */

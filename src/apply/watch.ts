@@ -65,31 +65,74 @@ const RECHECK_MS = 60;
 const EMPTY_DIGEST = sha256('');
 
 export function watchConfig(options: WatchOptions): ApplyWatcher {
-  const debounceMs = options.debounceMs ?? 10;
-  const configFile = path.resolve(options.cwd, options.file);
-  let watcher: FSWatcher | undefined;
-  let watched: string[] = [];
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let savedAt: number | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let applied = options.applied ? signatureOf(options.applied) : undefined;
-  let failed: Attempt | undefined;
-  let lastInvalid: string | undefined;
-  let pendingInvalid: NodeJS.Timeout | undefined;
-  let ready: Promise<void> = Promise.resolve();
+  const state = new ConfigWatch(options);
+  return { ready: state.ready, close: () => state.close() };
+}
 
-  const emit = (event: WatchEvent) => {
-    if (!closed) options.onEvent(event);
-  };
+/**
+ * One watch's state, each field with the transitions that change it: the watcher and its files
+ * (setFiles), a burst of saves (saved -> run), the cycle under way (run, cycle), what was applied and
+ * what failed (apply), and an invalid file said once (load).
+ */
+class ConfigWatch {
+  /** Resolves once the first files are watched and the watcher is ready. */
+  readonly ready: Promise<void>;
+  private readonly debounceMs: number;
+  private readonly configFile: string;
+  private closed = false;
+  // The watcher, the files it watches, and when it is ready.
+  private watcher: FSWatcher | undefined;
+  private watched: string[] = [];
+  private watcherReady: Promise<void> = Promise.resolve();
+  /** The first setFiles (the files of the apply before, or svc.yaml). */
+  private readonly started: Promise<void>;
+  // A burst: the debounce (or recheck) timer, and when its first save came.
+  private timer: NodeJS.Timeout | undefined;
+  private savedAt: number | undefined;
+  // The cycle under way, and whether a save came while it ran.
+  private running: Promise<void> | undefined;
+  private again = false;
+  // The signature last applied, and the last attempt that failed.
+  private applied: string | undefined;
+  private failed: Attempt | undefined;
+  // The last invalid message, and the timer that says it once no save follows.
+  private lastInvalid: string | undefined;
+  private pendingInvalid: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: WatchOptions) {
+    this.debounceMs = options.debounceMs ?? 10;
+    this.configFile = path.resolve(options.cwd, options.file);
+    this.applied = options.applied ? signatureOf(options.applied) : undefined;
+    const initial = options.applied ? options.applied.files.map((file) => file.absolute) : [this.configFile];
+    // A save made after the files were read for the apply but before they were watched is looked for
+    // once watching: a look that finds them as applied sends nothing.
+    this.started = this.setFiles(initial).then(() => {
+      if (options.applied && !this.closed) this.run(true);
+    });
+    this.ready = this.started.then(() => this.watcherReady);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.pendingInvalid);
+    await this.started.catch(() => {});
+    // A cycle under way may have replaced the watcher: close whichever is current once it ends.
+    await this.running;
+    clearTimeout(this.timer);
+    await this.watcher?.close();
+  }
+
+  private emit(event: WatchEvent): void {
+    if (!this.closed) this.options.onEvent(event);
+  }
 
   /** Watches `files` (their folders, so a save by rename is seen), replacing the watcher before. */
-  const setFiles = async (files: string[]) => {
-    if (sameList(files, watched) && watcher) return;
-    await watcher?.close();
-    if (closed) return;
-    watched = files;
+  private async setFiles(files: string[]): Promise<void> {
+    if (sameList(files, this.watched) && this.watcher) return;
+    await this.watcher?.close();
+    if (this.closed) return;
+    this.watched = files;
     const folders = new Set(files.map((file) => path.dirname(file)));
     const targets = new Set(files);
     const next = watch([...folders], {
@@ -98,125 +141,130 @@ export function watchConfig(options: WatchOptions): ApplyWatcher {
       depth: 0,
       ignored: (file) => !folders.has(path.resolve(file)) && !targets.has(path.resolve(file)),
     });
-    watcher = next;
+    this.watcher = next;
     const saved = (file: string) => {
-      if (closed || watcher !== next || !targets.has(path.resolve(file))) return;
-      savedAt ??= performance.now();
-      clearTimeout(pendingInvalid);
-      clearTimeout(timer);
-      timer = setTimeout(() => run(), debounceMs);
+      if (!this.closed && this.watcher === next && targets.has(path.resolve(file))) this.saved();
     };
     next.on('change', saved).on('add', saved).on('unlink', saved);
-    next.on('error', (error) => emit({ type: 'error', message: `watching files failed: ${(error as Error).message}` }));
-    ready = new Promise((resolve) => next.once('ready', () => resolve()));
-    emit({ type: 'watching', files });
-    await ready;
-  };
+    next.on('error', (error) =>
+      this.emit({ type: 'error', message: `watching files failed: ${(error as Error).message}` }),
+    );
+    this.watcherReady = new Promise((resolve) => next.once('ready', () => resolve()));
+    this.emit({ type: 'watching', files });
+    await this.watcherReady;
+  }
+
+  /** A save of a watched file: the burst's cycle runs once no save has come for the debounce. */
+  private saved(): void {
+    this.savedAt ??= performance.now();
+    clearTimeout(this.pendingInvalid);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.run(), this.debounceMs);
+  }
 
   /** Cycles until no save is left; then looks once more (RECHECK_MS), unless this was that look and it found nothing. */
-  const run = (recheck = false) => {
-    timer = undefined;
-    if (running) {
-      again = true;
+  private run(recheck = false): void {
+    this.timer = undefined;
+    if (this.running) {
+      this.again = true;
       return;
     }
     let acted = false;
-    running = (async () => {
+    this.running = (async () => {
       do {
-        again = false;
-        const started = savedAt ?? performance.now();
-        savedAt = undefined;
-        acted = (await cycle(started, recheck)) || acted;
-      } while (again && !closed);
+        this.again = false;
+        const started = this.savedAt ?? performance.now();
+        this.savedAt = undefined;
+        acted = (await this.cycle(started, recheck)) || acted;
+      } while (this.again && !this.closed);
     })()
-      .catch((error: unknown) => emit({ type: 'error', message: describeFailure(error) }))
+      .catch((error: unknown) => this.emit({ type: 'error', message: describeFailure(error) }))
       .finally(() => {
-        running = undefined;
-        if ((acted || !recheck) && !closed && timer === undefined) timer = setTimeout(() => run(true), RECHECK_MS);
+        this.running = undefined;
+        if ((acted || !recheck) && !this.closed && this.timer === undefined) {
+          this.timer = setTimeout(() => this.run(true), RECHECK_MS);
+        }
       });
-  };
+  }
 
   /** One load, plan and apply; resolves to whether it reported or sent anything. */
-  const cycle = async (started: number, recheck: boolean): Promise<boolean> => {
-    let desired: Desired;
+  private async cycle(started: number, recheck: boolean): Promise<boolean> {
+    const desired = await this.load(recheck);
+    if (typeof desired === 'boolean') return desired;
+    if (this.closed) return false;
+    await this.setFiles(desired.files.map((file) => file.absolute));
+    const signature = signatureOf(desired);
+    if (signature === this.applied) return false;
+    const attempt = { signature, mtimes: await mtimesOf(desired) };
+    if (this.failed && this.failed.signature === attempt.signature && this.failed.mtimes === attempt.mtimes) {
+      return false;
+    }
     try {
-      desired = await loadConfig(options.file, loadOptionsOf(options));
+      return await this.apply(desired, attempt, started);
+    } catch (error) {
+      this.failed = attempt;
+      if (error instanceof ApplyError) this.emit({ type: 'invalid', message: error.message });
+      else this.emit({ type: 'error', message: describeFailure(error) });
+      return true;
+    }
+  }
+
+  /**
+   * svc.yaml and its files as loaded; or, when they do not load, whether that was reported (an
+   * invalid file is said once the debounce passes with no save, and a recheck does not say it again).
+   */
+  private async load(recheck: boolean): Promise<Desired | boolean> {
+    try {
+      const desired = await loadConfig(this.options.file, loadOptionsOf(this.options));
       // To `svc apply` an empty svc.yaml declares nothing (and what it made goes); while watching, it
       // is what an editor's save leaves between truncating the file and writing it: never applied.
       if (desired.files[0]?.digest === EMPTY_DIGEST) {
-        const shown = displayPath(configFile, options.cwd);
+        const shown = displayPath(this.configFile, this.options.cwd);
         throw new ApplyError(`${shown} is empty: not applied while watching (\`svc apply\` applies an empty file).`, {
-          files: [configFile],
+          files: [this.configFile],
         });
       }
+      this.lastInvalid = undefined;
+      return desired;
     } catch (error) {
       if (!(error instanceof ApplyError)) throw error;
       // Watch what it names even so: a code file named before it was written is seen once it is.
-      if (error.files) await setFiles([...new Set([...watched, ...error.files])]);
-      if (recheck && error.message === lastInvalid) return false;
-      lastInvalid = error.message;
+      if (error.files) await this.setFiles([...new Set([...this.watched, ...error.files])]);
+      if (recheck && error.message === this.lastInvalid) return false;
+      this.lastInvalid = error.message;
       // Said only if no save follows within the debounce: an editor's save truncates, then writes.
-      clearTimeout(pendingInvalid);
-      pendingInvalid = setTimeout(() => emit({ type: 'invalid', message: error.message }), debounceMs);
+      clearTimeout(this.pendingInvalid);
+      this.pendingInvalid = setTimeout(() => this.emit({ type: 'invalid', message: error.message }), this.debounceMs);
       return true;
     }
-    lastInvalid = undefined;
-    if (closed) return false;
-    await setFiles(desired.files.map((file) => file.absolute));
-    const signature = signatureOf(desired);
-    if (signature === applied) return false;
-    const attempt = { signature, mtimes: await mtimesOf(desired) };
-    if (failed && failed.signature === attempt.signature && failed.mtimes === attempt.mtimes) return false;
-    try {
-      const { client, prune, targets } = options;
-      const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
-      const prepared = await prepareFor(desired, planOptions);
-      for (const message of prepared.plan.warnings) emit({ type: 'warning', message });
-      if (closed || prepared.plan.changes.length === 0) await prepared.release();
-      if (closed) return false;
-      if (prepared.plan.changes.length === 0) {
-        applied = signature;
-        failed = undefined;
-        emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started) });
-        return true;
-      }
-      const byAddress = new Map(prepared.plan.changes.map((change) => [change.address, change]));
-      const result = await prepared.apply({
-        onOutcome: (outcome) => {
-          const change = byAddress.get(outcome.address)!;
-          const latencyMs = Math.round(performance.now() - started);
-          emit({ type: 'change', change, outcome, fields: fieldsOf(change), latencyMs });
-        },
-      });
-      if (result.status === 'failed') failed = attempt;
-      else [applied, failed] = [signature, undefined];
-    } catch (error) {
-      failed = attempt;
-      if (error instanceof ApplyError) emit({ type: 'invalid', message: error.message });
-      else emit({ type: 'error', message: describeFailure(error) });
-    }
-    return true;
-  };
+  }
 
-  const initial = options.applied ? options.applied.files.map((file) => file.absolute) : [configFile];
-  // A save made after the files were read for the apply but before they were watched is looked for
-  // once watching: a look that finds them as applied sends nothing.
-  const started = setFiles(initial).then(() => {
-    if (options.applied && !closed) run(true);
-  });
-  return {
-    ready: started.then(() => ready),
-    async close() {
-      closed = true;
-      clearTimeout(timer);
-      clearTimeout(pendingInvalid);
-      await started.catch(() => {});
-      // A cycle under way may have replaced the watcher: close whichever is current once it ends.
-      await running;
-      clearTimeout(timer);
-      await watcher?.close();
-    },
-  };
+  /** Plans against the target and applies; records what was applied or what failed. */
+  private async apply(desired: Desired, attempt: Attempt, started: number): Promise<boolean> {
+    const { client, prune, targets } = this.options;
+    const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
+    const prepared = await prepareFor(desired, planOptions);
+    for (const message of prepared.plan.warnings) this.emit({ type: 'warning', message });
+    if (this.closed || prepared.plan.changes.length === 0) await prepared.release();
+    if (this.closed) return false;
+    if (prepared.plan.changes.length === 0) {
+      this.applied = attempt.signature;
+      this.failed = undefined;
+      this.emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started) });
+      return true;
+    }
+    const byAddress = new Map(prepared.plan.changes.map((change) => [change.address, change]));
+    const result = await prepared.apply({
+      onOutcome: (outcome) => {
+        const change = byAddress.get(outcome.address)!;
+        const latencyMs = Math.round(performance.now() - started);
+        this.emit({ type: 'change', change, outcome, fields: fieldsOf(change), latencyMs });
+      },
+    });
+    if (result.status === 'failed') this.failed = attempt;
+    else [this.applied, this.failed] = [attempt.signature, undefined];
+    return true;
+  }
 }
 
 /** The fields a change touches, as a watch line says them: `code`, `configuration`. */
