@@ -7,6 +7,7 @@ import { codeDiff, configurationDiffs, contentHash, valueDiffs, type Spec } from
 import { ApplyError } from './errors.js';
 import { closest } from './locate.js';
 import { applicationSpec, proxySpec, reactorSpec, wantedApplication, wantedProxy, wantedReactor } from './specs.js';
+import { type ActualOf, type DesiredOf, type Identity, identify, type Match, type Where } from './identity.js';
 import {
   addressOf,
   KINDS,
@@ -19,10 +20,8 @@ import {
   type DesiredReactor,
   type FieldDiff,
   type Kind,
-  ownEntry,
   type Plan,
   type PlanOptions,
-  type StateEntry,
   type TargetState,
 } from './types.js';
 
@@ -33,103 +32,138 @@ export interface PlanInput {
   options?: PlanOptions;
 }
 
-type ActualOf<K extends Kind> = K extends 'applications' ? Application : K extends 'reactors' ? Reactor : Proxy;
-type DesiredOf<K extends Kind> = K extends 'applications'
-  ? DesiredApplication
-  : K extends 'reactors'
-    ? DesiredReactor
-    : DesiredProxy;
-
-interface Match<K extends Kind> {
-  actual: ActualOf<K>;
-  /** How it was found: the state, a rename recorded by `renamed_from`, or its exact name. */
-  via: 'state' | 'name';
-  entry?: StateEntry;
-}
-
 /** Marks a reference to an Application that does not exist yet: equal to no id. */
 const PENDING = 'pending:';
 
 export function plan({ desired, state, actual, options = {} }: PlanInput): Plan {
   const issues: string[] = [];
-  const where = (kind: Kind, resource: { name: string; line: number }, field?: string) =>
+  const where: Where = (kind, resource, field) =>
     `${desired.file}:${resource.line} ${addressOf(kind, resource.name)}${field ? `.${field}` : ''}`;
-  const ids: Record<Address, string> = {};
-  const forgotten: Address[] = [];
-  const changes: Change[] = [];
-  const matches = new Map<Address, Match<Kind>>();
-  const usedStateNames = new Map<Kind, Set<string>>(KINDS.map((kind) => [kind, new Set<string>()]));
-
   // 1. Identity: the state first, then `renamed_from`, then an exact name no state entry claims.
-  for (const kind of KINDS) {
-    const list = actual[kind] as ActualOf<Kind>[];
-    const byId = new Map(list.map((item) => [item.id, item]));
-    const entries = state[kind];
-    for (const [name, entry] of Object.entries(entries)) if (!byId.has(entry.id)) forgotten.push(addressOf(kind, name));
-    const claimed = new Set(
-      Object.values(entries)
-        .map((entry) => entry.id)
-        .filter((id) => byId.has(id)),
-    );
-    const used = usedStateNames.get(kind)!;
-    const byName = (name: string, resource: { name: string; line: number }): Match<Kind> | undefined => {
-      const found = list.filter((item) => item.name === name && !claimed.has(item.id));
-      if (found.length > 1) {
-        const ids = found.map((item) => item.id).join(', ');
-        issues.push(
-          `${where(kind, resource)}: ${found.length} ${kind} are named "${name}" on the target (${ids}) ` +
-            'and none is in .svc/state.json; delete or rename all but one',
-        );
-      }
-      if (found.length !== 1) return undefined;
-      claimed.add(found[0]!.id);
-      return { actual: found[0]!, via: 'name' };
-    };
-    for (const resource of desired[kind] as DesiredOf<Kind>[]) {
-      const address = addressOf(kind, resource.name);
-      const own = ownEntry(entries, resource.name);
-      const old = resource.renamedFrom === undefined ? undefined : ownEntry(entries, resource.renamedFrom);
-      let match: Match<Kind> | undefined;
-      if (own && byId.has(own.id)) match = { actual: byId.get(own.id)!, via: 'state', entry: own };
-      else if (old && byId.has(old.id)) match = { actual: byId.get(old.id)!, via: 'state', entry: old };
-      else if (resource.renamedFrom !== undefined) {
-        match = byName(resource.renamedFrom, resource) ?? byName(resource.name, resource);
-      } else match = byName(resource.name, resource);
-      used.add(resource.name);
-      if (match?.entry === old && old) used.add(resource.renamedFrom!);
-      if (!match) continue;
-      matches.set(address, match);
-      ids[address] = match.actual.id;
+  const identity = identify({ desired, state, actual, where, issues });
+  // 2. What each desired resource needs: nothing, a create, an update, a rename or an adoption.
+  const changes = new Changes(actual, identity, where, issues);
+  for (const app of desired.applications) changes.application(app);
+  for (const reactor of desired.reactors) changes.reactor(reactor);
+  for (const proxy of desired.proxies) changes.proxy(proxy);
+  // 3. What the state records that svc.yaml no longer names: deleted with --prune (Applications last).
+  const { orphans, warnings } = changes.leftInState(state, options);
+  if (issues.length > 0) throw ApplyError.of(issues);
+
+  const all = changes.list;
+  linkDependencies(all, desired, actual);
+  const chosen = options.targets ? selectTargets(all, options.targets, desired, state) : all;
+  return { changes: chosen, ids: identity.ids, forgotten: identity.forgotten, orphans, warnings };
+}
+
+/** The changes of a plan, found one desired resource at a time against what identity matched. */
+class Changes {
+  readonly list: Change[] = [];
+
+  constructor(
+    private readonly actual: Actual,
+    private readonly identity: Identity,
+    private readonly where: Where,
+    private readonly issues: string[],
+  ) {}
+
+  application(app: DesiredApplication): void {
+    const current = this.current<Application>('applications', app.name);
+    const wanted = wantedApplication(app);
+    const before = current ? applicationSpec(current) : undefined;
+    if (before && before.type !== wanted.type) {
+      this.issues.push(
+        `${this.where('applications', app, 'type')}: the Application on the target is ${before.type}; ` +
+          'a type cannot change in place (give it a new name to make a new Application)',
+      );
+      return;
     }
+    if (before && wanted.permissions.length === 0 && before.permissions.length > 0) {
+      this.issues.push(
+        `${this.where('applications', app, 'permissions')}: the API cannot take every permission away from an ` +
+          `Application (it has ${before.permissions.join(', ')}); keep one, or give it a new name`,
+      );
+      return;
+    }
+    const diffs = valueDiffs(before, wanted, before ? ['permissions', 'rules'] : ['type', 'permissions', 'rules']);
+    this.add(
+      'applications',
+      app,
+      diffs.filter((diff) => before || !isEmptyList(diff)),
+      applicationSpec,
+    );
   }
 
-  // 2. What each desired resource needs: nothing, a create, an update, a rename or an adoption.
-  const appName = (id: string | null): string | null => {
-    if (id === null) return null;
-    if (id.startsWith(PENDING)) return id.slice(PENDING.length);
-    const desiredName = Object.entries(ids).find(
-      ([address, value]) => value === id && address.startsWith('applications.'),
-    );
-    if (desiredName) return desiredName[0].slice('applications.'.length);
-    return actual.applications.find((app) => app.id === id)?.name ?? id;
-  };
-  const appRef = (name: string | null): string | null =>
-    name === null ? null : (ids[addressOf('applications', name)] ?? `${PENDING}${name}`);
-  const showApp = (field: string, value: unknown) =>
-    field === 'application' ? (appName(value as string | null) ?? '(none)') : value;
+  reactor(reactor: DesiredReactor): void {
+    const current = this.current<Reactor>('reactors', reactor.name);
+    const before = current ? reactorSpec(current) : undefined;
+    const wanted = wantedReactor(reactor, this.appRef);
+    const diffs = [
+      codeDiff('code', reactor.code.path, before?.code, wanted.code),
+      ...configurationDiffs(before?.configuration, wanted.configuration),
+      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], this.showApp) : []),
+    ].filter((diff): diff is FieldDiff => diff !== undefined);
+    this.add('reactors', reactor, diffs, reactorSpec);
+  }
 
-  type SpecOf<K extends Kind> = (item: ActualOf<K>) => Spec;
-  const changeOf = <K extends Kind>(kind: K, resource: DesiredOf<K>, diffs: FieldDiff[], spec: SpecOf<K>): void => {
+  proxy(proxy: DesiredProxy): void {
+    const current = this.current<Proxy>('proxies', proxy.name);
+    const before = current ? proxySpec(current) : undefined;
+    const wanted = wantedProxy(proxy, this.appRef);
+    const diffs = [
+      ...valueDiffs(before, wanted, ['destination_url', 'require_auth']),
+      codeDiff('request_transform', proxy.request_transform?.path, before?.request_transform, wanted.request_transform),
+      codeDiff(
+        'response_transform',
+        proxy.response_transform?.path,
+        before?.response_transform,
+        wanted.response_transform,
+      ),
+      ...configurationDiffs(before?.configuration, wanted.configuration),
+      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], this.showApp) : []),
+    ].filter((diff): diff is FieldDiff => diff !== undefined);
+    this.add('proxies', proxy, diffs, proxySpec);
+  }
+
+  /** What the state records that svc.yaml no longer names: orphans, or deletes with --prune. */
+  leftInState(state: TargetState, options: PlanOptions): { orphans: Address[]; warnings: string[] } {
+    const orphans: Address[] = [];
+    const warnings: string[] = [];
+    const { ids, usedStateNames } = this.identity;
+    for (const kind of ['reactors', 'proxies', 'applications'] as const) {
+      const list = this.actual[kind] as ActualOf<Kind>[];
+      for (const [name, entry] of Object.entries(state[kind])) {
+        const item = list.find((candidate) => candidate.id === entry.id);
+        if (!item || usedStateNames.get(kind)!.has(name) || Object.values(ids).includes(entry.id)) continue;
+        const address = addressOf(kind, name);
+        if (!options.prune) {
+          orphans.push(address);
+        } else if (kind === 'applications' && entry.id === options.selfApplicationId) {
+          warnings.push(`${address} is the Application whose key svc is using: not deleted.`);
+        } else {
+          this.list.push({ address, kind, name, action: 'delete', id: entry.id, diffs: [], dependsOn: [] });
+        }
+      }
+    }
+    return { orphans, warnings };
+  }
+
+  private current<T>(kind: Kind, name: string): T | undefined {
+    return this.identity.matches.get(addressOf(kind, name))?.actual as T | undefined;
+  }
+
+  /** A create, or an update, rename or adoption of what was matched; nothing when it is as wanted. */
+  private add<K extends Kind>(kind: K, resource: DesiredOf<K>, diffs: FieldDiff[], spec: (item: ActualOf<K>) => Spec) {
     const address = addressOf(kind, resource.name);
-    const match = matches.get(address) as Match<K> | undefined;
+    const match = this.identity.matches.get(address) as Match<K> | undefined;
     if (!match) {
-      changes.push({ address, kind, name: resource.name, action: 'create', diffs, dependsOn: [] });
+      this.list.push({ address, kind, name: resource.name, action: 'create', diffs, dependsOn: [] });
       return;
     }
     const renamed = match.actual.name !== resource.name;
     const drift = match.entry !== undefined && match.entry.hash !== contentHash(kind, spec(match.actual));
     if (!renamed && diffs.length === 0 && match.via === 'state') return;
-    changes.push({
+    this.list.push({
       address,
       kind,
       name: resource.name,
@@ -141,89 +175,25 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
       diffs,
       dependsOn: [],
     });
+  }
+
+  /** The name an Application reference shows: the desired name of its id, else the target's, else the id. */
+  private readonly appName = (id: string | null): string | null => {
+    if (id === null) return null;
+    if (id.startsWith(PENDING)) return id.slice(PENDING.length);
+    const desiredName = Object.entries(this.identity.ids).find(
+      ([address, value]) => value === id && address.startsWith('applications.'),
+    );
+    if (desiredName) return desiredName[0].slice('applications.'.length);
+    return this.actual.applications.find((app) => app.id === id)?.name ?? id;
   };
 
-  for (const app of desired.applications) {
-    const current = matches.get(addressOf('applications', app.name))?.actual as Application | undefined;
-    const wanted = wantedApplication(app);
-    const before = current ? applicationSpec(current) : undefined;
-    if (before && before.type !== wanted.type) {
-      issues.push(
-        `${where('applications', app, 'type')}: the Application on the target is ${before.type}; ` +
-          'a type cannot change in place (give it a new name to make a new Application)',
-      );
-      continue;
-    }
-    if (before && wanted.permissions.length === 0 && before.permissions.length > 0) {
-      issues.push(
-        `${where('applications', app, 'permissions')}: the API cannot take every permission away from an ` +
-          `Application (it has ${before.permissions.join(', ')}); keep one, or give it a new name`,
-      );
-      continue;
-    }
-    const diffs = valueDiffs(before, wanted, before ? ['permissions', 'rules'] : ['type', 'permissions', 'rules']);
-    changeOf(
-      'applications',
-      app,
-      diffs.filter((diff) => before || !isEmptyList(diff)),
-      applicationSpec,
-    );
-  }
+  /** The id a reference by name means: the matched Application's, or a pending one to be created. */
+  private readonly appRef = (name: string | null): string | null =>
+    name === null ? null : (this.identity.ids[addressOf('applications', name)] ?? `${PENDING}${name}`);
 
-  for (const reactor of desired.reactors) {
-    const current = matches.get(addressOf('reactors', reactor.name))?.actual as Reactor | undefined;
-    const before = current ? reactorSpec(current) : undefined;
-    const wanted = wantedReactor(reactor, appRef);
-    const diffs = [
-      codeDiff('code', reactor.code.path, before?.code, wanted.code),
-      ...configurationDiffs(before?.configuration, wanted.configuration),
-      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], showApp) : []),
-    ].filter((diff): diff is FieldDiff => diff !== undefined);
-    changeOf('reactors', reactor, diffs, reactorSpec);
-  }
-
-  for (const proxy of desired.proxies) {
-    const current = matches.get(addressOf('proxies', proxy.name))?.actual as Proxy | undefined;
-    const before = current ? proxySpec(current) : undefined;
-    const wanted = wantedProxy(proxy, appRef);
-    const diffs = [
-      ...valueDiffs(before, wanted, ['destination_url', 'require_auth']),
-      codeDiff('request_transform', proxy.request_transform?.path, before?.request_transform, wanted.request_transform),
-      codeDiff(
-        'response_transform',
-        proxy.response_transform?.path,
-        before?.response_transform,
-        wanted.response_transform,
-      ),
-      ...configurationDiffs(before?.configuration, wanted.configuration),
-      ...(before || wanted.application !== null ? valueDiffs(before, wanted, ['application'], showApp) : []),
-    ].filter((diff): diff is FieldDiff => diff !== undefined);
-    changeOf('proxies', proxy, diffs, proxySpec);
-  }
-
-  // 3. What the state records that svc.yaml no longer names: deleted with --prune (Applications last).
-  const orphans: Address[] = [];
-  const warnings: string[] = [];
-  for (const kind of ['reactors', 'proxies', 'applications'] as const) {
-    const list = actual[kind] as ActualOf<Kind>[];
-    for (const [name, entry] of Object.entries(state[kind])) {
-      const item = list.find((candidate) => candidate.id === entry.id);
-      if (!item || usedStateNames.get(kind)!.has(name) || Object.values(ids).includes(entry.id)) continue;
-      const address = addressOf(kind, name);
-      if (!options.prune) {
-        orphans.push(address);
-      } else if (kind === 'applications' && entry.id === options.selfApplicationId) {
-        warnings.push(`${address} is the Application whose key svc is using: not deleted.`);
-      } else {
-        changes.push({ address, kind, name, action: 'delete', id: entry.id, diffs: [], dependsOn: [] });
-      }
-    }
-  }
-  if (issues.length > 0) throw ApplyError.of(issues);
-
-  linkDependencies(changes, desired, actual);
-  const chosen = options.targets ? selectTargets(changes, options.targets, desired, state) : changes;
-  return { changes: chosen, ids, forgotten, orphans, warnings };
+  private readonly showApp = (field: string, value: unknown) =>
+    field === 'application' ? (this.appName(value as string | null) ?? '(none)') : value;
 }
 
 /** Applications go before what refers to them; an Application is deleted after what used it. */
