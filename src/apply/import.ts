@@ -11,7 +11,7 @@ import type { ApiClient } from '../client/index.js';
 import { parseEnvText } from '../resources/index.js';
 import { contentHash, sameValue } from './compare.js';
 import { ApplyError } from './errors.js';
-import { writeFileAtomic } from './files.js';
+import { writeFileDurably } from '../lib/durable-file.js';
 import { SCHEMA_FILE } from './schema.js';
 import { identifyTarget, observe } from './session.js';
 import { displayPath } from './sources.js';
@@ -64,7 +64,7 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   draft.files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
 
   if (!options.force) await refuseExisting(draft.files, options.cwd);
-  for (const file of draft.files) await writeFileAtomic(file.absolute, file.text, file.mode);
+  for (const file of draft.files) await writeFileDurably(file.absolute, file.text, file.mode);
   await StateFile.beside(dir).update(target, (state) => {
     for (const kind of KINDS) {
       for (const [name, entry] of Object.entries(draft.entries[kind])) setEntry(state[kind], name, entry);

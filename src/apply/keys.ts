@@ -1,7 +1,9 @@
 import path from 'node:path';
 import type { Application } from '../api/types.js';
 import { ApplyError } from './errors.js';
-import { isRecord, readJsonFile, writeFileAtomic } from './files.js';
+import { isRecord } from '../lib/is-record.js';
+import { writeFileDurably } from '../lib/durable-file.js';
+import { readJsonFile } from './files.js';
 import type { TargetKey } from './state.js';
 import { setEntry } from './types.js';
 
@@ -142,7 +144,7 @@ export class KeysFile {
       const document = await this.document();
       if (edit(document) === false) return;
       dropEmpty(document);
-      await writeFileAtomic(this.file, `${JSON.stringify(document, null, 2)}\n`, 0o600);
+      await writeFileDurably(this.file, `${JSON.stringify(document, null, 2)}\n`, 0o600);
     });
     this.queue = next.catch(() => {});
     return next;

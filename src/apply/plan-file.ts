@@ -9,7 +9,9 @@ import path from 'node:path';
 import type { ApiClient } from '../client/index.js';
 import { sameValue } from './compare.js';
 import { ApplyError } from './errors.js';
-import { isRecord, readJsonFile, writeFileAtomic } from './files.js';
+import { isRecord } from '../lib/is-record.js';
+import { writeFileDurably } from '../lib/durable-file.js';
+import { readJsonFile } from './files.js';
 import { loadConfig } from './load.js';
 import { prepareFor, type PreparedApply } from './session.js';
 import { displayPath, sha256 } from './sources.js';
@@ -41,7 +43,7 @@ export async function writePlanFile(file: string, prepared: PreparedApply, now: 
     files: digests(prepared.desired, salt),
     plan: prepared.plan,
   };
-  await writeFileAtomic(path.resolve(file), `${JSON.stringify(document, null, 2)}\n`);
+  await writeFileDurably(path.resolve(file), `${JSON.stringify(document, null, 2)}\n`, 0o644);
 }
 
 /**

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { ApplyError } from './errors.js';
-import { isRecord, readJsonFile, writeFileAtomic } from './files.js';
+import { isRecord } from '../lib/is-record.js';
+import { writeFileDurably } from '../lib/durable-file.js';
+import { readJsonFile } from './files.js';
 import { emptyTargetState, KINDS, type TargetState } from './types.js';
 
 /** One target: a server and a tenant on it. State, keys and plans are kept per target. */
@@ -41,7 +43,7 @@ export class StateFile {
       const state: TargetState = { ...emptyTargetState(), ...document.targets[target.url]?.[target.tenantId] };
       change(state);
       (document.targets[target.url] ??= {})[target.tenantId] = state;
-      await writeFileAtomic(this.file, `${JSON.stringify(document, null, 2)}\n`, 0o600);
+      await writeFileDurably(this.file, `${JSON.stringify(document, null, 2)}\n`, 0o600);
     });
     this.queue = next.catch(() => {});
     return next;

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
 import { DurableJsonFile } from '../lib/durable-file.js';
+import { isRecord } from '../lib/is-record.js';
 import { UserError } from './errors.js';
 
 /** What `svc serve` writes to `.svc/credentials.json` for the CLI run beside it: its URL and both keys. */
@@ -25,9 +26,8 @@ export function findCredentials(cwd: string): string | undefined {
 export async function readCredentials(file: string): Promise<EmulatorCredentials> {
   try {
     const credentials = JSON.parse(await readFile(file, 'utf8'));
-    const isObject = typeof credentials === 'object' && credentials !== null && !Array.isArray(credentials);
-    if (!isObject) throw new Error('not an object');
-    return credentials;
+    if (!isRecord(credentials)) throw new Error('not an object');
+    return credentials as EmulatorCredentials;
   } catch (error) {
     throw new UserError(
       `Cannot read the emulator credentials ${file} (${(error as Error).message}); restart \`svc serve\` or pass the keys.`,

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DurableJsonFile } from '../lib/durable-file.js';
 import { UserError } from './errors.js';
+import { isRecord } from '../lib/is-record.js';
 
 export interface Profile {
   base_url?: string;
@@ -35,9 +36,9 @@ export async function readProfilesFile(file: string): Promise<ProfilesFile> {
   }
   try {
     const config = JSON.parse(text) as ProfilesFile;
-    if (!isObject(config) || !isObject(config.profiles)) throw new Error('no "profiles" object');
+    if (!isRecord(config) || !isRecord(config.profiles)) throw new Error('no "profiles" object');
     for (const [name, profile] of Object.entries(config.profiles)) {
-      if (!isObject(profile)) throw new Error(`profile "${name}" is not an object`);
+      if (!isRecord(profile)) throw new Error(`profile "${name}" is not an object`);
       for (const field of ['base_url', 'management_key', 'api_key'] as const) {
         if (profile[field] !== undefined && typeof profile[field] !== 'string')
           throw new Error(`${name}.${field} is not a string`);
@@ -55,8 +56,4 @@ export async function readProfilesFile(file: string): Promise<ProfilesFile> {
 export async function writeProfilesFile(file: string, config: ProfilesFile): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   await new DurableJsonFile<ProfilesFile>(file).write(config);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -20,16 +20,23 @@ export interface DurableFileSystem {
   syncDir(dir: string): Promise<void>;
 }
 
+/**
+ * Creates `file` (it must not exist) with `text` and `mode`, flushed to the disk. `exact`: the mode
+ * is set again after the create, which the umask may have narrowed (a 0644 file svc writes for git).
+ */
+async function writeNewFile(file: string, text: string, mode: number, exact = false): Promise<void> {
+  const handle = await open(file, 'wx', mode);
+  try {
+    await handle.writeFile(text);
+    if (exact) await handle.chmod(mode);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 export const nodeFileSystem: DurableFileSystem = {
-  async writeNew(file, text) {
-    const handle = await open(file, 'wx', FILE_MODE);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
+  writeNew: (file, text) => writeNewFile(file, text, FILE_MODE),
   rename,
   unlink,
   async syncDir(dir) {
@@ -71,18 +78,39 @@ export class DurableJsonFile<T> {
   async replace(data: T): Promise<void> {
     // Stringify before the first await: the snapshot is the data as it was when write() was called.
     const text = JSON.stringify(data);
-    const temp = path.join(
-      path.dirname(this.file),
-      `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`,
-    );
-    try {
-      await this.fs.writeNew(temp, text);
-      await this.fs.rename(temp, this.file);
-    } catch (error) {
-      // Whatever step failed, the temp file is of no use; left behind it would pile up beside the target.
-      await this.fs.unlink(temp).catch(() => {});
-      throw error;
-    }
+    await replaceFile(this.file, (temp) => this.fs.writeNew(temp, text), this.fs);
+  }
+}
+
+/**
+ * A text file written atomically and durably as DurableJsonFile's JSON is, with `mode` set exactly
+ * (svc apply's files: svc.yaml and code that `svc import` writes are 0644, `.svc/` state and keys
+ * 0600). Its folder is made if need be, owner only when the file is.
+ */
+export async function writeFileDurably(file: string, text: string, mode: number): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: mode === FILE_MODE ? DIR_MODE : 0o755 });
+  await replaceFile(file, (temp) => writeNewFile(temp, text, mode, true), nodeFileSystem);
+  await syncDir(dir);
+}
+
+/**
+ * The one way a file is replaced: its content goes to a fresh temp file beside it, which is renamed
+ * over it. A write that fails leaves the target as it was and removes its temp file.
+ */
+async function replaceFile(
+  file: string,
+  writeNew: (temp: string) => Promise<void>,
+  fs: DurableFileSystem,
+): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    await writeNew(temp);
+    await fs.rename(temp, file);
+  } catch (error) {
+    // Whatever step failed, the temp file is of no use; left behind it would pile up beside the target.
+    await fs.unlink(temp).catch(() => {});
+    throw error;
   }
 }
 

@@ -1,11 +1,12 @@
 import { SVC_METHODS, type FromSandbox, type SerializedError } from './protocol.js';
+import { isRecord } from '../../lib/is-record.js';
 
 /**
  * A sandbox's message, checked against the protocol before the emulator acts on it: a sandbox runs
  * untrusted code, and is trusted to send nothing in particular. Throws with what is wrong.
  */
 export function checkedMessage(message: unknown): FromSandbox {
-  if (!isObject(message) || typeof message.type !== 'string') throw new Error('a message is not an object with a type');
+  if (!isRecord(message) || typeof message.type !== 'string') throw new Error('a message is not an object with a type');
   const m = message;
   const type = message.type;
   const ok = (() => {
@@ -48,7 +49,7 @@ const LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 const KINDS = new Set(['user', 'load', 'result']);
 
 function isError(value: unknown): value is SerializedError {
-  if (!isObject(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message))
+  if (!isRecord(value) || !KINDS.has(value.kind as string) || !isString(value.name) || !isString(value.message))
     return false;
   if (value.status !== undefined && !isId(value.status)) return false;
   if (value.stack !== undefined && !isString(value.stack)) return false;
@@ -56,15 +57,11 @@ function isError(value: unknown): value is SerializedError {
   if (value.custom === undefined) return true;
   const custom = value.custom;
   return (
-    isObject(custom) &&
+    isRecord(custom) &&
     (typeof custom.status === 'number' || custom.status === null) &&
-    isObject(custom.headers) &&
+    isRecord(custom.headers) &&
     Object.values(custom.headers).every(isString)
   );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isString(value: unknown): value is string {

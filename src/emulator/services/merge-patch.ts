@@ -1,22 +1,19 @@
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
+import { isRecord } from '../../lib/is-record.js';
 
 /**
  * JSON Merge Patch (RFC 7386), pure: an object patch merges member by member, `null` deletes a
  * member, and anything that is not an object replaces the target whole. Neither input is changed.
  */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  if (!isRecord(patch)) return patch;
+  const result: Record<string, unknown> = isRecord(target) ? { ...target } : {};
   for (const [name, value] of Object.entries(patch)) {
     if (value === null) delete result[name];
     else define(result, name, applyMergePatch(Object.hasOwn(result, name) ? result[name] : undefined, value));
   }
   return result;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Sets a member as data, so that a member named `__proto__` stays a member. */

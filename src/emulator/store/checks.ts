@@ -2,6 +2,8 @@
  * What each collection's records must hold to be served: the fields the emulator reads without
  * looking first. A record read from disk without them is reported and kept aside (see Collection).
  */
+import { isRecord } from '../../lib/is-record.js';
+
 type Kind = 'string' | 'string|null' | 'array' | 'object' | 'object|null' | 'sealed';
 
 const FIELDS: Record<string, Record<string, Kind>> = {
@@ -62,7 +64,7 @@ function fits(value: unknown, kind: Kind): boolean {
     case 'array':
       return Array.isArray(value);
     case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
+      return isRecord(value);
     case 'object|null':
       return value === null || fits(value, 'object');
     case 'sealed': {
