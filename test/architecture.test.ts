@@ -22,6 +22,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['api', 'lib', 'client', 'ui', 'apply', 'resources', 'emulator'],
   // The library entry (src/index.ts).
   index: ['api', 'client', 'emulator'],
+  // svc/testing: the emulator through its entry, svc.yaml through the apply engine.
+  testing: ['api', 'lib', 'client', 'apply', 'resources', 'emulator'],
   // createEmulator: where the emulator is assembled, it may use every part of it.
   emulator: [
     ...EMULATOR_BASE,

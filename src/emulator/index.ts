@@ -17,7 +17,7 @@ import type { CodeOwner } from './services/applications.js';
 import { createServices } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_RESULT_RETENTION_MS } from './services/reactor-results.js';
-import type { BootstrapResult, TenantService } from './services/tenants.js';
+import type { BootstrapResult, ForkedTenant, TenantService } from './services/tenants.js';
 import type { CreatedTenant } from '../api/types.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
 import { credentialsPath, readCredentials, writeCredentials } from './store/credentials.js';
@@ -65,12 +65,26 @@ export interface EmulatorTenants {
    * as the route does). Waits for the start; rejects with an EmulatorError naming the field at fault.
    */
   create(spec?: TenantSpec): Promise<CreatedTenant>;
+  /**
+   * A new tenant copied from `templateId` in one write (svc/testing's `svc.tenant()`): its
+   * Applications with keys of their own, its reactors and proxies (by name, with their new ids), none
+   * of its tokens, results or events. Its code runs in the template's warm sandbox processes, each
+   * version in a Compartment of its own (so with module state of its own).
+   */
+  fork(templateId: string, options?: { name?: string }): Promise<ForkedTenant>;
+  /** Deletes a tenant and all it holds, its code unloaded at once; false when there is no such tenant. */
+  delete(tenantId: string): Promise<boolean>;
+  /** Resolves once the tenant's asynchronous invocations and webhook deliveries (retries too) have ended. */
+  settled(tenantId: string): Promise<void>;
+  /** The tenant's webhook signing secret (SVC-SIGNATURE). */
+  webhookSecret(tenantId: string): Promise<string>;
 }
 
 export { EmulatorError } from './errors.js';
 export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
-export type { BootstrapResult, TenantKeys } from './services/tenants.js';
+export type { BootstrapResult, ForkedTenant, TenantKeys } from './services/tenants.js';
 export type { TenantSpec } from './options.js';
+export { verifySignature } from './services/webhooks.js';
 
 /**
  * Starts the emulator: opens the store, the sandbox and the services, bootstraps the first
@@ -258,6 +272,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     });
   ready.catch(() => {});
 
+  /** The tenants of a started emulator, or an EmulatorError once it is stopped. */
+  const serving = async (): Promise<TenantService> => {
+    await ready;
+    if (disposed || !tenantService) throw new EmulatorError('The emulator is stopped: no tenant can be made.');
+    return tenantService;
+  };
+
   let disposing: Promise<void> | undefined;
   return {
     get url() {
@@ -276,10 +297,19 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
             ...(managementKey !== undefined && { managementKey }),
             ...(privateKey !== undefined && { privateKey }),
           })
-          .catch((error: unknown) => {
-            // Refused as the route refuses (a key already in use): said as the library says things.
-            throw error instanceof HttpError ? new EmulatorError(error.detail, { cause: error }) : error;
-          });
+          .catch(asLibraryError);
+      },
+      async fork(templateId, forkOptions = {}) {
+        return (await serving()).fork(templateId, forkOptions.name ?? 'fork').catch(asLibraryError);
+      },
+      async delete(tenantId) {
+        return (await serving()).remove(tenantId).catch(asLibraryError);
+      },
+      async settled(tenantId) {
+        return (await serving()).settled(tenantId);
+      },
+      async webhookSecret(tenantId) {
+        return (await serving()).webhookSecret(tenantId).catch(asLibraryError);
       },
     },
     dispose() {
@@ -313,6 +343,11 @@ function lostKeyWarning(kind: 'management' | 'private', id: string, credentialsF
     `Application, start with options.${kind}Key set to a key of your choice (16 to 256 letters, digits, "_", "-" or "."): ` +
     'it replaces the lost one.'
   );
+}
+
+/** A refusal of a service (a key already in use, no such tenant), said as the library says things. */
+function asLibraryError(error: unknown): never {
+  throw error instanceof HttpError ? new EmulatorError(error.detail, { cause: error }) : error;
 }
 
 /** How long requests in flight, then asynchronous runs, get to finish once dispose begins. */

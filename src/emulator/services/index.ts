@@ -53,7 +53,6 @@ export interface Services {
 export function createServices(store: Store, options: ServiceOptions): Services {
   const clock = options.clock ?? (() => new Date());
   const applications = new ApplicationService(store, clock);
-  const tenants = new TenantService(store, applications, clock);
   const transactions = new TransactionService(
     store,
     options.tier ?? DEFAULT_TIER,
@@ -80,6 +79,13 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
   const proxies = new ProxyService(store, options.runtime, options.cipher, clock);
+  const tenants = new TenantService(store, applications, clock, {
+    cipher: options.cipher,
+    reactors,
+    proxies,
+    results,
+    webhooks,
+  });
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),

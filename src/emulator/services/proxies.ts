@@ -15,6 +15,7 @@ import { KeyHashes, hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { fileNameOf } from './reactors.js';
+import { sandboxGroupOf } from './tenant-sandbox.js';
 
 const checkProxy = bodyValidator<ProxyBody>(proxySchema);
 
@@ -181,7 +182,7 @@ export class ProxyService {
       version: codeVersion(code, filename),
       code,
       filename,
-      tenant: record.tenant_id,
+      tenant: sandboxGroupOf(this.store, record.tenant_id),
       group: record.id,
       label: `the ${kind} transform of proxy ${record.name}`,
     });
@@ -248,6 +249,7 @@ function transformFile(record: ProxyRecord, kind: TransformKind): string {
   return fileNameOf(`${record.name}-${kind}-transform`);
 }
 
-function keyContext(tenantId: string, id: string): string {
+/** What a proxy's sealed key is bound to (its tenant and id). */
+export function keyContext(tenantId: string, id: string): string {
   return `proxy-key:${tenantId}:${id}`;
 }

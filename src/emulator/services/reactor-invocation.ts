@@ -84,6 +84,7 @@ export class ReactorInvocations {
     const record = await this.deps.results.open(ctx.caller.tenantId, reactor.id, body.callback_url!);
     this.deps.results.track(
       this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record),
+      ctx.caller.tenantId,
     );
     return { status: 202, body: { id: record.id, status: 'pending' } };
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReactorEvent, ReactorResult } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
 import type { EmitEvent } from '../events.js';
+import { PendingWork } from './pending-work.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
@@ -62,6 +63,8 @@ interface Deps {
  */
 export class ReactorResults {
   private readonly tasks = new Set<Promise<void>>();
+  /** The same runs and deliveries by tenant: what `svc/testing`'s settle waits for. */
+  readonly pending = new PendingWork();
   readonly retentionMs: number;
   private readonly maxPerTenant: number;
 
@@ -141,7 +144,7 @@ export class ReactorResults {
       });
     }
     const pending = [...this.deps.store.results.everything()].filter((record) => record.delivery.status === 'pending');
-    for (const record of pending) this.track(this.deliver(record));
+    for (const record of pending) this.track(this.deliver(record), record.tenant_id);
   }
 
   /** Drops the results past their retention; returns how many. */
@@ -175,8 +178,8 @@ export class ReactorResults {
     return lost;
   }
 
-  /** Runs a run-and-deliver in the background; `settle` waits for it. */
-  track(task: Promise<void>): void {
+  /** Runs a run-and-deliver in the background; `settle` waits for it (and `pending` by tenant). */
+  track(task: Promise<void>, tenantId: string): void {
     const tracked = task.catch((error: unknown) => {
       this.deps.emit({
         type: 'error',
@@ -184,7 +187,7 @@ export class ReactorResults {
         stack: (error as Error).stack,
       });
     });
-    this.tasks.add(tracked);
+    this.tasks.add(this.pending.track(tenantId, tracked));
     void tracked.finally(() => this.tasks.delete(tracked));
   }
 

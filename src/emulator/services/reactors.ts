@@ -16,6 +16,7 @@ import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
 import { ReactorInvocations } from './reactor-invocation.js';
+import { sandboxGroupOf } from './tenant-sandbox.js';
 import type { ReactorResults } from './reactor-results.js';
 import type { TokenContext, TokenService } from './tokens.js';
 
@@ -190,7 +191,8 @@ export class ReactorService {
       version: versionOf(reactor),
       code: reactor.code,
       filename: fileNameOf(reactor.name),
-      tenant: reactor.tenant_id,
+      // A fork's code runs in its template's processes (a Compartment of its own all the same).
+      tenant: sandboxGroupOf(this.options.store, reactor.tenant_id),
       label: `reactor ${reactor.name}`,
     });
     // Named only once loaded: a refused update must not relabel the version still serving.

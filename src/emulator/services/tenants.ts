@@ -5,8 +5,26 @@ import { EmulatorError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { TenantRow } from '../store/records.js';
-import type { ApplicationService, Clock } from './applications.js';
+import type { Cipher } from '../crypto/cipher.js';
+import type { ApplicationService, Caller, Clock } from './applications.js';
 import { hashKey } from './keys.js';
+import type { ProxyService } from './proxies.js';
+import type { ReactorService } from './reactors.js';
+import type { ReactorResults } from './reactor-results.js';
+import type { WebhookService } from './webhooks.js';
+import { deleteTenantRows, writeFork, type ForkedTenant } from './tenant-fork.js';
+
+export type { ForkedTenant } from './tenant-fork.js';
+
+/** What forking and removing tenants needs beyond the store (svc/testing's tenants). */
+export interface TenantForkDeps {
+  cipher: Cipher;
+  reactors: ReactorService;
+  proxies: ProxyService;
+  results: ReactorResults;
+  webhooks: WebhookService;
+}
+
 
 export interface TenantKeys {
   managementKey?: string;
@@ -32,7 +50,55 @@ export class TenantService {
     private readonly store: Store,
     private readonly applications: ApplicationService,
     private readonly clock: Clock = () => new Date(),
+    private readonly forks?: TenantForkDeps,
   ) {}
+
+  /**
+   * A new tenant copied from `templateId` in one write (tenant-fork.ts): its Applications with keys
+   * of their own, its reactors and proxies; none of its tokens, results or events. Its code runs in
+   * the template's sandbox processes, so that its first call starts no process.
+   */
+  async fork(templateId: string, name: string): Promise<ForkedTenant> {
+    const forks = this.forksOrThrow();
+    const template = this.store.tenants.get(templateId, templateId);
+    if (!template) throw new EmulatorError(`No tenant ${templateId} to fork.`);
+    const now = this.clock().toISOString();
+    return this.store.write((batch) => writeFork(this.store, forks.cipher, batch, template, name, now));
+  }
+
+  /**
+   * Deletes a tenant and everything it holds; its code is unloaded at once (calls in flight end
+   * with a 409). Returns false when there was no such tenant.
+   */
+  async remove(tenantId: string): Promise<boolean> {
+    const forks = this.forksOrThrow();
+    const row = this.store.tenants.get(tenantId, tenantId);
+    if (!row) return false;
+    const application = this.store.applications.list(tenantId)[0];
+    if (application) {
+      // Through the services' own deletes: each forgets and unloads its code as a delete does.
+      const caller: Caller = { tenantId, application };
+      for (const reactor of this.store.reactors.list(tenantId)) await forks.reactors.delete(caller, reactor.id);
+      for (const proxy of this.store.proxies.list(tenantId)) await forks.proxies.delete(caller, proxy.id);
+    }
+    await this.store.write((batch) => deleteTenantRows(this.store, batch, tenantId));
+    return true;
+  }
+
+  /** Resolves once the tenant's asynchronous invocations and webhook deliveries (retries too) have ended. */
+  settled(tenantId: string): Promise<void> {
+    return this.forksOrThrow().results.pending.settled(tenantId);
+  }
+
+  /** The tenant's webhook signing secret (made on first use). */
+  webhookSecret(tenantId: string): Promise<string> {
+    return this.forksOrThrow().webhooks.secret(tenantId);
+  }
+
+  private forksOrThrow(): TenantForkDeps {
+    if (!this.forks) throw new EmulatorError('This TenantService was made without what forking needs.');
+    return this.forks;
+  }
 
   /** Creates a tenant and its two starter Applications, saved together or not at all. */
   async create(name: string, keys: TenantKeys = {}): Promise<CreatedTenant> {

@@ -12,6 +12,11 @@ export interface TenantRow {
   bootstrap?: { management?: string; private?: string };
   /** The webhook signing secret, sealed with the master key. */
   webhook_secret?: Sealed;
+  /**
+   * Whose sandbox processes run the tenant's code: its own (absent), or for a fork (svc/testing)
+   * its template's, each version still in a Compartment of its own (docs/sandbox.md).
+   */
+  sandbox_group?: string;
 }
 
 export interface ReactorRecord {

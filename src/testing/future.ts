@@ -1,0 +1,41 @@
+/**
+ * What a tenant will have once the emulator's per-tenant clock and destination mocks exist (issue
+ * 28, items 4 and 5): the objects are here so that tests can name them, and each method says it
+ * is not there yet rather than act as if it were.
+ */
+function notYet(what: string): never {
+  throw new Error(`svc/testing: ${what} is not available yet in this version of svc.`);
+}
+
+/** The tenant's clock: real time (moving it comes with the per-tenant clock). */
+export class TenantClock {
+  /** The tenant's time now. */
+  now(): Date {
+    return new Date();
+  }
+
+  /** Moves the tenant's time forward ('25h', '30m', '10s' or milliseconds). */
+  advance(_by: string | number): Promise<void> {
+    return notYet('t.clock.advance()');
+  }
+
+  /** Sets the tenant's time. */
+  set(_to: Date | string | number): Promise<void> {
+    return notYet('t.clock.set()');
+  }
+}
+
+/** Destinations mocked inside the emulator for this tenant (coming with the outbound gateway). */
+export class TenantDestinations {
+  intercept(_origin: string): never {
+    return notYet('t.destinations.intercept()');
+  }
+
+  calls(): never {
+    return notYet('t.destinations.calls()');
+  }
+
+  unmatched(): never {
+    return notYet('t.destinations.unmatched()');
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * svc/testing: every test gets its own platform. `startSvc` starts the emulator in the test process
+ * (in memory, on a free port) and applies svc.yaml once, into a template tenant; `svc.tenant()`
+ * forks that template in one store write, so that each test has its own Applications (keys of its
+ * own), reactors, proxies, tokens and events, its code running in the template's warm sandbox
+ * processes with module state of its own. No runner is imported: vitest, jest and node:test alike.
+ *
+ *   const svc = await startSvc({ config: 'svc.yaml' });
+ *   const t = await svc.tenant();
+ *   const { status, body, logs } = await t.reactors.invoke('charge', { amount: 42 });
+ *   await t.dispose();
+ *   await svc.stop();
+ */
+import path from 'node:path';
+import type { Tier } from '../api/tiers.js';
+import { ApiClient } from '../client/index.js';
+import { createEmulator, type Emulator } from '../emulator/index.js';
+import { applyToTemplate, loadSvcConfig, type SvcConfig } from './config.js';
+import { keepAliveAgent } from './http.js';
+import { ConsoleLines } from './logs.js';
+import { SvcTenant, type TenantContext } from './tenant.js';
+import { WebhookReceiver } from './webhooks.js';
+
+export type { SvcConfig } from './config.js';
+export type { CallResult, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
+export type { ReceivedWebhook, WebhookReply } from './webhooks.js';
+export type { TenantClock, TenantDestinations } from './future.js';
+
+export interface StartOptions {
+  /** svc.yaml: a path (relative to `projectDir`), or the same document as an object. */
+  config: SvcConfig;
+  /** The platform tier the emulator plays; default enterprise (asynchronous invocations need it). */
+  tier?: Tier;
+  /**
+   * Where the files svc.yaml names are read from, and allowlisted npm packages resolved; default the
+   * folder of `config` when it is a path, else the current directory.
+   */
+  projectDir?: string;
+}
+
+/** A running emulator with svc.yaml applied to its template: `tenant()` for each test, `stop()` after all. */
+export interface Svc {
+  /** `http://127.0.0.1:<port>`: the emulator's URL, for any HTTP client. */
+  readonly url: string;
+  /** The emulator itself (its events, its tenants), for what this module does not cover. */
+  readonly emulator: Emulator;
+  /** A fresh tenant forked from the template. */
+  tenant(options?: { name?: string }): Promise<SvcTenant>;
+  /** Stops the emulator and frees every tenant not disposed; safe to call more than once. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Starts the emulator in this process and applies svc.yaml once, into a template tenant. */
+export async function startSvc(options: StartOptions): Promise<Svc> {
+  if (options === null || typeof options !== 'object' || options.config === undefined) {
+    throw new TypeError('startSvc needs { config }: a path to svc.yaml, or the same document as an object.');
+  }
+  const projectDir = path.resolve(
+    options.projectDir ?? (typeof options.config === 'string' ? path.dirname(path.resolve(options.config)) : '.'),
+  );
+  const config = typeof options.config === 'string' ? path.resolve(options.config) : options.config;
+  // Loaded first: a svc.yaml that does not load fails before anything starts.
+  const desired = await loadSvcConfig(config, projectDir);
+  const emulator = createEmulator({
+    inMemory: true,
+    port: 0,
+    host: '127.0.0.1',
+    ...(options.tier !== undefined && { tier: options.tier }),
+    runtime: { projectDir },
+  });
+  const logs = new ConsoleLines(emulator.events);
+  const receiver = new WebhookReceiver();
+  const agent = keepAliveAgent();
+  const stopEverything = async () => {
+    agent.destroy();
+    logs.close();
+    await receiver.stop();
+    await emulator.dispose();
+  };
+  let templateId: string;
+  let url: string;
+  try {
+    ({ url } = await emulator.ready);
+    const template = await emulator.tenants.create({ name: 'svc/testing template' });
+    templateId = template.id;
+    const client = new ApiClient({ baseUrl: url, managementKey: template.management_key, apiKey: template.private_key });
+    await applyToTemplate(desired, client);
+  } catch (error) {
+    await stopEverything();
+    throw error;
+  }
+  const live = new Set<SvcTenant>();
+  const context: TenantContext = {
+    url,
+    tenants: emulator.tenants,
+    agent,
+    logs,
+    receiver,
+    disposed: (tenant) => live.delete(tenant),
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      live.clear();
+      await stopEverything();
+    })();
+    return stopping;
+  };
+  return {
+    url,
+    emulator,
+    async tenant(tenantOptions = {}) {
+      if (stopping) throw new Error('svc/testing: this svc is stopped; start another with startSvc().');
+      const forked = await emulator.tenants.fork(templateId, { name: tenantOptions.name ?? 'test' });
+      const tenant = new SvcTenant(context, forked);
+      live.add(tenant);
+      return tenant;
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
