@@ -3,6 +3,7 @@
  * run as their dependencies allow, several at once; one that fails skips what depends on it and
  * lets the others finish. Request bodies come from src/resources, as the CLI's do.
  */
+import type { OutcomeView } from '../api/plan.js';
 import type { ApiClient } from '../client/index.js';
 import { ApiError, ConnectionError } from '../client/index.js';
 import {
@@ -17,17 +18,11 @@ import {
 import { contentHash } from './compare.js';
 import type { CreatedKey } from './keys.js';
 import { wantedApplication, wantedProxy, wantedReactor, type AppRef } from './specs.js';
-import { addressOf, type Action, type Address, type Change, type Desired, type FieldDiff, type Plan } from './types.js';
+import { addressOf, type Address, type Change, type Desired, type FieldDiff, type Plan } from './types.js';
 
-export interface ChangeOutcome {
-  address: Address;
-  action: Action;
-  status: 'applied' | 'failed' | 'skipped';
+/** How one change went (api/plan.ts's OutcomeView), with the id of what it made or changed. */
+export interface ChangeOutcome extends OutcomeView {
   id?: string;
-  /** Time of its requests, in milliseconds. */
-  ms: number;
-  /** Why it failed or was skipped (never a key or a configuration value). */
-  error?: string;
 }
 
 export interface Execution {
@@ -285,15 +280,9 @@ function hashOf(change: Change, desired: Desired, appRef: AppRef): string {
   return contentHash('proxies', wantedProxy(named(desired.proxies), appRef));
 }
 
-/** An API failure in one line: the problem's title, status and detail (field by field for a validation). */
+/** A failure in one line: an API failure as ApiError words it, an unreachable server, else the message. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ApiError) {
-    const fields = Object.entries(error.problem.errors ?? {}).flatMap(([field, messages]) =>
-      messages.map((message) => `${field}: ${message}`),
-    );
-    const detail = fields.length > 0 ? fields.join('; ') : ((error.problem.detail ?? '').split('\n')[0] ?? '');
-    return `${error.problem.title} (${error.status})${detail ? `: ${detail}` : ''}`;
-  }
+  if (error instanceof ApiError) return error.summary;
   if (error instanceof ConnectionError) {
     return `cannot reach ${error.url}: ${error.code === 'ECONNREFUSED' ? 'connection refused' : error.message}`;
   }

@@ -5,6 +5,7 @@
  */
 import type { AccessRule, Application, Proxy, Reactor } from '../api/types.js';
 import type { ApplicationType } from '../api/permissions.js';
+import type { PlanAction, PlanChangeView, PlanFieldDiff } from '../api/plan.js';
 
 /** The three sections of svc.yaml, which are also the first part of an address. */
 export const KINDS = ['applications', 'reactors', 'proxies'] as const;
@@ -119,34 +120,17 @@ export function setEntry<T>(record: Record<string, T>, name: string, value: T): 
 }
 
 /** A field as the plan shows it. Configuration values never appear: only which keys changed. */
-export type FieldDiff =
-  | { field: string; type: 'value'; before?: unknown; after?: unknown }
-  | { field: string; type: 'secret'; change: 'added' | 'removed' | 'changed' }
-  | {
-      field: string;
-      type: 'code';
-      path?: string;
-      change: 'added' | 'removed' | 'changed';
-      diff?: string;
-      lines?: number;
-    };
+export type FieldDiff = PlanFieldDiff;
 
-export type Action = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
+export type Action = PlanAction;
 
-export interface Change {
+/** A change as shown (api/plan.ts), with what the engine needs to make it. */
+export interface Change extends PlanChangeView {
   address: Address;
   kind: Kind;
   name: string;
-  action: Action;
   /** The resource's id on the target (absent for a create). */
   id?: string;
-  /** The name it has on the target, when it is renamed. */
-  from?: string;
-  /** Found on the target by its exact name, not through the state: svc records it from now on. */
-  adopted?: boolean;
-  /** It differs from what svc last applied: someone changed it outside svc. */
-  drift?: boolean;
-  diffs: FieldDiff[];
   /** Addresses of the changes that must be done first. */
   dependsOn: Address[];
 }

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import {
   ApplyError,
   applyDocument,
@@ -13,11 +12,11 @@ import {
   type PreparedApply,
   type WatchEvent,
 } from '../apply/index.js';
-import { safeText } from '../lib/terminal-text.js';
-import { formatApplied, formatOutcome, formatPlan, type OutcomeView } from '../ui/render-plan.js';
+import type { OutcomeView } from '../api/plan.js';
+import { formatApplied, formatOutcome, formatPlan } from '../ui/render-plan.js';
 import type { Context } from './context.js';
 import { UsageError, UserError } from './errors.js';
-import type { IO } from './io.js';
+import { askWord, canPrompt } from './prompt.js';
 
 /** The flags as the handler gets them (typed from the specs below). */
 export interface ApplyFlags {
@@ -133,22 +132,11 @@ async function confirmDeletions(prepared: PreparedApply, flags: ApplyFlags, ctx:
   if (deletions.length === 0 || flags.yes) return;
   const count = `${deletions.length} resource${deletions.length === 1 ? '' : 's'}`;
   const what = `${count} (${deletions.map((change) => change.address).join(', ')})`;
-  if (ctx.output.json || ctx.io.stdin.isTTY !== true) {
+  if (ctx.output.json || !canPrompt(ctx.io)) {
     throw new UsageError(`The plan deletes ${what}; pass --yes to apply it without a terminal.`);
   }
-  if (!(await ask(ctx.io, `Delete ${what}? Type yes to apply the plan: `))) throw new UserError('Nothing applied.');
-}
-
-async function ask(io: IO, question: string): Promise<boolean> {
-  // The question names addresses of svc.yaml: made safe for the terminal.
-  io.stderr.write(safeText(question));
-  const lines = createInterface({ input: io.stdin, terminal: false });
-  const answer = await new Promise<string>((resolve) => {
-    lines.once('line', resolve);
-    lines.once('close', () => resolve(''));
-  });
-  lines.close();
-  return answer.trim().toLowerCase() === 'yes';
+  const question = `Delete ${what}? Type yes to apply the plan: `;
+  if (!(await askWord(ctx.io, question, 'yes'))) throw new UserError('Nothing applied.');
 }
 
 function report(prepared: PreparedApply, result: ApplyResult, flags: ApplyFlags, ctx: Context): void {

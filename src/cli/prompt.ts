@@ -29,6 +29,12 @@ export async function askYesNo(io: IO, question: string): Promise<boolean> {
   return /^y(es)?$/i.test(answer.trim());
 }
 
+/** Asks for a word typed in full (`yes`): a stray `y` is not enough for what deletes several resources at once. */
+export async function askWord(io: IO, question: string, word: string): Promise<boolean> {
+  const answer = await readLine(io, question, false);
+  return answer.trim().toLowerCase() === word;
+}
+
 /** Asks for a secret; what is typed is not echoed. Resolves to the trimmed answer ('' for Enter alone). */
 export async function askHidden(io: IO, question: string): Promise<string> {
   const answer = await readLine(io, question, true);

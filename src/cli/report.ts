@@ -28,21 +28,13 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
 function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
   if (error instanceof ApiError) {
     const { problem } = error;
-    const fields = Object.entries(problem.errors ?? {}).flatMap(([field, messages]) =>
-      messages.map((m) => `${field}: ${m}`),
-    );
-    // A validation failure is best said field by field; anything else by its detail's first line
-    // (a load error's code excerpt is the API's, not the one-line summary's).
-    const firstLine = (problem.detail ?? '').split('\n')[0] ?? '';
-    const detail =
-      fields.length > 0 && (error.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
     // The emulator names no flag of its own: the way to another tier is the CLI's to say.
     const hint = error.type === PROBLEM_TYPES.tierRequired ? ' Restart it with `svc serve --tier enterprise`.' : '';
     // A failure of the server (a reactor that threw, a bug) is found in its log by the trace id.
     const trace = error.status >= 500 && problem.trace_id ? ` (trace id ${problem.trace_id})` : '';
     // What the CLI adds (where a refused key came from) follows the server's words, and is in the JSON too.
     const note = error.note ? ` ${error.note}` : '';
-    const message = `${problem.title} (${error.status})${detail ? `: ${detail}` : ''}${trace}${hint}${note}`;
+    const message = `${error.summary}${trace}${hint}${note}`;
     return { message, exitCode: 1, problem: error.note ? { ...problem, note: error.note } : problem };
   }
   if (error instanceof ConnectionError) {

@@ -1,4 +1,4 @@
-import type { Problem } from '../api/problem.js';
+import { PROBLEM_TYPES, type Problem } from '../api/problem.js';
 
 export interface ApiErrorContext {
   /** Which of the client's keys the refused request carried (none: a call without a key). */
@@ -28,6 +28,21 @@ export class ApiError extends Error {
   /** What went wrong, as a stable URN (`urn:svc:problem:validation`, ...). */
   get type(): string {
     return this.problem.type;
+  }
+
+  /**
+   * The server's words in one line: `title (status): detail`. A validation failure is best said field
+   * by field; anything else by its detail's first line (a load error's code excerpt is the API's, not
+   * the one-line summary's). The one wording of an ApiError for the CLI and apply.
+   */
+  get summary(): string {
+    const fields = Object.entries(this.problem.errors ?? {}).flatMap(([field, messages]) =>
+      messages.map((message) => `${field}: ${message}`),
+    );
+    const firstLine = (this.problem.detail ?? '').split('\n')[0] ?? '';
+    const detail =
+      fields.length > 0 && (this.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
+    return `${this.problem.title} (${this.status})${detail ? `: ${detail}` : ''}`;
   }
 }
 

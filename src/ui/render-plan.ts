@@ -1,50 +1,14 @@
+import type { OutcomeView, PlanAction, PlanFieldDiff, PlanView } from '../api/plan.js';
 import { safeLines, safeText } from '../lib/terminal-text.js';
 
 /**
  * The words and colours of `svc apply`: a plan as Terraform shows one (`+ create`, `~ update` with
  * field diffs, `-> rename`, `- delete`, a summary line), each change's outcome, and watch lines.
- * Plain text; colour only when asked for (a terminal without NO_COLOR). The shapes are structural,
- * so the UI does not depend on the engine (a Plan of src/apply fits them). Every chosen text in them
+ * Plain text; colour only when asked for (a terminal without NO_COLOR). The shapes are api/plan.ts's,
+ * which the engine's Plan extends, so the UI does not depend on the engine. Every chosen text in them
  * (addresses, names, configuration keys and values, paths, code, warnings, errors) is made safe for a
  * terminal (lib/terminal-text.ts) before it is painted, so the result is written as it is.
  */
-
-export type PlanAction = 'create' | 'update' | 'rename' | 'adopt' | 'delete';
-
-export type PlanFieldDiff =
-  | { field: string; type: 'value'; before?: unknown; after?: unknown }
-  | { field: string; type: 'secret'; change: 'added' | 'removed' | 'changed' }
-  | {
-      field: string;
-      type: 'code';
-      path?: string;
-      change: 'added' | 'removed' | 'changed';
-      diff?: string;
-      lines?: number;
-    };
-
-export interface PlanChangeView {
-  address: string;
-  action: PlanAction;
-  from?: string;
-  adopted?: boolean;
-  drift?: boolean;
-  diffs: PlanFieldDiff[];
-}
-
-export interface PlanView {
-  changes: PlanChangeView[];
-  orphans: string[];
-  warnings: string[];
-}
-
-export interface OutcomeView {
-  address: string;
-  action: PlanAction;
-  status: 'applied' | 'failed' | 'skipped';
-  ms: number;
-  error?: string;
-}
 
 const ANSI = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const;
 type Style = keyof typeof ANSI;

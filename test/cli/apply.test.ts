@@ -404,7 +404,7 @@ describe('svc apply at a terminal', () => {
     const stdin = Object.assign(Readable.from([answer]), { isTTY: true });
     const code = await runCli([...argv, '--base-url', emu.url, '--management-key', emu.managementKey], {
       stdout: { write: (chunk: string) => (stdout += chunk), isTTY: true, columns: 120 },
-      stderr: { write: (chunk: string) => (stderr += chunk) },
+      stderr: { write: (chunk: string) => (stderr += chunk), isTTY: true },
       stdin: stdin as never,
       env: { HOME: cwd, STRIPE_KEY: SECRET, ...env },
       cwd,

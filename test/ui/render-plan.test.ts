@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { formatApplied, formatOutcome, formatPlan, summaryLine, type PlanView } from '../../src/ui/render-plan.js';
+import type { PlanView } from '../../src/api/plan.js';
+import { formatApplied, formatOutcome, formatPlan, summaryLine } from '../../src/ui/render-plan.js';
 
 const PLAN: PlanView = {
   changes: [
