@@ -12,6 +12,7 @@ import { load, median } from './load.js';
 import { reactorSource } from './reactor.js';
 import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
+import { benchTesting } from './testing.js';
 import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -686,6 +687,7 @@ const suites = {
   proxy: benchProxy,
   store: benchStore,
   scale: benchScale,
+  testing: () => benchTesting({ record, quick }),
 };
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [

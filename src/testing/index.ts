@@ -22,7 +22,7 @@ import { SvcTenant, type TenantContext } from './tenant.js';
 import { WebhookReceiver } from './webhooks.js';
 
 export type { SvcConfig } from './config.js';
-export type { CallResult, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
+export type { CallResult, InvokeOptions, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
 export type { ReceivedWebhook, WebhookReply } from './webhooks.js';
 export type { TenantClock, TenantDestinations } from './future.js';
 
@@ -84,7 +84,11 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     ({ url } = await emulator.ready);
     const template = await emulator.tenants.create({ name: 'svc/testing template' });
     templateId = template.id;
-    const client = new ApiClient({ baseUrl: url, managementKey: template.management_key, apiKey: template.private_key });
+    const client = new ApiClient({
+      baseUrl: url,
+      managementKey: template.management_key,
+      apiKey: template.private_key,
+    });
     await applyToTemplate(desired, client);
   } catch (error) {
     await stopEverything();

@@ -15,6 +15,16 @@ export interface CallResult extends Answer {
   traceId: string | undefined;
 }
 
+/** How a reactor is invoked beyond its args. */
+export interface InvokeOptions {
+  /** Asynchronous (Enterprise): the result is delivered to this URL (see `t.webhooks.receiver()`). */
+  callbackUrl?: string;
+  /** The asynchronous run's timeout. */
+  timeoutMs?: number;
+  /** The caller's API key; default the tenant's private key. */
+  key?: string;
+}
+
 /** A proxy call: the path after `/proxy`, and the caller's headers (SVC-PROXY-KEY is added). */
 export interface ProxyCall {
   method?: string;
@@ -56,7 +66,13 @@ export class SvcTenant {
   readonly client: ApiClient;
   readonly clock = new TenantClock();
   readonly destinations = new TenantDestinations();
-  readonly reactors: { invoke(name: string, args?: Record<string, unknown>): Promise<CallResult> };
+  readonly reactors: {
+    /**
+     * Invokes a reactor with the tenant's private key. With `callbackUrl` (Enterprise), it answers
+     * 202 at once and the result is delivered there: `settle()` waits for it.
+     */
+    invoke(name: string, args?: Record<string, unknown>, options?: InvokeOptions): Promise<CallResult>;
+  };
   readonly proxies: { invoke(name: string, call?: ProxyCall): Promise<CallResult> };
   readonly webhooks: {
     /** A callback URL whose deliveries (signature checked) `received()` lists; `reply` sets the answer's status. */
@@ -74,17 +90,27 @@ export class SvcTenant {
     this.id = forked.id;
     this.url = context.url;
     const byName: Record<string, string> = {};
-    for (const app of forked.applications) byName[app.name] = app.key;
+    const starters = new Set([forked.management_key, forked.private_key]);
+    for (const app of forked.applications) if (!starters.has(app.key)) byName[app.name] = app.key;
     this.keys = { ...byName, management: forked.management_key, private: forked.private_key };
-    this.client = new ApiClient({ baseUrl: context.url, managementKey: this.keys.management, apiKey: this.keys.private });
+    this.client = new ApiClient({
+      baseUrl: context.url,
+      managementKey: this.keys.management,
+      apiKey: this.keys.private,
+    });
     const reactorIds = new Map(forked.reactors.map((reactor) => [reactor.name, reactor.id]));
     const proxies = new Map(forked.proxies.map((proxy) => [proxy.name, proxy]));
     this.reactors = {
-      invoke: (name, args = {}) => {
+      invoke: (name, args = {}, options = {}) => {
         const id = reactorIds.get(name);
         if (id === undefined) return Promise.reject(unknownName('reactor', name, reactorIds.keys()));
-        const headers = { [API_KEY_HEADER]: this.keys.private, 'content-type': JSON_CONTENT_TYPE };
-        return this.call('POST', `/reactors/${id}/react`, headers, JSON.stringify({ args }));
+        const headers = { [API_KEY_HEADER]: options.key ?? this.keys.private, 'content-type': JSON_CONTENT_TYPE };
+        const body = {
+          args,
+          ...(options.callbackUrl !== undefined && { callback_url: options.callbackUrl }),
+          ...(options.timeoutMs !== undefined && { timeout_ms: options.timeoutMs }),
+        };
+        return this.call('POST', `/reactors/${id}/react`, headers, JSON.stringify(body));
       },
     };
     this.proxies = {
