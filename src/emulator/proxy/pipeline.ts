@@ -27,7 +27,7 @@ import {
   responseHeaders,
   transformHeaders,
 } from './forwarded-headers.js';
-import { parseJsonOr, runTransform, serializeBody, TRANSFORM_PAYLOAD_LIMIT, transformOwner } from './transforms.js';
+import { parseJsonOr, serializeBody, TRANSFORM_PAYLOAD_LIMIT, TransformCalls, transformOwner } from './transforms.js';
 
 export type { ProxyAnswer } from './answer.js';
 
@@ -113,9 +113,11 @@ export class ProxyPipeline {
       body = detokenizeBody(this.deps.tokens, body, contentType, detokenizer, proxy, limit, call.onDetokenized);
     }
 
+    // What the call's transforms share (the bound Application, the configuration) is found once.
+    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId);
     if (transforms.request) {
       const json = isJsonContentType(contentType);
-      const result = await runTransform(this.deps, proxy, 'request', transforms.request, call.traceId, {
+      const result = await transformCalls.run('request', transforms.request, {
         body: body === undefined ? null : json ? parseJsonOr(body.toString(), 'The request body') : body.toString(),
         headers,
         method: call.method,
@@ -140,7 +142,7 @@ export class ProxyPipeline {
     const text = await readForTransform(response, url);
     const responseType =
       typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
-    const result = await runTransform(this.deps, proxy, 'response', transforms.response, call.traceId, {
+    const result = await transformCalls.run('response', transforms.response, {
       body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });

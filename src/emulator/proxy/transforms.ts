@@ -4,10 +4,9 @@ import { PROBLEM_TYPES } from '../../api/problem.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { checkedCustomResponse } from '../headers.js';
 import type { Instance } from '../runtime/index.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
-import { svcHandler } from '../services/req-svc.js';
+import { type CodeCall, invokeCode } from '../services/invocation.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { headerOf } from './forwarded-headers.js';
@@ -24,62 +23,51 @@ export interface TransformDeps {
 }
 
 /**
- * Runs one of a proxy's transforms on `args` (its `req.svc` under the proxy's Application, if it
- * has one), reported as an invocation; what it returns must be an object (its body and headers).
+ * The transforms of one proxy call. What they share (the proxy's bound Application and its
+ * configuration) is resolved once for the call, when the first transform runs; each runs as a
+ * reactor does (services/invocation.ts), reported as an invocation.
  */
-export async function runTransform(
-  deps: TransformDeps,
-  proxy: ProxyRecord,
-  kind: TransformKind,
-  instance: Instance,
-  requestId: string,
-  args: unknown,
-): Promise<{ body?: unknown; headers?: unknown }> {
-  const started = performance.now();
-  const application = proxy.application_id ? deps.proxies.boundApplication(proxy) : undefined;
-  const svc = application
-    ? svcHandler(
-        deps.tokens,
-        () => {
-          const current = deps.proxies.boundApplication(proxy);
-          return current && { tenantId: proxy.tenant_id, application: current };
-        },
-        `proxy ${proxy.name}`,
-      )
-    : null;
-  const report = (status: number, error?: HttpError, stack?: string) =>
-    deps.emit({
-      type: 'invocation',
+export class TransformCalls {
+  private shared: Pick<CodeCall, 'bound' | 'configuration'> | undefined;
+
+  constructor(
+    private readonly deps: TransformDeps,
+    private readonly proxy: ProxyRecord,
+    private readonly requestId: string,
+  ) {}
+
+  /**
+   * Runs one of the proxy's transforms on `args` (its `req.svc` under the proxy's Application, if
+   * it has one); what it returns must be an object (its body and headers).
+   */
+  run(kind: TransformKind, instance: Instance, args: unknown): Promise<{ body?: unknown; headers?: unknown }> {
+    const { deps, proxy } = this;
+    this.shared ??= {
+      bound: deps.proxies.boundApplication(proxy),
+      configuration: deps.proxies.configurationOf(proxy) ?? {},
+    };
+    const call: CodeCall = {
       kind: 'transform',
       name: `${proxy.name} (${kind})`,
       id: proxy.id,
       tenantId: proxy.tenant_id,
-      status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      requestId,
-      ...(error && { error: `${error.title}: ${error.detail}`, stack }),
+      owner: transformOwner(proxy, kind),
+      svcOwner: `proxy ${proxy.name}`,
+      instance,
+      ...this.shared,
+      boundNow: () => deps.proxies.boundApplication(proxy),
+      requestId: this.requestId,
+      timeoutMs: TRANSFORM_TIMEOUT_MS,
+    };
+    return invokeCode(deps, call, args, (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {
+          title: 'Invalid transform result',
+          type: PROBLEM_TYPES.userCode,
+        });
+      }
+      return value as { body?: unknown; headers?: unknown };
     });
-  try {
-    const { value } = await instance.invoke(
-      { args, configuration: deps.proxies.configurationOf(proxy) ?? {} },
-      { timeoutMs: TRANSFORM_TIMEOUT_MS, requestId, svc },
-    );
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {
-        title: 'Invalid transform result',
-        type: PROBLEM_TYPES.userCode,
-      });
-    }
-    report(200);
-    return value as { body?: unknown; headers?: unknown };
-  } catch (thrown) {
-    const error = checkedCustomResponse(thrown, transformOwner(proxy, kind));
-    report(
-      error instanceof HttpError ? error.status : 500,
-      error instanceof HttpError ? error : undefined,
-      (thrown as { userStack?: string }).userStack,
-    );
-    throw error;
   }
 }
 

@@ -7,6 +7,7 @@ import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
 import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
 
 export { UserCodeError } from './user-code-error.js';
+export { JsonText } from './json-text.js';
 export type { Instance } from './instance.js';
 export type { InvokeOptions, InvokeResult, LoadSpec, LogEntry, RuntimeOptions, SvcHandler } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
@@ -104,6 +105,16 @@ export class Runtime {
     return this.instances.get(id);
   }
 
+  /**
+   * The current instance of an id when it runs `version`, else undefined (load it): the one place
+   * that asks whether the loaded version is current (the services give the version of the record
+   * they hold), at once, so that a warm call waits no turn of the microtask queue for it.
+   */
+  current(id: string, version: string | number): Instance | undefined {
+    const current = this.instances.get(id);
+    return current?.version === version ? current : undefined;
+  }
+
   /** Sandbox processes running now (spares included): the budget's gauge. */
   get processCount(): number {
     return this.processes.size;
@@ -119,8 +130,8 @@ export class Runtime {
    * returns it as it is. Rejects with a 422 UserCodeError (file:line:column) when the code does not load.
    */
   load(spec: LoadSpec): Promise<Instance> {
-    const current = this.instances.get(spec.id);
-    if (current && current.version === spec.version && current.spec.code === spec.code) {
+    const current = this.current(spec.id, spec.version);
+    if (current && current.spec.code === spec.code) {
       // Asked for last, it is what stays current, whatever loads were asked for before.
       this.latest.set(spec.id, Promise.resolve(current));
       return Promise.resolve(current);

@@ -9,6 +9,7 @@ import { checkedMessage } from './inbound.js';
 import { hostScript, sandboxFlags } from './sandbox-flags.js';
 import { ProcessWatch } from './process-watch.js';
 import { LoadedVersions } from './loaded-versions.js';
+import { frameJson } from './json-text.js';
 import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
@@ -196,7 +197,8 @@ export class SandboxProcess {
     this.lastUsed = performance.now();
     const logs: LogEntry[] = [];
     const id = ++this.callSeq;
-    const frame = JSON.stringify({
+    // Args given as JsonText (serialised once by the caller, which measured them) go in as they are.
+    const frame = frameJson({
       type: 'invoke',
       id,
       vid,

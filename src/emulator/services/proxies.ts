@@ -159,11 +159,10 @@ export class ProxyService {
   async transform(record: ProxyRecord, kind: TransformKind): Promise<Instance | undefined> {
     const transform = kind === 'request' ? record.request_transform : record.response_transform;
     if (!transform) return undefined;
-    const id = transformId(record.id, kind);
-    const current = this.runtime.get(id);
-    if (current && current.version === recordCodeVersion(record, transform.code, transformFile(record, kind)))
-      return current;
-    return this.loadTransform(record, kind, transform.code);
+    const version = recordCodeVersion(record, transform.code, transformFile(record, kind));
+    return (
+      this.runtime.current(transformId(record.id, kind), version) ?? this.loadTransform(record, kind, transform.code)
+    );
   }
 
   private async loadTransforms(record: ProxyRecord): Promise<void> {

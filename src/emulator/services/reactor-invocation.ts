@@ -5,12 +5,13 @@ import type { InvokeReactorBody, ReactorResponse, ReactorResult } from '../../ap
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { HttpError, problemOf } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { checkedCustomResponse } from '../headers.js';
-import type { Instance } from '../runtime/index.js';
+import { type Instance, JsonText } from '../runtime/index.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
 import type { Caller } from './applications.js';
+import type { CallContext } from './call-context.js';
+import { type CodeCall, invokeCode } from './invocation.js';
+import { lacking, PermissionDenied } from './permission-denied.js';
 import type { Outcome, ReactorResults } from './reactor-results.js';
-import { svcHandler } from './req-svc.js';
 import type { TokenContext, TokenService } from './tokens.js';
 import { enterpriseOnly } from './transactions.js';
 
@@ -49,7 +50,7 @@ export class ReactorInvocations {
    * with `{ args, configuration, svc }`; 200 with the response, or 202 at once when asynchronous.
    */
   async invoke(
-    ctx: TokenContext,
+    ctx: CallContext,
     reactor: ReactorRecord,
     body: InvokeReactorBody,
     requestId: string,
@@ -70,22 +71,21 @@ export class ReactorInvocations {
         errors: { args: ['must be an object'] },
       });
     }
-    if (Buffer.byteLength(JSON.stringify(args)) > BODY_LIMIT_BYTES) {
+    // Serialised once: measured as it is sent (only text that could be over the limit, at 3 bytes
+    // a UTF-16 unit at most, is counted), then put into the invoke frame as it is.
+    const json = JSON.stringify(args);
+    if (json.length * 3 > BODY_LIMIT_BYTES && Buffer.byteLength(json) > BODY_LIMIT_BYTES) {
       throw new HttpError(413, `The detokenized args are over the ${BODY_LIMIT_LABEL} limit.`);
     }
     const found = this.deps.instanceOf(reactor);
     const instance = found instanceof Promise ? await found : found;
     if (!asynchronous) {
-      return {
-        status: 200,
-        body: await this.run(ctx, reactor, instance, args, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS, requestId),
-      };
+      const code = this.codeCall(ctx, reactor, instance, requestId, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS);
+      return { status: 200, body: await this.run(ctx, code, new JsonText(json)) };
     }
     const record = await this.deps.results.open(ctx.caller.tenantId, reactor.id, body.callback_url!);
-    this.deps.results.track(
-      this.runAsync(ctx, reactor, instance, args, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS, record),
-      ctx.caller.tenantId,
-    );
+    const code = this.codeCall(ctx, reactor, instance, record.id, body.timeout_ms ?? DEFAULT_ASYNC_TIMEOUT_MS);
+    this.deps.results.track(this.runAsync(ctx, code, new JsonText(json), record), ctx.caller.tenantId);
     return { status: 202, body: { id: record.id, status: 'pending' } };
   }
 
@@ -99,68 +99,48 @@ export class ReactorInvocations {
     return result;
   }
 
-  private async run(
-    ctx: TokenContext,
+  /**
+   * The code's side of the call (invocation.ts), resolved once and handed down: its loaded version,
+   * configuration and bound Application (which `req.svc` and the tokenize block both act under).
+   */
+  private codeCall(
+    ctx: CallContext,
     reactor: ReactorRecord,
     instance: Instance,
-    args: unknown,
-    timeoutMs: number,
     requestId: string,
-  ): Promise<ReactorResponse> {
-    const started = performance.now();
-    const report = (status: number, error?: HttpError, stack?: string) =>
-      this.deps.emit({
-        type: 'invocation',
-        kind: 'reactor',
-        name: reactor.name,
-        id: reactor.id,
-        tenantId: reactor.tenant_id,
-        status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        requestId,
-        ...(error && { error: `${error.title}: ${error.detail}`, stack }),
-      });
-    try {
-      const svc = this.deps.boundApplication(reactor)
-        ? svcHandler(
-            this.deps.tokens,
-            () => {
-              const application = this.deps.boundApplication(reactor);
-              return application && { tenantId: reactor.tenant_id, application };
-            },
-            `reactor ${reactor.name}`,
-            ctx.transactionId,
-          )
-        : null;
-      const { value } = await instance.invoke(
-        { args, configuration: this.deps.configurationOf(reactor) },
-        { timeoutMs, requestId, svc },
-      );
-      const shaped = this.shape(ctx, reactor, value);
-      const response = shaped instanceof Promise ? await shaped : shaped;
-      report(200);
-      return response;
-    } catch (thrown) {
-      const error = checkedCustomResponse(thrown, `Reactor ${reactor.name}`);
-      report(
-        error instanceof HttpError ? error.status : 500,
-        error instanceof HttpError ? error : undefined,
-        (thrown as { userStack?: string }).userStack,
-      );
-      throw error;
-    }
+    timeoutMs: number,
+  ): CodeCall {
+    return {
+      kind: 'reactor',
+      name: reactor.name,
+      id: reactor.id,
+      tenantId: reactor.tenant_id,
+      owner: `Reactor ${reactor.name}`,
+      svcOwner: `reactor ${reactor.name}`,
+      instance,
+      configuration: this.deps.configurationOf(reactor),
+      bound: this.deps.boundApplication(reactor),
+      boundNow: () => this.deps.boundApplication(reactor),
+      transactionId: ctx.transactionId,
+      requestId,
+      timeoutMs,
+    };
+  }
+
+  private run(ctx: CallContext, code: CodeCall, args: JsonText): Promise<ReactorResponse> {
+    return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value));
   }
 
   /**
    * `{ raw, tokenize }` -> `{ raw, tokens }`: the tokenize block as POST /tokenize would, in the
    * caller's transaction. A result without one is shaped at once (no promise to wait a turn for).
    */
-  private shape(ctx: TokenContext, reactor: ReactorRecord, value: unknown): ReactorResponse | Promise<ReactorResponse> {
+  private shape(ctx: CallContext, code: CodeCall, value: unknown): ReactorResponse | Promise<ReactorResponse> {
     if (value === null) return {};
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new HttpError(
         500,
-        `Reactor ${reactor.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`,
+        `Reactor ${code.name} must return an object with raw and/or tokenize (it returned ${Array.isArray(value) ? 'an array' : typeof value}).`,
         {
           title: 'Invalid reactor result',
           type: PROBLEM_TYPES.userCode,
@@ -170,7 +150,7 @@ export class ReactorInvocations {
     const { raw, tokenize } = value as { raw?: unknown; tokenize?: unknown };
     // Answered as JSON (and sealed when asynchronous): nesting is bounded as in a request, a 400 as there.
     if (exceedsDepth(raw, MAX_DEPTH)) {
-      throw new HttpError(400, `Reactor ${reactor.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, {
+      throw new HttpError(400, `Reactor ${code.name} returned raw nested deeper than ${MAX_DEPTH} levels.`, {
         title: 'Invalid reactor result',
         type: PROBLEM_TYPES.userCode,
       });
@@ -178,31 +158,26 @@ export class ReactorInvocations {
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
     if (tokenize === undefined || tokenize === null) return response;
-    const bound = this.deps.boundApplication(reactor);
+    // Under the bound Application as the call found it; the transaction as it is now (the code may
+    // have written in it through req.svc meanwhile).
+    const { bound } = code;
     const tokenCtx: TokenContext = bound
-      ? { caller: { tenantId: reactor.tenant_id, application: bound }, transactionId: ctx.transactionId }
+      ? { caller: { tenantId: code.tenantId, application: bound }, transactionId: ctx.transactionId }
       : ctx;
     return this.deps.tokens.tokenize(tokenCtx, tokenize).then(
       (tokens) => ({ ...response, tokens }),
       (error: unknown) => {
-        throw tokenizeRefused(error, reactor, bound, response.raw);
+        throw tokenizeRefused(error, code.name, bound, response.raw);
       },
     );
   }
 
   /** Runs the code, stores how it ended, then delivers that (see ReactorResults). */
-  private async runAsync(
-    ctx: TokenContext,
-    reactor: ReactorRecord,
-    instance: Instance,
-    args: unknown,
-    timeoutMs: number,
-    record: ReactorResultRecord,
-  ): Promise<void> {
+  private async runAsync(ctx: CallContext, code: CodeCall, args: JsonText, record: ReactorResultRecord): Promise<void> {
     let status: 'completed' | 'failed';
     let outcome: Outcome;
     try {
-      outcome = await this.run(ctx, reactor, instance, args, timeoutMs, record.id);
+      outcome = await this.run(ctx, code, args);
       status = 'completed';
     } catch (error) {
       status = 'failed';
@@ -223,7 +198,7 @@ export class ReactorInvocations {
  */
 function tokenizeRefused(
   error: unknown,
-  reactor: ReactorRecord,
+  reactorName: string,
   bound: ApplicationRecord | undefined,
   raw: unknown,
 ): unknown {
@@ -231,16 +206,16 @@ function tokenizeRefused(
   const who = bound
     ? `its Application ${bound.name} (${bound.type}, ${bound.id})`
     : 'the calling Application (the reactor has none of its own)';
-  // "This private Application lacks token:create on /pci/high/." -> "its Application backend (...) lacks ..."
-  const lacks = /^This \w+ Application (lacks .*)$/.exec(error.detail)?.[1];
-  const reason = lacks ? `${who} ${lacks}` : `under ${who}: ${error.detail}`;
-  const hint = lacks && bound ? ` Grant that to ${bound.name}, or bind another Application.` : '';
+  // A permission refused is said of whose grants refused it: "its Application backend (...) lacks ...".
+  const denied = error instanceof PermissionDenied ? error.denied : undefined;
+  const reason = denied ? `${who} ${lacking(denied)}.` : `under ${who}: ${error.detail}`;
+  const hint = denied && bound ? ` Grant that to ${bound.name}, or bind another Application.` : '';
   const kept = raw === undefined ? '' : ' The raw result is kept in "raw".';
   // The fields of a refused block, named from the result: `tokenize.card.data`.
   const under = (field: string) => `tokenize${field && !field.startsWith('[') ? '.' : ''}${field}`;
   const errors =
     error.errors && Object.fromEntries(Object.entries(error.errors).map(([field, list]) => [under(field), list]));
-  const detail = `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`;
+  const detail = `Reactor ${reactorName} ran, but the tokenize block of its result was refused: ${reason}${hint}${kept}`;
   return new HttpError(error.status, detail, {
     ...(errors && { errors }),
     title: 'Tokenize block refused',

@@ -3,7 +3,7 @@ import { reactorSchema } from '../../api/schemas.js';
 import type { Tier } from '../../api/tiers.js';
 import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorResult } from '../../api/types.js';
 import type { Cipher } from '../crypto/cipher.js';
-import { HttpError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
 import type { ApplicationRecord, ReactorRecord } from '../store/records.js';
@@ -15,6 +15,7 @@ import { toWire as applicationToWire, type Caller, type Clock, type CodeOwner } 
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
+import { PermissionDenied } from './permission-denied.js';
 import { ReactorInvocations } from './reactor-invocation.js';
 import { sandboxGroupOf } from './tenant-sandbox.js';
 import type { ReactorResults } from './reactor-results.js';
@@ -145,7 +146,8 @@ export class ReactorService {
 
   /**
    * Invokes a reactor (see ReactorInvocations): the caller needs token:use on some container, as
-   * detokenizing its args and tokenizing the answer check per container.
+   * detokenizing its args and tokenizing the answer check per container. Checked once, as the
+   * call's context is made (call-context.ts), and handed down with it.
    */
   async invoke(
     ctx: TokenContext,
@@ -153,22 +155,16 @@ export class ReactorService {
     body: InvokeReactorBody,
     requestId: string,
   ): Promise<{ status: 200 | 202; body: unknown }> {
-    const { caller } = ctx;
-    if (!holdsAnywhere(caller.application, 'token:use')) {
-      throw new HttpError(
-        403,
-        `This ${caller.application.type} Application lacks token:use, which invoking a reactor needs.`,
-      );
-    }
+    const call = this.options.tokens.callContext(ctx, 'invoking a reactor');
     // Awaited here: returning the promise from an async function would take two more turns of the
     // microtask queue before the answer is written.
-    return await this.invocations.invoke(ctx, this.find(caller, id), body, requestId);
+    return await this.invocations.invoke(call, this.find(ctx.caller, id), body, requestId);
   }
 
   /** An asynchronous invocation's outcome, for polling. */
   result(caller: Caller, reactorId: string, requestId: string): ReactorResult {
     if (!holdsAnywhere(caller.application, 'token:use')) {
-      throw new HttpError(403, `This ${caller.application.type} Application lacks token:use.`);
+      throw new PermissionDenied({ permission: 'token:use' }, caller.application.type);
     }
     return this.invocations.result(caller, this.find(caller, reactorId), reactorId, requestId);
   }
@@ -180,9 +176,7 @@ export class ReactorService {
 
   /** The running instance of a reactor's current code, loading it if need be (e.g. after a restart). */
   private instanceOf(reactor: ReactorRecord): Instance | Promise<Instance> {
-    const current = this.options.runtime.get(reactor.id);
-    if (current && current.version === versionOf(reactor)) return current;
-    return this.load(reactor);
+    return this.options.runtime.current(reactor.id, versionOf(reactor)) ?? this.load(reactor);
   }
 
   private async load(reactor: ReactorRecord): Promise<Instance> {

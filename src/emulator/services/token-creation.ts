@@ -4,12 +4,13 @@ import type { CreateTokenBody } from '../../api/types.js';
 import { TOKEN_TYPES } from '../../api/types.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import type { Cipher } from '../crypto/cipher.js';
-import { FieldErrors, HttpError } from '../errors.js';
+import { FieldErrors } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { CONTAINER_PATTERN, evaluateAccess, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
+import { PermissionDenied } from './permission-denied.js';
 import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
 import { indexStaged, isExpired, type StagedIndex, type TokenContext, type TokenView } from './token-view.js';
 import type { TransactionService } from './transactions.js';
@@ -119,7 +120,7 @@ export class TokenCreator {
         (container) => !evaluateAccess(caller.application, 'token:create', container).allowed,
       );
       if (denied)
-        throw new HttpError(403, `This ${caller.application.type} Application lacks token:create on ${denied}.`);
+        throw new PermissionDenied({ permission: 'token:create', containers: [denied] }, caller.application.type);
     }
   }
 

@@ -9,7 +9,9 @@ import type { Store } from '../store/store.js';
 import type { TokenRecord } from '../store/records.js';
 import { evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
 import type { Caller, Clock } from './applications.js';
+import { CallContext } from './call-context.js';
 import { filterItems, paginate } from './pagination.js';
+import { PermissionDenied } from './permission-denied.js';
 import { type Prepared, type Secret, sealContext, TokenCreator } from './token-creation.js';
 import {
   type BodyExpansion,
@@ -21,7 +23,7 @@ import {
   type OutputLimit,
   PAYLOAD_LIMIT,
 } from './token-expansion.js';
-import { isExpired, type TokenContext, TokenView } from './token-view.js';
+import { indexStaged, isExpired, type TokenContext, TokenView } from './token-view.js';
 import { checkTokenizeSize, planTokenize, prepareInSlices } from './tokenize-batch.js';
 import type { TransactionService } from './transactions.js';
 
@@ -54,6 +56,15 @@ export class TokenService {
 
   /** Records already reported as unreadable: one report per stored record, however often it is listed. */
   private readonly reported = new WeakSet<TokenRecord>();
+
+  /**
+   * The context of one call of user code made by `ctx` (call-context.ts): its caller must hold
+   * token:use somewhere, checked here once for the whole call (a 403 saying what `needs` it).
+   */
+  callContext(ctx: TokenContext, needs: string): CallContext {
+    requireSomewhere(ctx.caller, 'token:use', needs);
+    return new CallContext(ctx.caller, ctx.transactionId, (call) => this.view.stagedIndex(call));
+  }
 
   async create(ctx: TokenContext, body: CreateTokenBody): Promise<Token> {
     const transaction = this.view.transactionOf(ctx);
@@ -145,9 +156,16 @@ export class TokenService {
       token: (site) => this.present(ctx.caller, made[site]!.record, made[site]!.secret),
       id: (site) => made[site]!.record.id,
     });
+    // The first slice reads the staged writes of the transaction just opened; later ones (after a
+    // pause, when other requests may have written) open it again.
+    let opened = true;
     made = await prepareInSlices(
       sites,
-      () => this.view.stagedIndex(ctx),
+      () => {
+        const staged = opened ? indexStaged(transaction?.staged ?? []) : this.view.stagedIndex(ctx);
+        opened = false;
+        return staged;
+      },
       ({ body, at }, staged) => this.creator.prepare(ctx, body, errors, at, ids, transaction, staged),
     );
     errors.throwIfAny();
@@ -161,6 +179,7 @@ export class TokenService {
    * Replaces every `{{ token_id }}` in `value` with the token's data. Each token needs `token:use`
    * on its container (403); an unknown token is a 400 naming it; more than `limit` tokens is a 400;
    * a result over the payload limit (each occurrence counts) is a 413, refused before it is built.
+   * In a call's context (CallContext) the caller's token:use and transaction were resolved already.
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
     checkDepth(value);
@@ -204,10 +223,11 @@ export class TokenService {
     limit: number,
     output: OutputLimit,
   ): Map<string, unknown> {
-    requireSomewhere(ctx.caller, 'token:use');
+    const call = ctx instanceof CallContext ? ctx : undefined;
+    if (!call) requireSomewhere(ctx.caller, 'token:use');
     checkExpressionCount(found, limit);
     const data = new Map<string, unknown>();
-    const staged = this.view.stagedIndex(ctx);
+    const staged = call ? call.staged() : this.view.stagedIndex(ctx);
     let bytes = 0;
     for (const id of found.ids) {
       const record = this.view.visible(ctx, id, staged);
@@ -294,9 +314,9 @@ function checkDepth(value: unknown): void {
 }
 
 /** A caller without the permission anywhere is refused outright (an empty answer would hide that). */
-function requireSomewhere(caller: Caller, permission: string): void {
+function requireSomewhere(caller: Caller, permission: string, needs?: string): void {
   if (!holdsAnywhere(caller.application, permission)) {
-    throw new HttpError(403, `This ${caller.application.type} Application lacks ${permission}.`);
+    throw new PermissionDenied({ permission }, caller.application.type, needs);
   }
 }
 
@@ -306,8 +326,5 @@ function readTransform(caller: Caller, record: TokenRecord): RuleTransform {
 }
 
 function forbidden(caller: Caller, permission: string, record: TokenRecord): HttpError {
-  return new HttpError(
-    403,
-    `This ${caller.application.type} Application lacks ${permission} on ${record.containers.join(', ')} (token ${record.id}).`,
-  );
+  return new PermissionDenied({ permission, containers: record.containers, token: record.id }, caller.application.type);
 }

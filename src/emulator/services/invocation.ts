@@ -1,0 +1,117 @@
+import { HttpError } from '../errors.js';
+import type { EmitEvent } from '../events.js';
+import { checkedCustomResponse } from '../headers.js';
+import type { Instance } from '../runtime/index.js';
+import type { ApplicationRecord } from '../store/records.js';
+import { svcHandler } from './req-svc.js';
+import type { TokenService } from './tokens.js';
+
+/**
+ * The code's side of one call of user code (a reactor, or one of a proxy's transforms), resolved
+ * once at the start of the call and handed down: what it is called, its loaded version, its
+ * configuration and the Application bound to it.
+ */
+export interface CodeCall {
+  /** What the invocation event says ran: a reactor, or a proxy's transform. */
+  kind: 'reactor' | 'transform';
+  /** As the invocation event names it: `charge`, `checkout (request)`. */
+  name: string;
+  /** The reactor's or the proxy's id. */
+  id: string;
+  tenantId: string;
+  /** How messages name the code: `Reactor charge`, `The request transform of proxy checkout`. */
+  owner: string;
+  /** How a refused `req.svc` names the code: `reactor charge`, `proxy checkout`. */
+  svcOwner: string;
+  instance: Instance;
+  configuration: Record<string, string>;
+  /**
+   * The Application whose grants `req.svc` (and a reactor's tokenize block) get, as found when the
+   * call began, as a caller's grants are those found when its request began; none: `req.svc` is null.
+   */
+  bound: ApplicationRecord | undefined;
+  /**
+   * The bound Application as it is now: each `req.svc` call is a request of its own and looks again,
+   * so that one deleted, or whose grants changed, while the code runs is held to that at once.
+   */
+  boundNow: () => ApplicationRecord | undefined;
+  /** The caller's transaction (`SVC-TRANSACTION-ID`), which `req.svc` calls act in. */
+  transactionId?: string | undefined;
+  requestId: string;
+  timeoutMs: number;
+}
+
+/** What running code needs of the emulator. */
+export interface CodeDeps {
+  tokens: TokenService;
+  emit: EmitEvent;
+}
+
+/**
+ * Runs `call`'s code once on `args` (its `req.svc` under the bound Application, if any) and
+ * `finish`es what it returned; whatever either throws is the call's failure. The call is reported
+ * once as an `invocation` event, with its status and time (reportInvocation), then answered.
+ */
+export async function invokeCode<T>(
+  deps: CodeDeps,
+  call: CodeCall,
+  args: unknown,
+  finish: (value: unknown) => T | Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  try {
+    const svc = call.bound
+      ? svcHandler(
+          deps.tokens,
+          () => {
+            const application = call.boundNow();
+            return application && { tenantId: call.tenantId, application };
+          },
+          call.svcOwner,
+          call.transactionId,
+        )
+      : null;
+    const { value } = await call.instance.invoke(
+      { args, configuration: call.configuration },
+      { timeoutMs: call.timeoutMs, requestId: call.requestId, svc },
+    );
+    // A value finished at once (no tokenize block, a transform's) takes no turn of the microtask queue.
+    const finished = finish(value);
+    const result = finished instanceof Promise ? await finished : finished;
+    reportInvocation(deps.emit, call, started, 200);
+    return result;
+  } catch (thrown) {
+    const error = checkedCustomResponse(thrown, call.owner);
+    reportInvocation(
+      deps.emit,
+      call,
+      started,
+      error instanceof HttpError ? error.status : 500,
+      error instanceof HttpError ? error : undefined,
+      (thrown as { userStack?: string }).userStack,
+    );
+    throw error;
+  }
+}
+
+/** The `invocation` event of a call that began at `started` (performance.now()) and ended with `status`. */
+export function reportInvocation(
+  emit: EmitEvent,
+  call: CodeCall,
+  started: number,
+  status: number,
+  error?: HttpError,
+  stack?: string,
+): void {
+  emit({
+    type: 'invocation',
+    kind: call.kind,
+    name: call.name,
+    id: call.id,
+    tenantId: call.tenantId,
+    status,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+    requestId: call.requestId,
+    ...(error && { error: `${error.title}: ${error.detail}`, stack }),
+  });
+}
