@@ -1,9 +1,10 @@
 /**
  * svc/testing: every test gets its own platform. `startSvc` starts the emulator in the test process
  * (in memory, on a free port) and applies svc.yaml once, into a template tenant; `svc.tenant()`
- * forks that template in one store write, so that each test has its own Applications (keys of its
- * own), reactors, proxies, tokens and events, its code running in the template's warm sandbox
- * processes with module state of its own. No runner is imported: vitest, jest and node:test alike.
+ * forks that template in one store write (a few forks are kept ready, made between tests), so that
+ * each test has its own Applications (keys of its own), reactors, proxies, tokens and events, its
+ * code running in the template's warm sandbox processes with module state of its own. No runner is
+ * imported: vitest, jest and node:test alike.
  *
  *   const svc = await startSvc({ config: 'svc.yaml' });
  *   const t = await svc.tenant();
@@ -18,6 +19,7 @@ import { createEmulator, type Emulator } from '../emulator/index.js';
 import { applyToTemplate, loadSvcConfig, type SvcConfig } from './config.js';
 import { keepAliveAgent } from './http.js';
 import { ConsoleLines } from './logs.js';
+import { SpareForks } from './spares.js';
 import { SvcTenant, type TenantContext } from './tenant.js';
 import { WebhookReceiver } from './webhooks.js';
 
@@ -44,6 +46,8 @@ export interface Svc {
   readonly url: string;
   /** The emulator itself (its events, its tenants), for what this module does not cover. */
   readonly emulator: Emulator;
+  /** The tenant svc.yaml was applied to, which every `tenant()` is a fork of. */
+  readonly templateId: string;
   /** A fresh tenant forked from the template. */
   tenant(options?: { name?: string }): Promise<SvcTenant>;
   /** Stops the emulator and frees every tenant not disposed; safe to call more than once. */
@@ -94,6 +98,8 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     await stopEverything();
     throw error;
   }
+  const spares = new SpareForks(emulator.tenants, templateId);
+  spares.fill();
   const live = new Set<SvcTenant>();
   const context: TenantContext = {
     url,
@@ -106,6 +112,7 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      spares.stop();
       live.clear();
       await stopEverything();
     })();
@@ -114,9 +121,13 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
   return {
     url,
     emulator,
+    templateId,
     async tenant(tenantOptions = {}) {
       if (stopping) throw new Error('svc/testing: this svc is stopped; start another with startSvc().');
-      const forked = await emulator.tenants.fork(templateId, { name: tenantOptions.name ?? 'test' });
+      const forked =
+        tenantOptions.name === undefined
+          ? await spares.take()
+          : await emulator.tenants.fork(templateId, { name: tenantOptions.name });
       const tenant = new SvcTenant(context, forked);
       live.add(tenant);
       return tenant;
