@@ -32,9 +32,11 @@ interface Inbox {
 export class WebhookReceiver {
   private server: Promise<{ server: Server; url: string }> | undefined;
   private readonly inboxes = new Map<string, Inbox>();
+  private stopped = false;
 
   /** A callback URL for a tenant whose deliveries are signed with `secret`; `inbox()` reads it. */
   async open(secret: string, reply: WebhookReply = () => 200): Promise<{ url: string; inbox: Inbox }> {
+    if (this.stopped) throw new Error('svc/testing: this svc is stopped; its webhook receiver is closed.');
     const { url } = await (this.server ??= this.listen());
     const path = `/${randomBytes(12).toString('hex')}`;
     const inbox: Inbox = { secret, received: [], refused: 0, reply };
@@ -47,6 +49,7 @@ export class WebhookReceiver {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     const started = this.server;
     this.server = undefined;
     this.inboxes.clear();
