@@ -10,6 +10,16 @@ export interface Problem {
   /** Field-level validation messages, keyed by the field's path (`rules[0].priority`). */
   errors?: Record<string, string[]>;
   trace_id?: string;
+  /** Code that does not load (a 422 of type user-code): the server's name for the file, and where in it. */
+  location?: ProblemLocation;
+}
+
+/** Where in a code file a load problem is: the line and column when known (1-based). */
+export interface ProblemLocation {
+  /** The server's name for the file: `charge.js` for reactor charge, `stripe-request-transform.js`. */
+  file: string;
+  line?: number;
+  column?: number;
 }
 
 /**

@@ -12,9 +12,6 @@ export interface SentCode {
   matches(serverFile: string): boolean;
 }
 
-/** The file name a load problem opens with: `charge.js:4:12: ...`, `charge.js must export ...`. */
-const SERVER_FILE = /^([^\s:]+\.js)(?=[:\s])/;
-
 /**
  * Runs `call`; when the server refuses the code as not loading (422), the file its problem names is
  * replaced by the local path, so that `reactors/charge.js:4:12` is what the user reads (and clicks).
@@ -32,11 +29,27 @@ export async function withCodePaths<T>(sent: (SentCode | undefined)[], call: () 
 
 function localized(error: unknown, sent: SentCode[]): unknown {
   if (!(error instanceof ApiError) || error.status !== 422 || sent.length === 0) return error;
-  const serverFile = SERVER_FILE.exec(error.problem.detail ?? '')?.[1];
-  const local = serverFile === undefined ? undefined : sent.find((code) => code.matches(serverFile));
-  if (serverFile === undefined || local === undefined) return error;
-  const detail = `${path.normalize(local.file)}${error.problem.detail!.slice(serverFile.length)}`;
-  return new ApiError(error.status, { ...error.problem, detail });
+  const detail = error.problem.detail ?? '';
+  const told: unknown = error.problem.location?.file;
+  const serverFile = typeof told === 'string' ? told : remoteServerFile(detail);
+  // The detail opens with the server's file name: replaced there, the rest kept as the server said it.
+  if (serverFile === undefined || !detail.startsWith(serverFile)) return error;
+  const local = sent.find((code) => code.matches(serverFile));
+  if (local === undefined) return error;
+  // `location` stays the server's: the detail is what the user reads.
+  return new ApiError(error.status, {
+    ...error.problem,
+    detail: `${path.normalize(local.file)}${detail.slice(serverFile.length)}`,
+  });
+}
+
+/**
+ * A server that sends no `location` (a remote platform): the file name its load problem's detail
+ * opens with (`charge.js:4:12: ...`, `charge.js must export ...`). The emulator's problems carry
+ * `location`, so this reading of prose serves only such servers.
+ */
+function remoteServerFile(detail: string): string | undefined {
+  return /^([^\s:]+\.js)(?=[:\s])/.exec(detail)?.[1];
 }
 
 /** A reactor's code: the one file sent. */

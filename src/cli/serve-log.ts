@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
+import type { EmulatorError, EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
 import { safeText } from '../lib/terminal-text.js';
 import { formatEvent, formatNote, paintTone, plainLine, type Tone } from '../ui/format-event.js';
 import { createLogGate, droppedText } from '../ui/log-gate.js';
@@ -116,7 +116,7 @@ function jsonLines(out: (line: string) => void, flush: () => void): Lines {
       const line: Record<string, unknown> = { time: event.time, event: event.type };
       for (const [key, value] of Object.entries(event))
         if (key !== 'type' && key !== 'time') line[snakeCase(key)] = value ?? null;
-      if (event.type === 'warning' || event.type === 'error') line.message = inFlags(event.message);
+      if (event.type === 'warning' || event.type === 'error') line.message = eventInFlags(event.message);
       // Stamped by the emulator already: no second time to make and drop (a line per reactor call).
       out(JSON.stringify(line));
     },
@@ -155,10 +155,12 @@ function prettyLines(out: (line: string) => void, flush: () => void, options: Pr
   const gate = createLogGate<EmulatorEvent>(
     {
       line(event) {
-        // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); the emulator's own
-        // messages name its options, which the CLI says as flags.
+        // The wording is the dashboard's and `svc logs`' (ui/format-event.ts); an option the emulator's
+        // warning names is said as the flag that sets it.
         const worded =
-          event.type === 'error' || event.type === 'warning' ? { ...event, message: inFlags(event.message) } : event;
+          event.type === 'error' || event.type === 'warning'
+            ? { ...event, message: eventInFlags(event.message) }
+            : event;
         out(plainLine(formatEvent(worded), color).trimEnd());
       },
       dropped(count) {
@@ -221,7 +223,7 @@ function keysShownNowhere(pretty: boolean): string {
   );
 }
 
-/** How `svc serve` sets each option of createEmulator that the emulator's messages name (`options.port`). */
+/** How `svc serve` sets each option of createEmulator that the emulator's errors may name. */
 const FLAG_OF: Readonly<Record<string, string>> = {
   port: '--port',
   host: '--host',
@@ -235,13 +237,23 @@ const FLAG_OF: Readonly<Record<string, string>> = {
 };
 
 /**
- * An emulator message as `svc serve` says it: each option it names (`options.port`) as the flag or
- * variable that sets it (`--port`). The emulator is a library and knows no flags of the CLI's.
+ * An EmulatorError as `svc serve` says it: each option it names as the flag or variable that sets it
+ * (`--port`), through the error's own words (EmulatorError.worded), no text rewritten. The emulator is
+ * a library and knows no flags of the CLI's.
  */
-export function inFlags(message: string): string {
-  return message.replace(/\boptions\.([A-Za-z]+)\b/g, (text, name: string) => FLAG_OF[name] ?? text);
+export function inFlags(error: EmulatorError): string {
+  return error.worded((option) => FLAG_OF[option] ?? `options.${option}`);
 }
 
+/**
+ * An event's message is text (as on the wire, for `svc logs`), not words of a namer: the options it
+ * names (a lost key's warning: `options.managementKey`) are replaced where they appear as written,
+ * `options.<name>` for each option of FLAG_OF, and nothing else of the text is read.
+ */
+function eventInFlags(message: string): string {
+  if (!message.includes('options.')) return message;
+  return Object.entries(FLAG_OF).reduce((text, [option, flag]) => text.split(`options.${option}`).join(flag), message);
+}
 /**
  * What to try next, offering only what works: the CLI run in this folder finds the emulator through
  * `.svc/credentials.json` (here or in a folder above), which is not written in memory, and not here

@@ -1,18 +1,33 @@
 import { PROBLEM_TYPES, problemDefaults, type Problem } from '../api/problem.js';
 
+/** How a message says an option of createEmulator: `options.port` as the library names it, `--port` as `svc serve` does. */
+export type OptionNamer = (option: string) => string;
+
+/** The library's own names: `options.<name>`. */
+export const LIBRARY_NAMES: OptionNamer = (option) => `options.${option}`;
+
 /**
  * An expected failure to start or run the emulator (a port in use, an unusable data file, a bad
- * key): its message is complete and meant for the user as it is, without a stack. Messages name
- * the options of createEmulator as `options.<name>` (`options.port`), and `option` is the one at
- * fault, if any: a caller that takes them otherwise (the CLI, as flags) says it its own way.
+ * key): its message is complete and meant for the user as it is, without a stack. `option` is the
+ * option of createEmulator at fault, if any. A message that names options is given as words of a
+ * namer: `message` names them as the library does (`options.port`), and worded() as a caller takes
+ * them (the CLI, as flags), with no text rewritten.
  */
 export class EmulatorError extends Error {
   override readonly name: string = 'EmulatorError';
   readonly option: string | undefined;
+  private readonly words: ((name: OptionNamer) => string) | undefined;
 
-  constructor(message: string, options: { option?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(message: string | ((name: OptionNamer) => string), options: { option?: string; cause?: unknown } = {}) {
+    const text = typeof message === 'string' ? message : message(LIBRARY_NAMES);
+    super(text, options.cause === undefined ? undefined : { cause: options.cause });
     this.option = options.option;
+    this.words = typeof message === 'string' ? undefined : message;
+  }
+
+  /** The message with each option it names said by `name`. */
+  worded(name: OptionNamer): string {
+    return this.words ? this.words(name) : this.message;
   }
 }
 

@@ -124,8 +124,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (created && holdsTokens(store)) {
       await forgetNewKey();
       throw new EmulatorError(
-        `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
-          'Restore master.key from a backup, or pass it as options.masterKey; to start over without the tokens, move the data folder aside.',
+        (name) =>
+          `The store holds tokens but its master key (${path.join(store.dir ?? '', MASTER_KEY_FILE)}) is missing: the tokens cannot be read without it. ` +
+          `Restore master.key from a backup, or pass it as ${name('masterKey')}; to start over without the tokens, move the data folder aside.`,
         { option: 'masterKey' },
       );
     }

@@ -2,7 +2,7 @@ import { DEFAULT_PORT } from '../api/defaults.js';
 import { MAX_NAME_LENGTH } from '../api/limits.js';
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { TIERS, type Tier } from '../api/tiers.js';
-import { EmulatorError } from './errors.js';
+import { EmulatorError, type OptionNamer } from './errors.js';
 import type { EventListener } from './events.js';
 import type { RuntimeOptions } from './runtime/index.js';
 import type { Clock } from './services/applications.js';
@@ -51,7 +51,8 @@ export interface EmulatorOptions {
 
 /** Refuses options that cannot work, before anything opens; each message names its option (`options.port`). */
 export function checkOptions(options: EmulatorOptions): void {
-  const refuse = (option: string, reason: string) => new EmulatorError(`options.${option} ${reason}`, { option });
+  const refuse = (option: string, reason: string | ((name: OptionNamer) => string)) =>
+    new EmulatorError((name) => `${name(option)} ${typeof reason === 'string' ? reason : reason(name)}`, { option });
   for (const [option, key] of [
     ['managementKey', options.managementKey],
     ['privateKey', options.privateKey],
@@ -61,7 +62,7 @@ export function checkOptions(options: EmulatorOptions): void {
     }
   }
   if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
-    throw refuse('privateKey', 'must differ from options.managementKey.');
+    throw refuse('privateKey', (name) => `must differ from ${name('managementKey')}.`);
   }
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

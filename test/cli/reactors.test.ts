@@ -234,9 +234,13 @@ describe('reactors create', () => {
     const result = await svc('reactors create --name hello --code broken.js --json');
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    const { error } = JSON.parse(result.stderr) as { error: { status: number; title: string; detail: string } };
+    const { error } = JSON.parse(result.stderr) as {
+      error: { status: number; title: string; detail: string; location: unknown };
+    };
     expect(error).toMatchObject({ status: 422, title: 'Code does not load' });
     expect(error.detail).toBe('broken.js:1:7: RangeError: nope');
+    // The server's name for the file and where in it, as a structured member (the detail is prose).
+    expect(error.location).toEqual({ file: 'hello.js', line: 1, column: 7 });
   });
 
   test('missing --name or --code is a usage error', async () => {

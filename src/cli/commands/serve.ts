@@ -89,7 +89,7 @@ export const serve = defineCommand({
     ]);
     // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
     const userError = (error: unknown) =>
-      error instanceof EmulatorError ? new UserError(inFlags(error.message), { cause: error }) : error;
+      error instanceof EmulatorError ? new UserError(inFlags(error), { cause: error }) : error;
     const format: LogFormat = options.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json');
     const log = createServeLog(format, io, globals.color && io.stdout.isTTY === true);
     const dataFile = options.inMemory ? undefined : path.resolve(io.cwd, options.data ?? DEFAULT_DATA_PATH);

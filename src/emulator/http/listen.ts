@@ -14,8 +14,9 @@ export async function listen(server: HttpServer, port: number, host: string): Pr
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new EmulatorError(
-        `Port ${port} on ${host} is already in use (another svc serve?). ` +
-          'Stop it, or choose another options.port (0 picks a free one).',
+        (name) =>
+          `Port ${port} on ${host} is already in use (another svc serve?). ` +
+          `Stop it, or choose another ${name('port')} (0 picks a free one).`,
         {
           option: 'port',
           cause: error,
@@ -23,12 +24,15 @@ export async function listen(server: HttpServer, port: number, host: string): Pr
       );
     }
     if (code === 'EACCES')
-      throw new EmulatorError(`Not allowed to listen on ${host}:${port}; pick another options.port, above 1023.`, {
-        option: 'port',
-        cause: error,
-      });
+      throw new EmulatorError(
+        (name) => `Not allowed to listen on ${host}:${port}; pick another ${name('port')}, above 1023.`,
+        {
+          option: 'port',
+          cause: error,
+        },
+      );
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EmulatorError(`Cannot listen on options.host ${host}: no such local address.`, {
+      throw new EmulatorError((name) => `Cannot listen on ${name('host')} ${host}: no such local address.`, {
         option: 'host',
         cause: error,
       });

@@ -3,6 +3,8 @@
  * it: each a UserCodeError, with the call's console lines kept beside it.
  */
 import { megabytes } from '../../lib/megabytes.js';
+import type { ProblemLocation } from '../../api/problem.js';
+import type { SerializedError } from './protocol.js';
 import type { LogEntry } from './types.js';
 import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
 
@@ -11,16 +13,22 @@ export const problems = {
   loadTimedOut: (filename: string, ms: number) =>
     new UserCodeError(422, `${filename} did not finish loading within ${ms} ms (a loop at the top level?).`, {
       title: 'Code does not load',
+      location: { file: filename },
     }),
 
-  /** The code did not load: its error, file:line:column. */
-  doesNotLoad: (message: string, userStack: string | undefined) =>
-    new UserCodeError(422, message, { title: 'Code does not load', userStack }),
+  /** The code did not load: its error, file:line:column (in the detail, and as the `location` extension). */
+  doesNotLoad: (error: SerializedError, filename: string) =>
+    new UserCodeError(422, error.message, {
+      title: 'Code does not load',
+      userStack: error.stack,
+      location: locationOf(filename, error.location),
+    }),
 
   /** A load the process's end cut short: loading again (in a fresh one) may work. */
   loadStopped: (filename: string, reason: string) =>
     new SandboxStoppedError(422, `${filename} did not load: the sandbox process loading it was stopped: ${reason}.`, {
       title: 'Code does not load',
+      location: { file: filename },
     }),
 
   /** Work refused because the process is gone: loading or calling again may work. */
@@ -69,3 +77,20 @@ export const problems = {
       logs,
     }),
 };
+
+/**
+ * A load problem's place: the file, with the line and column of the sandbox's `file:line[:column]`
+ * (SerializedError.location, a field the sandbox fills, not prose) when it names this file.
+ */
+function locationOf(filename: string, at: string | undefined): ProblemLocation {
+  if (at === undefined || !at.startsWith(`${filename}:`)) return { file: filename };
+  const [line, column] = at
+    .slice(filename.length + 1)
+    .split(':')
+    .map(Number);
+  return {
+    file: filename,
+    ...(Number.isInteger(line) && { line }),
+    ...(Number.isInteger(column) && { column }),
+  };
+}

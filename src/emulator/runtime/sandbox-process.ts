@@ -308,10 +308,12 @@ export class SandboxProcess {
         this.pendingLoads.get(message.vid)?.resolve();
         this.pendingLoads.delete(message.vid);
         return;
-      case 'load-error':
-        this.pendingLoads.get(message.vid)?.reject(problems.doesNotLoad(message.error.message, message.error.stack));
+      case 'load-error': {
+        const load = this.pendingLoads.get(message.vid);
+        load?.reject(problems.doesNotLoad(message.error, load.filename));
         this.pendingLoads.delete(message.vid);
         return;
+      }
       case 'log': {
         const call = message.id === null ? undefined : this.calls.get(message.id);
         if (message.id !== null && !call) return;

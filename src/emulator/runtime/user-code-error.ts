@@ -1,4 +1,4 @@
-import { PROBLEM_TYPES } from '../../api/problem.js';
+import { PROBLEM_TYPES, type ProblemLocation } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
 import type { SerializedError } from './protocol.js';
@@ -21,6 +21,8 @@ export class UserCodeError extends HttpError {
       logs?: LogEntry[];
       /** A call that never got to run (its sandbox was held): when to try again. */
       retryAfter?: number;
+      /** Code that does not load: the file and where in it, the problem's `location` extension. */
+      location?: ProblemLocation;
     } = {},
   ) {
     super(status, detail, {
@@ -39,6 +41,7 @@ export class UserCodeError extends HttpError {
                 : PROBLEM_TYPES.userCode,
       response: options.custom,
       retryAfter: options.retryAfter,
+      ...(options.location && { extensions: { location: options.location } }),
     });
   }
 

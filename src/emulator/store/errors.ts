@@ -8,7 +8,7 @@ import { describeCause, remedyFor } from './io.js';
 export class StoreError extends EmulatorError {
   override readonly name: string = 'StoreError';
   constructor(
-    message: string,
+    message: ConstructorParameters<typeof EmulatorError>[0],
     readonly file: string,
   ) {
     super(message);
@@ -32,7 +32,8 @@ export class StoreWriteError extends StoreError {
         ? `the journal is full of saved writes waiting for ${file}, which cannot be written`
         : `writing ${file} failed`;
     super(
-      `The change was not saved: ${what}: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause)} and retry.`,
+      (name) =>
+        `The change was not saved: ${what}: ${describeCause(cause)}. Nothing of it was kept; ${remedyFor(cause, name)} and retry.`,
       file,
     );
   }
@@ -40,13 +41,14 @@ export class StoreWriteError extends StoreError {
 
 export function corruptFile(file: string, reason: string): StoreError {
   return new StoreError(
-    `${file} is not a valid svc data file (${reason}). svc left it untouched: restore it from a ` +
-      `backup, or move it aside to start that collection empty (or use options.inMemory).`,
+    (name) =>
+      `${file} is not a valid svc data file (${reason}). svc left it untouched: restore it from a ` +
+      `backup, or move it aside to start that collection empty (or use ${name('inMemory')}).`,
     file,
   );
 }
 
 /** A file the store needs at start that it cannot create or change: names the file and the cause. */
 export function cannotWrite(file: string, error: unknown): StoreError {
-  return new StoreError(`Cannot write ${file}: ${describeCause(error)}; ${remedyFor(error)}.`, file);
+  return new StoreError((name) => `Cannot write ${file}: ${describeCause(error)}; ${remedyFor(error, name)}.`, file);
 }

@@ -1,4 +1,5 @@
 import type { DurableFileSystem } from '../../lib/durable-file.js';
+import { LIBRARY_NAMES, type OptionNamer } from '../errors.js';
 
 /**
  * The file operations through which every store write reaches the disk (node:fs by default); tests
@@ -28,14 +29,14 @@ export function describeCause(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** How to get past a cause, where there is something to do. */
-export function remedyFor(error: unknown): string {
+/** How to get past a cause, where there is something to do; options said by `name`. */
+export function remedyFor(error: unknown, name: OptionNamer = LIBRARY_NAMES): string {
   switch ((error as NodeJS.ErrnoException).code) {
     case 'ENOSPC':
     case 'EDQUOT':
       return 'free some disk space';
     case 'EROFS':
-      return 'make the data folder writable (or give another options.data, or options.inMemory)';
+      return `make the data folder writable (or give another ${name('data')}, or ${name('inMemory')})`;
     case 'EACCES':
     case 'EPERM':
       return 'give the user running svc write access to the data folder';

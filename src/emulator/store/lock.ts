@@ -17,7 +17,8 @@ export async function acquireLock(lockFile: string, dataFile: string): Promise<(
 
 function inUse(dataFile: string, lockFile: string, pid: number): StoreError {
   return new StoreError(
-    `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or give another options.data ` +
+    (name) =>
+      `${dataFile} is in use by another svc serve (pid ${pid}). Stop it, or give another ${name('data')} ` +
       `(if pid ${pid} is no svc, remove ${lockFile}).`,
     lockFile,
   );

@@ -20,7 +20,7 @@ export async function loadMasterKey(
     const key = Buffer.from(fromEnv, 'base64');
     if (key.length !== 32)
       throw new EmulatorError(
-        'options.masterKey must be the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`).',
+        (name) => `${name('masterKey')} must be the base64 of exactly 32 bytes (e.g. \`openssl rand -base64 32\`).`,
         { option: 'masterKey' },
       );
     return { key, created: false };
