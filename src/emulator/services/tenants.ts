@@ -25,7 +25,6 @@ export interface TenantForkDeps {
   webhooks: WebhookService;
 }
 
-
 export interface TenantKeys {
   managementKey?: string;
   privateKey?: string;
