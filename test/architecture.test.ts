@@ -23,7 +23,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The library entry (src/index.ts).
   index: ['api', 'client', 'emulator'],
   // svc/testing: the emulator through its entry, svc.yaml through the apply engine.
-  testing: ['api', 'lib', 'client', 'apply', 'resources', 'emulator'],
+  testing: ['api', 'lib', 'client', 'apply', 'resources', 'emulator', 'emulator/outbound'],
   // createEmulator: where the emulator is assembled, it may use every part of it.
   emulator: [
     ...EMULATOR_BASE,
@@ -33,6 +33,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/store',
     'emulator/runtime',
     'emulator/crypto',
+    'emulator/outbound',
   ],
   'emulator/kernel': ['api', 'lib'],
   'emulator/http': [
@@ -43,8 +44,17 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/runtime',
     'emulator/crypto',
   ],
-  'emulator/proxy': [...EMULATOR_BASE, 'emulator/services', 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
-  'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto'],
+  'emulator/proxy': [
+    ...EMULATOR_BASE,
+    'emulator/services',
+    'emulator/store',
+    'emulator/runtime',
+    'emulator/crypto',
+    'emulator/outbound',
+  ],
+  'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto', 'emulator/outbound'],
+  // The one door out (the forwarder, its interceptors): the runtime reaches it only as a function it is given.
+  'emulator/outbound': ['api', 'lib', 'emulator/kernel'],
   'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
   'emulator/crypto': ['emulator/kernel', 'lib'],
   // The sandbox imports lib and its own files (and see EXCEPTIONS, and the host's own check below).

@@ -11,6 +11,7 @@ import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
 import { createHttpServer } from './http/front.js';
 import { checkOptions, checkTenantSpec, type EmulatorOptions, type TenantSpec } from './options.js';
+import { OutboundGateway } from './outbound/index.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { Runtime } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
@@ -133,20 +134,26 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const cipher = new Cipher(key);
     // User code's console lines are reported under the name and tenant of what they belong to.
     let ownerOf = (_id: string): CodeOwner | undefined => undefined;
-    const runtime = new Runtime({
-      ...options.runtime,
-      onLog: (entry) => {
-        const owner = ownerOf(entry.instance);
-        emit({
-          type: 'console',
-          source: owner?.name ?? entry.instance,
-          tenantId: owner?.tenantId,
-          level: entry.level,
-          text: entry.text,
-          requestId: entry.requestId,
-        });
+    // Every request a proxy forwards or user code makes leaves through it; closed after the runtime.
+    const gateway = new OutboundGateway();
+    teardown.push(() => gateway.close());
+    const runtime = new Runtime(
+      {
+        ...options.runtime,
+        onLog: (entry) => {
+          const owner = ownerOf(entry.instance);
+          emit({
+            type: 'console',
+            source: owner?.name ?? entry.instance,
+            tenantId: owner?.tenantId,
+            level: entry.level,
+            text: entry.text,
+            requestId: entry.requestId,
+          });
+        },
       },
-    });
+      { outbound: (request, origin) => gateway.send(request, origin) },
+    );
     teardown.push(() => runtime.dispose());
     const services = createServices(store, {
       cipher,
@@ -189,8 +196,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       tokens: services.tokens,
       tier,
       emit,
+      gateway,
     });
-    teardown.push(() => pipeline.close());
     let serving = false;
     const eventLog = new TenantEventLog(events);
     const server = createHttpServer({

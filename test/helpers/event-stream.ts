@@ -4,6 +4,7 @@ import type { EmulatorEvent } from '../../src/api/events.js';
 import { Cipher } from '../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../src/emulator/event-log.js';
 import { EventHub } from '../../src/emulator/events.js';
+import { OutboundGateway } from '../../src/emulator/outbound/index.js';
 import { ProxyPipeline } from '../../src/emulator/proxy/pipeline.js';
 import { Runtime } from '../../src/emulator/runtime/index.js';
 import { createServices } from '../../src/emulator/services/index.js';
@@ -34,11 +35,13 @@ export async function emulatorParts() {
   const runtime = new Runtime();
   const hub = new EventHub();
   const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: hub.publish });
-  const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: hub.publish });
+  const gateway = new OutboundGateway();
+  const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: hub.publish, gateway });
   const eventLog = new TenantEventLog(hub);
   const close = async () => {
     eventLog.close();
     await runtime.dispose();
+    await gateway.close();
     await store.close();
   };
   return { hub, services, pipeline, eventLog, close };

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import { HttpError } from '../errors.js';
 import { responseHeaders } from './forwarded-headers.js';
-import type { ForwardResponse } from './forwarder.js';
+import type { OutboundResponse } from '../outbound/index.js';
 import { TRANSFORM_PAYLOAD_LIMIT } from './transforms.js';
 
 const SMALL_BODY_BYTES = 64 * 1024;
@@ -20,7 +20,7 @@ export interface ProxyAnswer {
  * comes: an answer without a length may be an event stream that never ends.
  */
 export function passedThrough(
-  response: ForwardResponse,
+  response: OutboundResponse,
   url: URL,
   extra: Record<string, string>,
 ): ProxyAnswer | Promise<ProxyAnswer> {
@@ -35,7 +35,7 @@ export function passedThrough(
 }
 
 /** The destination's answer read whole as text for a response transform, within its payload limit (else a 502). */
-export async function readForTransform(response: ForwardResponse, url: URL): Promise<string> {
+export async function readForTransform(response: OutboundResponse, url: URL): Promise<string> {
   const tooLarge = `more than ${BODY_LIMIT_LABEL}, over the limit of a proxy with a response transform`;
   if (Number(response.headers['content-length']) > TRANSFORM_PAYLOAD_LIMIT) {
     // Announced too large: refused without reading any of it.

@@ -17,7 +17,7 @@ import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
-import { Forwarder, type ForwarderOptions } from './forwarder.js';
+import type { OutboundGateway } from '../outbound/index.js';
 import { destinationUrl } from './destination.js';
 import { detokenizeBody, growthLimit, TRANSFORM_OUTPUT_LIMIT } from './detokenize-body.js';
 import {
@@ -59,8 +59,8 @@ export interface PipelineDeps {
   tokens: TokenService;
   tier: Tier;
   emit: EmitEvent;
-  /** Time bounds of forwarding (tests shorten them). */
-  forwarder?: ForwarderOptions;
+  /** Where the forward goes out (the emulator's one outbound gateway). */
+  gateway: OutboundGateway;
 }
 
 /**
@@ -71,16 +71,13 @@ export interface PipelineDeps {
  * whatever their status, carry SVC-PROXY-DESTINATION-STATUS.
  */
 export class ProxyPipeline {
-  private readonly forwarder: Forwarder;
   /**
    * The destination of a call with no path suffix and no query, per proxy record: parsed once, as
    * records are replaced on every change. Never changed after (the forwarder only reads it).
    */
   private readonly plainUrls = new WeakMap<ProxyRecord, URL>();
 
-  constructor(private readonly deps: PipelineDeps) {
-    this.forwarder = new Forwarder(deps.forwarder);
-  }
+  constructor(private readonly deps: PipelineDeps) {}
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
     if (call.hop)
@@ -128,14 +125,10 @@ export class ProxyPipeline {
       body = serializeBody(result.body, headers, proxy, 'request');
     }
 
-    const response = await this.forwarder.send({
-      url,
-      method: call.method,
-      headers,
-      body,
-      keepAlive,
-      connection,
-    });
+    const response = await this.deps.gateway.send(
+      { url, method: call.method, headers, body, keepAlive, connection },
+      { tenantId: proxy.tenant_id, kind: 'proxy', id: proxy.id, name: proxy.name, traceId: call.traceId },
+    );
     const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
 
     if (!transforms.response) return passedThrough(response, url, destinationStatus);
@@ -154,10 +147,6 @@ export class ProxyPipeline {
       headers: { ...outHeaders, ...destinationStatus },
       body: outBody === undefined ? undefined : outBody.toString(),
     };
-  }
-
-  close(): Promise<void> {
-    return this.forwarder.close();
   }
 
   private plainUrl(proxy: ProxyRecord): URL {

@@ -24,15 +24,8 @@ import {
   restrictNetwork,
   userPerformance,
 } from './host-hardening.js';
-import {
-  Agent,
-  SandboxRequest,
-  SandboxResponse,
-  type RequestOwner,
-  type WorkOwner,
-  cryptoFacade,
-  httpsFacade,
-} from './facades.js';
+import { type WorkOwner, cryptoFacade } from './facades.js';
+import { Agent, HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse, httpsFacade } from './https-facade.js';
 import { hardenHost } from './harden-host.js';
 import {
   MAX_INBOUND_FRAME_BYTES,
@@ -77,7 +70,7 @@ const versionTimers = new Map<string, TimerOwner>();
 /** The token each call or version runs under, to end its work under it. */
 const tokens = new WeakMap<TimerOwner, object>();
 
-type TimerOwner = RequestOwner;
+type TimerOwner = HttpsOwner;
 
 /**
  * Calls that returned with `crypto` work of theirs still on the thread pool, and when: its callback
@@ -146,10 +139,12 @@ const HOST_GLOBALS = {
   atob,
   btoa,
 };
+// User code's requests go over the channel (made below) to the emulator, which sends them out.
+const httpsLink = new HttpsLink((message) => post(message));
 const MODULES: Record<string, unknown> = {
   buffer: hostRequire('node:buffer'),
   crypto: cryptoFacade(timerOwner),
-  https: httpsFacade(timerOwner),
+  https: httpsFacade(timerOwner, httpsLink),
   querystring: hostRequire('node:querystring'),
   stream: hostRequire('node:stream'),
   url: hostRequire('node:url'),
@@ -226,7 +221,7 @@ function onMessage(message: ToSandbox): void {
       if (invocations.size === 0) idle.judge(idle.report());
       userConsole.loading = message.vid;
       const token = Object.freeze(Object.create(null) as object);
-      const owner: TimerOwner = { finished: false, timers: new Set(), jobs: 0 };
+      const owner: TimerOwner = { finished: false, timers: new Set(), jobs: 0, vid: message.vid };
       versionRecords.set(token, owner);
       tokens.set(owner, token);
       const outcome = context.run(token, () =>
@@ -282,6 +277,8 @@ function onMessage(message: ToSandbox): void {
     case 'rpc-result':
       svcCalls.settle(message);
       return;
+    default:
+      httpsLink.receive(message);
   }
 }
 

@@ -1,4 +1,5 @@
 import { SVC_METHODS, type FromSandbox, type SerializedError } from './protocol.js';
+import { isHttpsMessage } from './outbound-requests.js';
 import { isRecord } from '../../lib/is-record.js';
 
 /**
@@ -37,6 +38,11 @@ export function checkedMessage(message: unknown): FromSandbox {
         );
       case 'probe':
         return isId(m.seq) && isNumber(m.idleCpuMs) && isNumber(m.idleWallMs);
+      case 'https':
+      case 'https-body':
+      case 'https-read':
+      case 'https-abort':
+        return isHttpsMessage(m);
       default:
         return false;
     }

@@ -4,12 +4,33 @@ import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
 import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
-import type { LoadSpec, LogEntry, RuntimeOptions } from './types.js';
+import type {
+  LoadSpec,
+  LogEntry,
+  RuntimeHost,
+  RuntimeOptions,
+  UserAnswer,
+  UserRequest,
+  UserRequestOrigin,
+} from './types.js';
+import type { OutboundOwner } from './outbound-requests.js';
 
 export { UserCodeError } from './user-code-error.js';
 export { JsonText } from './json-text.js';
 export type { Instance } from './instance.js';
-export type { InvokeOptions, InvokeResult, LoadSpec, LogEntry, RuntimeOptions, SvcHandler } from './types.js';
+export type {
+  InvokeOptions,
+  InvokeResult,
+  LoadSpec,
+  LogEntry,
+  RuntimeHost,
+  RuntimeOptions,
+  SendUserRequest,
+  SvcHandler,
+  UserAnswer,
+  UserRequest,
+  UserRequestOrigin,
+} from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
 
 /** A version that changes exactly when the code (or the file name its stack traces show) does. */
@@ -54,6 +75,8 @@ export class Runtime {
   private readonly owner = new Map<SandboxProcess, SandboxGroup>();
   private readonly spares: SandboxProcess[] = [];
   private readonly instances = new Map<string, Instance>();
+  /** Whose code each id is (its requests go out in its name): of the load asked for last. */
+  private readonly origins = new Map<string, Omit<UserRequestOrigin, 'traceId'>>();
   private readonly loading = new Map<string, Promise<Instance>>();
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
@@ -63,7 +86,11 @@ export class Runtime {
   private disposed = false;
   private vidSeq = 0;
 
-  constructor(options: RuntimeOptions = {}) {
+  constructor(
+    options: RuntimeOptions = {},
+    /** What the emulator lends it: where user code's `https` requests go out. */
+    private readonly host: RuntimeHost = {},
+  ) {
     this.options = {
       projectDir: options.projectDir ?? process.cwd(),
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
@@ -136,6 +163,13 @@ export class Runtime {
       this.latest.set(spec.id, Promise.resolve(current));
       return Promise.resolve(current);
     }
+    this.origins.set(spec.id, {
+      tenantId: spec.tenant ?? DEFAULT_TENANT,
+      // A proxy's transforms are grouped under the proxy; a reactor is its own group.
+      kind: spec.group !== undefined && spec.group !== spec.id ? 'transform' : 'reactor',
+      id: spec.id,
+      name: spec.label ?? spec.filename,
+    });
     const key = `${spec.id}\u0000${spec.version}`;
     const inProgress = this.loading.get(key);
     if (inProgress) {
@@ -163,6 +197,8 @@ export class Runtime {
     if (!instance) return;
     if (deleted === undefined) await instance.retire();
     else instance.end(deleted);
+    // Its calls are over; unless loaded again meanwhile, its requests have no origin left.
+    if (!this.instances.has(id) && !this.latest.has(id)) this.origins.delete(id);
     const key = this.groupKey(instance.spec);
     if (
       [...this.instances.values()].some((other) => this.groupKey(other.spec) === key) ||
@@ -318,9 +354,22 @@ export class Runtime {
         if (spare >= 0) this.spares.splice(spare, 1);
         this.released();
       },
+      (request, owner) => this.sendOut(request, owner),
     );
     this.processes.add(process);
     return process;
+  }
+
+  /** A request of user code, sent out in the name of its code (tenant, reactor or transform) and call. */
+  private sendOut(request: UserRequest, owner: OutboundOwner): Promise<UserAnswer> {
+    const origin = this.origins.get(owner.instance);
+    if (!this.host.outbound || !origin) {
+      const why = origin ? 'this runtime has no outbound network' : 'its code was unloaded';
+      return Promise.reject(
+        Object.assign(new Error(`The request was not sent: ${why}.`), { code: 'ERR_SVC_NO_NETWORK' }),
+      );
+    }
+    return this.host.outbound(request, { ...origin, traceId: owner.requestId ?? '' });
   }
 
   private refill(count: number): void {

@@ -77,6 +77,36 @@ export interface RpcReply {
   error?: { status: number; title: string; detail: string };
 }
 
+/**
+ * User code's `https` requests leave from the emulator, never from the sandbox: the sandbox sends
+ * each request over the channel (its head, then its body in pieces) and the emulator streams the
+ * answer back. Both ways a side sends at most a window of bytes the other has not acknowledged (the
+ * emulator holds no more of a request than that, whatever the sandbox or destination does), and a
+ * body, each way, is at most MAX_OUTBOUND_BODY_BYTES.
+ */
+export const MAX_OUTBOUND_BODY_BYTES = MAX_INBOUND_FRAME_BYTES;
+/** The bytes of a body sent and not yet acknowledged, each way. */
+export const OUTBOUND_WINDOW_BYTES = 256 * 1024;
+/** The largest piece of a body one frame carries (as base64). */
+export const OUTBOUND_CHUNK_BYTES = 64 * 1024;
+/** Requests one sandbox process may have under way at once. */
+export const MAX_OUTBOUND_IN_FLIGHT = 256;
+
+/** The answer to a request of user code, from the emulator: its head, its body's pieces, its end or its failure. */
+export type HttpsReply =
+  | {
+      type: 'https-response';
+      id: number;
+      status: number;
+      statusMessage: string;
+      headers: Record<string, string | string[]>;
+    }
+  | { type: 'https-data'; id: number; data: string }
+  | { type: 'https-end'; id: number; trailers: Record<string, string> }
+  | { type: 'https-error'; id: number; code?: string; message: string }
+  /** That many bytes of the request's body were taken in: the sandbox may send as many more. */
+  | { type: 'https-written'; id: number; bytes: number };
+
 export type ToSandbox =
   | InitRequest
   | LoadRequest
@@ -84,7 +114,44 @@ export type ToSandbox =
   | InvokeRequest
   | CancelRequest
   | ProbeRequest
-  | RpcReply;
+  | RpcReply
+  | HttpsReply;
+
+/** The TLS options of a request of user code, as the sandbox read them from its `https.request` options. */
+export type HttpsTls = Partial<Record<(typeof TLS_STRING_OPTIONS)[number], string>> & {
+  rejectUnauthorized?: boolean;
+  family?: 4 | 6;
+};
+export const TLS_STRING_OPTIONS = [
+  'ca',
+  'cert',
+  'key',
+  'passphrase',
+  'ciphers',
+  'servername',
+  'minVersion',
+  'maxVersion',
+] as const;
+
+/** A request of user code, from the sandbox: opened, its body, what of its answer was read, or given up. */
+export type HttpsMessage =
+  | {
+      type: 'https';
+      id: number;
+      /** The call it belongs to, or null: top-level code of `vid`. */
+      call: number | null;
+      vid: string;
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      tls: HttpsTls;
+      /** The body written so far (base64); `end`: it is the whole body. */
+      body: string;
+      end: boolean;
+    }
+  | { type: 'https-body'; id: number; data: string; end: boolean }
+  | { type: 'https-read'; id: number; bytes: number }
+  | { type: 'https-abort'; id: number };
 
 export interface SerializedError {
   /** `user`: thrown by the user's code; `load`: the code does not load; `result`: bad return value. */
@@ -116,7 +183,8 @@ export type FromSandbox =
   | { type: 'log'; id: number | null; vid: string | null; level: LogLevel; text: string }
   | { type: 'rpc'; id: number; invocation: number; method: SvcMethod; params: string }
   /** CPU time used while no call was running, over the wall time since the last call ended or probe. */
-  | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number };
+  | { type: 'probe'; seq: number; idleCpuMs: number; idleWallMs: number }
+  | HttpsMessage;
 
 /** The shortest idle window busyWhileIdle judges. */
 export const MIN_BUSY_WINDOW_MS = 40;

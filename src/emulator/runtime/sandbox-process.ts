@@ -18,27 +18,9 @@ import {
   type InitRequest,
   type ToSandbox,
 } from './protocol.js';
-import type { LogEntry, SandboxLimits, SvcHandler } from './types.js';
-import type { CallLogBudget } from './log-budget.js';
+import type { LogEntry, PendingCall, SandboxLimits, SvcHandler } from './types.js';
 import { ProcessLogs } from './process-logs.js';
-
-interface PendingCall {
-  vid: string;
-  /** Sent to the process while it was held by code that does not yield, at `sentAt`. */
-  queued: boolean;
-  sentAt: number;
-  instance: string;
-  label: string;
-  requestId: string | undefined;
-  svc: SvcHandler | null;
-  logs: LogEntry[];
-  logBudget: CallLogBudget;
-  svcInFlight: number;
-  resolve: (value: unknown) => void;
-  reject: (error: UserCodeError) => void;
-  /** Answered BUSY: this process was still busy with earlier work, and the call goes to another. */
-  busy: () => void;
-}
+import { OutboundRequests, type OutboundOwner, type SendOut } from './outbound-requests.js';
 
 /** What a call is answered when its process turns out to be busy with work left behind: run it elsewhere. */
 export const BUSY = Symbol('busy');
@@ -74,13 +56,17 @@ export class SandboxProcess {
   lastUsed = performance.now();
   /** Memory, liveness, and work left running with no call (process-watch.ts). */
   private readonly watchdog: ProcessWatch;
+  /** User code's `https` requests, sent out from here (outbound-requests.ts). */
+  private readonly outbound: OutboundRequests;
 
   constructor(
     init: Omit<InitRequest, 'type'>,
     private readonly limits: SandboxLimits,
     onLog: (entry: LogEntry) => void,
     private readonly onDeath: (process: SandboxProcess) => void,
+    sendOut: SendOut,
   ) {
+    this.outbound = new OutboundRequests((message) => this.send(message), sendOut);
     this.watchdog = new ProcessWatch({
       pid: () => this.child.pid,
       memoryMb: limits.memoryMb,
@@ -168,6 +154,7 @@ export class SandboxProcess {
   unload(vid: string): void {
     if (!this.versions.has(vid)) return;
     this.versions.forget(vid);
+    this.outbound.endOwned(null, vid);
     this.send({ type: 'unload', vid });
   }
 
@@ -216,6 +203,7 @@ export class SandboxProcess {
       const sentAt = performance.now();
       const timer = setTimeout(() => {
         this.calls.delete(id);
+        this.outbound.endOwned(id);
         reject(
           queued && this.watchdog.lastAnswerAt < sentAt
             ? problems.notRun(
@@ -231,7 +219,9 @@ export class SandboxProcess {
         else this.send({ type: 'cancel', id });
         this.watchdog.pace();
       }, options.timeoutMs);
-      const settle = () => (clearTimeout(timer), this.calls.delete(id), this.watchdog.pace());
+      const settle = () => (
+        clearTimeout(timer), this.calls.delete(id), this.outbound.endOwned(id), this.watchdog.pace()
+      );
       this.calls.set(id, {
         vid,
         queued,
@@ -347,7 +337,17 @@ export class SandboxProcess {
       case 'probe':
         this.watchdog.answered(message.seq, message.idleCpuMs, message.idleWallMs);
         return;
+      default:
+        this.outbound.receive(message, message.type === 'https' ? this.owner(message.call, message.vid) : undefined);
     }
+  }
+
+  /** Whose request it is: the call in flight it names (undefined once over), or a version's top-level code. */
+  private owner(id: number | null, vid: string): OutboundOwner | undefined {
+    const call = id === null ? undefined : this.calls.get(id);
+    if (call) return { instance: call.instance, requestId: call.requestId, call: id, vid: call.vid };
+    const instance = id === null ? this.versions.idOf(vid) : undefined;
+    return instance === undefined ? undefined : { instance, requestId: undefined, call: null, vid };
   }
 
   /**
@@ -381,6 +381,7 @@ export class SandboxProcess {
       load.reject(problems.loadStopped(load.filename, reason));
     }
     this.pendingLoads.clear();
+    this.outbound.endAll();
     for (const call of [...this.calls.values()]) {
       if (this.neverRan(call)) {
         call.reject(problems.notRun(call.label, 'its sandbox process was replaced', call.logs));

@@ -1,4 +1,7 @@
+import type { Readable } from 'node:stream';
+import type { CallLogBudget } from './log-budget.js';
 import type { LogLevel, SvcMethod } from './protocol.js';
+import type { UserCodeError } from './user-code-error.js';
 
 /** One line of user code's console output. */
 export interface LogEntry {
@@ -102,4 +105,75 @@ export interface SandboxLimits {
   strayLogLinesPerSecond: number;
   maxResultBytes: number;
   maxSvcInFlight: number;
+}
+
+/** An `https` request of user code, as the emulator sends it on (the outbound gateway's request). */
+export interface UserRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | Readable | undefined;
+  /** Its TLS options (`ca`, `rejectUnauthorized`...): Node's defaults for the rest. */
+  tls: UserTls;
+  /** Aborted when the request is given up (its call ended, its code was unloaded, its process died). */
+  signal: AbortSignal;
+}
+
+export interface UserTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  passphrase?: string;
+  ciphers?: string;
+  servername?: string;
+  minVersion?: string;
+  maxVersion?: string;
+  rejectUnauthorized?: boolean;
+  family?: 4 | 6;
+}
+
+/** The answer to it: the body streams. */
+export interface UserAnswer {
+  status: number;
+  statusMessage?: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/** Whose request it is: the code (a reactor, a transform) and the call that made it. */
+export interface UserRequestOrigin {
+  tenantId: string;
+  kind: 'reactor' | 'transform';
+  id: string;
+  name: string;
+  /** The call's request id ('' for top-level code's work). */
+  traceId: string;
+}
+
+/** Sends user code's request out of the emulator (createEmulator gives the outbound gateway's send). */
+export type SendUserRequest = (request: UserRequest, origin: UserRequestOrigin) => Promise<UserAnswer>;
+
+/** What the emulator gives the runtime beyond its options: where user code's requests go out. */
+export interface RuntimeHost {
+  /** Without it, user code's `https` requests fail (a runtime with no network). */
+  outbound?: SendUserRequest;
+}
+
+/** A call in flight in a sandbox process, as the emulator holds it. */
+export interface PendingCall {
+  vid: string;
+  /** Sent to the process while it was held by code that does not yield, at `sentAt`. */
+  queued: boolean;
+  sentAt: number;
+  instance: string;
+  label: string;
+  requestId: string | undefined;
+  svc: SvcHandler | null;
+  logs: LogEntry[];
+  logBudget: CallLogBudget;
+  svcInFlight: number;
+  resolve: (value: unknown) => void;
+  reject: (error: UserCodeError) => void;
+  /** Answered BUSY: this process was still busy with earlier work, and the call goes to another. */
+  busy: () => void;
 }

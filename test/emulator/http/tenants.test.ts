@@ -7,6 +7,7 @@ import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../../src/emulator/event-log.js';
 import { EventHub } from '../../../src/emulator/events.js';
 import { Runtime } from '../../../src/emulator/runtime/index.js';
+import { OutboundGateway } from '../../../src/emulator/outbound/index.js';
 import { ProxyPipeline } from '../../../src/emulator/proxy/pipeline.js';
 import { createServices } from '../../../src/emulator/services/index.js';
 import { Store } from '../../../src/emulator/store/store.js';
@@ -84,7 +85,8 @@ describe('tenants', () => {
     const store = await Store.open({ inMemory: true });
     const runtime = new Runtime();
     const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: () => {} });
-    const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: () => {} });
+    const gateway = new OutboundGateway();
+    const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: () => {}, gateway });
     const app = buildServer({ services, pipeline, emit: () => {}, eventLog: new TenantEventLog(new EventHub()) });
     try {
       const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
@@ -95,8 +97,8 @@ describe('tenants', () => {
     } finally {
       await app.close();
       await services.dispose();
-      await pipeline.close();
       await runtime.dispose();
+      await gateway.close();
     }
   });
 

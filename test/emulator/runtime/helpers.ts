@@ -7,14 +7,29 @@ import {
   type InvokeResult,
   type RuntimeOptions,
 } from '../../../src/emulator/runtime/index.js';
+import { OutboundGateway } from '../../../src/emulator/outbound/index.js';
 
 /**
  * The sandbox process runs from dist/: `npm run build` before these tests (and again after src changes).
  */
 
+/**
+ * A Runtime whose user code's requests go out through a gateway of its own (as createEmulator's
+ * do through the emulator's); `gateway` closes it with the runtime.
+ */
+export function withGateway(options: RuntimeOptions = {}, gateway = new OutboundGateway()): Runtime {
+  const rt = new Runtime(options, { outbound: (request, origin) => gateway.send(request, origin) });
+  const dispose = rt.dispose.bind(rt);
+  rt.dispose = async () => {
+    await dispose();
+    await gateway.close();
+  };
+  return rt;
+}
+
 /** A Runtime (its first sandbox process booting now), disposed when the test ends. */
-export function runtime(options: RuntimeOptions = {}): Runtime {
-  const rt = new Runtime(options);
+export function runtime(options: RuntimeOptions = {}, gateway?: OutboundGateway): Runtime {
+  const rt = withGateway(options, gateway);
   rt.prewarm();
   onTestFinished(() => rt.dispose());
   return rt;
@@ -24,7 +39,7 @@ export function runtime(options: RuntimeOptions = {}): Runtime {
 export function sharedRuntime(options: RuntimeOptions = {}): () => Runtime {
   let rt: Runtime | undefined;
   beforeAll(() => {
-    rt = new Runtime(options);
+    rt = withGateway(options);
     rt.prewarm();
   });
   afterAll(async () => {

@@ -1,12 +1,8 @@
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpError } from '../../../src/emulator/errors.js';
-import {
-  BODY_TIMEOUT_MS,
-  Forwarder,
-  HEADERS_TIMEOUT_MS,
-  type ForwardRequest,
-} from '../../../src/emulator/proxy/forwarder.js';
+import { BODY_TIMEOUT_MS, Forwarder, HEADERS_TIMEOUT_MS } from '../../../src/emulator/outbound/forwarder.js';
+import type { OutboundRequest } from '../../../src/emulator/outbound/index.js';
 
 /** A raw TCP destination: `onRequest` decides what bytes (if any) go back, and when. */
 async function destination(onRequest: (socket: net.Socket) => void): Promise<{ url: URL; closed: Promise<void> }> {
@@ -34,7 +30,7 @@ function forwarder(): Forwarder {
   return instance;
 }
 
-const PATHS: [string, Partial<ForwardRequest>][] = [
+const PATHS: [string, Partial<OutboundRequest>][] = [
   ['undici', {}],
   ['node:http (SVC-PROXY-CONNECTION)', { connection: 'keep-alive' }],
 ];

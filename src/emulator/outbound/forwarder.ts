@@ -1,25 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Pool } from 'undici';
 import { PROXY_HOP_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
-
-export interface ForwardRequest {
-  url: URL;
-  method: string;
-  headers: Record<string, string>;
-  body: Buffer | string | undefined;
-  /** SVC-PROXY-KEEP-ALIVE / SVC-PROXY-CONNECTION values for this one call (Enterprise). */
-  keepAlive?: string | undefined;
-  connection?: string | undefined;
-}
-
-export interface ForwardResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Readable;
-}
+import type { OutboundRequest, OutboundResponse } from './types.js';
 
 /** How long a destination may take to send its answer's headers (undici's `headersTimeout`). */
 export const HEADERS_TIMEOUT_MS = 60_000;
@@ -32,14 +17,28 @@ export interface ForwarderOptions {
   bodyTimeoutMs?: number;
 }
 
+/** How one request goes out. */
+export interface SendOptions {
+  /** Marks it as forwarded by a proxy of this emulator (a proxy pointing at /proxy is a loop). Default true. */
+  hop?: boolean;
+  /** Whose keep-alive connections a request with TLS options of its own uses (a tenant's). */
+  pool?: string;
+}
+
+/** Sockets a pool of user code's requests keeps per destination (what a sandbox process's agent had). */
+const USER_MAX_SOCKETS = 32;
+
 /**
- * Sends proxied requests to their destinations over keep-alive undici Pools, one per origin.
+ * Sends requests to their destinations: a proxy's over keep-alive undici Pools, one per origin.
  * undici refuses to set KEEP-ALIVE and CONNECTION itself, so the rare call that must carry them
- * (the Enterprise SVC-PROXY-* headers) goes through node:http instead, within the same time bounds.
- * Neither path switches protocols: a destination answering 101 is a 502.
+ * (the Enterprise SVC-PROXY-* headers) goes through node:http instead, within the same time bounds,
+ * as do user code's requests (their TLS options are Node's `https.request`'s, over a keep-alive
+ * agent per pool) and bodies that stream. No path switches protocols: a destination answering 101
+ * is a 502.
  */
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
+  private readonly agents = new Map<string, https.Agent>();
   /** What a URL's getters give, per URL object: they parse on every read (the pipeline reuses a proxy's URL). */
   private readonly parts = new WeakMap<URL, { origin: string; path: string }>();
   /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
@@ -52,20 +51,27 @@ export class Forwarder {
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   }
 
-  async send(request: ForwardRequest): Promise<ForwardResponse> {
+  async send(request: OutboundRequest, options: SendOptions = {}): Promise<OutboundResponse> {
+    const hop = options.hop ?? true;
     try {
-      if (request.keepAlive !== undefined || request.connection !== undefined)
-        return await this.sendWithNodeHttp(request);
+      if (
+        request.keepAlive !== undefined ||
+        request.connection !== undefined ||
+        request.tls !== undefined ||
+        request.body instanceof Readable
+      )
+        return await this.sendWithNodeHttp(request, hop, options.pool ?? '');
       const { origin, path } = this.partsOf(request.url);
       const pool = this.pools.get(origin) ?? (await this.newPool(origin));
       const response = await pool.request({
         path,
         method: request.method as never,
-        headers: { ...request.headers, [PROXY_HOP_HEADER]: '1' },
+        headers: hop ? { ...request.headers, [PROXY_HOP_HEADER]: '1' } : request.headers,
         body: request.body,
         headersTimeout: this.headersTimeoutMs,
         bodyTimeout: this.bodyTimeoutMs,
         onInfo: refuseSwitching,
+        ...(request.signal && { signal: request.signal }),
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
@@ -76,6 +82,8 @@ export class Forwarder {
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
@@ -96,14 +104,32 @@ export class Forwarder {
     return pool;
   }
 
-  private sendWithNodeHttp(request: ForwardRequest): Promise<ForwardResponse> {
+  /** The keep-alive agent of a pool of user code's requests (its sockets apart per TLS options, as Node's are). */
+  private agentOf(pool: string): https.Agent {
+    let agent = this.agents.get(pool);
+    if (!agent) this.agents.set(pool, (agent = new https.Agent({ keepAlive: true, maxSockets: USER_MAX_SOCKETS })));
+    return agent;
+  }
+
+  private sendWithNodeHttp(request: OutboundRequest, hop: boolean, pool: string): Promise<OutboundResponse> {
     const client = request.url.protocol === 'https:' ? https : http;
-    const headers: Record<string, string> = { ...request.headers, [PROXY_HOP_HEADER]: '1' };
+    const headers: Record<string, string> = hop
+      ? { ...request.headers, [PROXY_HOP_HEADER]: '1' }
+      : { ...request.headers };
     if (request.keepAlive !== undefined) headers['Keep-Alive'] = request.keepAlive;
     if (request.connection !== undefined) headers.Connection = request.connection;
-    if (request.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(request.body));
+    const { body } = request;
+    if (body !== undefined && !(body instanceof Readable) && !hasHeader(headers, 'content-length'))
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    const agent = request.tls !== undefined && client === https ? this.agentOf(pool) : false;
+    const options: https.RequestOptions = {
+      method: request.method,
+      headers,
+      agent,
+      ...(request.tls as https.RequestOptions),
+    };
     return new Promise((resolve, reject) => {
-      const outgoing = client.request(request.url, { method: request.method, headers, agent: false }, (incoming) => {
+      const outgoing = client.request(request.url, options, (incoming) => {
         clearTimeout(headersTimer);
         // Node hands a 101 without Upgrade headers over as a final answer: it is none.
         if ((incoming.statusCode ?? 0) < 200) {
@@ -115,7 +141,12 @@ export class Forwarder {
         incoming.setTimeout(this.bodyTimeoutMs, () =>
           incoming.destroy(Object.assign(new Error('the answer stalled'), { code: 'ETIMEDOUT' })),
         );
-        resolve({ status: incoming.statusCode ?? 502, headers: incoming.headers, body: incoming });
+        resolve({
+          status: incoming.statusCode ?? 502,
+          statusMessage: incoming.statusMessage,
+          headers: incoming.headers,
+          body: incoming,
+        });
       });
       // One timer for everything before the headers (connecting included), however slowly they trickle in.
       const headersTimer = setTimeout(
@@ -129,11 +160,22 @@ export class Forwarder {
       });
       outgoing.on('error', (error) => {
         clearTimeout(headersTimer);
+        if (body instanceof Readable) body.destroy();
         reject(error);
       });
-      outgoing.end(request.body);
+      // Given up: the connection goes (the answer with it, if it came).
+      request.signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });
+      if (!(body instanceof Readable)) outgoing.end(body);
+      else {
+        body.on('error', (error) => outgoing.destroy(error));
+        body.pipe(outgoing);
+      }
     });
   }
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
 }
 
 /** A 101 that undici would have waited past. */
@@ -160,6 +202,7 @@ function unreachable(url: URL, error: NodeJS.ErrnoException, headersTimeoutMs: n
   if (error.code === 'UND_ERR_HEADERS_TIMEOUT') {
     return new HttpError(502, `The destination ${url.origin} did not answer within ${headersTimeoutMs / 1000} s.`, {
       title: 'Destination unreachable',
+      cause: error,
     });
   }
   // Ours for a bare 101; undici's words for a 101 with Upgrade headers to a request that asked for none.
@@ -172,5 +215,6 @@ function unreachable(url: URL, error: NodeJS.ErrnoException, headersTimeoutMs: n
         : (error.code ?? error.message);
   return new HttpError(502, `The destination ${url.origin} could not be reached: ${reason}.`, {
     title: 'Destination unreachable',
+    cause: error,
   });
 }

@@ -1,0 +1,70 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The TLS options of a request of user code, as its `https.request` gave them: Node's defaults for
+ * everything left out (the system's CAs, verification on).
+ */
+export interface OutboundTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  passphrase?: string;
+  ciphers?: string;
+  servername?: string;
+  minVersion?: string;
+  maxVersion?: string;
+  rejectUnauthorized?: boolean;
+  family?: 4 | 6;
+}
+
+/** One request leaving the emulator for a destination: a proxy's forward, or an `https` request of user code. */
+export interface OutboundRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  /** Whole, or (user code writing its body over time) a stream of it. */
+  body: Buffer | string | Readable | undefined;
+  /** SVC-PROXY-KEEP-ALIVE / SVC-PROXY-CONNECTION values for this one call (Enterprise). */
+  keepAlive?: string | undefined;
+  connection?: string | undefined;
+  /** User code's requests carry theirs: they go out as Node's `https.request` would send them. */
+  tls?: OutboundTls | undefined;
+  /** Gives the request up (user code's call ended, its code was deleted). */
+  signal?: AbortSignal | undefined;
+}
+
+/** The destination's answer (or an interceptor's in its place): the body streams. */
+export interface OutboundResponse {
+  status: number;
+  /** The reason phrase, when the destination sent one. */
+  statusMessage?: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/** Who sends a request: a proxy's call, or the code of a reactor or a transform (and which call). */
+export interface OutboundOrigin {
+  tenantId: string;
+  kind: 'proxy' | 'reactor' | 'transform';
+  /** The proxy's, reactor's or transform's id. */
+  id: string;
+  /** How events and problems name it ("reactor charge", the proxy's name). */
+  name: string;
+  /** The trace id of the call the request belongs to ('' for work of no call: top-level code). */
+  traceId: string;
+}
+
+/** The rest of the chain after an interceptor: the next one, and at its end the network. */
+export type OutboundNext = (request: OutboundRequest) => Promise<OutboundResponse>;
+
+/**
+ * A hook on every outbound exchange. It may answer in the network's place (a mock: never calling
+ * `next`), refuse (throw an HttpError: the proxy answers it as its own error, user code's request
+ * fails with its detail), change the request, or observe the request and the answer (calling
+ * `next` and looking at what comes back; an answer's body is a stream it must pass on, not consume).
+ */
+export type OutboundInterceptor = (
+  request: OutboundRequest,
+  origin: OutboundOrigin,
+  next: OutboundNext,
+) => Promise<OutboundResponse>;
