@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
 import type { ApiClient, KeyKind } from '../client/index.js';
-import { resolveTarget, type GlobalFlags, type Target } from './target.js';
-import { UserError } from './errors.js';
-import { readKeyFlags } from './key-flags.js';
-import type { IO } from './io.js';
-import type { Output } from './output.js';
+import { resolveTarget, type GlobalFlags, type Target } from './target/resolve.js';
+import { UserError } from './io/errors.js';
+import { readKeyFlags } from './target/key-flags.js';
+import type { IO } from './io/process.js';
+import type { Output } from './io/output.js';
 
 export interface GlobalOptions extends GlobalFlags {
   json: boolean;

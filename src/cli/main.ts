@@ -1,15 +1,15 @@
 import { getEventListeners } from 'node:events';
 import { commandsFor, type Entry } from './commands/index.js';
 import { createContext, type Context, type GlobalOptions } from './context.js';
-import { explainKeyError } from './key-errors.js';
-import { withFlagNames } from './field-flags.js';
-import type { GlobalFlags } from './target.js';
-import type { IO } from './io.js';
-import { Output } from './output.js';
+import { explainKeyError } from './target/key-errors.js';
+import { withFlagNames } from './io/field-flags.js';
+import type { GlobalFlags } from './target/resolve.js';
+import type { IO } from './io/process.js';
+import { Output } from './io/output.js';
 import { Command, CommanderError, register, type RegisteredCommand, type RunHandler } from './registry.js';
-import { reportError } from './report.js';
+import { reportError } from './io/report.js';
 import { packageVersion } from '../lib/package-version.js';
-import { asCliError } from './resource-errors.js';
+import { asCliError } from './io/resource-errors.js';
 
 /** Commander's error codes that mean "the command line was wrong": exit 2. */
 const USAGE_CODES = new Set([

@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UserError } from './errors.js';
+import { UserError } from './io/errors.js';
 
 /** What `svc init` can scaffold, in the order it offers them (the first is the default). */
 export const TEMPLATES = ['reactor', 'proxy', 'full'] as const;

@@ -1,4 +1,4 @@
-import { resolveTarget } from '../../src/cli/target.js';
+import { resolveTarget } from '../../src/cli/target/resolve.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { PROBLEM_TYPES } from '../../src/api/problem.js';
-import { sentReactor, sentTransform, withCodePaths } from '../../src/cli/code-paths.js';
+import { PROBLEM_TYPES, type ProblemLocation } from '../../src/api/problem.js';
+import { sentReactor, sentTransform, withCodePaths } from '../../src/cli/io/code-paths.js';
 import { ApiError } from '../../src/client/errors.js';
 
-const loadProblem = (detail: string, location?: object) =>
+const loadProblem = (detail: string, location?: ProblemLocation) =>
   new ApiError(422, {
     type: PROBLEM_TYPES.userCode,
     title: 'Code does not load',

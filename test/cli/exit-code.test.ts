@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { UserError } from '../../src/cli/errors.js';
+import { UserError } from '../../src/cli/io/errors.js';
 import { defineCommand } from '../../src/cli/registry.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type ServerResponse } from 'node:
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { streamEvents } from '../../src/cli/commands/logs.js';
-import { UserError } from '../../src/cli/errors.js';
+import { UserError } from '../../src/cli/io/errors.js';
 import { ApiClient } from '../../src/client/index.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { createTenant, startEmulator, type TestEmulator } from '../helpers/emulator.js';

@@ -1,8 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { profilesFilePath } from '../../src/cli/profiles-file.js';
-import { resolveTarget } from '../../src/cli/target.js';
+import { profilesFilePath } from '../../src/cli/target/profiles-file.js';
+import { resolveTarget } from '../../src/cli/target/resolve.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';

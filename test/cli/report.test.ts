@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_TYPES, type Problem } from '../../src/api/problem.js';
-import type { IO } from '../../src/cli/io.js';
-import { reportError } from '../../src/cli/report.js';
+import type { IO } from '../../src/cli/io/process.js';
+import { reportError } from '../../src/cli/io/report.js';
 import { ApiError } from '../../src/client/errors.js';
 
 function report(error: unknown): { code: number; stderr: string } {

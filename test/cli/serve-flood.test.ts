@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { IO } from '../../src/cli/io.js';
-import { createServeLog } from '../../src/cli/serve-log.js';
-import { createServeRelay } from '../../src/cli/serve-relay.js';
+import type { IO } from '../../src/cli/io/process.js';
+import { createServeLog } from '../../src/cli/serve/log.js';
+import { createServeRelay } from '../../src/cli/serve/relay.js';
 import type { EmulatorEvent } from '../../src/emulator/index.js';
 import { renderServeDashboard } from '../../src/ui/render-serve-dashboard.js';
 import { startEmulator } from '../helpers/emulator.js';

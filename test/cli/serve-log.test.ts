@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, test, vi } from 'vitest';
-import type { IO } from '../../src/cli/io.js';
-import { createServeLog, type LogFormat } from '../../src/cli/serve-log.js';
+import type { IO } from '../../src/cli/io/process.js';
+import { createServeLog, type LogFormat } from '../../src/cli/serve/log.js';
 import type { EmulatorEvent, EmulatorReady } from '../../src/emulator/index.js';
 import { LINES_PER_WINDOW } from '../../src/ui/log-gate.js';
 import { eventually } from '../helpers/wait.js';

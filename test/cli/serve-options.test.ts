@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
 import { parseDuration } from '../../src/cli/commands/serve.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/cli/io/errors.js';
 import { runSvc } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,7 +1,7 @@
 import { render } from 'ink-testing-library';
 import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
-import type { IO } from '../../src/cli/io.js';
-import { createServeLog } from '../../src/cli/serve-log.js';
+import type { IO } from '../../src/cli/io/process.js';
+import { createServeLog } from '../../src/cli/serve/log.js';
 import type { EmulatorEvent } from '../../src/emulator/index.js';
 import { LiveServeDashboard } from '../../src/ui/live-serve-dashboard.js';
 import { createServeFeed } from '../../src/ui/serve-feed.js';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest';
-import { plainTable } from '../../src/cli/output.js';
+import { plainTable } from '../../src/cli/io/output.js';
 import { fitColumns } from '../../src/ui/fit-columns.js';
 import { renderFields, renderTable } from '../../src/ui/render-table.js';
 import { runSvc } from '../helpers/cli.js';

@@ -1,4 +1,4 @@
-import type { ApplyFlags } from '../apply-run.js';
+import type { ApplyFlags } from '../apply-command.js';
 import { defineCommand } from '../registry.js';
 
 export const apply = defineCommand({
@@ -32,7 +32,7 @@ export const apply = defineCommand({
   ],
   async handler({ args, options }, ctx) {
     const flags: ApplyFlags = options;
-    const { runApply } = await import('../apply-run.js');
-    return runApply(args.plan, flags, ctx);
+    const { applyCommand } = await import('../apply-command.js');
+    return applyCommand(args.plan, flags, ctx);
   },
 });

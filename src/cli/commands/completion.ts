@@ -1,5 +1,5 @@
 import { SHELLS, completionScript, type Shell } from '../completion.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../io/errors.js';
 import { defineCommand } from '../registry.js';
 
 export const completion = defineCommand({

@@ -1,4 +1,4 @@
-import { readJsonInput } from '../input.js';
+import { readJsonInput } from '../io/input.js';
 import { defineCommand } from '../registry.js';
 import { showJson } from './tokens/shared.js';
 

@@ -1,7 +1,7 @@
 import type { ApiClient } from '../../client/index.js';
 import { NameLookupDeniedError, PLURAL, type ResourceNoun } from '../../resources/errors.js';
 import { findByName, listerOf } from '../../resources/lookup.js';
-import { UserError } from '../errors.js';
+import { UserError } from '../io/errors.js';
 
 /** `--allow-duplicate`, as create commands of named resources take it. */
 export const allowDuplicateOption = {

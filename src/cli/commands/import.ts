@@ -1,4 +1,4 @@
-import { UserError } from '../errors.js';
+import { UserError } from '../io/errors.js';
 import { defineCommand } from '../registry.js';
 
 export const importCommand = defineCommand({

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { UsageError } from '../errors.js';
-import type { IO } from '../io.js';
+import { UsageError } from '../io/errors.js';
+import type { IO } from '../io/process.js';
 import { defineCommand } from '../registry.js';
 import {
   checkProjectName,

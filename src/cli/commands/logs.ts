@@ -5,8 +5,8 @@ import type { ApiClient } from '../../client/index.js';
 import { NameLookupError } from '../../resources/errors.js';
 import { resolveProxyId, resolveReactorId } from '../../resources/lookup.js';
 import { formatEvent, plainLine } from '../../ui/format-event.js';
-import { UsageError, UserError } from '../errors.js';
-import type { IO } from '../io.js';
+import { UsageError, UserError } from '../io/errors.js';
+import type { IO } from '../io/process.js';
 import { defineCommand } from '../registry.js';
 
 export const logs = defineCommand({

@@ -1,8 +1,8 @@
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../api/limits.js';
 import { listQuerySchema } from '../../api/schemas.js';
 import type { Pagination } from '../../api/types.js';
-import { intOption } from '../input.js';
-import type { Output } from '../output.js';
+import { intOption } from '../io/input.js';
+import type { Output } from '../io/output.js';
 
 const { page: PAGE, size: SIZE } = listQuerySchema.properties;
 

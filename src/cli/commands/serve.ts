@@ -2,15 +2,15 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_DATA_PATH, DEFAULT_HOST, DEFAULT_PORT } from '../../api/defaults.js';
 import { DEFAULT_TIER, TIERS } from '../../api/tiers.js';
-import { UsageError, UserError } from '../errors.js';
+import { UsageError, UserError } from '../io/errors.js';
 import { defineCommand } from '../registry.js';
 import type { EmulatorEvent, EmulatorEventInit } from '../../api/events.js';
 import type { EmulatorReady } from '../../emulator/index.js';
-import type { IO } from '../io.js';
-import type { ServeConfig } from '../serve-config.js';
-import { createServeRelay } from '../serve-relay.js';
+import type { IO } from '../io/process.js';
+import type { ServeConfig } from '../serve/config.js';
+import { createServeRelay } from '../serve/relay.js';
 import type { ServeResource } from '../../ui/serve-types.js';
-import type { LogFormat } from '../serve-log.js';
+import type { LogFormat } from '../serve/log.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -85,7 +85,7 @@ export const serve = defineCommand({
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
     const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([
       import('../../emulator/index.js'),
-      import('../serve-log.js'),
+      import('../serve/log.js'),
     ]);
     // An expected failure (a port in use, a damaged store) is for the user as it is, in the CLI's terms.
     const userError = (error: unknown) =>
@@ -131,7 +131,7 @@ export const serve = defineCommand({
     }
     const watch = { watch: options.watch !== false, allowOutsideProject: options.allowOutsideProject ?? false };
     if (relay) {
-      const { serveWithDashboard } = await import('../serve-dashboard.js');
+      const { serveWithDashboard } = await import('../serve/dashboard.js');
       const dispose = () =>
         emulator.dispose().catch((error: unknown) => {
           throw userError(error);
@@ -168,8 +168,8 @@ async function startConfig(
   onResources?: (resources: ServeResource[]) => void,
 ): Promise<ServeConfig | undefined> {
   const [{ startServeConfig }, { readCredentials }] = await Promise.all([
-    import('../serve-config.js'),
-    import('../credentials-file.js'),
+    import('../serve/config.js'),
+    import('../target/credentials-file.js'),
   ]);
   const saved =
     started.credentialsFile === undefined

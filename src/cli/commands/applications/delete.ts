@@ -1,4 +1,4 @@
-import { DECLINED, confirm, mustAsk, yesOption } from '../../confirm.js';
+import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { resolveApplicationId } from '../../../resources/lookup.js';
 import { applicationArg } from './shared.js';

@@ -4,9 +4,9 @@
  */
 import type { KeyKind } from '../../../client/index.js';
 import { ApiError } from '../../../client/errors.js';
-import { updateCredentials } from '../../credentials-file.js';
-import { describeKey, maskKey, sourceName, type ResolvedKey } from '../../key-source.js';
-import type { Target } from '../../target.js';
+import { updateCredentials } from '../../target/credentials-file.js';
+import { describeKey, maskKey, sourceName, type ResolvedKey } from '../../target/key-source.js';
+import type { Target } from '../../target/resolve.js';
 
 /** A key held, what the CLI uses it for, and whose it is: an Application id, or unknown, or invalid. */
 export interface HeldKey {

@@ -1,5 +1,5 @@
 import { isUuid } from '../../../api/patterns.js';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../io/errors.js';
 import { summarizePermissions } from './shared.js';
 import { defineCommand } from '../../registry.js';
 import { notePages, pageQuery, pagingOptions, emptyPage } from '../paging.js';

@@ -3,9 +3,9 @@ import type { AccessRule, Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
 import { resolveApplicationId } from '../../../resources/lookup.js';
 import { parseRules } from '../../../resources/applications.js';
-import { readInput } from '../../input.js';
-import type { IO } from '../../io.js';
-import type { Output } from '../../output.js';
+import { readInput } from '../../io/input.js';
+import type { IO } from '../../io/process.js';
+import type { Output } from '../../io/output.js';
 
 export const applicationArg = { name: 'application', description: 'Application id or exact name' } as const;
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { updateApplicationBody } from '../../../resources/applications.js';
 import { resolveApplicationId } from '../../../resources/lookup.js';

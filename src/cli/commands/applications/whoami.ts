@@ -1,5 +1,5 @@
 import { ApiError } from '../../../client/errors.js';
-import { describeKey, describeKeyShort, keyJson } from '../../key-source.js';
+import { describeKey, describeKeyShort, keyJson } from '../../target/key-source.js';
 import { defineCommand } from '../../registry.js';
 import { showApplication } from './shared.js';
 

@@ -1,8 +1,8 @@
 import { JSON_CONTENT_TYPE, PROXY_DESTINATION_STATUS_HEADER, PROXY_KEY_HEADER } from '../../../api/headers.js';
 import { problemFromAnswer } from '../../../api/problem.js';
 import { ApiError } from '../../../client/errors.js';
-import { UsageError, UserError } from '../../errors.js';
-import { readInput } from '../../input.js';
+import { UsageError, UserError } from '../../io/errors.js';
+import { readInput } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 import { safeLines } from '../../../lib/terminal-text.js';

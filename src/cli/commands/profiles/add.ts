@@ -1,7 +1,7 @@
-import { PROFILE_NAME, type Profile } from '../../profiles-file.js';
-import { askHidden, canPrompt } from '../../prompt.js';
-import { checkBaseUrl } from '../../target.js';
-import { UsageError } from '../../errors.js';
+import { PROFILE_NAME, type Profile } from '../../target/profiles-file.js';
+import { askHidden, canPrompt } from '../../io/prompt.js';
+import { checkBaseUrl } from '../../target/resolve.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { editProfiles, profileArg } from './shared.js';
 

@@ -1,5 +1,5 @@
-import { maskKey } from '../../key-source.js';
-import { profilesFilePath, readProfilesFile } from '../../profiles-file.js';
+import { maskKey } from '../../target/key-source.js';
+import { profilesFilePath, readProfilesFile } from '../../target/profiles-file.js';
 import { defineCommand } from '../../registry.js';
 
 export const list = defineCommand({

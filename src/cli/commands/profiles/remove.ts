@@ -1,5 +1,5 @@
-import { DECLINED, confirm, mustAsk, yesOption } from '../../confirm.js';
-import { profilesFilePath, readProfilesFile } from '../../profiles-file.js';
+import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
+import { profilesFilePath, readProfilesFile } from '../../target/profiles-file.js';
 import { defineCommand } from '../../registry.js';
 import { editProfiles, profileArg, requireProfile } from './shared.js';
 

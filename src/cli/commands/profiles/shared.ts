@@ -1,5 +1,10 @@
-import { profilesFilePath, readProfilesFile, writeProfilesFile, type ProfilesFile } from '../../profiles-file.js';
-import { UserError } from '../../errors.js';
+import {
+  profilesFilePath,
+  readProfilesFile,
+  writeProfilesFile,
+  type ProfilesFile,
+} from '../../target/profiles-file.js';
+import { UserError } from '../../io/errors.js';
 import type { Context } from '../../context.js';
 
 export const profileArg = { name: 'name', description: 'profile name' } as const;

@@ -1,12 +1,12 @@
 import { readConfiguration } from '../../../resources/files.js';
 import { createProxyBody } from '../../../resources/proxies.js';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
-import { urlOption } from '../../input.js';
+import { urlOption } from '../../io/input.js';
 import { applicationFlag } from '../applications/shared.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
 import { proxyOptions, showProxy, transformCode, sentTransforms } from './shared.js';
-import { withCodePaths } from '../../code-paths.js';
+import { withCodePaths } from '../../io/code-paths.js';
 
 export const create = defineCommand({
   name: 'create',

@@ -2,11 +2,11 @@ import { configurationPatch } from '../../../resources/configuration.js';
 import { readConfiguration } from '../../../resources/files.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 import { patchProxyBody } from '../../../resources/proxies.js';
-import { UsageError } from '../../errors.js';
-import { urlOption } from '../../input.js';
+import { UsageError } from '../../io/errors.js';
+import { urlOption } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { withCodePaths } from '../../code-paths.js';
+import { withCodePaths } from '../../io/code-paths.js';
 import { noTransforms, proxyArg, proxyOptions, sentTransforms, transformCode } from './shared.js';
 
 export const patch = defineCommand({

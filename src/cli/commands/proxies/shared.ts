@@ -1,9 +1,9 @@
 import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Proxy } from '../../../api/types.js';
 import { readCodeFile } from '../../../resources/files.js';
-import { sentTransform, type SentCode } from '../../code-paths.js';
-import type { IO } from '../../io.js';
-import type { Output } from '../../output.js';
+import { sentTransform, type SentCode } from '../../io/code-paths.js';
+import type { IO } from '../../io/process.js';
+import type { Output } from '../../io/output.js';
 
 export const proxyArg = { name: 'proxy', description: 'proxy id or exact name' } as const;
 

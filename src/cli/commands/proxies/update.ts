@@ -1,10 +1,10 @@
 import { readConfiguration } from '../../../resources/files.js';
 import { resolveProxyId } from '../../../resources/lookup.js';
 import { updateProxyBody } from '../../../resources/proxies.js';
-import { urlOption } from '../../input.js';
+import { urlOption } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
-import { withCodePaths } from '../../code-paths.js';
+import { withCodePaths } from '../../io/code-paths.js';
 import { noTransforms, proxyArg, proxyOptions, sentTransforms, showProxy, transformCode } from './shared.js';
 
 export const update = defineCommand({

@@ -1,7 +1,7 @@
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { createReactorBody } from '../../../resources/reactors.js';
-import { sentReactor, withCodePaths } from '../../code-paths.js';
-import { UsageError } from '../../errors.js';
+import { sentReactor, withCodePaths } from '../../io/code-paths.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';

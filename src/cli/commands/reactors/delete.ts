@@ -1,6 +1,6 @@
 import { isUuid } from '../../../api/patterns.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
-import { DECLINED, confirm, mustAsk, yesOption } from '../../confirm.js';
+import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { reactorArg } from './shared.js';
 

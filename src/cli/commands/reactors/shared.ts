@@ -1,6 +1,6 @@
 import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Reactor } from '../../../api/types.js';
-import type { Output } from '../../output.js';
+import type { Output } from '../../io/output.js';
 
 export const reactorArg = { name: 'reactor', description: 'reactor id or exact name' } as const;
 

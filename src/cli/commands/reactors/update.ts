@@ -1,8 +1,8 @@
 import { readCodeFile, readConfiguration } from '../../../resources/files.js';
 import { resolveReactorId } from '../../../resources/lookup.js';
 import { updateReactorBody } from '../../../resources/reactors.js';
-import { sentReactor, withCodePaths } from '../../code-paths.js';
-import { UsageError } from '../../errors.js';
+import { sentReactor, withCodePaths } from '../../io/code-paths.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { reactorArg, reactorOptions, showReactor } from './shared.js';

@@ -1,7 +1,7 @@
 import { TOKEN_TYPES } from '../../../api/types.js';
 import { parsePairs } from '../../../resources/configuration.js';
-import { dateTimeOption, parseJson, readInput } from '../../input.js';
-import { UsageError } from '../../errors.js';
+import { dateTimeOption, parseJson, readInput } from '../../io/input.js';
+import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { showToken, transactionOption } from './shared.js';
 

@@ -1,5 +1,5 @@
 import type { Token } from '../../../api/types.js';
-import type { Output } from '../../output.js';
+import type { Output } from '../../io/output.js';
 
 export const transactionOption = {
   flags: '--transaction <id>',

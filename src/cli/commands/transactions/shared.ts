@@ -1,5 +1,5 @@
 import type { Transaction } from '../../../api/types.js';
-import type { Output } from '../../output.js';
+import type { Output } from '../../io/output.js';
 
 export const transactionArg = { name: 'id', description: 'transaction id' } as const;
 

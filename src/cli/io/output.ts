@@ -1,5 +1,5 @@
-import { safeLines, safeText } from '../lib/terminal-text.js';
-import type { IO } from './io.js';
+import { safeLines, safeText } from '../../lib/terminal-text.js';
+import type { IO } from './process.js';
 import { Spinner } from './spinner.js';
 
 export interface Column<T> {
@@ -77,7 +77,7 @@ export class Output {
     const cells = rows.map((row) => columns.map((column) => safeText(column.value(row))));
     const headers = columns.map((column) => column.header);
     if (this.fancy) {
-      const { renderTable } = await import('../ui/render-table.js');
+      const { renderTable } = await import('../../ui/render-table.js');
       this.io.stdout.write(`${renderTable(headers, cells, this.io.stdout.columns)}\n`);
     } else {
       this.io.stdout.write(plainTable(headers, cells));
@@ -90,7 +90,7 @@ export class Output {
     // A value may be lines on purpose (rules): each is made safe, and shown indented under the value.
     const pairs = given.map(([label, value]): [string, string] => [safeText(label), safeLines(value)]);
     if (this.fancy) {
-      const { renderFields } = await import('../ui/render-table.js');
+      const { renderFields } = await import('../../ui/render-table.js');
       this.io.stdout.write(`${renderFields(pairs, this.io.stdout.columns)}\n`);
     } else {
       const width = Math.max(...pairs.map(([label]) => label.length));

@@ -1,5 +1,5 @@
 /** Where a key the CLI uses came from, so that messages can say it without showing the key. */
-import type { KeyKind } from '../client/index.js';
+import type { KeyKind } from '../../client/index.js';
 
 export type KeySource =
   | { from: 'flag'; flag: '--management-key' | '--api-key'; stdin: boolean }

@@ -1,6 +1,6 @@
 /** The question a destructive command asks, and the `--yes` that answers it ahead. */
-import type { Context } from './context.js';
-import { safeLines } from '../lib/terminal-text.js';
+import type { Context } from '../context.js';
+import { safeLines } from '../../lib/terminal-text.js';
 import { UsageError } from './errors.js';
 import { askYesNo, canPrompt } from './prompt.js';
 

@@ -1,5 +1,5 @@
-import type { EmulatorEvent } from '../api/events.js';
-import type { ServeEventSource } from '../ui/serve-types.js';
+import type { EmulatorEvent } from '../../api/events.js';
+import type { ServeEventSource } from '../../ui/serve-types.js';
 
 export interface ServeRelay extends ServeEventSource {
   publish(event: EmulatorEvent): void;

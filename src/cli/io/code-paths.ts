@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ApiError } from '../client/errors.js';
+import { ApiError } from '../../client/errors.js';
 
 /**
  * A code file a command sent, and how to tell it in the server's words: the server names code after

@@ -2,9 +2,9 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DurableJsonFile } from '../lib/durable-file.js';
-import { UserError } from './errors.js';
-import { isRecord } from '../lib/is-record.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
+import { UserError } from '../io/errors.js';
+import { isRecord } from '../../lib/is-record.js';
 
 export interface Profile {
   base_url?: string;

@@ -2,9 +2,9 @@
  * Questions on the terminal (stderr), answered on stdin. Never without a TTY on both: a script gets a
  * usage error naming the flag instead (DESIGN.md section 5), never a prompt it cannot answer.
  */
-import { safeLines } from '../lib/terminal-text.js';
+import { safeLines } from '../../lib/terminal-text.js';
 import { UserError } from './errors.js';
-import type { IO } from './io.js';
+import type { IO } from './process.js';
 
 /** Ctrl-C while a question waits in raw mode (no SIGINT then): exit 130, as the signal would. */
 class InterruptedError extends UserError {

@@ -1,4 +1,4 @@
-import { InvalidInputError, NameLookupError, PLURAL, UnreadableFileError } from '../resources/errors.js';
+import { InvalidInputError, NameLookupError, PLURAL, UnreadableFileError } from '../../resources/errors.js';
 import { UsageError, UserError } from './errors.js';
 
 /**

@@ -15,10 +15,10 @@ import {
   type ChangeOutcome,
   type Desired,
   type WatchEvent,
-} from '../apply/index.js';
-import { ApiClient } from '../client/index.js';
-import type { EmulatorEventInit } from '../api/events.js';
-import type { ServeResource } from '../ui/serve-types.js';
+} from '../../apply/index.js';
+import { ApiClient } from '../../client/index.js';
+import type { EmulatorEventInit } from '../../api/events.js';
+import type { ServeResource } from '../../ui/serve-types.js';
 
 export interface ServeConfigOptions {
   /** svc.yaml, relative to `cwd`. */

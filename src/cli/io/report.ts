@@ -1,8 +1,8 @@
-import { PROBLEM_TYPES } from '../api/problem.js';
-import { ApiError, ConnectionError, UnexpectedResponseError } from '../client/errors.js';
-import { safeLines } from '../lib/terminal-text.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import { ApiError, ConnectionError, UnexpectedResponseError } from '../../client/errors.js';
+import { safeLines } from '../../lib/terminal-text.js';
 import { UsageError, UserError } from './errors.js';
-import type { IO } from './io.js';
+import type { IO } from './process.js';
 
 /**
  * The one top-level error handler: one line on stderr (a JSON document with --json), the exit

@@ -1,7 +1,7 @@
 /** Where a command sends its requests, and with which keys: from flags, env, a profile or the local emulator. */
-import { DEFAULT_BASE_URL } from '../api/defaults.js';
+import { DEFAULT_BASE_URL } from '../../api/defaults.js';
 import { findCredentials, readCredentials } from './credentials-file.js';
-import { UserError } from './errors.js';
+import { UserError } from '../io/errors.js';
 import type { KeySource, ResolvedKey } from './key-source.js';
 import { profilesFilePath, readProfilesFile, type Profile } from './profiles-file.js';
 

@@ -2,8 +2,8 @@
  * A server's field errors in the words of the command line that caused them: a user who typed
  * `--name` reads `--name: …`, not the API's `name`, and `rules[0].priority` reads `--rule (rules[0].priority)`.
  */
-import { ApiError } from '../client/errors.js';
-import type { OptionSpec } from './option-types.js';
+import { ApiError } from '../../client/errors.js';
+import type { OptionSpec } from '../option-types.js';
 
 /** `error` with the field names of its problem turned into the command's flags, where one matches. */
 export function withFlagNames(error: unknown, options: readonly OptionSpec[] | undefined): unknown {

@@ -1,9 +1,9 @@
 /** `--management-key -` and `--api-key -`: keys that stay out of argv and shell history. */
-import { UsageError } from './errors.js';
-import { readKeyFromStdin } from './input.js';
-import type { IO } from './io.js';
-import { askHidden, canPrompt } from './prompt.js';
-import type { GlobalFlags } from './target.js';
+import { UsageError } from '../io/errors.js';
+import { readKeyFromStdin } from '../io/input.js';
+import type { IO } from '../io/process.js';
+import { askHidden, canPrompt } from '../io/prompt.js';
+import type { GlobalFlags } from './resolve.js';
 
 const FLAGS = { managementKey: '--management-key', apiKey: '--api-key' } as const;
 const LABELS = { managementKey: 'Management key', apiKey: 'API key' } as const;

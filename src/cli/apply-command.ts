@@ -15,8 +15,8 @@ import {
 import type { OutcomeView } from '../api/plan.js';
 import { formatApplied, formatOutcome, formatPlan } from '../ui/render-plan.js';
 import type { Context } from './context.js';
-import { UsageError, UserError } from './errors.js';
-import { askWord, canPrompt } from './prompt.js';
+import { UsageError, UserError } from './io/errors.js';
+import { askWord, canPrompt } from './io/prompt.js';
 
 /** The flags as the handler gets them (typed from the specs below). */
 export interface ApplyFlags {
@@ -36,7 +36,7 @@ export interface ApplyFlags {
  * `svc apply`'s work, loaded when the command runs: the apply engine brings yaml, ajv, acorn and diff,
  * which no other command needs at start.
  */
-export async function runApply(plan: string | undefined, flags: ApplyFlags, ctx: Context): Promise<number> {
+export async function applyCommand(plan: string | undefined, flags: ApplyFlags, ctx: Context): Promise<number> {
   const { io, output } = ctx;
   checkFlags(flags, plan, output.json);
   const client = await ctx.client();

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { UnreadableFileError } from '../resources/errors.js';
-import { readRegularFile } from '../resources/files.js';
+import { UnreadableFileError } from '../../resources/errors.js';
+import { readRegularFile } from '../../resources/files.js';
 import { UsageError, UserError } from './errors.js';
-import type { IO } from './io.js';
+import type { IO } from './process.js';
 
 /** A whole-number flag value, or a usage error naming the flag (and the range, when it has one). */
 export function intOption(

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { EmulatorError, EmulatorEvent, EmulatorReady, TenantKeys } from '../emulator/index.js';
-import { safeText } from '../lib/terminal-text.js';
-import { formatEvent, formatNote, paintTone, plainLine, type Tone } from '../ui/format-event.js';
-import { createLogGate, droppedText } from '../ui/log-gate.js';
-import type { IO } from './io.js';
+import type { EmulatorError, EmulatorEvent, EmulatorReady, TenantKeys } from '../../emulator/index.js';
+import { safeText } from '../../lib/terminal-text.js';
+import { formatEvent, formatNote, paintTone, plainLine, type Tone } from '../../ui/format-event.js';
+import { createLogGate, droppedText } from '../../ui/log-gate.js';
+import type { IO } from '../io/process.js';
 
 export type LogFormat = 'pretty' | 'json';
 

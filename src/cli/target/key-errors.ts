@@ -3,12 +3,12 @@
  * (flag, environment variable, profile or credentials file) and shows it masked; a name lookup the key
  * may not make says which key to give instead.
  */
-import { PROBLEM_TYPES } from '../api/problem.js';
-import { ApiError } from '../client/errors.js';
-import { NameLookupDeniedError, type ResourceNoun } from '../resources/errors.js';
-import { UserError } from './errors.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
+import { ApiError } from '../../client/errors.js';
+import { NameLookupDeniedError, type ResourceNoun } from '../../resources/errors.js';
+import { UserError } from '../io/errors.js';
 import { describeKey } from './key-source.js';
-import type { Target } from './target.js';
+import type { Target } from './resolve.js';
 
 /** What to pass instead of a name, when the name cannot be looked up. */
 const INSTEAD: Record<ResourceNoun, string> = {

@@ -1,4 +1,4 @@
-import type { Writable } from './io.js';
+import type { Writable } from './process.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 /** A call answered sooner than this shows nothing: a spinner that flashes is noise. */

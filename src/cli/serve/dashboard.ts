@@ -1,9 +1,9 @@
-import type { EmulatorReady } from '../emulator/index.js';
-import { renderServeDashboard } from '../ui/render-serve-dashboard.js';
-import type { ServeKey, ServeResource } from '../ui/serve-types.js';
-import type { IO } from './io.js';
-import type { ServeConfig } from './serve-config.js';
-import type { ServeRelay } from './serve-relay.js';
+import type { EmulatorReady } from '../../emulator/index.js';
+import { renderServeDashboard } from '../../ui/render-serve-dashboard.js';
+import type { ServeKey, ServeResource } from '../../ui/serve-types.js';
+import type { IO } from '../io/process.js';
+import type { ServeConfig } from './config.js';
+import type { ServeRelay } from './relay.js';
 
 export interface DashboardServeOptions {
   started: EmulatorReady;

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CREDENTIALS_FILE, STATE_DIR } from '../api/defaults.js';
-import { DurableJsonFile } from '../lib/durable-file.js';
-import { isRecord } from '../lib/is-record.js';
-import { UserError } from './errors.js';
+import { CREDENTIALS_FILE, STATE_DIR } from '../../api/defaults.js';
+import { DurableJsonFile } from '../../lib/durable-file.js';
+import { isRecord } from '../../lib/is-record.js';
+import { UserError } from '../io/errors.js';
 
 /** What `svc serve` writes to `.svc/credentials.json` for the CLI run beside it: its URL and both keys. */
 export interface EmulatorCredentials {
