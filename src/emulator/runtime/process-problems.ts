@@ -3,10 +3,9 @@
  * it: each a UserCodeError, with the call's console lines kept beside it.
  */
 import { megabytes } from '../../lib/megabytes.js';
-import type { ProblemLocation } from '../../api/problem.js';
 import type { SerializedError } from './protocol.js';
 import type { LogEntry } from './types.js';
-import { SandboxStoppedError, UserCodeError } from './user-code-error.js';
+import { type CodeLocation, SandboxStoppedError, UserCodeError } from './user-code-error.js';
 
 export const problems = {
   /** Top-level code still ran at the load's timeout. */
@@ -82,7 +81,7 @@ export const problems = {
  * A load problem's place: the file, with the line and column of the sandbox's `file:line[:column]`
  * (SerializedError.location, a field the sandbox fills, not prose) when it names this file.
  */
-function locationOf(filename: string, at: string | undefined): ProblemLocation {
+function locationOf(filename: string, at: string | undefined): CodeLocation {
   if (at === undefined || !at.startsWith(`${filename}:`)) return { file: filename };
   const [line, column] = at
     .slice(filename.length + 1)

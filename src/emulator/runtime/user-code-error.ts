@@ -1,4 +1,7 @@
 import { PROBLEM_TYPES, type ProblemLocation } from '../../api/problem.js';
+
+/** Where in a code file a load problem is (the problem's `location`): here for the runtime, which imports no api/. */
+export type CodeLocation = ProblemLocation;
 import { HttpError } from '../errors.js';
 import { USER_ERROR_STATUS } from './platform-errors.js';
 import type { SerializedError } from './protocol.js';
@@ -22,7 +25,7 @@ export class UserCodeError extends HttpError {
       /** A call that never got to run (its sandbox was held): when to try again. */
       retryAfter?: number;
       /** Code that does not load: the file and where in it, the problem's `location` extension. */
-      location?: ProblemLocation;
+      location?: CodeLocation;
     } = {},
   ) {
     super(status, detail, {
