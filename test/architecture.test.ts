@@ -3,8 +3,8 @@ import { areaOf, importsOf, sourceFiles } from './import-graph.mjs';
 
 /**
  * The dependency rule (DESIGN.md section 1, ARCHITECTURE.md): which areas of src/ each area may
- * import, besides its own files. `cli -> (apply | resources | client | emulator | ui) -> api`, `apply ->
- * resources -> client`, `api` depends on
+ * import, besides its own files. `cli -> (apply | requests | client | emulator | ui) -> api`, `apply ->
+ * requests -> client`, `api` depends on
  * nothing; in the emulator `http -> proxy -> services -> (store | runtime) -> crypto`, everything
  * over the kernel (errors, events, header and body checks) and `lib`.
  */
@@ -16,14 +16,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   client: ['api', 'lib'],
   ui: ['api', 'lib'],
   // What the CLI and svc apply both build from plain input (request bodies, files, name lookups).
-  resources: ['api', 'lib', 'client'],
-  apply: ['api', 'lib', 'expressions', 'client', 'resources'],
+  requests: ['api', 'lib', 'client'],
+  apply: ['api', 'lib', 'expressions', 'client', 'requests'],
   // The CLI reaches the emulator through its entry only (createEmulator and its types).
-  cli: ['api', 'lib', 'client', 'ui', 'apply', 'resources', 'emulator'],
+  cli: ['api', 'lib', 'client', 'ui', 'apply', 'requests', 'emulator'],
   // The library entry (src/index.ts).
   index: ['api', 'client', 'emulator'],
   // svc/testing: the emulator through its entry, svc.yaml through the apply engine.
-  testing: ['api', 'lib', 'client', 'apply', 'resources', 'emulator', 'emulator/outbound'],
+  testing: ['api', 'lib', 'client', 'apply', 'requests', 'emulator', 'emulator/outbound'],
   // createEmulator: where the emulator is assembled, it may use every part of it.
   emulator: [
     ...EMULATOR_BASE,

@@ -1,7 +1,7 @@
 /**
  * Runs a plan through the API client: the one module of apply that changes the target. Changes
  * run as their dependencies allow, several at once; one that fails skips what depends on it and
- * lets the others finish. Request bodies come from src/resources, as the CLI's do.
+ * lets the others finish. Request bodies come from src/requests, as the CLI's do.
  */
 import type { OutcomeView } from '../api/plan.js';
 import type { ApiClient } from '../client/index.js';
@@ -14,7 +14,7 @@ import {
   patchProxyBody,
   patchReactorBody,
   updateApplicationBody,
-} from '../resources/index.js';
+} from '../requests/index.js';
 import { contentHash } from './compare.js';
 import type { CreatedKey } from './keys.js';
 import { wantedApplication, wantedProxy, wantedReactor, type AppRef } from './specs.js';

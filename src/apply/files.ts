@@ -1,12 +1,12 @@
-import { UnreadableFileError } from '../resources/errors.js';
-import { readRegularFile } from '../resources/files.js';
+import { UnreadableFileError } from '../requests/errors.js';
+import { readRegularFile } from '../requests/files.js';
 
 /** How large a file of svc's own (.svc/state.json, keys.json, a saved plan) may be. */
 const OWN_FILE_LIMIT = 64 * 1024 * 1024;
 
 /**
  * A JSON file's value, or undefined when there is no file; damage throws `damaged(reason)`. Read as
- * any file svc reads is (resources/files.ts): a regular file of a bounded size, so that a FIFO or a
+ * any file svc reads is (requests/files.ts): a regular file of a bounded size, so that a FIFO or a
  * device put in its place is refused rather than hang or fill the apply, and never echoed back.
  */
 export async function readJsonFile(file: string, damaged: (reason: string) => Error): Promise<unknown> {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Document } from 'yaml';
 import type { Application, Proxy, Reactor } from '../api/types.js';
 import type { ApiClient } from '../client/index.js';
-import { parseEnvText } from '../resources/index.js';
+import { parseEnvText } from '../requests/index.js';
 import { contentHash, sameValue } from './compare.js';
 import { ApplyError } from './errors.js';
 import { writeFileDurably } from '../lib/durable-file.js';

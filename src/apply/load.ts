@@ -7,7 +7,7 @@ import { interpolate, type InterpolationIssue } from './interpolate.js';
 import { formatPath, Locator, type YamlPath } from './locate.js';
 import type { RawConfig, RawRule } from './raw.js';
 import { schemaIssues, schemaValidator } from './schema.js';
-import { OutsideFolderError, readCodeFile, readEnvFile, UnreadableFileError } from '../resources/index.js';
+import { OutsideFolderError, readCodeFile, readEnvFile, UnreadableFileError } from '../requests/index.js';
 import { displayPath, readSource, sha256, syntaxError } from './sources.js';
 import type { CodeRef, Desired, DesiredApplication, DesiredProxy, DesiredReactor, SourceFile } from './types.js';
 

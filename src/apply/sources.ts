@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parse as parseJs } from 'acorn';
-import { OutsideFolderError, readRegularFile, UnreadableFileError } from '../resources/index.js';
+import { OutsideFolderError, readRegularFile, UnreadableFileError } from '../requests/index.js';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
 /**
- * svc.yaml's text, or why it cannot be read, in words (code and .env files are read by src/resources,
+ * svc.yaml's text, or why it cannot be read, in words (code and .env files are read by src/requests,
  * with the same checks): a regular file of at most 5 MB, in its own folder once symlinks are resolved
  * unless `allowOutside`.
  */

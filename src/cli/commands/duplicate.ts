@@ -1,6 +1,6 @@
 import type { ApiClient } from '../../client/index.js';
-import { NameLookupDeniedError, PLURAL, type ResourceNoun } from '../../resources/errors.js';
-import { findByName, listerOf } from '../../resources/lookup.js';
+import { NameLookupDeniedError, PLURAL, type ResourceNoun } from '../../requests/errors.js';
+import { findByName, listerOf } from '../../requests/lookup.js';
 import { UserError } from '../io/errors.js';
 
 /** `--allow-duplicate`, as create commands of named resources take it. */

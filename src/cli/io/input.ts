@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { UnreadableFileError } from '../../resources/errors.js';
-import { readRegularFile } from '../../resources/files.js';
+import { UnreadableFileError } from '../../requests/errors.js';
+import { readRegularFile } from '../../requests/files.js';
 import { UsageError, UserError } from './errors.js';
 import type { IO } from './process.js';
 

@@ -1,8 +1,8 @@
-import { InvalidInputError, NameLookupError, PLURAL, UnreadableFileError } from '../../resources/errors.js';
+import { InvalidInputError, NameLookupError, PLURAL, UnreadableFileError } from '../../requests/errors.js';
 import { UsageError, UserError } from './errors.js';
 
 /**
- * The CLI's words for what went wrong building a resource (src/resources knows no flags or commands):
+ * The CLI's words for what went wrong building a resource (src/requests knows no flags or commands):
  * malformed input is a usage error (exit 2), a name that matched nothing says how to list the names.
  */
 export function asCliError(error: unknown): unknown {

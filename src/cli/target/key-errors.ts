@@ -5,7 +5,7 @@
  */
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import { ApiError } from '../../client/errors.js';
-import { NameLookupDeniedError, type ResourceNoun } from '../../resources/errors.js';
+import { NameLookupDeniedError, type ResourceNoun } from '../../requests/errors.js';
 import { UserError } from '../io/errors.js';
 import { describeKey } from './key-source.js';
 import type { Target } from './resolve.js';

@@ -10,7 +10,7 @@ import {
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import { HttpError, problemOf, validationError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { checkedCustomResponse, withoutOwnedHeaders } from '../headers.js';
+import { checkedCustomResponse, withoutOwnedHeaders } from '../user-code-headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
 import { TEXT_CONTENT_TYPE } from './send.js';

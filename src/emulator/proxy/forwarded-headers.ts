@@ -9,7 +9,7 @@ import {
   TRACE_HEADER,
   TRANSACTION_HEADER,
 } from '../../api/headers.js';
-import { checkedHeaders } from '../headers.js';
+import { checkedHeaders } from '../user-code-headers.js';
 
 /** Header names the platform accepts on proxied requests: alphanumerics, `-` and `_` only. */
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;

@@ -15,7 +15,7 @@ import type { ApplicationService, Caller } from '../services/applications.js';
 import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
-import { checkedHeaders, withoutOwnedHeaders } from '../headers.js';
+import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
 import type { OutboundGateway } from '../outbound/index.js';
 import { destinationUrl } from './destination.js';

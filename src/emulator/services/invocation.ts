@@ -1,6 +1,6 @@
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { checkedCustomResponse } from '../headers.js';
+import { checkedCustomResponse } from '../user-code-headers.js';
 import type { Instance } from '../runtime/index.js';
 import type { ApplicationRecord } from '../store/records.js';
 import { svcHandler } from './req-svc.js';

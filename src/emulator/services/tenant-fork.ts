@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cipher } from '../crypto/cipher.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Collection, TenantRecord } from '../store/collection.js';
-import type { ApplicationRecord, ProxyRecord, ReactorRecord, TenantRow } from '../store/records.js';
+import type { ApplicationRecord, ProxyRecord, ReactorRecord, StoredTenant } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { generateKey, hashKey, randomBase58 } from './keys.js';
@@ -34,7 +34,7 @@ export function writeFork(
   store: Store,
   cipher: Cipher,
   batch: WriteBatch,
-  template: TenantRow,
+  template: StoredTenant,
   name: string,
   now: string,
 ): ForkedTenant {
@@ -80,7 +80,7 @@ export function writeFork(
     ...(template.bootstrap?.management && { management: ids.get(template.bootstrap.management) }),
     ...(template.bootstrap?.private && { private: ids.get(template.bootstrap.private) }),
   };
-  const row: TenantRow = {
+  const row: StoredTenant = {
     id,
     tenant_id: id,
     name,

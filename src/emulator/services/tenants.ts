@@ -4,7 +4,7 @@ import type { CreatedTenant } from '../../api/types.js';
 import { EmulatorError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
-import type { TenantRow } from '../store/records.js';
+import type { StoredTenant } from '../store/records.js';
 import type { Cipher } from '../crypto/cipher.js';
 import type { ApplicationService, Caller, Clock } from './applications.js';
 import { hashKey } from './keys.js';
@@ -102,7 +102,7 @@ export class TenantService {
   /** Creates a tenant and its two starter Applications, saved together or not at all. */
   async create(name: string, keys: TenantKeys = {}): Promise<CreatedTenant> {
     return this.store.write((batch) => {
-      const tenant: TenantRow = { id: randomUUID(), tenant_id: '', name, created_at: this.clock().toISOString() };
+      const tenant: StoredTenant = { id: randomUUID(), tenant_id: '', name, created_at: this.clock().toISOString() };
       tenant.tenant_id = tenant.id;
       const management = this.provisionIn(batch, tenant.id, 'management', keys.managementKey);
       const priv = this.provisionIn(batch, tenant.id, 'private', keys.privateKey);
@@ -200,8 +200,8 @@ export class TenantService {
   /** Makes `key` work as the tenant's `kind` starter Application, re-creating or adopting one if need be. */
   private applyKey(
     batch: WriteBatch,
-    tenant: TenantRow,
-    bootstrap: NonNullable<TenantRow['bootstrap']>,
+    tenant: StoredTenant,
+    bootstrap: NonNullable<StoredTenant['bootstrap']>,
     kind: 'management' | 'private',
     key: string | undefined,
   ): void {
@@ -243,8 +243,8 @@ export class TenantService {
   }
 
   /** The oldest tenant: the one `svc serve` bootstrapped. */
-  private first(): TenantRow | undefined {
-    let oldest: TenantRow | undefined;
+  private first(): StoredTenant | undefined {
+    let oldest: StoredTenant | undefined;
     for (const tenant of this.store.tenants.everything()) {
       if (!oldest || tenant.created_at < oldest.created_at) oldest = tenant;
     }

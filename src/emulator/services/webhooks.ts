@@ -5,7 +5,7 @@ import { JSON_CONTENT_TYPE, SIGNATURE_HEADER, WEBHOOK_ID_HEADER } from '../../ap
 import { EmulatorError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
-import type { TenantRow } from '../store/records.js';
+import type { StoredTenant } from '../store/records.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { randomBase58 } from './keys.js';
 import { DeliverySlots } from './webhook-slots.js';
@@ -147,7 +147,7 @@ export class WebhookService {
     return tenants;
   }
 
-  private open(tenant: TenantRow): string {
+  private open(tenant: StoredTenant): string {
     try {
       return this.cipher.open<string>(tenant.webhook_secret!, secretContext(tenant.id));
     } catch {

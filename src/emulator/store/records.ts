@@ -2,7 +2,11 @@
 import type { Application, ReactorResult, TokenType, TransactionStatus, WebhookDelivery } from '../../api/types.js';
 import type { Sealed } from '../crypto/cipher.js';
 
-export interface TenantRow {
+/**
+ * A tenant as the store holds it: its name, its bootstrap Applications, its sealed webhook secret
+ * and, for a fork, its template. (Not a TenantRecord: that is any record a tenant owns.)
+ */
+export interface StoredTenant {
   id: string;
   /** A tenant is its own owner, so the tenant collection is keyed like every other. */
   tenant_id: string;

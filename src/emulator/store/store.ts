@@ -17,7 +17,7 @@ import type {
   ProxyRecord,
   ReactorRecord,
   ReactorResultRecord,
-  TenantRow,
+  StoredTenant,
   TokenRecord,
   TransactionRecord,
 } from './records.js';
@@ -58,7 +58,7 @@ interface Manifest {
  * store; a write of several files is made atomic by a journal entry saved first (see Writer).
  */
 export class Store {
-  readonly tenants: Collection<TenantRow>;
+  readonly tenants: Collection<StoredTenant>;
   readonly applications: Collection<ApplicationRecord>;
   readonly tokens: Collection<TokenRecord>;
   readonly transactions: Collection<TransactionRecord>;
@@ -89,7 +89,7 @@ export class Store {
           },
       report,
     );
-    this.tenants = this.define<TenantRow>('tenants');
+    this.tenants = this.define<StoredTenant>('tenants');
     this.applications = this.define<ApplicationRecord>('applications', {
       indexes: { key: (app) => app.key_hash },
     });

@@ -9,7 +9,7 @@ import { StoreError } from '../../../src/emulator/store/errors.js';
 import type {
   ApplicationRecord,
   ReactorResultRecord,
-  TenantRow,
+  StoredTenant,
   TokenRecord,
 } from '../../../src/emulator/store/records.js';
 import {
@@ -41,7 +41,7 @@ function application(tenantId: string, id: string, overrides: Partial<Applicatio
   };
 }
 
-function tenant(id: string): TenantRow {
+function tenant(id: string): StoredTenant {
   return { id, tenant_id: id, name: `tenant ${id}`, created_at: '2024-01-01T00:00:00.000Z' };
 }
 

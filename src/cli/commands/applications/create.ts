@@ -1,7 +1,7 @@
 import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import { APPLICATION_TYPES } from '../../../api/permissions.js';
 import { defineCommand } from '../../registry.js';
-import { createApplicationBody } from '../../../resources/applications.js';
+import { createApplicationBody } from '../../../requests/applications.js';
 import { dateTimeOption } from '../../io/input.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
 import { readRules, showApplication } from './shared.js';

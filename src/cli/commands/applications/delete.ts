@@ -1,6 +1,6 @@
 import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
-import { resolveApplicationId } from '../../../resources/lookup.js';
+import { resolveApplicationId } from '../../../requests/lookup.js';
 import { applicationArg } from './shared.js';
 import { deletedKeyLines, heldKeyPhrase, heldKeys, keysOwnedBy, keysStoppedBy } from './keys-in-use.js';
 

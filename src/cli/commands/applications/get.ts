@@ -1,5 +1,5 @@
 import { defineCommand } from '../../registry.js';
-import { resolveApplicationId } from '../../../resources/lookup.js';
+import { resolveApplicationId } from '../../../requests/lookup.js';
 import { applicationArg, showApplication } from './shared.js';
 
 export const get = defineCommand({

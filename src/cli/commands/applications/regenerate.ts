@@ -1,6 +1,6 @@
 import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
-import { resolveApplicationId } from '../../../resources/lookup.js';
+import { resolveApplicationId } from '../../../requests/lookup.js';
 import { applicationArg, showApplication } from './shared.js';
 import { heldKeyPhrase, heldKeys, keysOwnedBy, keysStoppedBy, replaceHeldKeys } from './keys-in-use.js';
 

@@ -1,8 +1,8 @@
 import { ALL_PERMISSIONS } from '../../../api/permissions.js';
 import type { AccessRule, Application } from '../../../api/types.js';
 import type { ApiClient } from '../../../client/index.js';
-import { resolveApplicationId } from '../../../resources/lookup.js';
-import { parseRules } from '../../../resources/applications.js';
+import { resolveApplicationId } from '../../../requests/lookup.js';
+import { parseRules } from '../../../requests/applications.js';
 import { readInput } from '../../io/input.js';
 import type { IO } from '../../io/process.js';
 import type { Output } from '../../io/output.js';

@@ -1,7 +1,7 @@
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
-import { updateApplicationBody } from '../../../resources/applications.js';
-import { resolveApplicationId } from '../../../resources/lookup.js';
+import { updateApplicationBody } from '../../../requests/applications.js';
+import { resolveApplicationId } from '../../../requests/lookup.js';
 import { applicationArg, readRules, showApplication } from './shared.js';
 
 export const update = defineCommand({

@@ -4,7 +4,7 @@ import { ApiError } from '../../../client/errors.js';
 import { UsageError, UserError } from '../../io/errors.js';
 import { readInput } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
-import { resolveProxyId } from '../../../resources/lookup.js';
+import { resolveProxyId } from '../../../requests/lookup.js';
 import { safeLines } from '../../../lib/terminal-text.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];

@@ -4,7 +4,7 @@ import type { Problem } from '../../../api/problem.js';
 import type { InvokeReactorBody, ReactorResult } from '../../../api/types.js';
 import { ApiError } from '../../../client/errors.js';
 import type { ApiClient } from '../../../client/index.js';
-import { resolveReactorId } from '../../../resources/lookup.js';
+import { resolveReactorId } from '../../../requests/lookup.js';
 import type { Context } from '../../context.js';
 import { UsageError, UserError } from '../../io/errors.js';
 import { intOption, readInput, parseJson, urlOption } from '../../io/input.js';

@@ -1,5 +1,5 @@
-import { readConfiguration } from '../../../resources/files.js';
-import { createProxyBody } from '../../../resources/proxies.js';
+import { readConfiguration } from '../../../requests/files.js';
+import { createProxyBody } from '../../../requests/proxies.js';
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { urlOption } from '../../io/input.js';

@@ -1,5 +1,5 @@
 import { isUuid } from '../../../api/patterns.js';
-import { resolveProxyId } from '../../../resources/lookup.js';
+import { resolveProxyId } from '../../../requests/lookup.js';
 import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { proxyArg } from './shared.js';

@@ -1,4 +1,4 @@
-import { resolveProxyId } from '../../../resources/lookup.js';
+import { resolveProxyId } from '../../../requests/lookup.js';
 import { defineCommand } from '../../registry.js';
 import { proxyArg, showProxy } from './shared.js';
 

@@ -1,7 +1,7 @@
-import { configurationPatch } from '../../../resources/configuration.js';
-import { readConfiguration } from '../../../resources/files.js';
-import { resolveProxyId } from '../../../resources/lookup.js';
-import { patchProxyBody } from '../../../resources/proxies.js';
+import { configurationPatch } from '../../../requests/configuration.js';
+import { readConfiguration } from '../../../requests/files.js';
+import { resolveProxyId } from '../../../requests/lookup.js';
+import { patchProxyBody } from '../../../requests/proxies.js';
 import { UsageError } from '../../io/errors.js';
 import { urlOption } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';

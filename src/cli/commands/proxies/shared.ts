@@ -1,6 +1,6 @@
 import { MAX_NAME_LENGTH } from '../../../api/limits.js';
 import type { Proxy } from '../../../api/types.js';
-import { readCodeFile } from '../../../resources/files.js';
+import { readCodeFile } from '../../../requests/files.js';
 import { sentTransform, type SentCode } from '../../io/code-paths.js';
 import type { IO } from '../../io/process.js';
 import type { Output } from '../../io/output.js';

@@ -1,6 +1,6 @@
-import { readConfiguration } from '../../../resources/files.js';
-import { resolveProxyId } from '../../../resources/lookup.js';
-import { updateProxyBody } from '../../../resources/proxies.js';
+import { readConfiguration } from '../../../requests/files.js';
+import { resolveProxyId } from '../../../requests/lookup.js';
+import { updateProxyBody } from '../../../requests/proxies.js';
 import { urlOption } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';

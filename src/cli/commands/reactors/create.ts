@@ -1,5 +1,5 @@
-import { readCodeFile, readConfiguration } from '../../../resources/files.js';
-import { createReactorBody } from '../../../resources/reactors.js';
+import { readCodeFile, readConfiguration } from '../../../requests/files.js';
+import { createReactorBody } from '../../../requests/reactors.js';
 import { sentReactor, withCodePaths } from '../../io/code-paths.js';
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';

@@ -1,5 +1,5 @@
 import { isUuid } from '../../../api/patterns.js';
-import { resolveReactorId } from '../../../resources/lookup.js';
+import { resolveReactorId } from '../../../requests/lookup.js';
 import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { reactorArg } from './shared.js';

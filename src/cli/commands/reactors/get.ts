@@ -1,4 +1,4 @@
-import { resolveReactorId } from '../../../resources/lookup.js';
+import { resolveReactorId } from '../../../requests/lookup.js';
 import { defineCommand } from '../../registry.js';
 import { reactorArg, showReactor } from './shared.js';
 

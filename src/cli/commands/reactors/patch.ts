@@ -1,7 +1,7 @@
-import { configurationPatch } from '../../../resources/configuration.js';
-import { readCodeFile, readConfiguration } from '../../../resources/files.js';
-import { resolveReactorId } from '../../../resources/lookup.js';
-import { patchReactorBody } from '../../../resources/reactors.js';
+import { configurationPatch } from '../../../requests/configuration.js';
+import { readCodeFile, readConfiguration } from '../../../requests/files.js';
+import { resolveReactorId } from '../../../requests/lookup.js';
+import { patchReactorBody } from '../../../requests/reactors.js';
 import { sentReactor, withCodePaths } from '../../io/code-paths.js';
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';

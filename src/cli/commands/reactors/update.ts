@@ -1,6 +1,6 @@
-import { readCodeFile, readConfiguration } from '../../../resources/files.js';
-import { resolveReactorId } from '../../../resources/lookup.js';
-import { updateReactorBody } from '../../../resources/reactors.js';
+import { readCodeFile, readConfiguration } from '../../../requests/files.js';
+import { resolveReactorId } from '../../../requests/lookup.js';
+import { updateReactorBody } from '../../../requests/reactors.js';
 import { sentReactor, withCodePaths } from '../../io/code-paths.js';
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';

@@ -1,5 +1,5 @@
 import { TOKEN_TYPES } from '../../../api/types.js';
-import { parsePairs } from '../../../resources/configuration.js';
+import { parsePairs } from '../../../requests/configuration.js';
 import { dateTimeOption, parseJson, readInput } from '../../io/input.js';
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccessRule } from '../../src/api/types.js';
-import { createApplicationBody, parseRules, updateApplicationBody } from '../../src/resources/applications.js';
-import { InvalidInputError } from '../../src/resources/errors.js';
+import { createApplicationBody, parseRules, updateApplicationBody } from '../../src/requests/applications.js';
+import { InvalidInputError } from '../../src/requests/errors.js';
 
 const rule: AccessRule = { priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Proxy } from '../../src/api/types.js';
-import { createProxyBody, patchProxyBody, updateProxyBody } from '../../src/resources/proxies.js';
+import { createProxyBody, patchProxyBody, updateProxyBody } from '../../src/requests/proxies.js';
 
 const current: Proxy = {
   id: 'p-1',

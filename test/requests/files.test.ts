@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, UnreadableFileError } from '../../src/resources/errors.js';
-import { readCodeFile, readConfiguration, readEnvFile } from '../../src/resources/files.js';
+import { InvalidInputError, UnreadableFileError } from '../../src/requests/errors.js';
+import { readCodeFile, readConfiguration, readEnvFile } from '../../src/requests/files.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('readCodeFile', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Application, Reactor } from '../../src/api/types.js';
-import { createReactorBody, patchReactorBody, updateReactorBody } from '../../src/resources/reactors.js';
+import { createReactorBody, patchReactorBody, updateReactorBody } from '../../src/requests/reactors.js';
 
 const application: Application = {
   id: 'app-1',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NameLookupError } from '../../src/resources/errors.js';
+import { NameLookupError } from '../../src/requests/errors.js';
 import { isUuid } from '../../src/api/patterns.js';
-import { resolveByName } from '../../src/resources/lookup.js';
+import { resolveByName } from '../../src/requests/lookup.js';
 
 const ID = '3f2b1c9e-8a47-4d2b-9c1e-5f6a7b8c9d0e';
 const OTHER = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';

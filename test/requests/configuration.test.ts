@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configurationPatch, parseEnvText, parsePair, parsePairs } from '../../src/resources/configuration.js';
-import { InvalidInputError } from '../../src/resources/errors.js';
+import { configurationPatch, parseEnvText, parsePair, parsePairs } from '../../src/requests/configuration.js';
+import { InvalidInputError } from '../../src/requests/errors.js';
 
 describe('parseEnvText', () => {
   it('reads KEY=VALUE lines with comments, quotes, export and blank lines as dotenv does', () => {
