@@ -4,6 +4,7 @@ import { MAX_JSON_KEYS, exceedsKeys } from '../../lib/json-keys.js';
 import { megabytes } from '../../lib/megabytes.js';
 import { HttpError } from '../errors.js';
 import type { Caller } from '../services/applications.js';
+import { CallContext } from '../services/call-context.js';
 import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { isBinaryContentType, isJsonContentType } from './forwarded-headers.js';
@@ -29,13 +30,14 @@ export function growthLimit(body: Buffer): OutputLimit {
 /**
  * `{{ token }}` expressions in the body. A JSON body changes only in the string values that hold
  * expressions; other text is replaced in place; bytes that are not UTF-8 text pass untouched.
- * The detokenized body may take at most `limit` (413), counted as it is built.
+ * The detokenized body may take at most `limit` (413), counted as it is built. A caller given as
+ * a CallContext (TokenService.callContext: its token:use checked already) is not checked again.
  */
 export function detokenizeBody(
   tokens: TokenService,
   body: Buffer,
   contentType: string | undefined,
-  caller: Caller | undefined,
+  caller: Caller | CallContext | undefined,
   proxy: ProxyRecord,
   limit: OutputLimit,
   detokenized: ((count: number) => void) | undefined,
@@ -60,7 +62,7 @@ export function detokenizeBody(
       `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
     );
   }
-  const ctx = { caller };
+  const ctx = caller instanceof CallContext ? caller : { caller };
   if (isJsonContentType(contentType)) {
     if (exceedsKeys(text))
       throw new HttpError(
