@@ -37,39 +37,24 @@ export function closeInheritedDescriptors(): void {
   }
 }
 
-/** Set while the facade's own agent opens a connection: the only connect() allowed. */
-let outbound = false;
-
 /**
- * Defence behind the facades: the only outbound connection this process makes is the TLS socket of
- * a facade's request, and it never listens. (User code reaches neither class; this holds if it did.)
+ * Defence behind the facades: this process makes no connection and never listens. User code's
+ * `https` requests go out from the emulator (https-facade.ts); no socket of the network stack is
+ * ever made here, and none could connect if user code reached the classes.
  */
 export function restrictNetwork(): void {
   const net = hostRequire('node:net') as typeof import('node:net');
-  const tls = hostRequire('node:tls') as typeof import('node:tls');
   const http = hostRequire('node:http') as typeof import('node:http');
-  const connect = net.Socket.prototype.connect;
-  net.Socket.prototype.connect = function (this: import('node:net').Socket, ...args: unknown[]) {
-    if (!(this instanceof tls.TLSSocket) || !outbound)
-      throw new Error('Plain TCP connections are not available in the sandbox; use https.');
-    return (connect as (...a: unknown[]) => import('node:net').Socket).apply(this, args);
-  } as typeof connect;
+  const https = hostRequire('node:https') as typeof import('node:https');
+  const refuse = () => {
+    throw new Error('Network connections are not available in the sandbox; https requests go out from the emulator.');
+  };
+  net.Socket.prototype.connect = refuse as never;
   net.Server.prototype.listen = function () {
     throw new Error('Listening is not available in the sandbox.');
   };
-  http.Agent.prototype.createConnection = function () {
-    throw new Error('Plain TCP connections are not available in the sandbox; use https.');
-  };
-  const https = hostRequire('node:https') as typeof import('node:https');
-  const createTls = https.Agent.prototype.createConnection;
-  https.Agent.prototype.createConnection = function (this: unknown, ...args: unknown[]) {
-    outbound = true;
-    try {
-      return (createTls as (...a: unknown[]) => unknown).apply(this, args);
-    } finally {
-      outbound = false;
-    }
-  } as typeof createTls;
+  http.Agent.prototype.createConnection = refuse as never;
+  https.Agent.prototype.createConnection = refuse as never;
 }
 
 /** Instances whose prototypes user code reaches without naming them (a timer handle, an abort reason). */

@@ -41,6 +41,8 @@ interface Exchange {
   /** The request's body while the sandbox still writes it. */
   body: PassThrough | undefined;
   sent: number;
+  /** Bytes of the body passed on and not yet taken by the stream (at most a window, or the sandbox broke the protocol). */
+  untaken: number;
   answer: Readable | undefined;
   answered: number;
   /** Bytes of the answer sent and not yet read by the sandbox. */
@@ -112,6 +114,7 @@ export class OutboundRequests {
       origin: url.origin,
       body: undefined,
       sent: 0,
+      untaken: 0,
       answer: undefined,
       answered: 0,
       unread: 0,
@@ -140,8 +143,13 @@ export class OutboundRequests {
     if (!body) return;
     exchange.sent += piece.length;
     if (exchange.sent > MAX_OUTBOUND_BODY_BYTES) return this.fail(id, exchange, bodyTooLarge());
+    exchange.untaken += piece.length;
+    // The sandbox sends no more than the window it was acknowledged: one that floods is stopped.
+    if (exchange.untaken > OUTBOUND_WINDOW_BYTES + OUTBOUND_CHUNK_BYTES)
+      throw new Error('it sent more of a request body than the emulator had taken');
     if (piece.length > 0)
       body.write(piece, () => {
+        exchange.untaken -= piece.length;
         if (this.exchanges.get(id) === exchange) this.post({ type: 'https-written', id, bytes: piece.length });
       });
     if (end) {
@@ -244,11 +252,11 @@ export function isHttpsMessage(m: Record<string, unknown>): boolean {
         typeof m.url === 'string' &&
         isStrings(m.headers) &&
         isTls(m.tls) &&
-        typeof m.body === 'string' &&
+        isPiece(m.body) &&
         typeof m.end === 'boolean'
       );
     case 'https-body':
-      return typeof m.data === 'string' && typeof m.end === 'boolean';
+      return isPiece(m.data) && typeof m.end === 'boolean';
     case 'https-read':
       return isId(m.bytes);
     case 'https-abort':
@@ -256,6 +264,11 @@ export function isHttpsMessage(m: Record<string, unknown>): boolean {
     default:
       return false;
   }
+}
+
+/** A piece of a body as base64: at most OUTBOUND_CHUNK_BYTES (the sandbox splits larger ones). */
+function isPiece(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= Math.ceil(OUTBOUND_CHUNK_BYTES / 3) * 4;
 }
 
 function isTls(value: unknown): boolean {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { OutboundGateway, type OutboundOrigin } from '../../../src/emulator/outbound/index.js';
+import { MAX_OUTBOUND_BODY_BYTES } from '../../../src/emulator/runtime/protocol.js';
 import { bodyOf, httpsDestination } from '../outbound/destination.js';
 import { invoke, load, rejection, runtime, value } from './helpers.js';
 
@@ -206,6 +207,49 @@ describe('user code’s https requests leave from the emulator', () => {
     // The one that timed out reached the destination, and was given up there (the aborted one may not have).
     await closed(await destination.arrived());
   });
+
+  it('a request’s body and its answer are each bounded (MAX_OUTBOUND_BODY_BYTES): beyond, the request fails with a clear error', async () => {
+    const destination = await httpsDestination((request, response) => {
+      request.resume();
+      // More than the bound, in 1 MB pieces, as fast as the reader takes them.
+      const piece = Buffer.alloc(1024 * 1024, 'a');
+      let left = MAX_OUTBOUND_BODY_BYTES / piece.length + 1;
+      const more = () => {
+        while (left-- > 0) if (!response.write(piece)) return void response.once('drain', more);
+        response.end();
+      };
+      more();
+    });
+    const outcome = await value(
+      runtime(),
+      `const https = require('https');
+       module.exports = async (req) => {
+         const options = { hostname: '127.0.0.1', port: req.args.port, ca: req.args.ca, method: 'POST' };
+         const sent = await new Promise((resolve) => {
+           const r = https.request({ ...options, path: '/big-upload' });
+           r.on('error', (e) => resolve(e.code + ': ' + e.message));
+           r.end(Buffer.alloc(req.args.limit + 1));
+         });
+         const received = await new Promise((resolve) => {
+           const r = https.request({ ...options, path: '/big-answer' }, (res) => {
+             let bytes = 0;
+             res.on('data', (c) => (bytes += c.length));
+             res.on('error', (e) => resolve(e.code + ': ' + e.message + ' after ' + (bytes <= req.args.limit ? 'at most the limit' : bytes)));
+             res.on('end', () => resolve('ended after ' + bytes));
+           });
+           r.on('error', (e) => resolve('request ' + e.code));
+           r.end();
+         });
+         return { sent, received };
+       };`,
+      { args: { port: destination.port, ca: destination.ca, limit: MAX_OUTBOUND_BODY_BYTES } },
+      { timeoutMs: 30_000 },
+    );
+    expect(outcome).toEqual({
+      sent: 'ERR_SVC_BODY_TOO_LARGE: The request body is over 48 MB, the most a request of the sandbox may send.',
+      received: `ERR_SVC_ANSWER_TOO_LARGE: The answer of ${destination.url} is over 48 MB, the most a request of the sandbox may receive. after at most the limit`,
+    });
+  }, 60_000);
 
   it('a destination that cannot be reached fails the request with Node’s code; only https: is sent', async () => {
     const outcome = await value(
