@@ -2,7 +2,6 @@
 // functions, in microseconds per request when the number of requests is given.
 
 const GROUPS = [
-  [/\/(fastify|find-my-way|avvio|light-my-request|@fastify)\//, 'fastify'],
   [/\/undici\//, 'undici'],
   [/\/dist\/emulator\/(\w+)/, (m) => `svc:${m[1]}`],
   [/\/dist\/(\w+)/, (m) => `svc:${m[1]}`],

@@ -207,7 +207,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       eventLog,
       serving: () => serving,
       debug: options.debug ?? false,
-      lean: options.leanRoutes ?? true,
       timeouts: {
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.headersTimeoutMs !== undefined && { headersTimeoutMs: options.headersTimeoutMs }),
@@ -264,7 +263,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         private_key: bootstrap.keys.privateKey,
       });
     }
-    server.started();
     // Booted once serving: its start would compete with the emulator's for the cores.
     if (options.runtime?.prewarm) runtime.prewarm();
     return { url, bootstrap, credentialsFile, tier, webhookSecret };

@@ -40,7 +40,10 @@ export interface EmulatorOptions {
   /** On dispose, requests in flight (proxied and reactor calls included) get this long to finish (default 10 s). */
   shutdownGraceMs?: number;
   debug?: boolean;
-  /** The hot routes on the lean path in front of fastify (default true); tests compare the two. */
+  /**
+   * Ignored: every route now has one path (it chose the lean path in front of fastify, when there
+   * were two). Still accepted, so that code that passes it keeps working.
+   */
   leanRoutes?: boolean;
   /** Subscribes to the emulator's events from the start (see Emulator.events). */
   onEvent?: EventListener;

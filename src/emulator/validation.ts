@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
-import type { FastifySchemaCompiler } from 'fastify';
 import { GIVEN_KEY_PATTERN, HTTP_URL_PATTERN, TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../api/patterns.js';
 import { validationError } from './errors.js';
 
@@ -76,7 +75,7 @@ function ajvFor(httpPart: string | undefined): Ajv {
  * Route schemas are compiled on first use, not when the route is registered: compiling all of
  * them was a third of the emulator's start, and most runs touch a few routes.
  */
-export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+export const schemaCompiler = ({ schema, httpPart }: { schema: unknown; httpPart?: string }) => {
   let compiled: ValidateFunction | undefined;
   const integers = httpPart === 'querystring' ? integerProperties(schema) : [];
   const validate = (data: unknown, context?: DataValidationCxt): boolean => {
@@ -92,12 +91,12 @@ export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPar
     return valid;
   };
   validate.errors = null as ErrorObject[] | null | undefined;
-  // Marks an ajv validator for fastify, which then passes the parent object so that a root value can be coerced.
+  // Marks a validator that takes the parent object, so that a root value can be coerced.
   validate.schemaEnv = true;
   return validate;
 };
 
-/** A route part's validator, called as fastify calls it: with the object holding the value, so that a root value can be coerced. */
+/** A route part's validator, called with the object holding the value, so that a root value can be coerced. */
 export type RouteValidator = ((
   data: unknown,
   holder?: { parentData: object; parentDataProperty: string },
@@ -105,9 +104,9 @@ export type RouteValidator = ((
   errors?: ErrorObject[] | null;
 };
 
-/** The validator fastify would use for a route's `schema` part: the lean routes validate with it. */
-export function routeValidator(schema: object, httpPart: 'params' | 'body'): RouteValidator {
-  return schemaCompiler({ schema, httpPart, method: '', url: '' }) as RouteValidator;
+/** The validator of a route's `schema` part (http/request.ts). */
+export function routeValidator(schema: object, httpPart: 'params' | 'body' | 'querystring'): RouteValidator {
+  return schemaCompiler({ schema, httpPart }) as unknown as RouteValidator;
 }
 
 /**

@@ -45,7 +45,7 @@ describe('route schemas', () => {
 });
 
 describe('schemaCompiler', () => {
-  it('compiles on first use and reports errors on the function, as fastify reads them', () => {
+  it('compiles on first use and reports errors on the function, as the request path reads them', () => {
     const validate = compile(apiSchemas.createTokenSchema, 'body');
     expect(validate({ type: 'token', data: 'x' })).toBe(true);
     expect(validate.errors).toBeNull();

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import { JSON_CONTENT_TYPE, MERGE_PATCH_CONTENT_TYPE } from '../../api/headers.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
@@ -30,7 +29,7 @@ type Done = (error: Error | null, body?: unknown) => void;
 /** A JSON body's bytes to its value, for a request with these headers. */
 export type JsonBody = (request: { headers: IncomingHttpHeaders }, raw: Buffer, done: Done) => void;
 
-/** fastify's errors for a JSON body it cannot parse (same codes and words), which problems.ts words for the caller. */
+/** The errors of a JSON body that cannot be parsed (by code), which problems.ts words for the caller. */
 function parseError(code: 'FST_ERR_CTP_EMPTY_JSON_BODY' | 'FST_ERR_CTP_INVALID_JSON_BODY'): Error {
   const message =
     code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
@@ -48,10 +47,7 @@ function unsuspect(text: string): boolean {
   );
 }
 
-/**
- * fastify's default JSON parser (secure-json-parse refusing `__proto__` and `constructor.prototype`),
- * here so that both HTTP paths use it without the lean one loading fastify.
- */
+/** JSON text to its value, secure-json-parse refusing `__proto__` and `constructor.prototype`. */
 function parseJson(text: string, done: Done): void {
   if (text.length === 0) {
     done(parseError('FST_ERR_CTP_EMPTY_JSON_BODY'));
@@ -73,7 +69,7 @@ function parseJson(text: string, done: Done): void {
 
 /**
  * The one way a JSON body becomes a value: uncompressed UTF-8 only (a declared charset other than
- * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), fastify's parser with its prototype-poisoning guards,
+ * UTF-8 or a Content-Encoding is a 415, bytes that are not UTF-8 a 400), parsed with prototype-poisoning guards,
  * and nesting bounded (every later walk over the value, and JSON.stringify, recurse).
  */
 export const jsonBody: JsonBody = (request, raw, done) => {
@@ -121,28 +117,6 @@ export const jsonBody: JsonBody = (request, raw, done) => {
   });
 };
 
-/**
- * Request bodies of the API: `application/json`, and `application/merge-patch+json` on PATCH
- * only (PATCH routes refuse every other type with a 415 of their own). No other type is parsed:
- * plain text or a merge patch elsewhere is a 415, not a value the route would misread.
- */
-export function registerBodyParsers(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, jsonBody);
-  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'buffer' }, (request, raw, done) => {
-    if (request.method !== 'PATCH') {
-      done(
-        new HttpError(
-          415,
-          `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${request.method} with ${JSON_CONTENT_TYPE}.`,
-        ),
-      );
-      return;
-    }
-    jsonBody(request, raw as Buffer, done);
-  });
-}
-
 /** PATCH takes RFC 7386 merge patches only (spec 4.3, 4.4): anything else is a 415. */
 export function requireMergePatch(contentType: string | undefined): void {
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
@@ -152,4 +126,57 @@ export function requireMergePatch(contentType: string | undefined): void {
       `PATCH takes a JSON merge patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}${type ? `, not ${type}` : ''}.`,
     );
   }
+}
+
+/** A Content-Type's `type/subtype` (token characters). */
+const TYPE_NAME = /^[\w!#$%&'*+.^`|~-]+$/;
+
+/**
+ * The media type of a Content-Type header, lower-cased, without parameters; `false` for a header
+ * that names none (empty, no `/`, characters a type may not hold: a 415).
+ */
+export function mediaTypeOf(header: string): string | false {
+  const at = header.indexOf(';');
+  const media = at < 0 ? header : header.slice(0, at);
+  const slash = media.indexOf('/');
+  if (slash < 0) return false;
+  const type = media.slice(0, slash).trimStart().toLowerCase();
+  const subtype = media
+    .slice(slash + 1)
+    .trimEnd()
+    .toLowerCase();
+  return TYPE_NAME.test(type) && TYPE_NAME.test(subtype) ? `${type}/${subtype}` : false;
+}
+
+/**
+ * How a request's body is read, by its method and Content-Type: `none` (GET, HEAD and TRACE, or no
+ * type and no body), `bytes` on a proxy call, `json` for the API's two JSON types, `unsupported`
+ * for any other type (a 415, or on a path no route takes, the 404), `invalid` for a Content-Type
+ * that names no type (a 415 everywhere).
+ */
+export function bodyKind(
+  method: string,
+  headers: IncomingHttpHeaders,
+  proxy: boolean,
+): 'none' | 'bytes' | 'json' | 'merge-patch' | 'unsupported' | 'invalid' {
+  if (method === 'GET' || method === 'HEAD' || method === 'TRACE') return 'none';
+  const header = headers['content-type'];
+  if (header === undefined) {
+    const length = headers['content-length'];
+    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return 'none';
+    return proxy ? 'bytes' : 'unsupported';
+  }
+  const type = mediaTypeOf(header);
+  if (type === false) return 'invalid';
+  if (proxy) return 'bytes';
+  if (type === JSON_CONTENT_TYPE) return 'json';
+  return type === MERGE_PATCH_CONTENT_TYPE ? 'merge-patch' : 'unsupported';
+}
+
+/** The 415 of a JSON merge patch sent with another method than PATCH. */
+export function mergePatchRefused(method: string): HttpError {
+  return new HttpError(
+    415,
+    `Content-Type ${MERGE_PATCH_CONTENT_TYPE} is for PATCH only; send ${method} with ${JSON_CONTENT_TYPE}.`,
+  );
 }

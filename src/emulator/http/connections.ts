@@ -118,7 +118,7 @@ export function rawAnswer(
 }
 
 /**
- * Errors node:http meets before a request reaches fastify (bytes that are not HTTP, a bad
+ * Errors node:http meets before a request reaches a route (bytes that are not HTTP, a bad
  * Content-Length, headers too large, a request too slow): answered with a problem, then the
  * connection is closed, since the parser cannot find where the next request would begin. The
  * answer to an earlier, complete request on that connection is let finish first.

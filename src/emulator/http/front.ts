@@ -1,19 +1,41 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import { jsonBody } from './body.js';
 import { HttpError } from '../errors.js';
-import { DEFAULT_TIMEOUTS, clientErrorHandler, closeGracefully, connectHandler, serverOptions } from './connections.js';
-import { Exchange } from './lean/exchange.js';
-import { leanRoutes } from './lean/index.js';
+import type { TenantEventLog } from '../event-log.js';
+import type { EmitEvent } from '../events.js';
+import type { ProxyPipeline } from '../proxy/pipeline.js';
+import type { Services } from '../services/index.js';
+import {
+  DEFAULT_TIMEOUTS,
+  type HttpTimeouts,
+  clientErrorHandler,
+  closeGracefully,
+  connectHandler,
+  serverOptions,
+} from './connections.js';
+import { Exchange } from './exchange.js';
 import { errorAnswer, isProxyPath } from './problems.js';
-import type { ServerOptions } from './server.js';
+import { requestHandler } from './request.js';
+import { routes } from './routes/index.js';
 
-/** fastify's default: how long an idle keep-alive connection is kept open. */
+/** How long an idle keep-alive connection is kept open (72 s, as before). */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-/** fastify is loaded this long after the emulator serves, unless a request needs it sooner. */
-const FASTIFY_PRELOAD_MS = 250;
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+export interface ServerOptions {
+  services: Services;
+  /** What answers `/proxy...`. */
+  pipeline: ProxyPipeline;
+  emit: EmitEvent;
+  /** Each tenant's recent and live events, for `GET /_emulator/events`. */
+  eventLog: TenantEventLog;
+  /** Put stack traces of internal errors in responses (`svc serve --debug`). */
+  debug?: boolean;
+  /**
+   * Whether requests are served yet: the emulator listens before it bootstraps (so that a port in
+   * use fails before anything is written), and answers 503 until then. Default: always.
+   */
+  serving?: () => boolean;
+  timeouts?: Partial<HttpTimeouts>;
+}
 
 export interface HttpServer {
   readonly server: Server;
@@ -23,50 +45,30 @@ export interface HttpServer {
   close(): Promise<void>;
   /** Stops accepting at once; answers in flight finish within the shutdown grace, then the rest is cut. */
   closeGracefully(): Promise<void>;
-  /** The emulator serves: fastify is loaded a moment later, unless a request needed it already. */
-  started(): void;
 }
 
 /**
- * The emulator's HTTP server: node:http, with the lean routes (lean/) answering the hot paths and
- * /health, and fastify (server.ts) everything else. fastify is most of what a start would load: it
- * is loaded a moment after the emulator serves, or with the first request that needs it (which
- * waits for it), so that a start is ready sooner. Every answer is tracked for a graceful stop.
+ * The emulator's HTTP server: node:http, every route answered by the one request path
+ * (request.ts) from the declarations in routes/. Every answer is tracked for a graceful stop.
  */
-export function createHttpServer(options: ServerOptions & { lean: boolean }): HttpServer {
+export function createHttpServer(options: ServerOptions): HttpServer {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const http = serverOptions(timeouts);
   const inFlight = new Set<ServerResponse>();
   const answerError = errorAnswer(options.emit, options.debug ?? false);
-  const { services, pipeline, emit, serving = () => true } = options;
-  const lean = options.lean
-    ? leanRoutes({
-        applications: services.applications,
-        tokens: services.tokens,
-        reactors: services.reactors,
-        pipeline,
-        json: jsonBody,
-        answerError,
-        emit,
-        serving,
-        storeProblem: services.storeProblem,
-      })
-    : undefined;
+  const { services, pipeline, emit, eventLog, serving = () => true } = options;
+  let closing = false;
+  const handle = requestHandler(routes, {
+    services,
+    pipeline,
+    eventLog,
+    emit,
+    answerError,
+    serving,
+    closing: () => closing,
+  });
 
-  let app: FastifyInstance | undefined;
-  let fastify: Handler | undefined;
-  let loading: Promise<Handler> | undefined;
-  const load = () =>
-    (loading ??= import('./server.js').then(async ({ buildServer }) => {
-      let handler: Handler | undefined;
-      // fastify answers on this server (its own listener is never added): the handler is all it gives.
-      app = buildServer({ ...options, attach: (given) => ((handler = given), server) });
-      await app.ready();
-      fastify = handler;
-      return handler!;
-    }));
-
-  /** Answers a request with an error, on neither path (a proxy_error on /proxy). */
+  /** Answers a request with an error before any route is looked for (a proxy_error on /proxy). */
   const refuse = (req: IncomingMessage, res: ServerResponse, error: unknown) =>
     new Exchange(req, res, isProxyPath(req.url ?? ''), answerError, emit).fail(error);
   const track = (res: ServerResponse) => {
@@ -78,13 +80,7 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
     track(res);
     const malformed = malformedHeaders(req);
     if (malformed) return refuse(req, res, malformed);
-    if (lean?.(req, res)) return;
-    if (fastify) return fastify(req, res);
-    load().then(
-      (handler) => handler(req, res),
-      // fastify did not load (a bug): still a problem, never a hung request.
-      (error: unknown) => refuse(req, res, error),
-    );
+    handle(req, res);
   });
   // An Expect other than 100-continue: node:http would answer a bare 417.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -94,13 +90,10 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
     refuse(req, res, expectationError(req));
   });
   server.on('connect', connectHandler(emit, answerError));
-  // As fastify sets up the server it makes.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.requestTimeout = http.requestTimeout;
   server.setTimeout(0);
   server.on('clientError', clientErrorHandler(emit, answerError));
-
-  let preload: NodeJS.Timeout | undefined;
 
   return {
     server,
@@ -113,16 +106,10 @@ export function createHttpServer(options: ServerOptions & { lean: boolean }): Ht
         });
       }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
-    started() {
-      preload ??= setTimeout(() => void load().catch(() => {}), FASTIFY_PRELOAD_MS);
-      preload.unref();
-    },
-    async closeGracefully() {
-      clearTimeout(preload);
-      await closeGracefully(server, inFlight, timeouts.shutdownGraceMs);
-      // fastify's own closing (its routes, its hooks); the server is closed already.
-      await (loading ?? Promise.resolve()).catch(() => {});
-      await app?.close();
+    closeGracefully() {
+      // A request that arrives on an open connection meanwhile is answered too, with Connection: close.
+      closing = true;
+      return closeGracefully(server, inFlight, timeouts.shutdownGraceMs);
     },
   };
 }

@@ -2,7 +2,7 @@ import { packageVersion } from '../../lib/package-version.js';
 
 let healthy: string | undefined;
 
-/** `GET /health`'s status and JSON body, as both the lean route and fastify's send them. */
+/** `GET /health`'s status and JSON body. */
 export interface HealthAnswer {
   status: 200 | 503;
   body: string;

@@ -1,11 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   JSON_CONTENT_TYPE,
   JSON_UTF8_CONTENT_TYPE,
   MERGE_PATCH_CONTENT_TYPE,
   PROBLEM_CONTENT_TYPE,
-  PROXY_DESTINATION_STATUS_HEADER,
 } from '../../api/headers.js';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import { HttpError, problemOf, validationError } from '../errors.js';
@@ -13,15 +11,12 @@ import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../user-code-headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
-import { TEXT_CONTENT_TYPE } from './send.js';
+import { MAX_PARAM_LENGTH } from './router.js';
 
-/**
- * The longest path parameter the router matches. Ids are at most 200 characters (token ids);
- * a longer one still reaches its route and gets the schema's 400, and past this a 414.
- */
-export const MAX_PARAM_LENGTH = 1024;
+/** What a text answer is sent as when nothing else set its type. */
+export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
-/** What of a request its error answer depends on: a fastify request, or one the lean routes answer. */
+/** What of a request its error answer depends on. */
 export interface ErrorRequest {
   method: string;
   url: string;
@@ -37,7 +32,7 @@ export interface Answer {
   body: Buffer | string;
 }
 
-/** The one error answer of both HTTP paths (errorAnswer below); `proxy`: answered as a proxy_error. */
+/** The one error answer (errorAnswer below); `proxy`: answered as a proxy_error. */
 export type ErrorAnswer = (error: unknown, request: ErrorRequest, proxy: boolean) => Answer;
 
 /**
@@ -52,8 +47,16 @@ export function isProxyPath(url: string): boolean {
   return Number.isNaN(next) || next === 47 || next === 63 || next === 35;
 }
 
-/** What fastify's own errors mean to a caller, by code. */
-const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest) => HttpError> = {
+/** An error thrown while a request is read: a code of the body reader or router, or a route part's validation. */
+interface RequestError extends Error {
+  code?: string;
+  statusCode?: number;
+  validation?: unknown;
+  validationContext?: string;
+}
+
+/** What the errors of reading a request (body reader, router) mean to a caller, by code. */
+const REQUEST_ERRORS: Record<string, (error: RequestError, request: ErrorRequest) => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit.`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
     new HttpError(
@@ -77,7 +80,7 @@ const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: ErrorRequest
     new HttpError(414, `A path segment is over the length of any id (${MAX_PARAM_LENGTH} characters).`),
 };
 
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   return url.split('?')[0] ?? url;
 }
 
@@ -86,7 +89,7 @@ export const STARTING_RETRY_AFTER = '1';
 
 /**
  * The answer to any request while the emulator starts (it listens before it bootstraps, so that a
- * port in use fails first): a 503, with Retry-After, on both HTTP paths.
+ * port in use fails first): a 503, with Retry-After.
  */
 export function startingError(): HttpError {
   return new HttpError(503, 'The emulator is starting; try again in a moment.', { title: 'Starting' });
@@ -97,21 +100,15 @@ export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
   if (error instanceof HttpError) return error;
   // The disk refused a write (full, read-only): nothing was kept, and the caller may retry.
   if (error instanceof StoreWriteError) return new HttpError(503, error.message, { title: 'Not saved', cause: error });
-  const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    const errors = fieldErrors(fastifyError.validation as never, fastifyError.validationContext);
+  const requestError = error as RequestError;
+  if (requestError.validation) {
+    const errors = fieldErrors(requestError.validation as never, requestError.validationContext);
     return validationError(errors);
   }
-  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
-  if (known) return known(fastifyError, request);
-  if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return new HttpError(400, `The body is not valid JSON: ${fastifyError.message}`, {
-      title: 'Malformed JSON',
-      cause: error,
-    });
-  }
-  const status = fastifyError.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, fastifyError.message);
+  const known = requestError.code ? REQUEST_ERRORS[requestError.code] : undefined;
+  if (known) return known(requestError, request);
+  const status = requestError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, requestError.message);
   return new HttpError(500, `An internal error occurred (trace id ${request.id}); the emulator log has the details.`, {
     cause: error,
   });
@@ -124,7 +121,7 @@ export function problemAnswer(error: HttpError, traceId: string): Answer {
     const checked = checkedCustomResponse(error, 'User code');
     if (checked !== error) return problemAnswer(checked as HttpError, traceId);
     const { status, headers, body } = error.response;
-    // The trace id and the framing of the answer stay the emulator's; names as fastify keeps them.
+    // The trace id and the framing of the answer stay the emulator's; names in lower case.
     const answer: Answer = { status, headers: {}, body: '' };
     for (const [name, value] of Object.entries(withoutOwnedHeaders(headers)))
       answer.headers[name.toLowerCase()] = value;
@@ -151,16 +148,9 @@ export function problemAnswer(error: HttpError, traceId: string): Answer {
 
 const PROBLEM_UTF8_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
 
-/** Sends an answer through fastify, which frames it (Content-Length) as it is. */
-function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
-  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
-  return reply.status(answer.status).send(answer.body);
-}
-
 /**
  * The single place where errors become answers (problem+json; `{"proxy_error": ...}` on a proxy
- * call), for both HTTP paths: fastify's error handler and the lean routes. A bug in answering is
- * a 500 problem too, never another shape.
+ * call). A bug in answering is a 500 problem too, never another shape.
  */
 export function errorAnswer(emit: EmitEvent, debug: boolean): ErrorAnswer {
   return (error, request, proxy) => {
@@ -179,20 +169,6 @@ export function errorAnswer(emit: EmitEvent, debug: boolean): ErrorAnswer {
         request.id,
       );
     }
-  };
-}
-
-/**
- * fastify's error handler, also given the router's refusals and the answer of no route: on a
- * /proxy path, whether a route took it or not, the answer is a proxy_error.
- */
-export function problemHandler(emit: EmitEvent, debug: boolean) {
-  const answer = errorAnswer(emit, debug);
-  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const proxy = request.routeOptions?.config?.proxy === true || isProxyPath(request.url);
-    // A proxy_error never carries SVC-PROXY-DESTINATION-STATUS (it did not come from the destination).
-    if (proxy) reply.removeHeader(PROXY_DESTINATION_STATUS_HEADER);
-    return sendAnswer(reply, answer(error, request, proxy));
   };
 }
 
@@ -222,10 +198,4 @@ function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: E
     };
   }
   return problemAnswer(httpError, request.id);
-}
-
-/** The answer when no route takes a request: a 404, through the error handler (a proxy_error on /proxy). */
-export function notFoundHandler(handle: ReturnType<typeof problemHandler>) {
-  return (request: FastifyRequest, reply: FastifyReply) =>
-    handle(new HttpError(404, `No route ${request.method} ${pathOf(request.url)}.`), request, reply);
 }

@@ -13,7 +13,7 @@ import { forwardedQuery, pathSuffix } from '../proxy/destination.js';
 /** Bodies of proxy calls are taken as bytes, whatever their type, up to this (BODY_LIMIT_BYTES with a transform). */
 export const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
 
-/** A request of `/proxy...` as the pipeline takes it, from either HTTP path (fastify's route or the lean one). */
+/** A request of `/proxy...` as the pipeline takes it. */
 export function proxyCallOf(
   request: {
     method: string;

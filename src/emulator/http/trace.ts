@@ -6,7 +6,6 @@ const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The trace id of a request: the caller's `SVC-TRACE-ID` when it is a plausible id, else a new one.
- * Both HTTP paths (fastify and the lean routes) take it from here.
  */
 export function traceIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && TRACE_ID.test(given) ? given : randomUUID();

@@ -11,7 +11,7 @@ import type { Tier } from '../../api/tiers.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { holdsAnywhere } from '../services/access.js';
-import type { ApplicationService, Caller } from '../services/applications.js';
+import { type ApplicationService, type Caller, callerByKey } from '../services/applications.js';
 import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
@@ -175,17 +175,11 @@ export class ProxyPipeline {
       const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
       return application ? { tenantId: proxy.tenant_id, application } : undefined;
     }
-    if (!apiKey)
-      throw new HttpError(
-        401,
-        `This proxy requires authentication: send an API key with token:use in ${API_KEY_HEADER.toUpperCase()}.`,
-      );
-    const application = this.deps.applications.authenticate(apiKey);
-    if (!application)
-      throw new HttpError(
-        401,
-        `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`,
-      );
+    const { application } = callerByKey(
+      this.deps.applications,
+      apiKey,
+      `This proxy requires authentication: send an API key with token:use in ${API_KEY_HEADER.toUpperCase()}.`,
+    );
     // A key of another tenant learns nothing of this proxy: the same answer as an unknown key.
     if (application.tenant_id !== proxy.tenant_id) throw new HttpError(404, 'No proxy has this key.');
     if (!holdsAnywhere(application, 'token:use')) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { API_KEY_HEADER } from '../../api/headers.js';
 import type { ApplicationType } from '../../api/permissions.js';
 import type { Application, CreateApplicationBody, ListQuery, Page, UpdateApplicationBody } from '../../api/types.js';
 import { EmulatorError, FieldErrors, HttpError, notFound } from '../errors.js';
@@ -8,6 +9,7 @@ import type { ApplicationRecord } from '../store/records.js';
 import { checkGrants } from './grants.js';
 import { KeyHashes, generateKey, hashKey } from './keys.js';
 import { filterItems, paginate } from './pagination.js';
+import type { TokenContext } from './token-view.js';
 
 /** Who is calling: the Application a key resolved to, and so its tenant. */
 export interface Caller {
@@ -254,4 +256,36 @@ export class ApplicationService {
 export function toWire(record: ApplicationRecord, key?: string): Application {
   const { key_hash: _hash, ...application } = record;
   return key === undefined ? application : { ...application, key };
+}
+
+/**
+ * The caller an `SVC-API-KEY` value names: 401 when it is missing (`missing`, the words for it) or
+ * unknown. Every path authenticates here: the HTTP routes and the proxy pipeline.
+ */
+export function callerByKey(
+  applications: ApplicationService,
+  key: string | string[] | undefined,
+  missing = `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`,
+): Caller {
+  if (typeof key !== 'string' || key === '') throw new HttpError(401, missing);
+  const application = applications.authenticate(key);
+  if (!application)
+    throw new HttpError(
+      401,
+      `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`,
+    );
+  return { tenantId: application.tenant_id, application };
+}
+
+/** A 403 unless the caller holds the permission a route needs (none: any caller). */
+export function requirePermission(caller: Caller, permission: string | undefined): void {
+  const { application } = caller;
+  if (permission && !application.permissions.includes(permission)) {
+    throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`);
+  }
+}
+
+/** The token context of a caller and the value of its `SVC-TRANSACTION-ID` header. */
+export function tokenContextOf(caller: Caller, transaction: string | string[] | undefined): TokenContext {
+  return { caller, transactionId: typeof transaction === 'string' && transaction !== '' ? transaction : undefined };
 }

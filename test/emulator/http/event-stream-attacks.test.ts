@@ -129,12 +129,11 @@ describe('GET /_emulator/events: no secret in what it streams', () => {
 });
 
 /**
- * The emulator's HTTP server as index.ts builds it (the lean front, fastify loaded with the first
- * request that needs it), with its event log in reach for its `following` count.
+ * The emulator's HTTP server as index.ts builds it, with its event log in reach for its `following` count.
  */
 async function bareServer(timeouts: { shutdownGraceMs?: number } = {}) {
   const { hub, services, pipeline, eventLog, close } = await emulatorParts();
-  const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog, lean: true, timeouts });
+  const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog, timeouts });
   const url = await listen(server, 0, '127.0.0.1');
   const { keys, tenantId } = await services.tenants.bootstrap({});
   onTestFinished(async () => {
@@ -217,14 +216,14 @@ describe('GET /_emulator/events: robustness', () => {
   });
 
   test('a follow request whose client left before it was handled subscribes nothing', async () => {
-    // Nothing has loaded fastify yet: the request waits for it, and its client is gone by then.
+    // The client is gone by the time its request is handled.
     const { url, managementKey, eventLog } = await bareServer();
     const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     socket.on('error', () => {});
     socket.end(rawRequest(url, 'GET /_emulator/events?follow=1 HTTP/1.1', [`SVC-API-KEY: ${managementKey}`]));
     socket.destroy();
-    // Another request through fastify, answered once it has loaded (and so after the first was handled).
+    // Another request, answered after the first was handled.
     expect((await request(`${url}/_emulator/events`, { headers: { 'svc-api-key': managementKey } })).statusCode).toBe(
       200,
     );

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { buildServer } from '../../../src/emulator/http/server.js';
+import { createHttpServer } from '../../../src/emulator/http/front.js';
+import { listen } from '../../../src/emulator/http/listen.js';
 import { createTenant, startEmulator } from '../../helpers/emulator.js';
 import { createReactor, emulatorParts, parseEvents } from '../../helpers/event-stream.js';
 import { eventually } from '../../helpers/wait.js';
@@ -122,12 +123,12 @@ describe('GET /_emulator/events', () => {
 
   test('a client that goes away is unsubscribed', async () => {
     const { hub, services, pipeline, eventLog, close } = await emulatorParts();
-    const app = buildServer({ services, pipeline, emit: hub.publish, eventLog });
+    const server = createHttpServer({ services, pipeline, emit: hub.publish, eventLog });
     onTestFinished(async () => {
-      await app.close();
+      await server.closeGracefully();
       await close();
     });
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = await listen(server, 0, '127.0.0.1');
     const { keys } = await services.tenants.bootstrap({});
     const controller = new AbortController();
     const stream = await request(`${url}/_emulator/events?follow=1`, {

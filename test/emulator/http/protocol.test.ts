@@ -67,7 +67,7 @@ describe('requests that are not plain HTTP requests', () => {
       ['admin, loopback Host first', 'POST /_emulator/tenants HTTP/1.1', ['Host: evil.example']],
       ['admin, as HOST', 'POST /_emulator/tenants HTTP/1.1', ['HOST: 127.0.0.1']],
       ['a lean route', 'GET /health HTTP/1.1', ['host: localhost']],
-      ['a fastify route', 'GET /applications HTTP/1.1', ['Host: localhost']],
+      ['a route', 'GET /applications HTTP/1.1', ['Host: localhost']],
     ];
     for (const [label, line, extra] of cases) {
       const connection = await rawConnection(url);

@@ -1,7 +1,10 @@
 import { rawConnection, rawRequest } from '../../helpers/raw-http.js';
 import { describe, expect, it } from 'vitest';
-import { buildServer } from '../../../src/emulator/http/server.js';
-import { isLoopback } from '../../../src/emulator/http/routes/emulator.js';
+import type { IncomingMessage } from 'node:http';
+import { createHttpServer } from '../../../src/emulator/http/front.js';
+import { listen } from '../../../src/emulator/http/listen.js';
+import { adminGuard, isLoopback } from '../../../src/emulator/http/routes/emulator.js';
+import { HttpError } from '../../../src/emulator/errors.js';
 import { randomBytes } from 'node:crypto';
 import { Cipher } from '../../../src/emulator/crypto/cipher.js';
 import { TenantEventLog } from '../../../src/emulator/event-log.js';
@@ -87,15 +90,33 @@ describe('tenants', () => {
     const services = createServices(store, { cipher: new Cipher(randomBytes(32)), runtime, emit: () => {} });
     const gateway = new OutboundGateway();
     const pipeline = new ProxyPipeline({ ...services, tier: 'enterprise', emit: () => {}, gateway });
-    const app = buildServer({ services, pipeline, emit: () => {}, eventLog: new TenantEventLog(new EventHub()) });
+    const server = createHttpServer({
+      services,
+      pipeline,
+      emit: () => {},
+      eventLog: new TenantEventLog(new EventHub()),
+    });
     try {
-      const remote = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '10.1.2.3' });
-      expect(remote.statusCode).toBe(403);
-      expect(remote.json().detail).toMatch(/loopback/);
-      const local = await app.inject({ method: 'POST', url: '/_emulator/tenants', remoteAddress: '127.0.0.1' });
-      expect(local.statusCode).toBe(201);
+      // A caller from another address (the guard reads the socket's remote address).
+      const remote = {
+        socket: { remoteAddress: '10.1.2.3' },
+        headers: { host: 'localhost' },
+        url: '/_emulator/tenants',
+      };
+      let refused: unknown;
+      try {
+        adminGuard(remote as unknown as IncomingMessage);
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(HttpError);
+      expect((refused as HttpError).status).toBe(403);
+      expect((refused as HttpError).detail).toMatch(/loopback/);
+      const url = await listen(server, 0, '127.0.0.1');
+      const local = await fetch(`${url}/_emulator/tenants`, { method: 'POST' });
+      expect(local.status).toBe(201);
     } finally {
-      await app.close();
+      await server.closeGracefully();
       await services.dispose();
       await runtime.dispose();
       await gateway.close();

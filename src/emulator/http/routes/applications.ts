@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import {
   createApplicationSchema,
   idParamsSchema,
@@ -6,54 +5,72 @@ import {
   updateApplicationSchema,
 } from '../../../api/schemas.js';
 import type { CreateApplicationBody, ListQuery, UpdateApplicationBody } from '../../../api/types.js';
-import type { ApplicationService } from '../../services/applications.js';
-import { callerOf } from '../auth.js';
+import { type Route, callerOf, empty, json } from '../route.js';
 
-type IdParams = { Params: { id: string } };
+const params = idParamsSchema;
 
 /** Spec section 4.1: the seven Applications endpoints. */
-export function applicationRoutes(app: FastifyInstance, applications: ApplicationService): void {
-  app.post<{ Body: CreateApplicationBody }>(
-    '/applications',
-    { schema: { body: createApplicationSchema }, config: { permission: 'application:create' } },
-    async (request, reply) => reply.status(201).send(await applications.create(callerOf(request), request.body)),
-  );
-
-  app.get<{ Querystring: ListQuery }>(
-    '/applications',
-    { schema: { querystring: listQuerySchema }, config: { permission: 'application:read' } },
-    async (request) => applications.list(callerOf(request), request.query),
-  );
-
-  // The Application of the key in the request; declared before /:id, and static routes win anyway.
-  app.get('/applications/key', { config: { permission: 'application:read' } }, async (request) =>
-    applications.get(callerOf(request), callerOf(request).application.id),
-  );
-
-  app.get<IdParams>(
-    '/applications/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'application:read' } },
-    async (request) => applications.get(callerOf(request), request.params.id),
-  );
-
-  app.put<IdParams & { Body: UpdateApplicationBody }>(
-    '/applications/:id',
-    { schema: { params: idParamsSchema, body: updateApplicationSchema }, config: { permission: 'application:update' } },
-    async (request) => applications.update(callerOf(request), request.params.id, request.body),
-  );
-
-  app.post<IdParams>(
-    '/applications/:id/regenerate',
-    { schema: { params: idParamsSchema }, config: { permission: 'application:update' } },
-    async (request) => applications.regenerate(callerOf(request), request.params.id),
-  );
-
-  app.delete<IdParams>(
-    '/applications/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'application:delete' } },
-    async (request, reply) => {
-      await applications.delete(callerOf(request), request.params.id);
-      return reply.status(204).send();
+export const applicationRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/applications',
+    summary: 'Create an Application; its key is returned once.',
+    schema: { body: createApplicationSchema },
+    permission: 'application:create',
+    handler: async (call, { services }) =>
+      json(await services.applications.create(callerOf(call), call.body as CreateApplicationBody), 201),
+  },
+  {
+    method: 'GET',
+    path: '/applications',
+    summary: "List the tenant's Applications, a page at a time.",
+    schema: { querystring: listQuerySchema },
+    permission: 'application:read',
+    handler: (call, { services }) => json(services.applications.list(callerOf(call), call.query as ListQuery)),
+  },
+  {
+    // Static segments win over parameters: /applications/key is never an id.
+    method: 'GET',
+    path: '/applications/key',
+    summary: 'The Application of the key in the request.',
+    permission: 'application:read',
+    handler: (call, { services }) => json(services.applications.get(callerOf(call), callerOf(call).application.id)),
+  },
+  {
+    method: 'GET',
+    path: '/applications/:id',
+    summary: 'One Application.',
+    schema: { params },
+    permission: 'application:read',
+    handler: (call, { services }) => json(services.applications.get(callerOf(call), call.params.id!)),
+  },
+  {
+    method: 'PUT',
+    path: '/applications/:id',
+    summary: "Replace an Application's name, permissions and rules.",
+    schema: { params, body: updateApplicationSchema },
+    permission: 'application:update',
+    handler: async (call, { services }) =>
+      json(await services.applications.update(callerOf(call), call.params.id!, call.body as UpdateApplicationBody)),
+  },
+  {
+    method: 'POST',
+    path: '/applications/:id/regenerate',
+    summary: "Replace an Application's key; the new one is returned once.",
+    schema: { params },
+    permission: 'application:update',
+    handler: async (call, { services }) =>
+      json(await services.applications.regenerate(callerOf(call), call.params.id!)),
+  },
+  {
+    method: 'DELETE',
+    path: '/applications/:id',
+    summary: 'Delete an Application and its key.',
+    schema: { params },
+    permission: 'application:delete',
+    handler: async (call, { services }) => {
+      await services.applications.delete(callerOf(call), call.params.id!);
+      return empty(204);
     },
-  );
-}
+  },
+];

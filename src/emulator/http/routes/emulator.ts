@@ -1,13 +1,11 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PROXY_HOP_HEADER } from '../../../api/headers.js';
 import { createTenantSchema } from '../../../api/schemas.js';
 import type { CreatedTenant } from '../../../api/types.js';
 import { HttpError, fieldError } from '../../errors.js';
-import type { TenantService } from '../../services/tenants.js';
-import type { WebhookService } from '../../services/webhooks.js';
-import { callerOf } from '../auth.js';
 import { healthAnswer } from '../health.js';
+import { type Route, callerOf, json } from '../route.js';
 
 interface CreateTenantBody {
   name?: string;
@@ -38,7 +36,7 @@ export function isLoopbackHost(host: string | undefined): boolean {
  * in Host; a page of another site is named by Origin and Sec-Fetch-Site), and a proxy pointed at
  * the emulator calls from loopback too (the hop header marks it).
  */
-export function adminGuard(request: FastifyRequest): void {
+export function adminGuard(request: IncomingMessage): void {
   if (!isLoopback(request.socket.remoteAddress) || request.headers[PROXY_HOP_HEADER] !== undefined) {
     throw new HttpError(403, 'The emulator admin routes answer loopback callers only (not calls through a proxy).');
   }
@@ -51,7 +49,7 @@ export function adminGuard(request: FastifyRequest): void {
   }
   // An absolute request target (`POST http://evil.example/_emulator/tenants`, as a proxy is asked)
   // names its host itself: it is held to the same rule as Host.
-  const target = request.raw.url ?? '';
+  const target = request.url ?? '';
   if (!target.startsWith('/') && !isLoopbackOrigin(target)) {
     throw new HttpError(403, 'The emulator admin routes answer requests for localhost, 127.0.0.0/8 or [::1] only.');
   }
@@ -83,49 +81,56 @@ function isLoopbackOrigin(origin: string): boolean {
 
 /**
  * Routes of the emulator itself, outside the platform API: health (503 while the store cannot
- * write: `storeProblem` says why) and the loopback-only admin.
+ * write: storeProblem says why) and the loopback-only admin.
  */
-export function emulatorRoutes(
-  app: FastifyInstance,
-  tenants: TenantService,
-  webhooks: WebhookService,
-  storeProblem: () => string | undefined,
-): void {
-  app.get('/health', { config: { public: true } }, async (_request, reply) => {
-    const { status, body } = healthAnswer(storeProblem());
-    return reply.status(status).type('application/json; charset=utf-8').send(body);
-  });
-
-  /**
-   * `POST /_emulator/tenants` creates a tenant with its own management and private Applications
-   * and returns their keys, so that tenant isolation can be exercised. Only callers on loopback
-   * may use it (adminGuard): a key of another tenant is no protection against a caller who can mint tenants.
-   */
-  app.post<{ Body: CreateTenantBody | null }>(
-    '/_emulator/tenants',
-    { schema: { body: createTenantSchema }, config: { public: true, admin: true } },
-    async (request, reply): Promise<CreatedTenant> => {
-      const body = request.body ?? {};
+export const emulatorRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/health',
+    summary: 'Whether the emulator serves and its store can write, and its version.',
+    public: true,
+    handler: (_call, { services }) => {
+      const { status, body } = healthAnswer(services.storeProblem());
+      return { status, json: body };
+    },
+  },
+  {
+    /**
+     * Creates a tenant with its own management and private Applications and returns their keys, so
+     * that tenant isolation can be exercised. Only callers on loopback may use it (adminGuard): a key
+     * of another tenant is no protection against a caller who can mint tenants.
+     */
+    method: 'POST',
+    path: '/_emulator/tenants',
+    summary: 'Create a tenant with a management and a private Application (loopback only).',
+    schema: { body: createTenantSchema },
+    public: true,
+    admin: true,
+    handler: async (call, { services }) => {
+      const body = (call.body as CreateTenantBody | null | undefined) ?? {};
       if (body.management_key !== undefined && body.management_key === body.private_key) {
         throw fieldError('management_key and private_key must differ.', {
           private_key: ['must differ from management_key'],
         });
       }
-      const tenant = await tenants.create(body.name ?? 'tenant', {
+      const tenant: CreatedTenant = await services.tenants.create(body.name ?? 'tenant', {
         ...(body.management_key !== undefined && { managementKey: body.management_key }),
         ...(body.private_key !== undefined && { privateKey: body.private_key }),
       });
-      reply.status(201);
-      return tenant;
+      return json(tenant, 201);
     },
-  );
-
-  /** The tenant's webhook signing secret (for verifying SVC-SIGNATURE); management keys only. */
-  app.get('/_emulator/webhook-secret', { config: { admin: true } }, async (request) => {
-    const caller = callerOf(request);
-    if (caller.application.type !== 'management') {
-      throw new HttpError(403, 'The webhook signing secret is shown to management Applications only.');
-    }
-    return { secret: await webhooks.secret(caller.tenantId) };
-  });
-}
+  },
+  {
+    method: 'GET',
+    path: '/_emulator/webhook-secret',
+    summary: "The tenant's webhook signing secret, for SVC-SIGNATURE (management keys, loopback only).",
+    admin: true,
+    handler: async (call, { services }) => {
+      const caller = callerOf(call);
+      if (caller.application.type !== 'management') {
+        throw new HttpError(403, 'The webhook signing secret is shown to management Applications only.');
+      }
+      return json({ secret: await services.webhooks.secret(caller.tenantId) });
+    },
+  },
+];

@@ -1,15 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import type { EmulatorEvent } from '../../../api/events.js';
 import { eventsQuerySchema } from '../../../api/schemas.js';
 import { HttpError, fieldError } from '../../errors.js';
-import {
-  eventMatcher,
-  isStatusFilter,
-  type EventFilter,
-  type OwnerLookup,
-  type TenantEventLog,
-} from '../../event-log.js';
-import { callerOf } from '../auth.js';
+import { eventMatcher, isStatusFilter, type EventFilter } from '../../event-log.js';
+import type { Exchange } from '../exchange.js';
+import { type Route, type RouteDeps, callerOf } from '../route.js';
 
 /** A comment line now and then, so that proxies and the client can tell a quiet stream from a dead one. */
 const HEARTBEAT_MS = 15_000;
@@ -33,70 +27,79 @@ interface EventsQuery {
  * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id). HEAD
  * answers the headers only.
  */
-export function eventRoutes(
-  app: FastifyInstance,
-  log: TenantEventLog,
-  lookup: { reactor: OwnerLookup; proxy: OwnerLookup },
-): void {
-  const options = { schema: { querystring: eventsQuerySchema }, config: { admin: true } };
-  app.get<{ Querystring: EventsQuery }>('/_emulator/events', options, async (request, reply) => {
-    const caller = callerOf(request);
-    if (caller.application.type !== 'management') {
-      throw new HttpError(403, 'The event stream is shown to management Applications only.');
-    }
-    const query = request.query;
-    if (query.status !== undefined && !isStatusFilter(query.status)) {
-      throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', {
-        status: ['must look like 5xx or 404'],
-      });
-    }
-    const filter: EventFilter = {
-      ...(query.reactor !== undefined && { reactor: query.reactor }),
-      ...(query.proxy !== undefined && { proxy: query.proxy }),
-      ...(query.status !== undefined && { status: query.status }),
-      ...(query.request !== undefined && { request: query.request }),
-    };
-    const follow = query.follow !== undefined && query.follow !== '0' && query.follow !== 'false';
-    const matches = eventMatcher(filter, lookup, caller.tenantId);
+export const eventRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/_emulator/events',
+    summary: "The tenant's events as server-sent events, recent ones first; follow=1 keeps the stream open.",
+    schema: { querystring: eventsQuerySchema },
+    admin: true,
+    handler: streamEvents,
+  },
+];
 
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      ...(follow && { 'x-accel-buffering': 'no' }),
+function streamEvents(call: Exchange, { services, eventLog: log }: RouteDeps): undefined {
+  const caller = callerOf(call);
+  if (caller.application.type !== 'management') {
+    throw new HttpError(403, 'The event stream is shown to management Applications only.');
+  }
+  const query = call.query as EventsQuery;
+  if (query.status !== undefined && !isStatusFilter(query.status)) {
+    throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', {
+      status: ['must look like 5xx or 404'],
     });
-    if (request.method === 'HEAD') {
-      raw.end();
-      return;
-    }
-    const write = (event: EmulatorEvent) => {
-      if (matches(event)) raw.write(`data: ${JSON.stringify(event)}\n\n`);
-    };
-    // The recent events are written at once, however fast the client reads them: they are in memory already.
-    for (const event of log.recentOf(caller.tenantId)) write(event);
-    if (!follow) {
-      raw.end();
-      return;
-    }
-    const unsent = raw.writableLength + MAX_UNSENT_BYTES;
-    const send = (event: EmulatorEvent) => {
-      write(event);
-      if (raw.writableLength > unsent) raw.destroy();
-    };
-    // The headers go now: a client waits for them before it reads, and a quiet tenant may send nothing for long.
-    raw.flushHeaders();
-    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
-    heartbeat.unref();
-    const unsubscribe = log.follow(caller.tenantId, send, () => {
-      // The emulator stops: the stream ends, and no heartbeat comes after its end (a write after the end throws).
-      clearInterval(heartbeat);
-      raw.end();
-    });
-    raw.once('close', () => {
-      clearInterval(heartbeat);
-      unsubscribe();
-    });
+  }
+  const filter: EventFilter = {
+    ...(query.reactor !== undefined && { reactor: query.reactor }),
+    ...(query.proxy !== undefined && { proxy: query.proxy }),
+    ...(query.status !== undefined && { status: query.status }),
+    ...(query.request !== undefined && { request: query.request }),
+  };
+  const follow = query.follow !== undefined && query.follow !== '0' && query.follow !== 'false';
+  const lookup = {
+    reactor: (id: string) => services.reactors.ownerOf(id),
+    proxy: (id: string) => services.proxies.ownerOf(id),
+  };
+  const matches = eventMatcher(filter, lookup, caller.tenantId);
+
+  // The route writes its answer itself.
+  const raw = call.res;
+  raw.writeHead(200, {
+    ...call.headersSoFar(),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    ...(follow && { 'x-accel-buffering': 'no' }),
   });
+  if (call.method === 'HEAD') {
+    raw.end();
+    return undefined;
+  }
+  const write = (event: EmulatorEvent) => {
+    if (matches(event)) raw.write(`data: ${JSON.stringify(event)}\n\n`);
+  };
+  // The recent events are written at once, however fast the client reads them: they are in memory already.
+  for (const event of log.recentOf(caller.tenantId)) write(event);
+  if (!follow) {
+    raw.end();
+    return undefined;
+  }
+  const unsent = raw.writableLength + MAX_UNSENT_BYTES;
+  const send = (event: EmulatorEvent) => {
+    write(event);
+    if (raw.writableLength > unsent) raw.destroy();
+  };
+  // The headers go now: a client waits for them before it reads, and a quiet tenant may send nothing for long.
+  raw.flushHeaders();
+  const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  const unsubscribe = log.follow(caller.tenantId, send, () => {
+    // The emulator stops: the stream ends, and no heartbeat comes after its end (a write after the end throws).
+    clearInterval(heartbeat);
+    raw.end();
+  });
+  raw.once('close', () => {
+    clearInterval(heartbeat);
+    unsubscribe();
+  });
+  return undefined;
 }

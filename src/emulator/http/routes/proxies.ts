@@ -1,101 +1,120 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
-import type { ProxyPipeline } from '../../proxy/pipeline.js';
-import type { ProxyService } from '../../services/proxies.js';
-import { callerOf } from '../auth.js';
 import { requireMergePatch } from '../body.js';
-import { PROXY_BODY_LIMIT, proxyCallOf } from '../proxy-call.js';
-import { sendText } from '../send.js';
+import type { Exchange } from '../exchange.js';
+import { TEXT_CONTENT_TYPE } from '../problems.js';
+import { proxyCallOf } from '../proxy-call.js';
+import { type Route, type RouteDeps, callerOf, empty, json } from '../route.js';
 
-type IdParams = { Params: { id: string } };
+const params = idParamsSchema;
 
 /** Spec section 4.3: the proxies resource. */
-export function proxyRoutes(app: FastifyInstance, proxies: ProxyService): void {
-  app.post<{ Body: ProxyBody }>(
-    '/proxies',
-    { schema: { body: proxySchema }, config: { permission: 'proxy:create' } },
-    async (request, reply) => reply.status(201).send(await proxies.create(callerOf(request), request.body)),
-  );
-
-  app.get<{ Querystring: ListQuery }>(
-    '/proxies',
-    { schema: { querystring: listQuerySchema }, config: { permission: 'proxy:read' } },
-    async (request) => proxies.list(callerOf(request), request.query),
-  );
-
-  app.get<IdParams>(
-    '/proxies/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'proxy:read' } },
-    async (request) => proxies.get(callerOf(request), request.params.id),
-  );
-
-  app.put<IdParams & { Body: ProxyBody }>(
-    '/proxies/:id',
-    { schema: { params: idParamsSchema, body: proxySchema }, config: { permission: 'proxy:update' } },
-    async (request) => proxies.update(callerOf(request), request.params.id, request.body),
-  );
-
-  app.patch<IdParams>(
-    '/proxies/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'proxy:update' } },
-    async (request, reply) => {
-      requireMergePatch(request.headers['content-type']);
-      await proxies.patch(callerOf(request), request.params.id, request.body);
-      return reply.status(204).send();
+export const proxyRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/proxies',
+    summary: 'Create a proxy; its key is returned once.',
+    schema: { body: proxySchema },
+    permission: 'proxy:create',
+    handler: async (call, { services }) =>
+      json(await services.proxies.create(callerOf(call), call.body as ProxyBody), 201),
+  },
+  {
+    method: 'GET',
+    path: '/proxies',
+    summary: "List the tenant's proxies, a page at a time.",
+    schema: { querystring: listQuerySchema },
+    permission: 'proxy:read',
+    handler: (call, { services }) => json(services.proxies.list(callerOf(call), call.query as ListQuery)),
+  },
+  {
+    method: 'GET',
+    path: '/proxies/:id',
+    summary: 'One proxy.',
+    schema: { params },
+    permission: 'proxy:read',
+    handler: (call, { services }) => json(services.proxies.get(callerOf(call), call.params.id!)),
+  },
+  {
+    method: 'PUT',
+    path: '/proxies/:id',
+    summary: 'Replace a proxy.',
+    schema: { params, body: proxySchema },
+    permission: 'proxy:update',
+    handler: async (call, { services }) =>
+      json(await services.proxies.update(callerOf(call), call.params.id!, call.body as ProxyBody)),
+  },
+  {
+    method: 'PATCH',
+    path: '/proxies/:id',
+    summary: 'Change a proxy with a JSON merge patch.',
+    schema: { params },
+    permission: 'proxy:update',
+    handler: async (call, { services }) => {
+      requireMergePatch(call.headers['content-type']);
+      await services.proxies.patch(callerOf(call), call.params.id!, call.body);
+      return empty(204);
     },
-  );
-
-  app.delete<IdParams>(
-    '/proxies/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'proxy:delete' } },
-    async (request, reply) => {
-      await proxies.delete(callerOf(request), request.params.id);
-      return reply.status(204).send();
+  },
+  {
+    method: 'DELETE',
+    path: '/proxies/:id',
+    summary: 'Delete a proxy.',
+    schema: { params },
+    permission: 'proxy:delete',
+    handler: async (call, { services }) => {
+      await services.proxies.delete(callerOf(call), call.params.id!);
+      return empty(204);
     },
-  );
-}
+  },
+];
+
+const PROXY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
- * `/proxy` and `/proxy/<suffix>`: invoking a proxy. In a scope of their own, bodies of any type
- * arrive as raw bytes; authentication is the pipeline's (a proxy may accept anonymous callers),
- * and errors are answered as `{"proxy_error": ...}` by the one error handler.
+ * `/proxy` and `/proxy/<suffix>`: invoking a proxy (the five methods of spec 4.3, no HEAD). Bodies
+ * of any type arrive as bytes; authentication is the pipeline's (a proxy may accept anonymous
+ * callers), and errors are answered as `{"proxy_error": ...}` by the one error answer.
  */
-export function proxyInvokeRoutes(app: FastifyInstance, pipeline: ProxyPipeline): void {
-  void app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROXY_BODY_LIMIT }, (_request, body, done) =>
-      done(null, body),
-    );
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      const { method, url, headers, id } = request;
-      const call = proxyCallOf(
-        { method, url, headers, rawHeaders: request.raw.rawHeaders, traceId: id },
-        request.body,
-        {
-          onTenant: (tenantId) => {
-            request.tenantId = tenantId;
-          },
-          onDetokenized: (count) => {
-            request.detokenized = count;
-          },
-        },
-      );
-      const answer = await pipeline.invoke(call);
-      reply.status(answer.status);
-      for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
-      if (answer.body === undefined || typeof answer.body === 'string') return sendText(reply, answer.body ?? '');
-      return reply.send(answer.body);
-    };
-    for (const url of ['/proxy', '/proxy/*']) {
-      // The five methods of spec 4.3, and no HEAD route of fastify's own making.
-      scope.route({
-        method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        url,
-        exposeHeadRoute: false,
-        config: { public: true, proxy: true },
-        handler,
-      });
-    }
-  });
+export const proxyInvokeRoutes: readonly Route[] = ['/proxy', '/proxy/*'].map((path) => ({
+  method: PROXY_METHODS,
+  path,
+  summary:
+    path === '/proxy'
+      ? 'Invoke the proxy its key names: the request detokenized and forwarded to its destination.'
+      : 'Invoke a proxy with a path suffix (appended to its destination).',
+  public: true,
+  proxy: true,
+  handler: invokeProxy,
+}));
+
+async function invokeProxy(call: Exchange, { pipeline }: RouteDeps): Promise<undefined> {
+  const request = {
+    method: call.method,
+    url: call.url,
+    headers: call.headers,
+    rawHeaders: call.req.rawHeaders,
+    traceId: call.id,
+  };
+  const answer = await pipeline.invoke(
+    proxyCallOf(request, call.body, {
+      onTenant: (tenantId) => {
+        call.tenantId = tenantId;
+      },
+      onDetokenized: (count) => {
+        call.detokenized = count;
+      },
+    }),
+  );
+  for (const [name, value] of Object.entries(answer.headers)) call.header(name, value);
+  if (answer.body === undefined || typeof answer.body === 'string') {
+    // Text is sent as bytes: given a string, Node writes the header block in the body's encoding (UTF-8).
+    if (!Object.keys(answer.headers).some((name) => name.toLowerCase() === 'content-type'))
+      call.header('content-type', TEXT_CONTENT_TYPE);
+    call.send(answer.status, Buffer.from(answer.body ?? ''));
+    return undefined;
+  }
+  call.send(answer.status, answer.body as Buffer | Readable);
+  return undefined;
 }

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import {
   idParamsSchema,
   invokeReactorSchema,
@@ -7,75 +6,87 @@ import {
   resultParamsSchema,
 } from '../../../api/schemas.js';
 import type { InvokeReactorBody, ListQuery, ReactorBody } from '../../../api/types.js';
-import type { ReactorService } from '../../services/reactors.js';
-import { callerOf, tokenContext } from '../auth.js';
 import { requireMergePatch } from '../body.js';
-import { sendJson } from '../send.js';
+import { type Route, callerOf, empty, json, tokenContext } from '../route.js';
 
-type IdParams = { Params: { id: string } };
+const params = idParamsSchema;
 
 /** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
-export function reactorRoutes(app: FastifyInstance, reactors: ReactorService): void {
-  app.post<{ Body: ReactorBody }>(
-    '/reactors',
-    { schema: { body: reactorSchema }, config: { permission: 'reactor:create' } },
-    async (request, reply) => reply.status(201).send(await reactors.create(callerOf(request), request.body)),
-  );
-
-  app.get<{ Querystring: ListQuery }>(
-    '/reactors',
-    { schema: { querystring: listQuerySchema }, config: { permission: 'reactor:read' } },
-    async (request) => reactors.list(callerOf(request), request.query),
-  );
-
-  app.get<IdParams>(
-    '/reactors/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'reactor:read' } },
-    async (request) => reactors.get(callerOf(request), request.params.id),
-  );
-
-  app.put<IdParams & { Body: ReactorBody }>(
-    '/reactors/:id',
-    { schema: { params: idParamsSchema, body: reactorSchema }, config: { permission: 'reactor:update' } },
-    async (request) => reactors.update(callerOf(request), request.params.id, request.body),
-  );
-
-  app.patch<IdParams>(
-    '/reactors/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'reactor:update' } },
-    async (request, reply) => {
-      requireMergePatch(request.headers['content-type']);
-      await reactors.patch(callerOf(request), request.params.id, request.body);
-      return reply.status(204).send();
+export const reactorRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/reactors',
+    summary: 'Create a reactor from its code.',
+    schema: { body: reactorSchema },
+    permission: 'reactor:create',
+    handler: async (call, { services }) =>
+      json(await services.reactors.create(callerOf(call), call.body as ReactorBody), 201),
+  },
+  {
+    method: 'GET',
+    path: '/reactors',
+    summary: "List the tenant's reactors, a page at a time.",
+    schema: { querystring: listQuerySchema },
+    permission: 'reactor:read',
+    handler: (call, { services }) => json(services.reactors.list(callerOf(call), call.query as ListQuery)),
+  },
+  {
+    method: 'GET',
+    path: '/reactors/:id',
+    summary: 'One reactor.',
+    schema: { params },
+    permission: 'reactor:read',
+    handler: (call, { services }) => json(services.reactors.get(callerOf(call), call.params.id!)),
+  },
+  {
+    method: 'PUT',
+    path: '/reactors/:id',
+    summary: 'Replace a reactor.',
+    schema: { params, body: reactorSchema },
+    permission: 'reactor:update',
+    handler: async (call, { services }) =>
+      json(await services.reactors.update(callerOf(call), call.params.id!, call.body as ReactorBody)),
+  },
+  {
+    method: 'PATCH',
+    path: '/reactors/:id',
+    summary: 'Change a reactor with a JSON merge patch.',
+    schema: { params },
+    permission: 'reactor:update',
+    handler: async (call, { services }) => {
+      requireMergePatch(call.headers['content-type']);
+      await services.reactors.patch(callerOf(call), call.params.id!, call.body);
+      return empty(204);
     },
-  );
-
-  app.delete<IdParams>(
-    '/reactors/:id',
-    { schema: { params: idParamsSchema }, config: { permission: 'reactor:delete' } },
-    async (request, reply) => {
-      await reactors.delete(callerOf(request), request.params.id);
-      return reply.status(204).send();
+  },
+  {
+    method: 'DELETE',
+    path: '/reactors/:id',
+    summary: 'Delete a reactor.',
+    schema: { params },
+    permission: 'reactor:delete',
+    handler: async (call, { services }) => {
+      await services.reactors.delete(callerOf(call), call.params.id!);
+      return empty(204);
     },
-  );
-
-  app.post<IdParams & { Body: InvokeReactorBody | null }>(
-    '/reactors/:id/react',
-    { schema: { params: idParamsSchema, body: invokeReactorSchema } },
-    async (request, reply) => {
-      const { status, body } = await reactors.invoke(
-        tokenContext(request),
-        request.params.id,
-        request.body ?? {},
-        request.id,
-      );
-      return sendJson(reply, body, status);
+  },
+  {
+    method: 'POST',
+    path: '/reactors/:id/react',
+    summary: "Invoke a reactor with args; its answer, or 202 and a result's id when asynchronous.",
+    schema: { params, body: invokeReactorSchema },
+    handler: async (call, { services }) => {
+      const body = (call.body as InvokeReactorBody | null | undefined) ?? {};
+      const answer = await services.reactors.invoke(tokenContext(call), call.params.id!, body, call.id);
+      return json(answer.body, answer.status);
     },
-  );
-
-  app.get<{ Params: { id: string; request_id: string } }>(
-    '/reactors/:id/results/:request_id',
-    { schema: { params: resultParamsSchema } },
-    async (request) => reactors.result(callerOf(request), request.params.id, request.params.request_id),
-  );
-}
+  },
+  {
+    method: 'GET',
+    path: '/reactors/:id/results/:request_id',
+    summary: 'The result of an asynchronous invocation.',
+    schema: { params: resultParamsSchema },
+    handler: (call, { services }) =>
+      json(services.reactors.result(callerOf(call), call.params.id!, call.params.request_id!)),
+  },
+];

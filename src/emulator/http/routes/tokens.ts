@@ -1,48 +1,65 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { JSON_CONTENT_TYPE } from '../../../api/headers.js';
 import { createTokenSchema, tokenIdParamsSchema, tokenListQuerySchema } from '../../../api/schemas.js';
 import type { CreateTokenBody, TokenListQuery } from '../../../api/types.js';
 import { HttpError } from '../../errors.js';
-import type { TokenService } from '../../services/tokens.js';
-import { tokenContext } from '../auth.js';
-import { sendJson } from '../send.js';
+import type { Exchange } from '../exchange.js';
+import { type Route, empty, json, tokenContext } from '../route.js';
 
-type IdParams = { Params: { id: string } };
+const params = tokenIdParamsSchema;
 
-function requireBody(request: FastifyRequest): unknown {
-  if (request.body === undefined) throw new HttpError(400, `Send a JSON body (Content-Type: ${JSON_CONTENT_TYPE}).`);
-  return request.body;
+function requireBody(call: Exchange): unknown {
+  if (call.body === undefined) throw new HttpError(400, `Send a JSON body (Content-Type: ${JSON_CONTENT_TYPE}).`);
+  return call.body;
 }
 
 /**
  * Tokens (not in the spec; what proxies and reactors need). Permissions are checked per token
  * against its containers, so the routes declare none.
  */
-export function tokenRoutes(app: FastifyInstance, tokens: TokenService): void {
-  app.post<{ Body: CreateTokenBody }>('/tokens', { schema: { body: createTokenSchema } }, async (request, reply) =>
-    reply.status(201).send(await tokens.create(tokenContext(request), request.body)),
-  );
-
-  app.get<{ Querystring: TokenListQuery }>(
-    '/tokens',
-    { schema: { querystring: tokenListQuerySchema } },
-    async (request) => tokens.list(tokenContext(request), request.query),
-  );
-
-  app.get<IdParams>('/tokens/:id', { schema: { params: tokenIdParamsSchema } }, async (request) =>
-    tokens.get(tokenContext(request), request.params.id),
-  );
-
-  app.delete<IdParams>('/tokens/:id', { schema: { params: tokenIdParamsSchema } }, async (request, reply) => {
-    await tokens.delete(tokenContext(request), request.params.id);
-    return reply.status(204).send();
-  });
-
-  app.post('/tokenize', async (request, reply) =>
-    sendJson(reply, await tokens.tokenize(tokenContext(request), requireBody(request)), 201),
-  );
-
-  app.post('/detokenize', async (request, reply) =>
-    sendJson(reply, tokens.detokenize(tokenContext(request), requireBody(request))),
-  );
-}
+export const tokenRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/tokens',
+    summary: 'Create a token.',
+    schema: { body: createTokenSchema },
+    handler: async (call, { services }) =>
+      json(await services.tokens.create(tokenContext(call), call.body as CreateTokenBody), 201),
+  },
+  {
+    method: 'GET',
+    path: '/tokens',
+    summary: 'List the tokens the caller may read, a page at a time.',
+    schema: { querystring: tokenListQuerySchema },
+    handler: (call, { services }) => json(services.tokens.list(tokenContext(call), call.query as TokenListQuery)),
+  },
+  {
+    method: 'GET',
+    path: '/tokens/:id',
+    summary: 'One token.',
+    schema: { params },
+    handler: (call, { services }) => json(services.tokens.get(tokenContext(call), call.params.id!)),
+  },
+  {
+    method: 'DELETE',
+    path: '/tokens/:id',
+    summary: 'Delete a token.',
+    schema: { params },
+    handler: async (call, { services }) => {
+      await services.tokens.delete(tokenContext(call), call.params.id!);
+      return empty(204);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tokenize',
+    summary: 'Tokenize every value of a JSON document.',
+    handler: async (call, { services }) =>
+      json(await services.tokens.tokenize(tokenContext(call), requireBody(call)), 201),
+  },
+  {
+    method: 'POST',
+    path: '/detokenize',
+    summary: 'Replace the {{ token }} expressions of a JSON document with their data.',
+    handler: (call, { services }) => json(services.tokens.detokenize(tokenContext(call), requireBody(call))),
+  },
+];

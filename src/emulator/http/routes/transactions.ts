@@ -1,27 +1,41 @@
-import type { FastifyInstance } from 'fastify';
 import { idParamsSchema } from '../../../api/schemas.js';
-import type { TransactionService } from '../../services/transactions.js';
-import { callerOf } from '../auth.js';
+import { type Route, callerOf, empty, json } from '../route.js';
 
-type IdParams = { Params: { id: string } };
+const params = idParamsSchema;
 
 /** Spec section 4.2 (Enterprise tier; any valid key, no permission). */
-export function transactionRoutes(app: FastifyInstance, transactions: TransactionService): void {
-  app.post('/transactions', async (request, reply) =>
-    reply.status(201).send(await transactions.create(callerOf(request))),
-  );
-
-  app.get<IdParams>('/transactions/:id', { schema: { params: idParamsSchema } }, async (request) =>
-    transactions.get(callerOf(request), request.params.id),
-  );
-
-  app.post<IdParams>('/transactions/:id/commit', { schema: { params: idParamsSchema } }, async (request, reply) => {
-    await transactions.commit(callerOf(request), request.params.id);
-    return reply.status(200).send();
-  });
-
-  app.post<IdParams>('/transactions/:id/rollback', { schema: { params: idParamsSchema } }, async (request, reply) => {
-    await transactions.rollback(callerOf(request), request.params.id);
-    return reply.status(200).send();
-  });
-}
+export const transactionRoutes: readonly Route[] = [
+  {
+    method: 'POST',
+    path: '/transactions',
+    summary: 'Open a transaction.',
+    handler: async (call, { services }) => json(await services.transactions.create(callerOf(call)), 201),
+  },
+  {
+    method: 'GET',
+    path: '/transactions/:id',
+    summary: 'One transaction.',
+    schema: { params },
+    handler: (call, { services }) => json(services.transactions.get(callerOf(call), call.params.id!)),
+  },
+  {
+    method: 'POST',
+    path: '/transactions/:id/commit',
+    summary: "Commit a transaction's staged writes.",
+    schema: { params },
+    handler: async (call, { services }) => {
+      await services.transactions.commit(callerOf(call), call.params.id!);
+      return empty(200);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/transactions/:id/rollback',
+    summary: "Drop a transaction's staged writes.",
+    schema: { params },
+    handler: async (call, { services }) => {
+      await services.transactions.rollback(callerOf(call), call.params.id!);
+      return empty(200);
+    },
+  },
+];

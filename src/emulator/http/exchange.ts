@@ -1,20 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { finished, type Readable } from 'node:stream';
-import { PROXY_DESTINATION_STATUS_HEADER, TRACE_HEADER } from '../../../api/headers.js';
-import type { EmitEvent } from '../../events.js';
-import type { ErrorAnswer, ErrorRequest } from '../problems.js';
-import { requestEvent, traceIdOf } from '../trace.js';
+import { PROXY_DESTINATION_STATUS_HEADER, TRACE_HEADER } from '../../api/headers.js';
+import type { EmitEvent } from '../events.js';
+import type { Caller } from '../services/applications.js';
+import type { ErrorAnswer, ErrorRequest } from './problems.js';
+import { requestEvent, traceIdOf } from './trace.js';
 
 export type { ErrorAnswer };
 
 const OCTET_CONTENT_TYPE = 'application/octet-stream';
 
 /**
- * One request answered on the lean path, and its answer as fastify's reply would write it: the
- * same headers (names in lower case, Set-Cookie values gathered), the same framing for a body that
- * is absent, bytes, text or a stream, and errors answered by the one error answer, over whatever
- * headers were set before (less the framing, as fastify's error handling drops it). The trace id
- * comes first and the request's log line is emitted when the answer is written, as fastify's hooks do.
+ * One request and its answer: what the route reads (params, query, body, the caller) and how the
+ * answer is written: headers (names in lower case, Set-Cookie values gathered), the framing of a
+ * body that is absent, bytes, text or a stream (a HEAD answer keeps the length, without the body),
+ * and errors answered by the one error answer, over whatever headers were set before (less the
+ * framing). The trace id comes first; the request's log line (trace.ts) is emitted once the answer
+ * is written.
  */
 export class Exchange implements ErrorRequest {
   readonly id: string;
@@ -25,6 +27,14 @@ export class Exchange implements ErrorRequest {
   tenantId: string | undefined;
   /** On /proxy: how many tokens were detokenized, for its log line. */
   detokenized: number | undefined;
+  /** The path's parameters, decoded (router.ts). */
+  params: Record<string, string> = {};
+  /** The query string's values (repeated names: an array). */
+  query: Record<string, unknown> = {};
+  /** The body: a JSON value, bytes on /proxy, or undefined when none was sent. */
+  body: unknown;
+  /** The authenticated caller, on every route that is not public. */
+  caller: Caller | undefined;
   private readonly started = performance.now();
   private status = 200;
   private readonly out: Record<string, string | string[]> = Object.create(null);
@@ -60,7 +70,7 @@ export class Exchange implements ErrorRequest {
     res.on('error', done);
   }
 
-  /** reply.header: names lower-cased; Set-Cookie values add up. */
+  /** A header of the answer: names lower-cased; Set-Cookie values add up. */
   header(name: string, value: string | string[]): void {
     const key = name.toLowerCase();
     const current = this.out[key];
@@ -81,12 +91,17 @@ export class Exchange implements ErrorRequest {
     this.write(text);
   }
 
-  /** reply.send of an answer whose body is absent, text (sent as bytes), bytes or a stream. */
+  /** An answer whose body is absent, bytes (application/octet-stream unless typed) or a stream. */
   send(status: number, body: Buffer | Readable | undefined): void {
     this.status = status;
     if (Buffer.isBuffer(body)) this.out['content-type'] ??= OCTET_CONTENT_TYPE;
     if (body === undefined || Buffer.isBuffer(body)) this.write(body);
     else this.stream(body);
+  }
+
+  /** The headers set so far, for an answer written by the route itself (the event stream). */
+  headersSoFar(): Record<string, string | string[]> {
+    return { ...this.out };
   }
 
   /** An error, answered by the one error answer (problem+json, or a proxy_error on a proxy call). */
@@ -108,7 +123,7 @@ export class Exchange implements ErrorRequest {
     this.write(answer.body);
   }
 
-  /** A body in one piece (fastify's onSendEnd for an absent, text or bytes payload). */
+  /** A body in one piece. */
   private write(body: Buffer | string | undefined): void {
     const { res, status, out } = this;
     if (body === undefined) {
@@ -133,7 +148,7 @@ export class Exchange implements ErrorRequest {
     res.end(body);
   }
 
-  /** A body that streams through (fastify's sendStream): an error before its first bytes is answered, after them the answer is cut. */
+  /** A body that streams through: an error before its first bytes is answered, after them the answer is cut. */
   private stream(body: Readable): void {
     const { res, status, out } = this;
     if ((status >= 100 && status < 200) || status === 204) {

@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 
-/** fastify's error codes for a body that cannot be read; the one error answer maps them (problems.ts). */
+/** The codes of a body that cannot be read, as problems.ts maps them. */
 function bodyError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code, statusCode: code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : 400 });
 }
 
 /**
- * A request body's bytes, read as fastify reads one (its rawBody): refused past `limit`, and
- * checked against its Content-Length once whole. `done` is called once.
+ * A request body's bytes: refused past `limit` (at once when Content-Length says so), and checked
+ * against its Content-Length once whole. `done` is called once.
  */
 export function readBody(
   req: IncomingMessage,
@@ -52,19 +52,4 @@ export function readBody(
   req.on('end', onEnd);
   req.on('error', onEnd);
   req.resume();
-}
-
-/** fastify's test of a Content-Type header (its `type/subtype` made of token characters), without parameters. */
-const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+$/;
-
-/**
- * The media type of a Content-Type header, lower-cased, when fastify would take the header as
- * valid; undefined when there is none; `false` for one the lean path leaves to fastify (whose 415
- * is then the answer). Parameters are not looked at here (the JSON decoder reads the charset).
- */
-export function mediaTypeOf(header: string | undefined): string | undefined | false {
-  if (header === undefined) return undefined;
-  const at = header.indexOf(';');
-  const type = (at < 0 ? header : header.slice(0, at)).trimEnd();
-  return MEDIA_TYPE.test(type) ? type.toLowerCase() : false;
 }
