@@ -1,7 +1,7 @@
 /**
  * What user code (a reactor, a proxy transform) may put into an HTTP message: checked here, once,
  * before anything reaches Node's HTTP writer, which would otherwise throw mid-answer and leave the
- * caller with fastify's default body (or, for a 1xx status, with no answer at all).
+ * caller with a cut answer (or, for a 1xx status, with no answer at all).
  */
 import { TRACE_HEADER } from '../api/headers.js';
 import { PROBLEM_TYPES } from '../api/problem.js';

@@ -192,28 +192,26 @@ describe('the emulator’s events', () => {
 });
 
 describe('the request event of a proxy call', () => {
-  for (const leanRoutes of [true, false]) {
-    it(`counts the tokens it detokenized, never their values (${leanRoutes ? 'lean path' : 'fastify'})`, async () => {
-      const emu = await startEmulator({ inMemory: true, leanRoutes });
-      const receiver = await startReceiver(() => 200);
-      const proxy = await emu.call('POST', '/proxies', { body: { name: 'p', destination_url: receiver.url } });
-      const tokens = await Promise.all(
-        ['4242424242424242', 'secret-2'].map(
-          async (data) =>
-            (await emu.call('POST', '/tokens', { key: emu.privateKey, body: { type: 'token', data } })).body.id,
-        ),
-      );
-      const call = (body: unknown) =>
-        emu.call('POST', '/proxy', { key: emu.privateKey, headers: { 'svc-proxy-key': proxy.body.key }, body });
-      // Two tokens, one of them twice: two detokenized; then a body without any.
-      expect((await call({ a: `{{ ${tokens[0]} }}`, b: `{{ ${tokens[1]} }}`, c: `{{ ${tokens[0]} }}` })).status).toBe(
-        200,
-      );
-      expect((await call({ plain: true })).status).toBe(200);
-      const proxied = () => emu.events.filter((event) => event.type === 'request' && event.path === '/proxy');
-      await eventually(() => expect(proxied()).toHaveLength(2));
-      expect(proxied().map((event) => (event as { detokenized?: number }).detokenized)).toEqual([2, undefined]);
-      expect(JSON.stringify(emu.events)).not.toMatch(/4242424242424242|secret-2/);
-    });
-  }
+  it('counts the tokens it detokenized, never their values', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const receiver = await startReceiver(() => 200);
+    const proxy = await emu.call('POST', '/proxies', { body: { name: 'p', destination_url: receiver.url } });
+    const tokens = await Promise.all(
+      ['4242424242424242', 'secret-2'].map(
+        async (data) =>
+          (await emu.call('POST', '/tokens', { key: emu.privateKey, body: { type: 'token', data } })).body.id,
+      ),
+    );
+    const call = (body: unknown) =>
+      emu.call('POST', '/proxy', { key: emu.privateKey, headers: { 'svc-proxy-key': proxy.body.key }, body });
+    // Two tokens, one of them twice: two detokenized; then a body without any.
+    expect((await call({ a: `{{ ${tokens[0]} }}`, b: `{{ ${tokens[1]} }}`, c: `{{ ${tokens[0]} }}` })).status).toBe(
+      200,
+    );
+    expect((await call({ plain: true })).status).toBe(200);
+    const proxied = () => emu.events.filter((event) => event.type === 'request' && event.path === '/proxy');
+    await eventually(() => expect(proxied()).toHaveLength(2));
+    expect(proxied().map((event) => (event as { detokenized?: number }).detokenized)).toEqual([2, undefined]);
+    expect(JSON.stringify(emu.events)).not.toMatch(/4242424242424242|secret-2/);
+  });
 });

@@ -188,32 +188,26 @@ describe("the store's writer when a file cannot be written", () => {
 });
 
 describe('GET /health', () => {
-  it.each([
-    ['the lean route', true],
-    ["fastify's route", false],
-  ])(
-    '%s answers 503 naming the file and the cause while a write is refused, and 200 again once the disk takes writes, with no write asked for',
-    async (_path, leanRoutes) => {
-      const fs = new FaultyFileSystem();
-      const emu = await startEmulator({ fileSystem: fs, leanRoutes });
-      expect((await emu.call('GET', '/health', { key: null })).status).toBe(200);
-      fs.failWrites(() => true);
-      const refused = await emu.call('POST', '/applications', {
-        body: { name: 'lost', type: 'private', permissions: ['token:read'] },
-      });
-      expect(refused.status).toBe(503);
-      const health = await emu.call('GET', '/health', { key: null });
-      expect(health.status).toBe(503);
-      expect(health.headers['content-type']).toContain('application/json');
-      expect(health.body).toMatchObject({ status: 'unavailable', store: { writable: false } });
-      // `svc version` still reads the version off it.
-      const version = await runSvc(['version', '--json', '--base-url', emu.url], { cwd: emu.dir });
-      expect(version.json().server).toEqual({ url: emu.url, reachable: true, version: packageVersion() });
-      expect(health.body.store.detail).toMatch(
-        /^The store cannot write \S+: the disk is full \(ENOSPC\); free some disk space/,
-      );
-      fs.heal();
-      await eventually(async () => expect((await emu.call('GET', '/health', { key: null })).status).toBe(200), 15_000);
-    },
-  );
+  it('answers 503 naming the file and the cause while a write is refused, and 200 again once the disk takes writes, with no write asked for', async () => {
+    const fs = new FaultyFileSystem();
+    const emu = await startEmulator({ fileSystem: fs });
+    expect((await emu.call('GET', '/health', { key: null })).status).toBe(200);
+    fs.failWrites(() => true);
+    const refused = await emu.call('POST', '/applications', {
+      body: { name: 'lost', type: 'private', permissions: ['token:read'] },
+    });
+    expect(refused.status).toBe(503);
+    const health = await emu.call('GET', '/health', { key: null });
+    expect(health.status).toBe(503);
+    expect(health.headers['content-type']).toContain('application/json');
+    expect(health.body).toMatchObject({ status: 'unavailable', store: { writable: false } });
+    // `svc version` still reads the version off it.
+    const version = await runSvc(['version', '--json', '--base-url', emu.url], { cwd: emu.dir });
+    expect(version.json().server).toEqual({ url: emu.url, reachable: true, version: packageVersion() });
+    expect(health.body.store.detail).toMatch(
+      /^The store cannot write \S+: the disk is full \(ENOSPC\); free some disk space/,
+    );
+    fs.heal();
+    await eventually(async () => expect((await emu.call('GET', '/health', { key: null })).status).toBe(200), 15_000);
+  });
 });
