@@ -10,11 +10,11 @@ import { BODY_LIMIT_LABEL } from '../../api/limits.js';
 import type { Tier } from '../../api/tiers.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { holdsAnywhere } from '../services/access.js';
 import { type ApplicationService, type Caller, callerByKey } from '../services/applications.js';
 import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
+import type { CallContext } from '../services/call-context.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
 import type { OutboundGateway } from '../outbound/index.js';
@@ -170,7 +170,7 @@ export class ProxyPipeline {
    * Whose permissions detokenize: with require_auth, the caller's (a key of the proxy's tenant
    * holding token:use); without, the proxy's Application, if it has one.
    */
-  private authenticate(proxy: ProxyRecord, apiKey: string | undefined): Caller | undefined {
+  private authenticate(proxy: ProxyRecord, apiKey: string | undefined): Caller | CallContext | undefined {
     if (!proxy.require_auth) {
       const application = proxy.application_id ? this.deps.proxies.boundApplication(proxy) : undefined;
       return application ? { tenantId: proxy.tenant_id, application } : undefined;
@@ -182,10 +182,11 @@ export class ProxyPipeline {
     );
     // A key of another tenant learns nothing of this proxy: the same answer as an unknown key.
     if (application.tenant_id !== proxy.tenant_id) throw new HttpError(404, 'No proxy has this key.');
-    if (!holdsAnywhere(application, 'token:use')) {
-      throw new HttpError(403, `This ${application.type} Application lacks token:use, which invoking a proxy needs.`);
-    }
-    return { tenantId: application.tenant_id, application };
+    // token:use is checked once, here: the context made is what detokenization is given.
+    return this.deps.tokens.callContext(
+      { caller: { tenantId: application.tenant_id, application } },
+      'invoking a proxy',
+    );
   }
 
   private reservedHeaders(call: ProxyCall): { keepAlive?: string; connection?: string } {
