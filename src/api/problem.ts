@@ -53,6 +53,8 @@ export const PROBLEM_TYPES = {
   badGateway: 'urn:svc:problem:bad-gateway',
   unavailable: 'urn:svc:problem:unavailable',
   loopDetected: 'urn:svc:problem:loop-detected',
+  /** svc/testing: a request to an origin a test mocks that none of its intercepts matches (a 502). */
+  destinationNotMocked: 'urn:svc:problem:destination-not-mocked',
 } as const;
 export type ProblemType = (typeof PROBLEM_TYPES)[keyof typeof PROBLEM_TYPES];
 

@@ -11,7 +11,7 @@ import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { listen } from './http/listen.js';
 import { createHttpServer } from './http/front.js';
 import { checkOptions, checkTenantSpec, type EmulatorOptions, type TenantSpec } from './options.js';
-import { OutboundGateway } from './outbound/index.js';
+import { OutboundGateway, type OutboundInterceptor } from './outbound/index.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { Runtime } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
@@ -58,6 +58,17 @@ export interface Emulator {
   dispose(): Promise<void>;
   /** Tenants made in process, as the loopback admin route makes them (`POST /_emulator/tenants`). */
   readonly tenants: EmulatorTenants;
+  /**
+   * The one door out: every request a proxy forwards and every `https` request of user code. An
+   * interceptor may answer in the network's place or observe (svc/testing's destination mocks);
+   * internal-but-public: its types may change with the emulator's.
+   */
+  readonly outbound: EmulatorOutbound;
+}
+
+export interface EmulatorOutbound {
+  /** Adds an interceptor after those already there (usable before `ready`); returns what removes it. */
+  use(interceptor: OutboundInterceptor): () => void;
 }
 
 export interface EmulatorTenants {
@@ -86,6 +97,13 @@ export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
 export type { BootstrapResult, ForkedTenant, TenantKeys } from './services/tenants.js';
 export type { TenantSpec } from './options.js';
 export { verifySignature } from './services/webhooks.js';
+export type {
+  OutboundInterceptor,
+  OutboundNext,
+  OutboundOrigin,
+  OutboundRequest,
+  OutboundResponse,
+} from './outbound/index.js';
 
 /**
  * Starts the emulator: opens the store, the sandbox and the services, bootstraps the first
@@ -104,6 +122,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   let disposed = false;
   /** The tenants of the store, once it is open (for `emulator.tenants`). */
   let tenantService: TenantService | undefined;
+  // Every request a proxy forwards or user code makes leaves through it. Made before the start, so
+  // that interceptors can attach at once; it opens connections only when a request goes out.
+  const gateway = new OutboundGateway();
 
   const start = async (): Promise<EmulatorReady> => {
     checkOptions(options);
@@ -134,8 +155,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const cipher = new Cipher(key);
     // User code's console lines are reported under the name and tenant of what they belong to.
     let ownerOf = (_id: string): CodeOwner | undefined => undefined;
-    // Every request a proxy forwards or user code makes leaves through it; closed after the runtime.
-    const gateway = new OutboundGateway();
+    // Closed after the runtime.
     teardown.push(() => gateway.close());
     const runtime = new Runtime(
       {
@@ -152,7 +172,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
           });
         },
       },
-      { outbound: (request, origin) => gateway.send(request, origin) },
+      {
+        // The runtime names the code's sandbox group, which a fork shares with its template: the
+        // request is named by the tenant that owns the code (svc/testing's mocks are per tenant).
+        outbound: (request, origin) => {
+          const owner = ownerOf(origin.id);
+          return gateway.send(request, owner ? { ...origin, tenantId: owner.tenantId } : origin);
+        },
+      },
     );
     teardown.push(() => runtime.dispose());
     const services = createServices(store, {
@@ -292,6 +319,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     },
     ready,
     events,
+    outbound: { use: (interceptor) => gateway.use(interceptor) },
     tenants: {
       async create(spec = {}) {
         checkTenantSpec(spec);

@@ -1,7 +1,7 @@
 /**
- * What a tenant will have once the emulator's per-tenant clock and destination mocks exist (issue
- * 28, items 4 and 5): the objects are here so that tests can name them, and each method says it
- * is not there yet rather than act as if it were.
+ * What a tenant will have once the emulator's per-tenant clock exists (issue 28, item 5): the
+ * object is here so that tests can name it, and each method says it is not there yet rather than
+ * act as if it were.
  */
 function notYet(what: string): never {
   throw new Error(`svc/testing: ${what} is not available yet in this version of svc.`);
@@ -22,20 +22,5 @@ export class TenantClock {
   /** Sets the tenant's time. */
   set(_to: Date | string | number): Promise<void> {
     return notYet('t.clock.set()');
-  }
-}
-
-/** Destinations mocked inside the emulator for this tenant (coming with the outbound gateway). */
-export class TenantDestinations {
-  intercept(_origin: string): never {
-    return notYet('t.destinations.intercept()');
-  }
-
-  calls(): never {
-    return notYet('t.destinations.calls()');
-  }
-
-  unmatched(): never {
-    return notYet('t.destinations.unmatched()');
   }
 }

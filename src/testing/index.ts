@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { Tier } from '../api/tiers.js';
 import { ApiClient } from '../client/index.js';
 import { createEmulator, type Emulator } from '../emulator/index.js';
+import { DestinationMocks } from '../emulator/outbound/mocks.js';
 import { applyToTemplate, loadSvcConfig, type SvcConfig } from './config.js';
 import { keepAliveAgent } from './http.js';
 import { ConsoleLines } from './logs.js';
@@ -26,7 +27,21 @@ import { WebhookReceiver } from './webhooks.js';
 export type { SvcConfig } from './config.js';
 export type { CallResult, InvokeOptions, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
 export type { ReceivedWebhook, WebhookReply } from './webhooks.js';
-export type { TenantClock, TenantDestinations } from './future.js';
+export type { TenantClock } from './future.js';
+export type {
+  DestinationCall,
+  DestinationRequest,
+  DestinationSender,
+  MockAnswer,
+  MockHandler,
+  MockInterceptor,
+  MockMatch,
+  MockScope,
+  OriginMocks,
+  PathMatcher,
+  PendingMock,
+  TenantDestinations,
+} from './destinations.js';
 
 export interface StartOptions {
   /** svc.yaml: a path (relative to `projectDir`), or the same document as an object. */
@@ -74,6 +89,9 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     runtime: { projectDir },
   });
   const logs = new ConsoleLines(emulator.events);
+  // Destination mocks per tenant, in the emulator's one door out: a tenant's requests find its own.
+  const mocks = new DestinationMocks();
+  emulator.outbound.use(mocks.interceptor);
   const receiver = new WebhookReceiver();
   const agent = keepAliveAgent();
   const stopEverything = async () => {
@@ -107,6 +125,7 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     agent,
     logs,
     receiver,
+    mocks,
     disposed: (tenant) => live.delete(tenant),
   };
   let stopping: Promise<void> | undefined;

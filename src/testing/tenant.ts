@@ -2,7 +2,9 @@ import type { Agent } from 'node:http';
 import { API_KEY_HEADER, JSON_CONTENT_TYPE, PROXY_KEY_HEADER, TRACE_HEADER } from '../api/headers.js';
 import { ApiClient } from '../client/index.js';
 import type { EmulatorTenants, ForkedTenant } from '../emulator/index.js';
-import { TenantClock, TenantDestinations } from './future.js';
+import type { DestinationMocks } from '../emulator/outbound/mocks.js';
+import { TenantDestinations } from './destinations.js';
+import { TenantClock } from './future.js';
 import { send, type Answer } from './http.js';
 import type { ConsoleLines } from './logs.js';
 import type { ReceivedWebhook, WebhookReceiver, WebhookReply } from './webhooks.js';
@@ -47,6 +49,8 @@ export interface TenantContext {
   agent: Agent;
   logs: ConsoleLines;
   receiver: WebhookReceiver;
+  /** Every tenant's destination mocks (one interceptor on the emulator's outbound gateway). */
+  mocks: DestinationMocks;
   /** Told when the tenant is disposed (the run stops tracking it). */
   disposed(tenant: SvcTenant): void;
 }
@@ -65,7 +69,8 @@ export class SvcTenant {
   /** The project's typed API client, bound to this tenant (management and private keys). */
   readonly client: ApiClient;
   readonly clock = new TenantClock();
-  readonly destinations = new TenantDestinations();
+  /** Destinations mocked inside the emulator for this tenant, and what was sent to them. */
+  readonly destinations: TenantDestinations;
   readonly reactors: {
     /**
      * Invokes a reactor with the tenant's private key. With `callbackUrl` (Enterprise), it answers
@@ -89,6 +94,7 @@ export class SvcTenant {
   ) {
     this.id = forked.id;
     this.url = context.url;
+    this.destinations = new TenantDestinations(context.mocks.tenant(this.id));
     const byName: Record<string, string> = {};
     const starters = new Set([forked.management_key, forked.private_key]);
     for (const app of forked.applications) if (!starters.has(app.key)) byName[app.name] = app.key;
@@ -142,6 +148,7 @@ export class SvcTenant {
     this.disposing ??= (async () => {
       this.context.disposed(this);
       this.context.logs.forget(this.id);
+      this.context.mocks.forget(this.id);
       for (const receiver of this.receivers) this.context.receiver.close(receiver.url);
       await this.context.tenants.delete(this.id).catch(() => {});
     })();
