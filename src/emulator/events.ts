@@ -24,11 +24,19 @@ export class EventHub implements EmulatorEvents {
   private reporting = false;
   /** The last time stamped, by its millisecond: under load many events share one, and formatting it is most of a stamp. */
   private stamp = { ms: Number.NaN, iso: '' };
+  /**
+   * How far a tenant's clock is ahead of the emulator's (svc/testing's `t.clock`): a tenant's
+   * events are stamped with its time. 0 for every tenant whose clock never moved.
+   */
+  clockOffset: (tenantId: string) => number = () => 0;
 
   /** Stamps `event` with the time and hands it to every subscriber (nothing to do when none listens). */
   readonly publish: EmitEvent = (event) => {
     if (this.subscriptions.size === 0) return;
-    const stamped = { time: this.now(), ...event } as EmulatorEvent;
+    const { tenantId } = event as { tenantId?: string | undefined };
+    const offset = tenantId === undefined ? 0 : this.clockOffset(tenantId);
+    const time = offset === 0 ? this.now() : new Date(Date.now() + offset).toISOString();
+    const stamped = { time, ...event } as EmulatorEvent;
     for (const subscription of this.subscriptions) {
       try {
         subscription.listener(stamped);

@@ -18,7 +18,13 @@ import type { CodeOwner } from './services/applications.js';
 import { createServices } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
 import { DEFAULT_RESULT_RETENTION_MS } from './services/reactor-results.js';
-import type { BootstrapResult, ForkedTenant, TenantService } from './services/tenants.js';
+import {
+  type BootstrapResult,
+  type ForkedTenant,
+  type TenantClock,
+  type TenantService,
+  tenantClock,
+} from './services/tenants.js';
 import type { CreatedTenant } from '../api/types.js';
 import { DEFAULT_TRANSACTION_TTL_MS } from './services/transactions.js';
 import { credentialsPath, readCredentials, writeCredentials } from './store/credentials.js';
@@ -90,11 +96,13 @@ export interface EmulatorTenants {
   settled(tenantId: string): Promise<void>;
   /** The tenant's webhook signing secret (SVC-SIGNATURE). */
   webhookSecret(tenantId: string): Promise<string>;
+  /** The tenant's clock (svc/testing's `t.clock`): real time until it is moved; no other tenant's moves. */
+  clock(tenantId: string): TenantClock;
 }
 
 export { EmulatorError } from './errors.js';
 export type { EmulatorEvent, EmulatorEvents, EventListener } from './events.js';
-export type { BootstrapResult, ForkedTenant, TenantKeys } from './services/tenants.js';
+export type { BootstrapResult, ForkedTenant, TenantClock, TenantKeys } from './services/tenants.js';
 export type { TenantSpec } from './options.js';
 export { verifySignature } from './services/webhooks.js';
 export type {
@@ -194,6 +202,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       ...(options.clock && { clock: options.clock }),
     });
     tenantService = services.tenants;
+    events.clockOffset = (tenantId) => services.clocks.offset(tenantId);
     ownerOf = (id) => services.reactors.ownerOf(id) ?? services.proxies.ownerOf(id);
     teardown.push(async () => {
       // Asynchronous invocations under way get what is left of the grace to store their results
@@ -240,19 +249,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         ...(options.shutdownGraceMs !== undefined && { shutdownGraceMs: options.shutdownGraceMs }),
       },
     });
-    const sweep = async () => {
-      try {
-        const removed = await services.sweep();
-        if (removed.applications + removed.tokens + removed.transactions + removed.results > 0)
-          emit({ type: 'expired', ...removed });
-      } catch (error) {
-        emit({
-          type: 'error',
-          message: `sweeping expired records failed: ${(error as Error).message}`,
-          stack: (error as Error).stack,
-        });
-      }
-    };
+    const sweep = services.sweepExpired;
     // A retention shorter than the interval (tests use one) is swept as often as it asks.
     const sweeper = setInterval(
       () => void sweep(),
@@ -345,6 +342,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       async webhookSecret(tenantId) {
         return (await serving()).webhookSecret(tenantId).catch(asLibraryError);
       },
+      clock: (tenantId) => tenantClock(tenantId, () => tenantService, serving),
     },
     dispose() {
       disposing ??= (async () => {

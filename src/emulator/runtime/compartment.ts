@@ -52,7 +52,8 @@ export function loadCode(
   try {
     // A new compartment's Math.random and Date.now are disabled (the realm's work), and SES leaves out
     // the float arrays (a NaN side channel, of no weight here): Node code expects all of them.
-    const endowed = { console, ...globals, Math, Date, Intl, Float32Array, Float64Array };
+    // The host gives each version a Date of its own (user-date.ts: its tenant's clock) among `globals`.
+    const endowed = { console, Date, ...globals, Math, Intl, Float32Array, Float64Array };
     const compartment = new Compartment({ __options__: true, globals: endowed, name: filename });
     // Node's `global` is the global object itself.
     compartment.globalThis.global = compartment.globalThis;

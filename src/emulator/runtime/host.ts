@@ -40,6 +40,7 @@ import { TimerHandle, sandboxTimers } from './timers.js';
 import type { CallLogBudget } from './log-budget.js';
 import { resultError, resultFrame, serializeError, cut } from './results.js';
 import { SvcCalls } from './svc-client.js';
+import { VersionClocks } from './user-date.js';
 
 const hostRequire = createRequire(import.meta.url);
 
@@ -56,6 +57,8 @@ interface Invocation {
   timers: Set<() => void>;
   /** Its `crypto` work on the thread pool under way (facades.ts). */
   jobs: number;
+  /** How far its tenant's clock is ahead of real time: what `Date` in its code adds. */
+  clockOffsetMs: number;
 }
 
 /**
@@ -84,6 +87,9 @@ function current(): Invocation | undefined {
   const token = context.get();
   return typeof token === 'object' && token !== null ? records.get(token) : undefined;
 }
+
+/** What `Date` in each version's code adds to real time: its tenant's clock, sent with each call. */
+const clocks = new VersionClocks(() => current()?.clockOffsetMs);
 
 function timerOwner(): TimerOwner | undefined {
   const token = context.get();
@@ -229,7 +235,7 @@ function onMessage(message: ToSandbox): void {
           message,
           config!,
           MODULES,
-          { ...HOST_GLOBALS, performance: userPerformance() },
+          { ...HOST_GLOBALS, performance: userPerformance(), Date: clocks.dateFor(message.vid) },
           userConsole.forVersion(message.vid),
         ),
       );
@@ -248,6 +254,7 @@ function onMessage(message: ToSandbox): void {
     }
     case 'unload': {
       versions.delete(message.vid);
+      clocks.unloaded(message.vid);
       const owner = versionTimers.get(message.vid);
       versionTimers.delete(message.vid);
       if (owner) endTimers(owner);
@@ -341,7 +348,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
     finished: false,
     timers: new Set(),
     jobs: 0,
+    clockOffsetMs: request.clockOffsetMs ?? 0,
   };
+  clocks.called(request.vid, invocation.clockOffsetMs);
   invocations.set(request.id, invocation);
   const token = Object.freeze(Object.create(null) as object);
   records.set(token, invocation);

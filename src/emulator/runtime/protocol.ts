@@ -54,6 +54,11 @@ export interface InvokeRequest {
   configuration: unknown;
   /** Whether `req.svc` is a client (an Application is configured) or null. */
   svc: boolean;
+  /**
+   * How far the tenant's clock is ahead of real time (svc/testing's `t.clock`): `Date.now()` and
+   * `new Date()` in the call's code (its timers too) read real time plus this. Absent: 0.
+   */
+  clockOffsetMs?: number;
 }
 
 /** The emulator gave up on a call (its timeout): its output and `req.svc` calls are dropped. */

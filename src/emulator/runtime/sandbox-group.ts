@@ -69,6 +69,7 @@ export class SandboxGroup {
       timeoutMs: options.timeoutMs,
       requestId: options.requestId,
       svc: options.svc ?? null,
+      clockOffsetMs: options.clockOffsetMs,
     };
     for (let attempt = 0; ; attempt++) {
       // Most calls find a process that answers with their version loaded: no await (a turn of the

@@ -177,7 +177,13 @@ export class SandboxProcess {
   invoke(
     vid: string,
     payload: { args: unknown; configuration: unknown },
-    options: { label: string; timeoutMs: number; requestId?: string | undefined; svc: SvcHandler | null },
+    options: {
+      label: string;
+      timeoutMs: number;
+      requestId?: string | undefined;
+      svc: SvcHandler | null;
+      clockOffsetMs?: number | undefined;
+    },
   ): Promise<{ value: unknown; logs: LogEntry[] } | typeof BUSY> {
     if (this.dead)
       return Promise.reject(problems.stopped(`${options.label} was not run`, this.deathReason ?? 'it stopped'));
@@ -192,6 +198,8 @@ export class SandboxProcess {
       requestId: options.requestId ?? '',
       ...payload,
       svc: options.svc !== null,
+      // Only for a tenant whose clock was moved: every other call's frame is as it always was.
+      ...(options.clockOffsetMs !== undefined && { clockOffsetMs: options.clockOffsetMs }),
     } satisfies ToSandbox);
     // Only a frame that could be over the limit (3 bytes a UTF-16 unit at most) is measured.
     if (frame.length * 3 > MAX_INBOUND_FRAME_BYTES && Buffer.byteLength(frame) > MAX_INBOUND_FRAME_BYTES) {

@@ -39,6 +39,8 @@ export interface InvokeOptions {
   requestId?: string;
   /** The client behind `req.svc`; null or absent makes `req.svc` null. */
   svc?: SvcHandler | null;
+  /** How far the tenant's clock is ahead of the emulator's: `Date` in the code reads it. Absent: 0. */
+  clockOffsetMs?: number;
 }
 
 export interface InvokeResult {

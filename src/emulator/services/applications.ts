@@ -9,6 +9,7 @@ import type { ApplicationRecord } from '../store/records.js';
 import { checkGrants } from './grants.js';
 import { KeyHashes, generateKey, hashKey } from './keys.js';
 import { filterItems, paginate } from './pagination.js';
+import { TenantClocks } from './tenant-clocks.js';
 import type { TokenContext } from './token-view.js';
 
 /** Who is calling: the Application a key resolved to, and so its tenant. */
@@ -17,7 +18,7 @@ export interface Caller {
   application: ApplicationRecord;
 }
 
-export type Clock = () => Date;
+export type { Clock } from './tenant-clocks.js';
 
 /** Who a piece of running code belongs to, for the log: a reactor, or a proxy's transform. */
 export interface CodeOwner {
@@ -48,7 +49,7 @@ export class ApplicationService {
 
   constructor(
     private readonly store: Store,
-    private readonly clock: Clock = () => new Date(),
+    private readonly clocks: TenantClocks = new TenantClocks(),
   ) {}
 
   /** Resolves an API key to its Application, or undefined for an unknown or expired key. */
@@ -59,9 +60,9 @@ export class ApplicationService {
 
   async create(caller: Caller, body: CreateApplicationBody): Promise<Application> {
     const grants = checkGrants(body.type, { permissions: body.permissions ?? [], rules: body.rules ?? [] });
-    const expiresAt = this.checkExpiry(body.expires_at ?? null);
+    const expiresAt = this.checkExpiry(caller.tenantId, body.expires_at ?? null);
     const key = generateKey(body.type);
-    const now = this.clock().toISOString();
+    const now = this.clocks.now(caller.tenantId).toISOString();
     const record: ApplicationRecord = {
       id: randomUUID(),
       tenant_id: caller.tenantId,
@@ -106,7 +107,7 @@ export class ApplicationService {
         name: body.name,
         ...grants,
         modified_by: caller.application.id,
-        modified_at: this.clock().toISOString(),
+        modified_at: this.clocks.now(caller.tenantId).toISOString(),
       };
       batch.put(this.store.applications, updated);
       return updated;
@@ -123,7 +124,7 @@ export class ApplicationService {
         ...this.findIn(batch, caller, id),
         key_hash: hashKey(key),
         modified_by: caller.application.id,
-        modified_at: this.clock().toISOString(),
+        modified_at: this.clocks.now(caller.tenantId).toISOString(),
       };
       batch.put(this.store.applications, updated);
       return updated;
@@ -156,7 +157,7 @@ export class ApplicationService {
     if (batch.findBy(this.store.applications, 'key', hashKey(key))) {
       throw new HttpError(409, 'That key already belongs to an Application; give another one.');
     }
-    const now = this.clock().toISOString();
+    const now = this.clocks.now(tenantId).toISOString();
     const application: ApplicationRecord = {
       id: spec.id ?? randomUUID(),
       tenant_id: tenantId,
@@ -184,7 +185,11 @@ export class ApplicationService {
         `The key given for ${application.name} already belongs to Application ${owner.id}; give another key.`,
       );
     }
-    batch.put(this.store.applications, { ...current, key_hash: keyHash, modified_at: this.clock().toISOString() });
+    batch.put(this.store.applications, {
+      ...current,
+      key_hash: keyHash,
+      modified_at: this.clocks.now(current.tenant_id).toISOString(),
+    });
   }
 
   /** Deletes every expired Application and arms a timer for the next expiry. */
@@ -225,28 +230,29 @@ export class ApplicationService {
   }
 
   private isExpired(app: ApplicationRecord): boolean {
-    return app.expires_at != null && Date.parse(app.expires_at) <= this.clock().getTime();
+    return app.expires_at != null && Date.parse(app.expires_at) <= this.clocks.ms(app.tenant_id);
   }
 
-  private checkExpiry(expiresAt: string | null): string | null {
+  private checkExpiry(tenantId: string, expiresAt: string | null): string | null {
     if (expiresAt === null) return null;
     const errors = new FieldErrors();
     const at = Date.parse(expiresAt);
     // Date cannot read a leap second: the schema refuses one, and any date it cannot read is a 400 here too, not a RangeError.
     if (Number.isNaN(at)) errors.add('expires_at', 'must be a date-time JavaScript can read (seconds 00-59)');
-    else if (at <= this.clock().getTime()) errors.add('expires_at', 'must be in the future');
+    else if (at <= this.clocks.ms(tenantId)) errors.add('expires_at', 'must be in the future');
     errors.throwIfAny();
     return new Date(expiresAt).toISOString();
   }
 
   private armExpiry(): void {
     clearTimeout(this.expiryTimer);
+    // Each Application's time left on its tenant's clock.
     let next = Infinity;
     for (const app of this.store.applications.everything()) {
-      if (app.expires_at != null) next = Math.min(next, Date.parse(app.expires_at));
+      if (app.expires_at != null) next = Math.min(next, Date.parse(app.expires_at) - this.clocks.ms(app.tenant_id));
     }
     if (next === Infinity) return;
-    const delay = Math.min(Math.max(next - this.clock().getTime(), 0), MAX_TIMER_MS);
+    const delay = Math.min(Math.max(next, 0), MAX_TIMER_MS);
     this.expiryTimer = setTimeout(() => void this.sweep().catch(() => {}), delay);
     this.expiryTimer.unref();
   }

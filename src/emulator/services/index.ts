@@ -2,8 +2,9 @@ import { DEFAULT_TIER, type Tier } from '../../api/tiers.js';
 import type { EmitEvent } from '../events.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
-import { ApplicationService, type Clock } from './applications.js';
+import { ApplicationService } from './applications.js';
 import type { Cipher } from '../crypto/cipher.js';
+import { type Clock, TenantClocks } from './tenant-clocks.js';
 import { TenantService } from './tenants.js';
 import { ProxyService } from './proxies.js';
 import { ReactorResults, type ResultOptions } from './reactor-results.js';
@@ -39,6 +40,8 @@ export interface Services {
   proxies: ProxyService;
   webhooks: WebhookService;
   results: ReactorResults;
+  /** Each tenant's clock (svc/testing's `t.clock`): what every service reads the time from. */
+  clocks: TenantClocks;
   /** Why the store cannot write now (the file, the cause, the fix), or undefined while it can: for /health. */
   storeProblem(): string | undefined;
   /**
@@ -46,25 +49,27 @@ export interface Services {
    * ended ones past their retention; returns what it removed or ended.
    */
   sweep(): Promise<{ applications: number; tokens: number; transactions: number; results: number }>;
+  /** `sweep`, what it removed reported as an `expired` event and a failure as an `error` one. */
+  sweepExpired(): Promise<void>;
   /** Stops timers and webhook deliveries. */
   dispose(): Promise<void>;
 }
 
 export function createServices(store: Store, options: ServiceOptions): Services {
-  const clock = options.clock ?? (() => new Date());
-  const applications = new ApplicationService(store, clock);
+  const clocks = new TenantClocks(options.clock);
+  const applications = new ApplicationService(store, clocks);
   const transactions = new TransactionService(
     store,
     options.tier ?? DEFAULT_TIER,
     options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
-    clock,
+    clocks,
   );
-  const tokens = new TokenService(store, options.cipher, transactions, clock, (message) =>
+  const tokens = new TokenService(store, options.cipher, transactions, clocks, (message) =>
     options.emit({ type: 'error', message }),
   );
-  const webhooks = new WebhookService(store, options.cipher, options.webhooks);
+  const webhooks = new WebhookService(store, options.cipher, options.webhooks, clocks);
   const results = new ReactorResults(
-    { store, cipher: options.cipher, webhooks, emit: options.emit, clock },
+    { store, cipher: options.cipher, webhooks, emit: options.emit, clocks },
     options.results,
   );
   const reactors = new ReactorService({
@@ -75,23 +80,41 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     results,
     tier: options.tier ?? DEFAULT_TIER,
     emit: options.emit,
-    clock,
+    clocks,
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
-  const proxies = new ProxyService(store, options.runtime, options.cipher, clock);
-  const tenants = new TenantService(store, applications, clock, {
+  const proxies = new ProxyService(store, options.runtime, options.cipher, clocks);
+  const tenants = new TenantService(store, applications, clocks, {
     cipher: options.cipher,
     reactors,
     proxies,
     results,
     webhooks,
   });
+  // A move of a tenant's clock waits for the tenant's work under way to end or wait for its time.
+  clocks.running = (tenantId) => results.pending.count(tenantId);
+  results.pending.onEnd = (tenantId) => clocks.changed(tenantId);
   const sweep = async () => ({
     applications: await applications.sweep(),
     tokens: await tokens.sweep(),
     transactions: await transactions.sweep(),
     results: await results.sweep(),
   });
+  const sweepExpired = async () => {
+    try {
+      const removed = await sweep();
+      if (removed.applications + removed.tokens + removed.transactions + removed.results > 0)
+        options.emit({ type: 'expired', ...removed });
+    } catch (error) {
+      options.emit({
+        type: 'error',
+        message: `sweeping expired records failed: ${(error as Error).message}`,
+        stack: (error as Error).stack,
+      });
+    }
+  };
+  // A tenant's clock moved: what expired by its time is swept at once.
+  clocks.afterMove = sweepExpired;
   return {
     applications,
     tenants,
@@ -101,11 +124,16 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     proxies,
     webhooks,
     results,
+    clocks,
     storeProblem: () => store.writeProblem,
     sweep,
+    sweepExpired,
     dispose: async () => {
       applications.dispose();
-      await webhooks.dispose();
+      // Deliveries stop first, then their backoff waits end (a delivery woken so makes no attempt).
+      const stopping = webhooks.dispose();
+      clocks.close();
+      await stopping;
     },
   };
 }

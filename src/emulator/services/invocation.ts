@@ -71,9 +71,11 @@ export async function invokeCode<T>(
           call.transactionId,
         )
       : null;
+    // The tenant's clock, when it was moved: `Date` in the code reads it (0, never moved: nothing is sent).
+    const clockOffsetMs = deps.tokens.clocks.offset(call.tenantId);
     const { value } = await call.instance.invoke(
       { args, configuration: call.configuration },
-      { timeoutMs: call.timeoutMs, requestId: call.requestId, svc },
+      { timeoutMs: call.timeoutMs, requestId: call.requestId, svc, ...(clockOffsetMs !== 0 && { clockOffsetMs }) },
     );
     // A value finished at once (no tokenize block, a transform's) takes no turn of the microtask queue.
     const finished = finish(value);

@@ -5,6 +5,8 @@
  */
 export class PendingWork {
   private readonly byTenant = new Map<string, Set<Promise<unknown>>>();
+  /** Told each time a task of a tenant ends (the tenant's clock may be waiting for it). */
+  onEnd: (tenantId: string) => void = () => {};
 
   /** Counts `task` as the tenant's until it ends (either way); returns it. */
   track<T extends Promise<unknown>>(tenantId: string, task: T): T {
@@ -19,6 +21,7 @@ export class PendingWork {
     void done.then(() => {
       running.delete(done);
       if (running.size === 0 && this.byTenant.get(tenantId) === running) this.byTenant.delete(tenantId);
+      this.onEnd(tenantId);
     });
     return task;
   }

@@ -7,7 +7,8 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { bodyValidator } from '../validation.js';
-import type { Caller, Clock, CodeOwner } from './applications.js';
+import type { Caller, CodeOwner } from './applications.js';
+import type { TenantClocks } from './tenant-clocks.js';
 import { bindableApplication } from './application-binding.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
@@ -40,7 +41,7 @@ export class ProxyService {
     private readonly store: Store,
     private readonly runtime: Runtime,
     private readonly cipher: Cipher,
-    private readonly clock: Clock,
+    private readonly clocks: TenantClocks,
   ) {}
 
   /** A transform's name and tenant for the log, by runtime id. */
@@ -51,7 +52,7 @@ export class ProxyService {
   async create(caller: Caller, body: ProxyBody): Promise<Proxy> {
     const application = bindableApplication(this.store, caller, body.application);
     const key = `proxy_local_${randomBase58(26)}`;
-    const now = this.clock().toISOString();
+    const now = this.clocks.now(caller.tenantId).toISOString();
     const id = randomUUID();
     const record: ProxyRecord = {
       id,
@@ -86,7 +87,7 @@ export class ProxyService {
       ...current,
       ...this.writableFields(current, body, application),
       modified_by: caller.application.id,
-      modified_at: this.clock().toISOString(),
+      modified_at: this.clocks.now(caller.tenantId).toISOString(),
     };
     await this.loadTransforms(record);
     // Still there once loaded? A delete meanwhile must not be undone by this write.

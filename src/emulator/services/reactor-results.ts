@@ -6,7 +6,7 @@ import { PendingWork } from './pending-work.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
-import type { Clock } from './applications.js';
+import type { TenantClocks } from './tenant-clocks.js';
 import type { Cipher, Sealed } from '../crypto/cipher.js';
 import type { DeliveryAttempt, Verdict, WebhookService } from './webhooks.js';
 
@@ -52,7 +52,7 @@ interface Deps {
   cipher: Cipher;
   webhooks: WebhookService;
   emit: EmitEvent;
-  clock: Clock;
+  clocks: TenantClocks;
 }
 
 /**
@@ -78,7 +78,7 @@ export class ReactorResults {
 
   /** Stores a new invocation, pending (its delivery too), making room under the tenant's cap in the same write. */
   async open(tenantId: string, reactorId: string, callbackUrl: string): Promise<ReactorResultRecord> {
-    const now = this.deps.clock().toISOString();
+    const now = this.deps.clocks.now(tenantId).toISOString();
     const record: ReactorResultRecord = {
       id: randomUUID(),
       tenant_id: tenantId,
@@ -104,7 +104,7 @@ export class ReactorResults {
         ...latest,
         status,
         outcome: this.seal(latest, outcome),
-        completed_at: this.deps.clock().toISOString(),
+        completed_at: this.deps.clocks.now(latest.tenant_id).toISOString(),
       };
       batch.put(this.deps.store.results, ended);
       return ended;
@@ -115,7 +115,7 @@ export class ReactorResults {
   /** A result for polling; undefined when there is none of that reactor, or it is past its retention. */
   find(tenantId: string, reactorId: string, requestId: string): ReactorResult | undefined {
     const record = this.deps.store.results.get(tenantId, requestId);
-    if (!record || record.reactor_id !== reactorId || this.expired(record, this.deps.clock().getTime()))
+    if (!record || record.reactor_id !== reactorId || this.expired(record, this.deps.clocks.ms(tenantId)))
       return undefined;
     return { ...this.event(record), delivery: wireDelivery(record.delivery) };
   }
@@ -125,7 +125,6 @@ export class ReactorResults {
    * every pending delivery resumes, at the time its backoff said.
    */
   async recover(): Promise<void> {
-    const now = this.deps.clock().toISOString();
     const { results } = this.deps.store;
     // One write, all or nothing: a failure leaves every record to be recovered at the next start.
     const changed = [...results.everything()].filter(
@@ -138,7 +137,12 @@ export class ReactorResults {
           if (!stored) continue;
           let record = withDelivery(stored);
           if (record.status === 'pending')
-            record = { ...record, status: 'failed', completed_at: now, outcome: this.seal(record, INTERRUPTED) };
+            record = {
+              ...record,
+              status: 'failed',
+              completed_at: this.deps.clocks.now(record.tenant_id).toISOString(),
+              outcome: this.seal(record, INTERRUPTED),
+            };
           if (record !== stored) batch.put(results, record);
         }
       });
@@ -149,15 +153,21 @@ export class ReactorResults {
 
   /** Drops the results past their retention; returns how many. */
   async sweep(): Promise<number> {
-    const now = this.deps.clock().getTime();
     const { results } = this.deps.store;
-    const expired = [...results.everything()].filter((record) => this.expired(record, now));
+    const expired = [...results.everything()].filter((record) =>
+      this.expired(record, this.deps.clocks.ms(record.tenant_id)),
+    );
     if (expired.length === 0) return 0;
     return this.deps.store.write((batch) => {
       let removed = 0;
       for (const record of expired) {
         const latest = batch.get(results, record.tenant_id, record.id);
-        if (latest && this.expired(latest, now) && batch.delete(results, record.tenant_id, record.id)) removed++;
+        if (
+          latest &&
+          this.expired(latest, this.deps.clocks.ms(latest.tenant_id)) &&
+          batch.delete(results, record.tenant_id, record.id)
+        )
+          removed++;
       }
       return removed;
     });
@@ -212,7 +222,12 @@ export class ReactorResults {
     await this.deps.webhooks.deliver(event, progress, async (attempt, verdict) => {
       const next = await this.deps.store.write((batch) => {
         const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
-        const after = afterAttempt(latest.delivery, attempt, verdict, this.deps.clock().toISOString());
+        const after = afterAttempt(
+          latest.delivery,
+          attempt,
+          verdict,
+          this.deps.clocks.now(latest.tenant_id).toISOString(),
+        );
         batch.put(this.deps.store.results, { ...latest, delivery: after });
         return after;
       });

@@ -11,7 +11,7 @@ import type { Store } from '../store/store.js';
 import { bodyValidator } from '../validation.js';
 import { holdsAnywhere } from './access.js';
 import { bindableApplication } from './application-binding.js';
-import { toWire as applicationToWire, type Caller, type Clock, type CodeOwner } from './applications.js';
+import { toWire as applicationToWire, type Caller, type CodeOwner } from './applications.js';
 import { openConfiguration, sealConfiguration } from './configuration.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
@@ -19,6 +19,7 @@ import { PermissionDenied } from './permission-denied.js';
 import { ReactorInvocations } from './reactor-invocation.js';
 import { sandboxGroupOf } from './tenant-sandbox.js';
 import type { ReactorResults } from './reactor-results.js';
+import type { TenantClocks } from './tenant-clocks.js';
 import type { TokenContext, TokenService } from './tokens.js';
 
 const checkReactor = bodyValidator<ReactorBody>(reactorSchema);
@@ -32,7 +33,7 @@ export interface ReactorServiceOptions {
   results: ReactorResults;
   tier: Tier;
   emit: EmitEvent;
-  clock: Clock;
+  clocks: TenantClocks;
   /** The synchronous invocation timeout (30 s on the platform). */
   syncTimeoutMs?: number;
 }
@@ -68,7 +69,7 @@ export class ReactorService {
 
   async create(caller: Caller, body: ReactorBody): Promise<Reactor> {
     const application = bindableApplication(this.options.store, caller, body.application);
-    const now = this.options.clock().toISOString();
+    const now = this.options.clocks.now(caller.tenantId).toISOString();
     const id = randomUUID();
     const record: ReactorRecord = {
       id,
@@ -112,7 +113,7 @@ export class ReactorService {
       configuration_sealed: sealConfiguration(this.options.cipher, 'reactor', current, body.configuration),
       application_id: application?.id ?? null,
       modified_by: caller.application.id,
-      modified_at: this.options.clock().toISOString(),
+      modified_at: this.options.clocks.now(caller.tenantId).toISOString(),
     };
     await this.load(record);
     // Still there once loaded? A delete meanwhile must not be undone by this write.

@@ -6,7 +6,8 @@ import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { StoredTenant } from '../store/records.js';
 import type { Cipher } from '../crypto/cipher.js';
-import type { ApplicationService, Caller, Clock } from './applications.js';
+import type { ApplicationService, Caller } from './applications.js';
+import { type Clock, type TenantClock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { hashKey } from './keys.js';
 import type { ProxyService } from './proxies.js';
 import type { ReactorService } from './reactors.js';
@@ -15,6 +16,7 @@ import type { WebhookService } from './webhooks.js';
 import { deleteTenantRows, writeFork, type ForkedTenant } from './tenant-fork.js';
 
 export type { ForkedTenant } from './tenant-fork.js';
+export type { TenantClock } from './tenant-clocks.js';
 
 /** What forking and removing tenants needs beyond the store (svc/testing's tenants). */
 export interface TenantForkDeps {
@@ -45,12 +47,17 @@ export interface BootstrapResult {
  * reactor permissions) and a private one (all token permissions).
  */
 export class TenantService {
+  /** Each tenant's clock. */
+  readonly clocks: TenantClocks;
+
   constructor(
     private readonly store: Store,
     private readonly applications: ApplicationService,
-    private readonly clock: Clock = () => new Date(),
+    clock?: Clock | TenantClocks,
     private readonly forks?: TenantForkDeps,
-  ) {}
+  ) {
+    this.clocks = tenantClocks(clock);
+  }
 
   /**
    * A new tenant copied from `templateId` in one write (tenant-fork.ts): its Applications with keys
@@ -61,7 +68,8 @@ export class TenantService {
     const forks = this.forksOrThrow();
     const template = this.store.tenants.get(templateId, templateId);
     if (!template) throw new EmulatorError(`No tenant ${templateId} to fork.`);
-    const now = this.clock().toISOString();
+    // A fork's clock is the emulator's, whatever the template's: it starts at today.
+    const now = this.clocks.emulatorNow().toISOString();
     return this.store.write((batch) => writeFork(this.store, forks.cipher, batch, template, name, now));
   }
 
@@ -81,12 +89,18 @@ export class TenantService {
       for (const proxy of this.store.proxies.list(tenantId)) await forks.proxies.delete(caller, proxy.id);
     }
     await this.store.write((batch) => deleteTenantRows(this.store, batch, tenantId));
+    this.clocks.forget(tenantId);
     return true;
   }
 
   /** Resolves once the tenant's asynchronous invocations and webhook deliveries (retries too) have ended. */
   settled(tenantId: string): Promise<void> {
     return this.forksOrThrow().results.pending.settled(tenantId);
+  }
+
+  /** An EmulatorError unless there is a tenant `tenantId`. */
+  requireTenant(tenantId: string): void {
+    if (!this.store.tenants.get(tenantId, tenantId)) throw new EmulatorError(`No tenant ${tenantId}.`);
   }
 
   /** The tenant's webhook signing secret (made on first use). */
@@ -102,7 +116,12 @@ export class TenantService {
   /** Creates a tenant and its two starter Applications, saved together or not at all. */
   async create(name: string, keys: TenantKeys = {}): Promise<CreatedTenant> {
     return this.store.write((batch) => {
-      const tenant: StoredTenant = { id: randomUUID(), tenant_id: '', name, created_at: this.clock().toISOString() };
+      const tenant: StoredTenant = {
+        id: randomUUID(),
+        tenant_id: '',
+        name,
+        created_at: this.clocks.emulatorNow().toISOString(),
+      };
       tenant.tenant_id = tenant.id;
       const management = this.provisionIn(batch, tenant.id, 'management', keys.managementKey);
       const priv = this.provisionIn(batch, tenant.id, 'private', keys.privateKey);
@@ -259,4 +278,29 @@ export class TenantService {
       ...(key !== undefined && { key }),
     });
   }
+}
+
+/**
+ * `emulator.tenants.clock(id)`: `current()` is the tenants once the emulator started (undefined
+ * before), `started()` waits for the start (and refuses once stopped); an unknown tenant is refused.
+ */
+export function tenantClock(
+  tenantId: string,
+  current: () => TenantService | undefined,
+  started: () => Promise<TenantService>,
+): TenantClock {
+  const clocks = async () => {
+    const tenants = await started();
+    tenants.requireTenant(tenantId);
+    return tenants.clocks;
+  };
+  return {
+    now() {
+      const tenants = current();
+      if (!tenants) throw new EmulatorError('The emulator has not started: await emulator.ready first.');
+      return tenants.clocks.now(tenantId);
+    },
+    advance: async (ms) => (await clocks()).advance(tenantId, ms),
+    set: async (to) => (await clocks()).set(tenantId, to),
+  };
 }

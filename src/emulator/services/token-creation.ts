@@ -9,7 +9,8 @@ import type { WriteBatch } from '../store/batch.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { CONTAINER_PATTERN, evaluateAccess, normalizeContainer } from './access.js';
-import type { Caller, Clock } from './applications.js';
+import type { Caller } from './applications.js';
+import type { TenantClocks } from './tenant-clocks.js';
 import { PermissionDenied } from './permission-denied.js';
 import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
 import { indexStaged, isExpired, type StagedIndex, type TokenContext, type TokenView } from './token-view.js';
@@ -46,7 +47,7 @@ export class TokenCreator {
     private readonly store: Store,
     private readonly cipher: Cipher,
     private readonly transactions: TransactionService,
-    private readonly clock: Clock,
+    private readonly clocks: TenantClocks,
     private readonly view: TokenView,
   ) {}
 
@@ -63,7 +64,7 @@ export class TokenCreator {
     const field = (name: string) => (at ? `${at}.${name}` : name);
     const before = errors.count;
     const type = body.type;
-    const now = this.clock();
+    const now = this.clocks.now(ctx.caller.tenantId);
     for (const key of Object.keys(body)) {
       if (!TOKEN_FIELDS.has(key))
         errors.add(field(key), `is not a known field (fields: ${[...TOKEN_FIELDS].join(', ')})`);
@@ -143,10 +144,10 @@ export class TokenCreator {
 
   private checkIdsFree(batch: WriteBatch, prepared: Prepared[], staged: StagedOp[]): void {
     const errors = new FieldErrors();
-    const now = this.clock().getTime();
     const index = indexStaged(staged);
     for (const { record, idField } of prepared) {
       if (idField === undefined) continue;
+      const now = this.clocks.ms(record.tenant_id);
       const inTransaction = index.get(record.id);
       const latest =
         inTransaction === undefined ? batch.get(this.store.tokens, record.tenant_id, record.id) : inTransaction;

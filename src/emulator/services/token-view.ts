@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.js';
-import type { Caller, Clock } from './applications.js';
+import type { Caller } from './applications.js';
+import type { TenantClocks } from './tenant-clocks.js';
 import type { TransactionService } from './transactions.js';
 
 /** Who acts on tokens, and in which transaction (the `SVC-TRANSACTION-ID` header), if any. */
@@ -20,7 +21,7 @@ export class TokenView {
   constructor(
     private readonly store: Store,
     private readonly transactions: TransactionService,
-    private readonly clock: Clock,
+    private readonly clocks: TenantClocks,
   ) {}
 
   /** The caller's open transaction, or undefined outside one. */
@@ -36,12 +37,12 @@ export class TokenView {
     const inTransaction = staged ? staged.get(id) : stagedState(this.stagedOps(ctx), id);
     if (inTransaction !== undefined) return inTransaction ?? undefined;
     const record = this.store.tokens.get(ctx.caller.tenantId, id);
-    return record && !isExpired(record, this.clock().getTime()) ? record : undefined;
+    return record && !isExpired(record, this.clocks.ms(ctx.caller.tenantId)) ? record : undefined;
   }
 
   /** Every token the caller sees. */
   all(ctx: TokenContext): TokenRecord[] {
-    const now = this.clock().getTime();
+    const now = this.clocks.ms(ctx.caller.tenantId);
     const byId = new Map(
       this.store.tokens
         .list(ctx.caller.tenantId)

@@ -8,7 +8,8 @@ import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { TokenRecord } from '../store/records.js';
 import { evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access.js';
-import type { Caller, Clock } from './applications.js';
+import type { Caller } from './applications.js';
+import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { CallContext } from './call-context.js';
 import { filterItems, paginate } from './pagination.js';
 import { PermissionDenied } from './permission-denied.js';
@@ -41,17 +42,20 @@ export class TokenService {
   private readonly view: TokenView;
   /** Validation, sealing and the one write of the tokens a request makes. */
   private readonly creator: TokenCreator;
+  /** Each tenant's clock: what expiry reads, and the time user code running for a tenant reads (invocation.ts). */
+  readonly clocks: TenantClocks;
 
   constructor(
     private readonly store: Store,
     private readonly cipher: Cipher,
     private readonly transactions: TransactionService,
-    private readonly clock: Clock = () => new Date(),
+    clock?: Clock | TenantClocks,
     /** Hears of tokens left out of a list because they cannot be decrypted (their id, never data). */
     private readonly report: (message: string) => void = () => {},
   ) {
-    this.view = new TokenView(store, transactions, clock);
-    this.creator = new TokenCreator(store, cipher, transactions, clock, this.view);
+    this.clocks = tenantClocks(clock);
+    this.view = new TokenView(store, transactions, this.clocks);
+    this.creator = new TokenCreator(store, cipher, transactions, this.clocks, this.view);
   }
 
   /** Records already reported as unreadable: one report per stored record, however often it is listed. */
@@ -130,7 +134,7 @@ export class TokenService {
       const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
       return (
         latest !== undefined &&
-        !isExpired(latest, this.clock().getTime()) &&
+        !isExpired(latest, this.clocks.ms(latest.tenant_id)) &&
         batch.delete(this.store.tokens, record.tenant_id, record.id)
       );
     });
@@ -259,14 +263,20 @@ export class TokenService {
 
   /** Deletes expired tokens; returns how many. */
   async sweep(): Promise<number> {
-    const now = this.clock().getTime();
-    const expired = [...this.store.tokens.everything()].filter((record) => isExpired(record, now));
+    const expired = [...this.store.tokens.everything()].filter((record) =>
+      isExpired(record, this.clocks.ms(record.tenant_id)),
+    );
     if (expired.length === 0) return 0;
     return this.store.write((batch) => {
       let removed = 0;
       for (const record of expired) {
         const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
-        if (latest && isExpired(latest, now) && batch.delete(this.store.tokens, record.tenant_id, record.id)) removed++;
+        if (
+          latest &&
+          isExpired(latest, this.clocks.ms(latest.tenant_id)) &&
+          batch.delete(this.store.tokens, record.tenant_id, record.id)
+        )
+          removed++;
       }
       return removed;
     });

@@ -8,7 +8,8 @@ import { HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { StagedOp, TransactionRecord } from '../store/records.js';
-import type { Caller, Clock } from './applications.js';
+import type { Caller } from './applications.js';
+import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 
 export const DEFAULT_TRANSACTION_TTL_MS = 60 * 60 * 1000;
 /** How long an ended transaction (committed, rolled back, expired) can still be read, from its end. */
@@ -43,21 +44,23 @@ export class TransactionService {
   private readonly committing = new Set<string>();
   readonly retentionMs: number;
   private readonly maxPerTenant: number;
+  private readonly clocks: TenantClocks;
 
   constructor(
     private readonly store: Store,
     private readonly tier: Tier,
     private readonly ttlMs: number = DEFAULT_TRANSACTION_TTL_MS,
-    private readonly clock: Clock = () => new Date(),
+    clock?: Clock | TenantClocks,
     retention: TransactionRetention = {},
   ) {
+    this.clocks = tenantClocks(clock);
     this.retentionMs = retention.retentionMs ?? DEFAULT_TRANSACTION_RETENTION_MS;
     this.maxPerTenant = retention.maxPerTenant ?? DEFAULT_MAX_TRANSACTIONS_PER_TENANT;
   }
 
   async create(caller: Caller): Promise<Transaction> {
     this.requireEnterprise();
-    const now = this.clock();
+    const now = this.clocks.now(caller.tenantId);
     const record: TransactionRecord = {
       id: randomUUID(),
       tenant_id: caller.tenantId,
@@ -136,7 +139,7 @@ export class TransactionService {
    */
   private checkConflicts(batch: WriteBatch, record: TransactionRecord): void {
     const freed = new Set<string>();
-    const now = this.clock().getTime();
+    const now = this.clocks.ms(record.tenant_id);
     for (const op of record.staged) {
       if (op.op === 'delete') {
         freed.add(op.id);
@@ -207,7 +210,7 @@ export class TransactionService {
   private pastRetention(record: TransactionRecord): boolean {
     if (record.status === 'open' && !this.isPast(record)) return false;
     const endedAt = Date.parse(record.status === 'open' ? record.expires_at : (record.ended_at ?? record.expires_at));
-    return endedAt + this.retentionMs <= this.clock().getTime();
+    return endedAt + this.retentionMs <= this.clocks.ms(record.tenant_id);
   }
 
   /** The transaction as it is when a write is saved; 409 unless it is still open. */
@@ -238,12 +241,12 @@ export class TransactionService {
   }
 
   private isPast(record: TransactionRecord): boolean {
-    return Date.parse(record.expires_at) <= this.clock().getTime();
+    return Date.parse(record.expires_at) <= this.clocks.ms(record.tenant_id);
   }
 
   /** An expired transaction ended at its `expires_at`, however late the sweep saw it: its retention counts from there. */
   private end(batch: WriteBatch, record: TransactionRecord, status: 'committed' | 'rolled_back' | 'expired'): void {
-    const endedAt = status === 'expired' ? record.expires_at : this.clock().toISOString();
+    const endedAt = status === 'expired' ? record.expires_at : this.clocks.now(record.tenant_id).toISOString();
     batch.put(this.store.transactions, { ...record, status, staged: [], ended_at: endedAt });
   }
 

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { StoredTenant } from '../store/records.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { randomBase58 } from './keys.js';
+import { TenantClocks } from './tenant-clocks.js';
 import { DeliverySlots } from './webhook-slots.js';
 
 /**
@@ -90,10 +91,10 @@ export function verifySignature(
  * in the store, the same across restarts), retried with exponential backoff on a non-2xx answer or
  * a network failure up to a bound, stopped by a 410, never following a redirect. The caller records
  * every attempt before the next one starts, so that a restart picks the delivery up where it was.
+ * The backoff runs on the tenant's clock (a retry is due when its clock says so, moved or not); the
+ * signature's time is the emulator's, as the receiver's clock is.
  */
 export class WebhookService {
-  /** Pending backoff sleeps: disposing ends them at once, so deliveries return rather than hang. */
-  private readonly sleeping = new Map<NodeJS.Timeout, () => void>();
   /** The attempts in flight, aborted when the emulator stops. */
   private readonly inFlight = new Set<AbortController>();
   private disposed = false;
@@ -109,6 +110,8 @@ export class WebhookService {
     private readonly store: Store,
     private readonly cipher: Cipher,
     options: WebhookOptions = {},
+    /** Each tenant's clock: backoff waits on it (closed by the services' dispose: the waits end at once). */
+    private readonly clocks: TenantClocks = new TenantClocks(),
   ) {
     this.attempts = options.attempts ?? 6;
     this.retryBaseMs = options.retryBaseMs ?? 1000;
@@ -168,16 +171,16 @@ export class WebhookService {
     record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<void>,
   ): Promise<DeliveryEnd> {
     const secret = await this.secret(event.tenantId);
-    if (progress.notBefore !== undefined) await this.sleep(progress.notBefore - Date.now());
+    if (progress.notBefore !== undefined) await this.clocks.until(event.tenantId, progress.notBefore);
     // A delivery resumed with its attempts used up (fewer configured since) gets one more, its last.
     for (let n = progress.attempts + 1; !this.disposed; n++) {
       const attempt = await this.attempt(event, secret, n);
       // An attempt cut off by the stop is no attempt: it is made again after the restart.
       if (this.disposed && !attempt.ok) break;
-      const verdict = this.verdict(attempt);
+      const verdict = this.verdict(attempt, this.clocks.ms(event.tenantId));
       await record(attempt, verdict);
       if (verdict.next !== 'retry') return verdict.next;
-      await this.sleep(verdict.retryAt.getTime() - Date.now());
+      if (!this.disposed) await this.clocks.until(event.tenantId, verdict.retryAt.getTime());
     }
     return 'stopped';
   }
@@ -186,21 +189,17 @@ export class WebhookService {
     this.disposed = true;
     this.slots.close();
     for (const attempt of this.inFlight) attempt.abort();
-    for (const [timer, wake] of this.sleeping) {
-      clearTimeout(timer);
-      wake();
-    }
-    this.sleeping.clear();
     const client = await this.client?.catch(() => undefined);
     await client?.agent.destroy().catch(() => {});
   }
 
-  private verdict(attempt: DeliveryAttempt): Verdict {
+  /** What follows `attempt`, made at `now` on the tenant's clock. */
+  private verdict(attempt: DeliveryAttempt, now: number): Verdict {
     if (attempt.ok) return { next: 'delivered' };
     // 410: the receiver says the address is gone for good (Stripe and GitHub read it so too).
     if (attempt.status === 410 || attempt.attempt >= this.attempts) return { next: 'failed' };
     const delay = Math.min(this.retryBaseMs * 2 ** (attempt.attempt - 1), MAX_BACKOFF_MS);
-    return { next: 'retry', retryAt: new Date(Date.now() + delay) };
+    return { next: 'retry', retryAt: new Date(now + delay) };
   }
 
   private async attempt(event: WebhookEvent, secret: string, attempt: number): Promise<DeliveryAttempt> {
@@ -269,18 +268,6 @@ export class WebhookService {
   private async connect(): Promise<{ request: typeof import('undici').request; agent: Agent }> {
     const { Agent, request } = await import('undici');
     return { request, agent: new Agent({ connect: { timeout: this.attemptTimeoutMs } }) };
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (ms <= 0 || this.disposed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleeping.delete(timer);
-        resolve();
-      }, ms);
-      timer.unref();
-      this.sleeping.set(timer, resolve);
-    });
   }
 }
 
