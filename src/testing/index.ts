@@ -27,7 +27,7 @@ import { WebhookReceiver } from './webhooks.js';
 export type { SvcConfig } from './config.js';
 export type { CallResult, InvokeOptions, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
 export type { ReceivedWebhook, WebhookReply } from './webhooks.js';
-export type { TenantClock } from './future.js';
+export type { TenantClock } from './clock.js';
 export type {
   DestinationCall,
   DestinationRequest,

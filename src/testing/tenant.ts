@@ -4,7 +4,7 @@ import { ApiClient } from '../client/index.js';
 import type { EmulatorTenants, ForkedTenant } from '../emulator/index.js';
 import type { DestinationMocks } from '../emulator/outbound/mocks.js';
 import { TenantDestinations } from './destinations.js';
-import { TenantClock } from './future.js';
+import { TenantClock } from './clock.js';
 import { send, type Answer } from './http.js';
 import type { ConsoleLines } from './logs.js';
 import type { ReceivedWebhook, WebhookReceiver, WebhookReply } from './webhooks.js';
@@ -68,7 +68,8 @@ export class SvcTenant {
   readonly keys: TenantKeys;
   /** The project's typed API client, bound to this tenant (management and private keys). */
   readonly client: ApiClient;
-  readonly clock = new TenantClock();
+  /** The tenant's clock: real time until `advance` or `set` moves it (this tenant's time only). */
+  readonly clock: TenantClock;
   /** Destinations mocked inside the emulator for this tenant, and what was sent to them. */
   readonly destinations: TenantDestinations;
   readonly reactors: {
@@ -94,6 +95,7 @@ export class SvcTenant {
   ) {
     this.id = forked.id;
     this.url = context.url;
+    this.clock = new TenantClock(context.tenants.clock(forked.id));
     this.destinations = new TenantDestinations(context.mocks.tenant(this.id));
     const byName: Record<string, string> = {};
     const starters = new Set([forked.management_key, forked.private_key]);

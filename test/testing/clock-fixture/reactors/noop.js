@@ -1,0 +1,3 @@
+module.exports = async function () {
+  return { raw: { ok: true } };
+};
