@@ -27,6 +27,13 @@ export interface SendOptions {
 
 /** Sockets a pool of user code's requests keeps per destination (what a sandbox process's agent had). */
 const USER_MAX_SOCKETS = 32;
+/**
+ * Sockets a pool of user code's requests holds in all, open or idle: each is a file descriptor of
+ * the emulator, and every set of TLS options (a `servername`, a `ca`) is a destination of its own.
+ */
+const USER_MAX_TOTAL_SOCKETS = 256;
+/** How long a socket of user code's requests stays open unused (undici's keep-alive for a proxy's is 10 s). */
+const USER_IDLE_SOCKET_MS = 10_000;
 
 /**
  * Sends requests to their destinations: a proxy's over keep-alive undici Pools, one per origin.
@@ -107,7 +114,16 @@ export class Forwarder {
   /** The keep-alive agent of a pool of user code's requests (its sockets apart per TLS options, as Node's are). */
   private agentOf(pool: string): https.Agent {
     let agent = this.agents.get(pool);
-    if (!agent) this.agents.set(pool, (agent = new https.Agent({ keepAlive: true, maxSockets: USER_MAX_SOCKETS })));
+    if (!agent)
+      this.agents.set(
+        pool,
+        (agent = new https.Agent({
+          keepAlive: true,
+          maxSockets: USER_MAX_SOCKETS,
+          maxTotalSockets: USER_MAX_TOTAL_SOCKETS,
+          timeout: USER_IDLE_SOCKET_MS,
+        })),
+      );
     return agent;
   }
 
@@ -129,6 +145,11 @@ export class Forwarder {
       ...(request.tls as https.RequestOptions),
     };
     return new Promise((resolve, reject) => {
+      // Given up before it left (an interceptor took its time): it never does.
+      if (request.signal?.aborted) {
+        if (body instanceof Readable) body.destroy();
+        return reject(Object.assign(new Error('The request was given up before it was sent.'), { code: 'ABORT_ERR' }));
+      }
       const outgoing = client.request(request.url, options, (incoming) => {
         clearTimeout(headersTimer);
         // Node hands a 101 without Upgrade headers over as a final answer: it is none.
@@ -162,6 +183,12 @@ export class Forwarder {
         clearTimeout(headersTimer);
         if (body instanceof Readable) body.destroy();
         reject(error);
+      });
+      // Closed with neither an answer nor an error (a CONNECT answered 2xx, which Node takes for a
+      // tunnel nobody asked for, and drops): it fails rather than wait forever.
+      outgoing.on('close', () => {
+        clearTimeout(headersTimer);
+        reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
       });
       // Given up: the connection goes (the answer with it, if it came).
       request.signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });

@@ -15,9 +15,12 @@ export class Channel<In, Out> {
   private closed = false;
   /** Frames held until the turn ends, once a frame was written in it; undefined when none was. */
   private queued: string[] | undefined;
+  /** Their length (in UTF-16 units: about their bytes). */
+  private queuedLength = 0;
   private readonly flush = () => {
     const queued = this.queued;
     this.queued = undefined;
+    this.queuedLength = 0;
     if (!this.closed && queued !== undefined && queued.length > 0) this.stream.write(frames(queued));
   };
 
@@ -29,11 +32,19 @@ export class Channel<In, Out> {
       broken: (reason: string) => void;
       /** The first bytes of a frame arrived (before it is read whole and parsed). */
       frameStarts?: () => void;
+      /** What was written has all been taken by the other side (after a backlog). */
+      drain?: () => void;
     },
   ) {
     stream.on('data', (chunk: Buffer) => this.receive(chunk));
+    if (handlers.drain) stream.on('drain', handlers.drain);
     stream.on('error', (error) => this.break(`channel error: ${error.message}`));
     stream.on('close', () => this.break('channel closed'));
+  }
+
+  /** The bytes sent and not yet taken by the other side (about: frames of this turn by their length). */
+  get backlog(): number {
+    return this.stream.writableLength + this.queuedLength;
   }
 
   send(message: Out): boolean {
@@ -50,6 +61,7 @@ export class Channel<In, Out> {
     if (this.closed) return false;
     if (this.queued !== undefined) {
       this.queued.push(text);
+      this.queuedLength += text.length;
       return true;
     }
     this.queued = [];

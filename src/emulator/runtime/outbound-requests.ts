@@ -20,6 +20,20 @@ import {
 } from './protocol.js';
 import type { UserAnswer, UserRequest } from './types.js';
 
+/**
+ * The most a request's URL and headers may take (names and values), and its TLS options (a `ca`
+ * bundle, a client certificate and key). The emulator holds them, several times over, for as long
+ * as the request is under way: unbounded, a sandbox's requests to a destination that never answers
+ * would fill the emulator's memory, not its own. Servers refuse heads far smaller (16 KB in Node).
+ */
+export const MAX_OUTBOUND_HEAD_BYTES = 64 * 1024;
+export const MAX_OUTBOUND_TLS_BYTES = 512 * 1024;
+/**
+ * The answer bytes written to the channel and not yet read by the sandbox process, beyond which
+ * every answer waits: acknowledging a read is the sandbox's word, the channel's backlog is not.
+ */
+export const MAX_CHANNEL_BACKLOG_BYTES = 4 * OUTBOUND_WINDOW_BYTES;
+
 /** Whose request it is, as the emulator knows it (never as the sandbox says). */
 export interface OutboundOwner {
   /** The code version's id (a reactor's, a transform's). */
@@ -57,7 +71,16 @@ export class OutboundRequests {
   constructor(
     private readonly post: (message: HttpsReply) => void,
     private readonly sendOut: SendOut,
+    /** The bytes written to the sandbox process and not yet taken by it (call `drained` once fewer). */
+    private readonly backlog: () => number = () => 0,
   ) {}
+
+  /** The channel's backlog went down: the answers it held back go on. */
+  drained(): void {
+    if (this.backlog() > MAX_CHANNEL_BACKLOG_BYTES) return;
+    for (const exchange of this.exchanges.values())
+      if (exchange.unread <= OUTBOUND_WINDOW_BYTES && exchange.answer?.isPaused()) exchange.answer.resume();
+  }
 
   /** A message of the sandbox about a request; `owner` undefined: the call or version it names is over. */
   receive(message: HttpsMessage, owner: OutboundOwner | undefined): void {
@@ -71,8 +94,15 @@ export class OutboundRequests {
         return;
       case 'https-read':
         if (!exchange) return;
-        exchange.unread = Math.max(0, exchange.unread - message.bytes);
-        if (exchange.unread <= OUTBOUND_WINDOW_BYTES && exchange.answer?.isPaused()) exchange.answer.resume();
+        // A sandbox that says it read more than it was sent would have the emulator send without bound.
+        if (message.bytes > exchange.unread) throw new Error('it acknowledged more of an answer than it was sent');
+        exchange.unread -= message.bytes;
+        if (
+          exchange.unread <= OUTBOUND_WINDOW_BYTES &&
+          this.backlog() <= MAX_CHANNEL_BACKLOG_BYTES &&
+          exchange.answer?.isPaused()
+        )
+          exchange.answer.resume();
         return;
       case 'https-abort':
         if (exchange) this.end(message.id, exchange);
@@ -108,6 +138,8 @@ export class OutboundRequests {
     }
     if (url.protocol !== 'https:')
       return this.refuse(id, 'ERR_INVALID_PROTOCOL', 'Only https: can be requested from the sandbox.');
+    const oversized = oversizedHead(message);
+    if (oversized) return this.refuse(id, oversized.code, oversized.message);
     const first = Buffer.from(message.body, 'base64');
     const exchange: Exchange = {
       owner,
@@ -187,7 +219,7 @@ export class OutboundRequests {
       for (let at = 0; at < chunk.length; at += OUTBOUND_CHUNK_BYTES)
         this.post({ type: 'https-data', id, data: chunk.subarray(at, at + OUTBOUND_CHUNK_BYTES).toString('base64') });
       exchange.unread += chunk.length;
-      if (exchange.unread > OUTBOUND_WINDOW_BYTES) stream.pause();
+      if (exchange.unread > OUTBOUND_WINDOW_BYTES || this.backlog() > MAX_CHANNEL_BACKLOG_BYTES) stream.pause();
     });
     stream.once('end', () => {
       if (this.exchanges.get(id) !== exchange) return;
@@ -226,6 +258,27 @@ function bodyTooLarge(): { code: string; message: string } {
     code: 'ERR_SVC_BODY_TOO_LARGE',
     message: `The request body is over ${megabytes(MAX_OUTBOUND_BODY_BYTES)}, the most a request of the sandbox may send.`,
   };
+}
+
+/** Why a request's head or TLS options are over their bounds, or undefined. */
+function oversizedHead(
+  message: Extract<HttpsMessage, { type: 'https' }>,
+): { code: string; message: string } | undefined {
+  let head = message.url.length + message.method.length;
+  for (const [name, value] of Object.entries(message.headers)) head += name.length + value.length + 4;
+  if (head > MAX_OUTBOUND_HEAD_BYTES)
+    return {
+      code: 'ERR_SVC_HEADERS_TOO_LARGE',
+      message: `The URL and headers of the request are over ${MAX_OUTBOUND_HEAD_BYTES / 1024} KB, the most a request of the sandbox may send.`,
+    };
+  let tls = 0;
+  for (const value of Object.values(message.tls)) tls += typeof value === 'string' ? value.length : 0;
+  if (tls > MAX_OUTBOUND_TLS_BYTES)
+    return {
+      code: 'ERR_SVC_TLS_OPTIONS_TOO_LARGE',
+      message: `The TLS options of the request (ca, cert, key...) are over ${MAX_OUTBOUND_TLS_BYTES / 1024} KB, the most a request of the sandbox may give.`,
+    };
+  return undefined;
 }
 
 /**

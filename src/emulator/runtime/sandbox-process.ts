@@ -66,7 +66,11 @@ export class SandboxProcess {
     private readonly onDeath: (process: SandboxProcess) => void,
     sendOut: SendOut,
   ) {
-    this.outbound = new OutboundRequests((message) => this.send(message), sendOut);
+    this.outbound = new OutboundRequests(
+      (message) => this.send(message),
+      sendOut,
+      () => this.channel.backlog,
+    );
     this.watchdog = new ProcessWatch({
       pid: () => this.child.pid,
       memoryMb: limits.memoryMb,
@@ -95,6 +99,7 @@ export class SandboxProcess {
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message, bytes) => this.receive(message, bytes),
       broken: (reason) => this.onBroken(reason),
+      drain: () => this.outbound.drained(),
     });
     // 'close', not 'exit': by then stderr is read to its end, and with it why a process crashed.
     this.child.on('close', (code, signal) => this.onExit(code, signal));
