@@ -8,8 +8,8 @@ export const TEMPLATES = ['reactor', 'proxy', 'full'] as const;
 export type TemplateName = (typeof TEMPLATES)[number];
 
 export const TEMPLATE_SUMMARIES: Record<TemplateName, string> = {
-  reactor: 'an Application, a reactor and its test against svc serve',
-  proxy: 'an Application, a proxy with request and response transforms, their tests',
+  reactor: 'an Application, a reactor and its test (svc/testing)',
+  proxy: 'an Application, a proxy with request and response transforms, its test (svc/testing)',
   full: 'both: a reactor, a proxy with its transforms, and the tests of each',
 };
 
@@ -20,10 +20,20 @@ const LAYERS: Record<TemplateName, string[]> = {
   full: ['common', 'reactor', 'proxy', 'full'],
 };
 
-/** templates/ of the package: two folders up from dist/cli/ and from src/cli/ alike. */
-export const TEMPLATES_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
+/** The root of the running svc package: two folders up from dist/cli/ and from src/cli/ alike. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** templates/ of the package. */
+export const TEMPLATES_DIR = path.join(PACKAGE_ROOT, 'templates');
+
+/**
+ * Where a new project's `npm install` gets svc (its tests import svc/testing): this very package,
+ * as npm links a folder. svc is not on the public npm registry; CI sets its own (SVC_PACKAGE).
+ */
+export const SVC_PACKAGE = `file:${PACKAGE_ROOT.replace(/[\\/]+$/, '')}`;
 
 const NAME_PLACEHOLDER = /__PROJECT_NAME__/g;
+const PACKAGE_PLACEHOLDER = /__SVC_PACKAGE__/g;
 
 export interface ScaffoldFile {
   /** Relative to the project, with `/` separators. */
@@ -32,15 +42,18 @@ export interface ScaffoldFile {
 }
 
 /**
- * The files of a template with the project's name filled in, sorted by path, and the JSON Schema of
- * svc.yaml beside it (svc.yaml points editors at it). A leading `_` in a template's file name
- * stands for a dot: npm leaves files such as `.gitignore` out of a package.
+ * The files of a template with the project's name and where svc installs from (`svcPackage`, as
+ * package.json's devDependencies say it) filled in, sorted by path, and the JSON Schema of svc.yaml
+ * beside it (svc.yaml points editors at it). A leading `_` in a template's file name stands for a
+ * dot: npm leaves files such as `.gitignore` out of a package.
  */
 export async function templateFiles(
   template: TemplateName,
   name: string,
-  root = TEMPLATES_DIR,
+  { root = TEMPLATES_DIR, svcPackage = SVC_PACKAGE }: { root?: string; svcPackage?: string } = {},
 ): Promise<ScaffoldFile[]> {
+  // Inside a JSON string (package.json): a path may hold quotes or backslashes.
+  const packageText = JSON.stringify(svcPackage).slice(1, -1);
   const files = new Map<string, string>();
   for (const layer of LAYERS[template]) {
     const base = path.join(root, 'init', layer);
@@ -49,7 +62,11 @@ export async function templateFiles(
         .split(path.sep)
         .map((part) => part.replace(/^_/, '.'))
         .join('/');
-      files.set(target, (await readFile(path.join(base, relative), 'utf8')).replace(NAME_PLACEHOLDER, name));
+      const text = await readFile(path.join(base, relative), 'utf8');
+      files.set(
+        target,
+        text.replace(NAME_PLACEHOLDER, name).replace(PACKAGE_PLACEHOLDER, () => packageText),
+      );
     }
   }
   files.set('svc.schema.json', await readFile(path.join(root, 'svc.schema.json'), 'utf8'));

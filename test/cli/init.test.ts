@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { loadConfig } from '../../src/apply/index.js';
 import { schemaValidator } from '../../src/apply/schema.js';
 import { runSvc as run } from '../../src/cli/main.js';
-import { TEMPLATES, type TemplateName } from '../../src/cli/scaffold.js';
+import { TEMPLATES, templateFiles, type TemplateName } from '../../src/cli/scaffold.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -86,9 +86,19 @@ describe('svc init', () => {
       const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
       expect(pkg).toMatchObject({ name: 'shop', private: true, scripts: { test: 'node --test' } });
       expect(pkg.dependencies).toBeUndefined();
+      // The tests import svc/testing: svc comes from the package that ran svc init.
+      expect(pkg.devDependencies).toEqual({ svc: `file:${ROOT.replace(/\/$/, '')}` });
       expect((await readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n')).toContain('.svc/');
       const workflow = await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8');
-      for (const step of ['svc serve --port 0', '/health', 'svc apply', 'npm test']) expect(workflow).toContain(step);
+      for (const step of ['npm pkg set devDependencies.svc="$SVC_PACKAGE"', 'npm install', 'npm test'])
+        expect(workflow).toContain(step);
+      // The tests start the emulator themselves: CI starts none.
+      expect(workflow).not.toContain('svc serve');
+      for (const test of EXPECTED[template].filter((file) => file.startsWith('test/'))) {
+        const code = await readFile(path.join(dir, test), 'utf8');
+        expect(code).toContain("await import('svc/testing')");
+        expect(code).toContain('startSvc(');
+      }
       expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toMatch(/^# shop\n/);
     },
   );
@@ -109,16 +119,29 @@ describe('svc init', () => {
     },
   );
 
-  test('the generated transform tests pass on their own (node:test, no dependency)', async () => {
+  test('the generated tests need svc installed, and without it say so in one line with the fix', async () => {
     const cwd = await tempDir();
-    expect((await runSvc('init . --template proxy --yes', { cwd })).code).toBe(0);
+    expect((await runSvc('init . --template full --yes', { cwd })).code).toBe(0);
     const child = spawnSync('npm', ['test', '--silent'], {
       cwd,
       encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '', HOME: cwd },
     });
-    expect(child.status, `${child.stdout}\n${child.stderr}`).toBe(0);
-    expect(child.stdout).toMatch(/# pass 2\n/);
+    expect(child.status).not.toBe(0);
+    const said = child.stdout.split('\n').filter((line) => line.includes('svc/testing not found'));
+    expect(said.length).toBeGreaterThan(0);
+    for (const line of said) {
+      expect(line).toMatch(
+        /svc\/testing not found: run `npm install` \(devDependencies\.svc says where svc comes from\)\./,
+      );
+    }
+    expect(child.stdout).not.toMatch(/\n\s+at /); // no stack
+  });
+
+  test('the package.json of a project takes svc from where svc init was told (JSON-escaped)', async () => {
+    const files = await templateFiles('reactor', 'shop', { svcPackage: 'file:C:\\svc "checkout"' });
+    const pkg = JSON.parse(files.find((file) => file.path === 'package.json')!.content);
+    expect(pkg.devDependencies).toEqual({ svc: 'file:C:\\svc "checkout"' });
   });
 
   test('--json prints one document: the folder, template, name and files', async () => {

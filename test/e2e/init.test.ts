@@ -1,29 +1,45 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { parse } from 'yaml';
 import { runSvc } from '../helpers/cli.js';
-import { execSvc, spawnSvc, SVC_BIN } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp.js';
 
-/** Runs the generated project's `npm test` with nothing of this machine's svc settings. */
-function npmTest(cwd: string, env: Record<string, string> = {}) {
-  return spawnSync('npm', ['test'], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env },
-  });
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * npm as the project's machine runs it, with nothing of this machine's svc settings, and two
+ * stand-ins: offline (a linked folder needs no registry; nothing leaves this machine), and no
+ * install scripts, since svc's own `prepare` would rebuild this checkout's dist/ while other tests
+ * run from it (a developer's `npm install` runs it, and the build it does is `npm run build`).
+ */
+function npmEnv(home: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    npm_config_offline: 'true',
+    npm_config_ignore_scripts: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+  };
+}
+
+function npm(args: string[], cwd: string) {
+  return spawnSync('npm', args, { cwd, encoding: 'utf8', env: npmEnv(cwd) });
 }
 
 interface WorkflowStep {
   name?: string;
   run?: string;
+  env?: Record<string, string>;
 }
 
 interface Workflow {
-  jobs: { test: { env: Record<string, string>; steps: WorkflowStep[] } };
+  jobs: { test: { env?: Record<string, string>; steps: WorkflowStep[] } };
 }
 
 /** Runs one `run:` block as GitHub Actions does (bash -e), in a process group of its own. */
@@ -33,7 +49,7 @@ function runStep(script: string, cwd: string, env: Record<string, string>) {
     env,
     detached: true,
   });
-  // The emulator a step starts in the background stays in that group: stopped with it at the end.
+  // Anything a step left running stays in that group: stopped with it at the end.
   onTestFinished(() => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -50,60 +66,66 @@ function runStep(script: string, cwd: string, env: Record<string, string>) {
 }
 
 describe('a project made by svc init, end to end', () => {
-  test('locally: svc serve (a process) in the project, svc apply, and its own npm test passes', {
-    timeout: 60_000,
+  test('locally: npm install links svc from this checkout, and the npm test passes with nothing started first', {
+    timeout: 180_000,
   }, async () => {
     const dir = await tempDir();
     expect((await runSvc('init . --template full --yes', { cwd: dir })).code).toBe(0);
-    const serve = spawnSvc(['serve', '--port', '0', '--log-format', 'json'], { cwd: dir });
-    await serve.waitForLine((line) => line.includes('"event":"ready"'), 30_000);
-    const applied = await execSvc(['apply'], { cwd: dir });
-    expect(applied.code, applied.stderr).toBe(0);
-    // No SVC_* variable: the test finds the emulator and its keys in .svc/credentials.json.
-    const tested = npmTest(dir);
+    const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+    expect(pkg.devDependencies).toEqual({ svc: `file:${ROOT.replace(/\/$/, '')}` });
+
+    const installed = npm(['install'], dir);
+    expect(installed.status, `${installed.stdout}\n${installed.stderr}`).toBe(0);
+    expect(await realpath(path.join(dir, 'node_modules', 'svc'))).toBe(await realpath(ROOT));
+
+    // No svc serve, no SVC_* variable, no credentials file: the tests run the emulator themselves.
+    const tested = npm(['test'], dir);
     expect(tested.status, `${tested.stdout}\n${tested.stderr}`).toBe(0);
     expect(tested.stdout).toMatch(/# pass 4\n/);
     expect(tested.stdout).toMatch(/# fail 0\n/);
+    expect(existsSync(path.join(dir, '.svc'))).toBe(false);
   });
 
-  test("in CI: the workflow's own steps (serve --port 0 in the background, /health, apply, npm test) pass", {
-    timeout: 60_000,
+  test("in CI: the workflow's own steps (svc from SVC_PACKAGE in package.json's place, npm test) pass", {
+    timeout: 180_000,
   }, async () => {
     const dir = await tempDir();
-    expect((await runSvc('init . --template reactor --yes', { cwd: dir })).code).toBe(0);
-    const workflow = parse(await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8')) as Workflow;
-    const { env: jobEnv, steps } = workflow.jobs.test;
-    const names = steps.map((step) => step.name);
-    expect(names).toEqual(expect.arrayContaining(['Install svc', 'Start the emulator', 'Apply svc.yaml', 'Test']));
+    expect((await runSvc('init . --template full --yes', { cwd: dir })).code).toBe(0);
+    // As committed from a developer's machine: devDependencies.svc names a folder this runner lacks.
+    const pkgFile = path.join(dir, 'package.json');
+    const pkg = JSON.parse(await readFile(pkgFile, 'utf8'));
+    await writeFile(pkgFile, JSON.stringify({ ...pkg, devDependencies: { svc: 'file:/home/dev/svc' } }, null, 2));
 
-    // svc is installed here (a shim on PATH) rather than by the step that installs it from SVC_PACKAGE.
+    const workflow = parse(await readFile(path.join(dir, '.github/workflows/svc.yml'), 'utf8')) as Workflow;
+    const { env: jobEnv = {}, steps } = workflow.jobs.test;
+    const run = steps.filter((step) => step.run !== undefined);
+    expect(run.map((step) => step.name)).toEqual(['Install svc', 'Test']);
+    // The tests start their own emulator: the workflow starts none and holds no keys.
+    expect(JSON.stringify(workflow)).not.toMatch(/svc serve|SVC_[A-Z_]*KEY/);
+
     const runner = await tempDir('svc-runner-');
-    await mkdir(path.join(runner, 'bin'));
-    await writeFile(path.join(runner, 'bin', 'svc'), `#!/bin/sh\nexec "${process.execPath}" "${SVC_BIN}" "$@"\n`);
-    await chmod(path.join(runner, 'bin', 'svc'), 0o755);
-    const githubEnv = path.join(runner, 'github-env');
-    await writeFile(githubEnv, '');
-    const env: Record<string, string> = {
-      PATH: `${path.join(runner, 'bin')}:${process.env.PATH ?? ''}`,
-      HOME: dir,
+    const env = (svcPackage: string) => ({
+      ...npmEnv(dir),
       CI: 'true',
       RUNNER_TEMP: runner,
-      GITHUB_ENV: githubEnv,
       ...jobEnv,
-    };
-    for (const step of steps) {
-      if (step.run === undefined || step.name === 'Install svc') continue;
-      // Variables a step wrote to $GITHUB_ENV are set for the steps after it.
-      for (const line of (await readFile(githubEnv, 'utf8')).split('\n')) {
-        const at = line.indexOf('=');
-        if (at > 0) env[line.slice(0, at)] = line.slice(at + 1);
-      }
-      const { code, output } = await runStep(step.run, dir, env);
+      // What `${{ vars.SVC_PACKAGE }}` gives the step: this checkout, as a folder.
+      SVC_PACKAGE: svcPackage,
+    });
+
+    const unset = await runStep(run[0]!.run!, dir, env(''));
+    expect(unset.code).toBe(1);
+    expect(unset.output).toContain('::error::Set the repository variable SVC_PACKAGE');
+
+    for (const step of run) {
+      const { code, output } = await runStep(step.run!, dir, env(ROOT));
       expect(code, `step "${step.name}":\n${output}`).toBe(0);
-      if (step.name === 'Test') expect(output).toMatch(/# pass 2\n/);
+      if (step.name === 'Test') {
+        expect(output).toMatch(/# pass 4\n/);
+        expect(output).toMatch(/# fail 0\n/);
+      }
     }
-    expect(env.SVC_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    // The emulator ran in memory with the workflow's keys: no credentials file stood in for them.
-    expect(existsSync(path.join(dir, '.svc', 'credentials.json'))).toBe(false);
+    expect(JSON.parse(await readFile(pkgFile, 'utf8')).devDependencies.svc).toBe(ROOT);
+    expect(await realpath(path.join(dir, 'node_modules', 'svc'))).toBe(await realpath(ROOT));
   });
 });

@@ -87,14 +87,14 @@ function nextSteps(template: TemplateName, dir: string): string[] {
   const quoted = /^[\w./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
   return [
     ...(dir === '.' ? [] : [`cd ${quoted}`]),
-    'svc serve        # in a terminal of its own: the local emulator',
-    'svc apply        # puts svc.yaml on it (--watch: again on each save)',
-    'npm test         # the tests, against the emulator',
+    'npm install      # svc itself, for the tests (package.json: devDependencies.svc)',
+    'npm test         # the tests: svc/testing runs the emulator inside them, nothing to start first',
+    'svc serve        # in a terminal of its own: the local emulator, svc.yaml applied and watched',
     ...(template !== 'proxy'
       ? [CARD_TOKEN, `svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <its id> }}"}'`]
       : []),
     ...(template !== 'reactor' ? [`svc invoke proxy payments -X POST -d '{"amount": 1250}'`] : []),
-    'CI: .github/workflows/svc.yml runs serve, apply and the tests; set the repository variable SVC_PACKAGE.',
+    'CI: .github/workflows/svc.yml installs svc and runs the tests; set the repository variable SVC_PACKAGE.',
   ];
 }
 

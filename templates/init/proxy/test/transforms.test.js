@@ -1,25 +1,89 @@
-// The proxy's transforms are plain functions: these tests call them directly, without a network.
-// (`svc invoke proxy payments -X POST -d '{"card": "{{ <token id> }}"}'` runs them for real.)
+// The payments proxy, run as the platform runs it: svc/testing starts the emulator inside this test
+// process and applies ../svc.yaml once; each test gets a tenant of its own. A call goes through the
+// whole pipeline: `{{ token }}` detokenized, the request transform, the destination, the response
+// transform (both in the sandbox). The destination is mocked inside the emulator: nothing leaves
+// this machine. Nothing to start first: `npm install`, then `npm test`.
 const assert = require('node:assert/strict');
-const { test } = require('node:test');
-const requestTransform = require('../transforms/request.js');
-const responseTransform = require('../transforms/response.js');
+const path = require('node:path');
+const { after, before, test } = require('node:test');
 
-test('the request transform signs the call with the configured key and marks its source', async () => {
-  const result = await requestTransform({
-    args: { body: { amount: 1250 }, headers: { 'X-Request': '1' }, method: 'POST', path: '/charges', query: '' },
-    configuration: { PAYMENTS_API_KEY: 'k-1' },
-  });
-  assert.deepEqual(result.body, { amount: 1250, source: 'svc-proxy' });
-  assert.equal(result.headers.Authorization, 'Bearer k-1');
-  assert.equal(result.headers['X-Request'], '1');
+const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099, cvc: '123' };
+/** svc.yaml's destination_url: https://httpbin.org/anything. */
+const DESTINATION = 'https://httpbin.org';
+
+let svc;
+
+before(async () => {
+  const { startSvc } = await importSvcTesting();
+  svc = await startSvc({ config: path.join(__dirname, '..', 'svc.yaml') });
 });
 
-test('the response transform passes on the names of the fields received, never their values', async () => {
-  const result = await responseTransform({
-    args: { body: { json: { card: '4242424242424242' }, url: 'x' }, headers: {} },
-    configuration: {},
-  });
-  assert.deepEqual(result.body, { ok: true, received: ['json', 'url'] });
-  assert.ok(!JSON.stringify(result).includes('4242'));
+after(async () => {
+  await svc?.stop();
 });
+
+/** Answers as httpbin's /anything does: what it received, echoed as JSON. */
+function echo(request) {
+  return {
+    status: 200,
+    body: {
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      data: request.body,
+      json: JSON.parse(request.body),
+    },
+  };
+}
+
+test('the destination gets the card detokenized and the call signed; the caller never sees the card', async () => {
+  const t = await svc.tenant();
+  try {
+    t.destinations.intercept(DESTINATION).on('POST', '/anything').reply(echo);
+    const card = await t.client.tokens.create({ type: 'card', data: CARD });
+    const { status, body } = await t.proxies.invoke('payments', {
+      method: 'POST',
+      body: { amount: 1250, card: `{{ ${card.id} }}` },
+    });
+    assert.equal(status, 200, JSON.stringify(body));
+
+    // What the destination received: the token's data in place of `{{ id }}`, and the request
+    // transform's work (the Authorization header from svc.yaml's configuration, the source field).
+    const [sent] = t.destinations.calls();
+    assert.equal(sent.url, `${DESTINATION}/anything`);
+    assert.equal(sent.headers.authorization, 'Bearer test-key-not-a-secret');
+    assert.deepEqual(JSON.parse(sent.body), { amount: 1250, card: CARD, source: 'svc-proxy' });
+
+    // What the caller got: the response transform's answer, the names of the fields only.
+    assert.deepEqual(body, { ok: true, received: ['data', 'headers', 'json', 'method', 'url'] });
+    assert.ok(!JSON.stringify(body).includes(CARD.number), 'the card number never comes back');
+  } finally {
+    await t.dispose();
+  }
+});
+
+test("the destination's status reaches the caller, its body through the response transform", async () => {
+  const t = await svc.tenant();
+  try {
+    t.destinations.intercept(DESTINATION).on('POST', '/anything').reply(402, { error: 'card_declined' });
+    const { status, body } = await t.proxies.invoke('payments', { method: 'POST', body: { amount: 1250 } });
+    assert.equal(status, 402);
+    assert.deepEqual(body, { ok: true, received: ['error'] });
+  } finally {
+    await t.dispose();
+  }
+});
+
+/** svc/testing is an ES module: import() loads it from CommonJS (Node >= 20.18). */
+async function importSvcTesting() {
+  try {
+    return await import('svc/testing');
+  } catch (error) {
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !/'svc'/.test(error.message)) throw error;
+    const missing = new Error(
+      'svc/testing not found: run `npm install` (devDependencies.svc says where svc comes from).',
+    );
+    missing.stack = missing.message; // one line, no stack: the fix is all there is to say
+    throw missing;
+  }
+}
