@@ -120,7 +120,27 @@ export class Exchange implements ErrorRequest {
     const answer = this.answerError(error, this, this.proxy);
     for (const [name, value] of Object.entries(answer.headers)) this.header(name, value);
     this.status = answer.status;
-    this.write(answer.body);
+    try {
+      this.write(answer.body);
+    } catch (failure) {
+      // A header set before that Node will not write (the error may be that very header): the
+      // problem alone, with the trace id, rather than an exception out of the request's handler.
+      this.answerWithoutHeaders(failure);
+    }
+  }
+
+  /** The error answer with none of the headers set before it but the trace id (see fail). */
+  private answerWithoutHeaders(failure: unknown): void {
+    for (const name of Object.keys(this.out)) if (name !== TRACE_HEADER) delete this.out[name];
+    for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
+    const problem = this.answerError(failure, this, this.proxy);
+    for (const [name, value] of Object.entries(problem.headers)) this.header(name, value);
+    this.status = problem.status;
+    try {
+      this.write(problem.body);
+    } catch {
+      this.res.destroy();
+    }
   }
 
   /** A body in one piece. */

@@ -105,7 +105,11 @@ export function toHttpError(error: unknown, request: ErrorRequest): HttpError {
     const errors = fieldErrors(requestError.validation as never, requestError.validationContext);
     return validationError(errors);
   }
-  const known = requestError.code ? REQUEST_ERRORS[requestError.code] : undefined;
+  // Own codes only: a code such as `constructor` names no refusal of ours.
+  const known =
+    typeof requestError.code === 'string' && Object.hasOwn(REQUEST_ERRORS, requestError.code)
+      ? REQUEST_ERRORS[requestError.code]
+      : undefined;
   if (known) return known(requestError, request);
   const status = requestError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return new HttpError(status, requestError.message);

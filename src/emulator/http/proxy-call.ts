@@ -9,6 +9,7 @@ import {
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import type { ProxyCall } from '../proxy/pipeline.js';
 import { forwardedQuery, pathSuffix } from '../proxy/destination.js';
+import { originForm } from './router.js';
 
 /** Bodies of proxy calls are taken as bytes, whatever their type, up to this (BODY_LIMIT_BYTES with a transform). */
 export const PROXY_BODY_LIMIT = 10 * BODY_LIMIT_BYTES;
@@ -25,14 +26,16 @@ export function proxyCallOf(
   body: unknown,
   observer: Pick<ProxyCall, 'onTenant' | 'onDetokenized'>,
 ): ProxyCall {
-  const { query, proxyKey } = forwardedQuery(request.url);
+  // The path and query the router matched: an absolute target's authority is no part of the suffix.
+  const target = originForm(request.url);
+  const { query, proxyKey } = forwardedQuery(target);
   const header = (name: string) => {
     const value = request.headers[name];
     return typeof value === 'string' ? value : undefined;
   };
   return {
     method: request.method,
-    suffix: pathSuffix(request.url),
+    suffix: pathSuffix(target),
     query,
     rawHeaders: request.rawHeaders,
     body: Buffer.isBuffer(body) ? body : undefined,

@@ -145,10 +145,10 @@ function run(
     }
     const answer = route.handler(exchange, deps);
     if (answer instanceof Promise)
-      answer.then(
-        (given) => given && send(exchange, given.status, given.json),
-        (error: unknown) => exchange.fail(error),
-      );
+      // An answer that cannot be written is failed too, never an unhandled rejection.
+      answer
+        .then((given) => given && send(exchange, given.status, given.json))
+        .catch((error: unknown) => exchange.fail(error));
     else if (answer) send(exchange, answer.status, answer.json);
   } catch (error) {
     exchange.fail(error);

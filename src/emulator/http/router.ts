@@ -142,6 +142,16 @@ function pathOfAbsolute(url: string): string | null {
   return url.slice(pathStart);
 }
 
+/**
+ * The origin form of a request target, `/path?query`: an absolute target's scheme and authority
+ * (userinfo included) and any fragment left out, as the router read it.
+ */
+export function originForm(url: string): string {
+  const target = url.charCodeAt(0) === 47 ? url : (pathOfAbsolute(url) ?? url);
+  const fragment = target.indexOf('#');
+  return fragment < 0 ? target : target.slice(0, fragment);
+}
+
 /** A percent-decoded query part; as written when it is not valid percent-encoding. */
 function decodePart(text: string): string {
   const plain = text.includes('+') ? text.replace(/\+/g, ' ') : text;

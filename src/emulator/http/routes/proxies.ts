@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
+import { HttpError } from '../../errors.js';
 import { requireMergePatch } from '../body.js';
 import type { Exchange } from '../exchange.js';
 import { TEXT_CONTENT_TYPE } from '../problems.js';
@@ -107,6 +108,9 @@ async function invokeProxy(call: Exchange, { pipeline }: RouteDeps): Promise<und
       },
     }),
   );
+  const streamed = answer.body !== undefined && typeof answer.body !== 'string' && !Buffer.isBuffer(answer.body);
+  // Its headers go out with its first bytes: a destination that breaks off before them is a 502.
+  if (streamed) await firstBytes(answer.body as Readable, call);
   for (const [name, value] of Object.entries(answer.headers)) call.header(name, value);
   if (answer.body === undefined || typeof answer.body === 'string') {
     // Text is sent as bytes: given a string, Node writes the header block in the body's encoding (UTF-8).
@@ -117,4 +121,41 @@ async function invokeProxy(call: Exchange, { pipeline }: RouteDeps): Promise<und
   }
   call.send(answer.status, answer.body as Buffer | Readable);
   return undefined;
+}
+
+/**
+ * Waits for a streamed answer's first bytes (or its end). Until then nothing of it is answered: a
+ * destination that breaks off first is a 502 proxy_error like one that broke off a small answer
+ * (not an internal error carrying the destination's headers), and a caller that leaves first
+ * lets the destination go.
+ */
+function firstBytes(body: Readable, call: Exchange): Promise<void> {
+  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (error?: unknown) => {
+      body.off('readable', ready).off('end', ready).off('error', settle).off('close', cutOff);
+      call.res.off('close', gone);
+      if (error === undefined) resolve();
+      else reject(brokenOff(error));
+    };
+    const ready = () => settle();
+    const cutOff = () => settle(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const gone = () => {
+      // Destroyed, the body may still report an abort: nobody waits for it any more.
+      body.on('error', () => {});
+      body.destroy();
+      settle(new Error('the caller left'));
+    };
+    // 'readable' comes with the first bytes; an empty answer may go straight to its end.
+    body.once('readable', ready).once('end', ready).once('error', settle).once('close', cutOff);
+    call.res.once('close', gone);
+  });
+}
+
+function brokenOff(error: unknown): HttpError {
+  const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  return new HttpError(502, `The destination broke off its answer before its first bytes: ${reason}.`, {
+    title: 'Destination unreachable',
+    cause: error,
+  });
 }
