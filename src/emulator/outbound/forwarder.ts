@@ -135,7 +135,14 @@ export class Forwarder {
     if (request.keepAlive !== undefined) headers['Keep-Alive'] = request.keepAlive;
     if (request.connection !== undefined) headers.Connection = request.connection;
     const { body } = request;
-    if (body !== undefined && !(body instanceof Readable) && !hasHeader(headers, 'content-length'))
+    // A body whose framing the request names itself (user code's Transfer-Encoding: chunked) keeps it:
+    // both headers at once is a request a server refuses.
+    if (
+      body !== undefined &&
+      !(body instanceof Readable) &&
+      !hasHeader(headers, 'content-length') &&
+      !hasHeader(headers, 'transfer-encoding')
+    )
       headers['Content-Length'] = String(Buffer.byteLength(body));
     const agent = request.tls !== undefined && client === https ? this.agentOf(pool) : false;
     const options: https.RequestOptions = {

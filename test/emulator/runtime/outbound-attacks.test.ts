@@ -20,7 +20,7 @@ import {
   type HttpsReply,
 } from '../../../src/emulator/runtime/protocol.js';
 import type { UserAnswer } from '../../../src/emulator/runtime/types.js';
-import { httpsDestination } from '../outbound/destination.js';
+import { bodyOf, httpsDestination } from '../outbound/destination.js';
 import { runtime, value } from './helpers.js';
 import { eventually } from '../../helpers/wait.js';
 
@@ -158,6 +158,34 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
       fine: 'answered 200',
     });
     expect(arrived).toEqual(['/fine']);
+  });
+});
+
+describe('headers that name the framing of a body are kept as Node would send them', () => {
+  it('a Transfer-Encoding of the code’s own goes as it is, with no Content-Length beside it', async () => {
+    const destination = await httpsDestination(async (request, response) => {
+      const body = await bodyOf(request);
+      const { 'transfer-encoding': te, 'content-length': length } = request.headers;
+      response.end(`${te ?? '-'} ${length ?? '-'} ${body.toString()}`);
+    });
+    const outcome = await value(
+      runtime(),
+      `const https = require('https');
+       const send = (headers, body) => new Promise((resolve) => {
+         const options = { hostname: '127.0.0.1', port: req.port, ca: req.ca, method: 'POST', headers };
+         const r = https.request(options, (res) => { let t = ''; res.on('data', (c) => (t += c)); res.on('end', () => resolve(res.statusCode + ' ' + t)); });
+         r.on('error', (e) => resolve('error ' + e.code));
+         r.end(body);
+       });
+       let req;
+       module.exports = async (call) => {
+         req = call.args;
+         return [await send({ 'Transfer-Encoding': 'chunked' }, 'hello'), await send({ 'Content-Length': '5' }, 'hello')];
+       };`,
+      { args: { port: destination.port, ca: destination.ca } },
+      { timeoutMs: 10_000 },
+    );
+    expect(outcome).toEqual(['200 chunked - hello', '200 - 5 hello']);
   });
 });
 
