@@ -72,7 +72,7 @@ const LEAVES = new Set(['api', 'lib']);
 
 /** An area as a reader finds it in the tree. */
 function label(area: string): string {
-  if (area === 'emulator') return 'emulator/index.ts (and options.ts)';
+  if (area === 'emulator') return 'emulator/index.ts (and start.ts, options.ts)';
   if (area === 'emulator/kernel') return 'emulator/*.ts';
   return area.includes('.') ? area : `${area}/`;
 }

@@ -45,7 +45,7 @@ export function importsOf(file) {
 }
 
 /** The emulator's entry: createEmulator and its options, where the parts are assembled. */
-const EMULATOR_ENTRY = new Set(['index.ts', 'options.ts']);
+const EMULATOR_ENTRY = new Set(['index.ts', 'start.ts', 'options.ts']);
 
 /**
  * The area a file belongs to, as the dependency rule names them: the top folder (`cli`, `api`),
