@@ -11,7 +11,7 @@ import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../user-code-headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
 import { fieldErrors } from '../validation.js';
-import { MAX_PARAM_LENGTH } from './router.js';
+import { MAX_PARAM_LENGTH, originForm } from './router.js';
 
 /** What a text answer is sent as when nothing else set its type. */
 export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -41,8 +41,10 @@ export type ErrorAnswer = (error: unknown, request: ErrorRequest, proxy: boolean
  * path the router cannot decode, a method no proxy takes, a header node:http refuses).
  */
 export function isProxyPath(url: string): boolean {
-  if (!url.startsWith('/proxy')) return false;
-  const next = url.charCodeAt(6);
+  // An absolute target (`http://host/proxy`) by its path.
+  const path = url.charCodeAt(0) === 47 ? url : originForm(url);
+  if (!path.startsWith('/proxy')) return false;
+  const next = path.charCodeAt(6);
   // End, '/', '?' or '#'.
   return Number.isNaN(next) || next === 47 || next === 63 || next === 35;
 }

@@ -147,9 +147,9 @@ function pathOfAbsolute(url: string): string | null {
  * (userinfo included) and any fragment left out, as the router read it.
  */
 export function originForm(url: string): string {
-  const target = url.charCodeAt(0) === 47 ? url : (pathOfAbsolute(url) ?? url);
-  const fragment = target.indexOf('#');
-  return fragment < 0 ? target : target.slice(0, fragment);
+  const fragment = url.indexOf('#');
+  const target = fragment < 0 ? url : url.slice(0, fragment);
+  return target.charCodeAt(0) === 47 ? target : (pathOfAbsolute(target) ?? target);
 }
 
 /** A percent-decoded query part; as written when it is not valid percent-encoding. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EmulatorEventInit } from '../events.js';
+import { originForm } from './router.js';
 
 /** A trace id a caller may choose: anything else it sends is replaced (it is echoed and logged). */
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -25,11 +26,13 @@ export function requestEvent(
   tenantId: string | undefined,
   detokenized?: number,
 ): EmulatorEventInit {
-  const query = url.indexOf('?');
+  // An absolute target by its path: its authority may carry userinfo.
+  const target = url.charCodeAt(0) === 47 ? url : originForm(url);
+  const query = target.indexOf('?');
   const event: EmulatorEventInit = {
     type: 'request',
     method,
-    path: query < 0 ? url : url.slice(0, query),
+    path: query < 0 ? target : target.slice(0, query),
     status,
     ms: Math.round(ms * 10) / 10,
     traceId,

@@ -7,7 +7,7 @@ import { createHttpServer } from '../../../src/emulator/http/front.js';
 import { type TestEmulator, sharedEmulator, unique } from '../../helpers/emulator.js';
 import { type RawResponse, rawConnection, rawRequest } from '../../helpers/raw-http.js';
 
-/** What the new router was attacked with and broke on (each case failed before its fix). */
+/** What the new router was attacked with and broke on, and what its fixes must keep working. */
 
 async function listening(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -145,6 +145,32 @@ describe('an absolute-form target on /proxy', () => {
       expect(answer.status, `${target}: ${answer.body}`).toBe(200);
       expect(seen, target).toEqual([expected]);
     }
+  });
+});
+
+describe('an absolute-form target', () => {
+  const emu = sharedEmulator();
+
+  it('on /proxy is answered as /proxy is: its errors are proxy_errors', async () => {
+    const { url } = emu();
+    const host = new URL(url).host;
+    const cases: [string, number][] = [
+      [`OPTIONS http://${host}/proxy HTTP/1.1`, 404],
+      [`GET http://${host}/proxy/%zz HTTP/1.1`, 400],
+      [`GET http://${host}/proxy/x#fragment HTTP/1.1`, 400],
+    ];
+    for (const [line, status] of cases) expectProxyError(await answerTo(url, line), status, line);
+  });
+
+  it('is logged by its path: no authority or userinfo in the request event', async () => {
+    const { url, events } = emu();
+    const host = new URL(url).host;
+    const before = events.length;
+    await answerTo(url, `GET http://user:secret@${host}/proxy/x?svc-proxy-key=nope HTTP/1.1`);
+    await answerTo(url, `GET http://user:secret@${host}/health#fragment HTTP/1.1`);
+    const logged = events.slice(before).filter((event: EmulatorEvent) => event.type === 'request');
+    expect(logged.map((event) => (event as { path: string }).path)).toEqual(['/proxy/x', '/health']);
+    expect(JSON.stringify(logged)).not.toContain('secret');
   });
 });
 
