@@ -119,6 +119,7 @@ export class ProxyService {
     const record = this.find(caller, id);
     if (!(await this.store.proxies.delete(caller.tenantId, record.id))) throw notFound('proxy', id);
     await Promise.all(KINDS.map((kind) => this.runtime.unload(transformId(record.id, kind), `proxy ${record.name}`)));
+    for (const kind of KINDS) this.owners.delete(transformId(record.id, kind));
   }
 
   /**
@@ -170,7 +171,10 @@ export class ProxyService {
     for (const kind of KINDS) {
       const transform = kind === 'request' ? record.request_transform : record.response_transform;
       if (transform) await this.loadTransform(record, kind, transform.code);
-      else await this.runtime.unload(transformId(record.id, kind));
+      else {
+        await this.runtime.unload(transformId(record.id, kind));
+        this.owners.delete(transformId(record.id, kind));
+      }
     }
   }
 
