@@ -53,6 +53,7 @@ describe('svc/testing: a clock per tenant', () => {
       config: {
         applications: { backend: { type: 'private', permissions: ['token:create', 'token:read'] } },
         reactors: { now: { code: 'reactors/now.js' }, noop: { code: 'reactors/noop.js' } },
+        proxies: { stamped: { destination_url: 'https://api.example.com', request_transform: 'transforms/stamp.js' } },
       },
       projectDir: PROJECT,
     });
@@ -66,7 +67,9 @@ describe('svc/testing: a clock per tenant', () => {
     const [t, other] = await Promise.all([svc.tenant(), svc.tenant()]);
     const expiresAt = new Date(Date.now() + DAY).toISOString();
     const made = await Promise.all(
-      [t, other].map((tenant) => call(tenant, 'POST', '/tokens', { type: 'token', data: 'secret', expires_at: expiresAt })),
+      [t, other].map((tenant) =>
+        call(tenant, 'POST', '/tokens', { type: 'token', data: 'secret', expires_at: expiresAt }),
+      ),
     );
     for (const answer of made) expect(answer.status).toBe(201);
     const [mine, theirs] = made.map((answer) => answer.body.id as string);
@@ -179,6 +182,20 @@ describe('svc/testing: a clock per tenant', () => {
     // The test process's own clock is untouched.
     expect(Math.abs(Date.now() - (performance.timeOrigin + performance.now()))).toBeLessThan(SLACK);
     await Promise.all([t.dispose(), other.dispose()]);
+  });
+
+  it("gives a proxy's transform the tenant's time", async () => {
+    const t = await svc.tenant();
+    t.destinations.intercept('https://api.example.com').on('POST', '/v1/charges').times(2).reply(200, { ok: true });
+    const stampOf = async () => {
+      const result = await t.proxies.invoke('stamped', { method: 'POST', path: '/v1/charges', body: { amount: 1 } });
+      expect(result.status).toBe(200);
+      return Number(t.destinations.calls().at(-1)!.headers['x-now']);
+    };
+    expect(Math.abs((await stampOf()) - Date.now())).toBeLessThan(SLACK);
+    await t.clock.advance('30d');
+    expect(Math.abs((await stampOf()) - (Date.now() + 30 * DAY))).toBeLessThan(SLACK);
+    await t.dispose();
   });
 
   it('sets the clock to a date the code then reads, and refuses to go back', async () => {

@@ -154,19 +154,14 @@ export class ReactorResults {
   /** Drops the results past their retention; returns how many. */
   async sweep(): Promise<number> {
     const { results } = this.deps.store;
-    const expired = [...results.everything()].filter((record) =>
-      this.expired(record, this.deps.clocks.ms(record.tenant_id)),
-    );
+    const now = this.deps.clocks.snapshot();
+    const expired = [...results.everything()].filter((record) => this.expired(record, now(record.tenant_id)));
     if (expired.length === 0) return 0;
     return this.deps.store.write((batch) => {
       let removed = 0;
       for (const record of expired) {
         const latest = batch.get(results, record.tenant_id, record.id);
-        if (
-          latest &&
-          this.expired(latest, this.deps.clocks.ms(latest.tenant_id)) &&
-          batch.delete(results, record.tenant_id, record.id)
-        )
+        if (latest && this.expired(latest, now(latest.tenant_id)) && batch.delete(results, record.tenant_id, record.id))
           removed++;
       }
       return removed;

@@ -67,6 +67,13 @@ export class TenantClocks {
     return offset === undefined ? this.base() : this.base() + offset;
   }
 
+  /** Every tenant's time (epoch ms) at one instant: what a sweep over every record reads. */
+  snapshot(): (tenantId: string) => number {
+    const base = this.base();
+    if (this.offsets.size === 0) return () => base;
+    return (tenantId) => base + (this.offsets.get(tenantId) ?? 0);
+  }
+
   /** The tenant's time. */
   now(tenantId: string): Date {
     return new Date(this.ms(tenantId));

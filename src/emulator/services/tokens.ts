@@ -263,9 +263,8 @@ export class TokenService {
 
   /** Deletes expired tokens; returns how many. */
   async sweep(): Promise<number> {
-    const expired = [...this.store.tokens.everything()].filter((record) =>
-      isExpired(record, this.clocks.ms(record.tenant_id)),
-    );
+    const now = this.clocks.snapshot();
+    const expired = [...this.store.tokens.everything()].filter((record) => isExpired(record, now(record.tenant_id)));
     if (expired.length === 0) return 0;
     return this.store.write((batch) => {
       let removed = 0;
@@ -273,7 +272,7 @@ export class TokenService {
         const latest = batch.get(this.store.tokens, record.tenant_id, record.id);
         if (
           latest &&
-          isExpired(latest, this.clocks.ms(latest.tenant_id)) &&
+          isExpired(latest, now(latest.tenant_id)) &&
           batch.delete(this.store.tokens, record.tenant_id, record.id)
         )
           removed++;
