@@ -41,7 +41,7 @@ interface Waiting {
  *
  * Work waiting for a time of a tenant's clock (`until`) wakes when that time comes, by real time
  * passing or by the clock being moved: moving runs what falls due in order of its time, each step
- * to its end (`busy` says when the tenant's work is still running), then `afterMove` (the sweep).
+ * to its end (`running` counts the tenant's work under way), then `afterMove` (the sweep).
  */
 export class TenantClocks {
   private readonly offsets = new Map<string, number>();
@@ -122,7 +122,7 @@ export class TenantClocks {
   }
 
   /**
-   * Sets the tenant's clock to `at` (epoch ms) and runs the work that falls due. A clock does not go
+   * Sets the tenant's clock to `to` (a Date, ISO 8601 text or epoch ms) and runs the work that falls due. A clock does not go
    * back (what expired stays expired, what was delivered stays delivered): an earlier time is refused.
    */
   set(tenantId: string, to: Date | string | number): Promise<void> {
