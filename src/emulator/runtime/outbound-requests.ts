@@ -7,7 +7,7 @@
  * stops reading (or a destination that floods) costs the emulator a window per request.
  */
 import { STATUS_CODES } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { megabytes } from '../../lib/megabytes.js';
 import {
   MAX_OUTBOUND_BODY_BYTES,
@@ -164,7 +164,14 @@ export class OutboundRequests {
     const { method, headers, tls } = message;
     const request: UserRequest = { url, method, headers, body, tls, signal: exchange.abort.signal };
     this.sendOut(request, owner).then(
-      (answer) => this.answered(id, exchange, answer),
+      (answer) => {
+        // What an interceptor answered may be anything: a throw here would be the emulator's crash.
+        try {
+          this.answered(id, exchange, answer);
+        } catch (error) {
+          this.fail(id, exchange, error);
+        }
+      },
       (error: unknown) => this.fail(id, exchange, error),
     );
   }
@@ -191,6 +198,7 @@ export class OutboundRequests {
   }
 
   private answered(id: number, exchange: Exchange, answer: UserAnswer): void {
+    if (!(answer.body instanceof Readable)) throw new TypeError('The answer to the request has no body stream.');
     if (this.exchanges.get(id) !== exchange) {
       answer.body.destroy();
       return;

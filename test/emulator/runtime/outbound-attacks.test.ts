@@ -161,6 +161,24 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
   });
 });
 
+describe('an interceptor that answers what is not an answer', () => {
+  it('fails the request of user code with its error, and the emulator goes on', async () => {
+    const gateway = new OutboundGateway();
+    gateway.use(async () => ({ status: 200, headers: {}, body: 'not a stream' as unknown as Readable }));
+    const outcome = await value(
+      runtime({}, gateway),
+      `module.exports = () => new Promise((resolve) => {
+         const r = require('https').get('https://api.example.invalid/x', (res) => {
+           res.on('error', (e) => resolve('answer ' + e.message));
+           res.resume();
+         });
+         r.on('error', (e) => resolve('request ' + e.message));
+       });`,
+    );
+    expect(outcome).toBe('request The answer to the request has no body stream.');
+  });
+});
+
 describe('headers that name the framing of a body are kept as Node would send them', () => {
   it('a Transfer-Encoding of the code’s own goes as it is, with no Content-Length beside it', async () => {
     const destination = await httpsDestination(async (request, response) => {
