@@ -21,6 +21,7 @@ import {
   type HttpsReply,
 } from './protocol.js';
 import { type RequestHead, readRequest, type RequestSpec, validHeader } from './https-options.js';
+import { bodyTooLarge, oversizedHead } from './outbound-bounds.js';
 
 /** Whose work a request is: a call (its id) or a version's top-level code. */
 export interface HttpsOwner extends RequestOwner {
@@ -121,6 +122,10 @@ class Exchange {
     // A body whose length is known streams with it (as Node sends a body ended at once), not chunked.
     if (this.ended && !whole && !('content-length' in lower(headers)) && !('transfer-encoding' in lower(headers)))
       headers['content-length'] = String(this.queued);
+    // Over the bounds the emulator holds it to: refused here, before it costs the emulator a frame.
+    const oversized = oversizedHead({ url: this.head.url, method: this.head.method, headers, tls: this.head.tls });
+    if (oversized)
+      return this.scope.runInAsyncScope(() => this.reply({ type: 'https-error', id: this.id, ...oversized }));
     const body = whole ? Buffer.concat(this.queue) : Buffer.alloc(0);
     if (whole) [this.queue, this.queued, this.sentEnd] = [[], 0, true];
     this.link.post({
@@ -232,13 +237,6 @@ class Exchange {
 
 function lower(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-}
-
-function bodyTooLarge(): { code: string; message: string } {
-  return {
-    code: 'ERR_SVC_BODY_TOO_LARGE',
-    message: `The request body is over ${MAX_OUTBOUND_BODY_BYTES / (1024 * 1024)} MB, the most a request of the sandbox may send.`,
-  };
 }
 
 /** The answer to a sandbox's request: status, headers and the body as a Readable. */

@@ -19,15 +19,8 @@ import {
   type HttpsReply,
 } from './protocol.js';
 import type { UserAnswer, UserRequest } from './types.js';
+import { bodyTooLarge, oversizedHead } from './outbound-bounds.js';
 
-/**
- * The most a request's URL and headers may take (names and values), and its TLS options (a `ca`
- * bundle, a client certificate and key). The emulator holds them, several times over, for as long
- * as the request is under way: unbounded, a sandbox's requests to a destination that never answers
- * would fill the emulator's memory, not its own. Servers refuse heads far smaller (16 KB in Node).
- */
-export const MAX_OUTBOUND_HEAD_BYTES = 64 * 1024;
-export const MAX_OUTBOUND_TLS_BYTES = 512 * 1024;
 /**
  * The answer bytes written to the channel and not yet read by the sandbox process, beyond which
  * every answer waits: acknowledging a read is the sandbox's word, the channel's backlog is not.
@@ -259,34 +252,6 @@ export class OutboundRequests {
     exchange.body?.destroy();
     exchange.answer?.destroy();
   }
-}
-
-function bodyTooLarge(): { code: string; message: string } {
-  return {
-    code: 'ERR_SVC_BODY_TOO_LARGE',
-    message: `The request body is over ${megabytes(MAX_OUTBOUND_BODY_BYTES)}, the most a request of the sandbox may send.`,
-  };
-}
-
-/** Why a request's head or TLS options are over their bounds, or undefined. */
-function oversizedHead(
-  message: Extract<HttpsMessage, { type: 'https' }>,
-): { code: string; message: string } | undefined {
-  let head = message.url.length + message.method.length;
-  for (const [name, value] of Object.entries(message.headers)) head += name.length + value.length + 4;
-  if (head > MAX_OUTBOUND_HEAD_BYTES)
-    return {
-      code: 'ERR_SVC_HEADERS_TOO_LARGE',
-      message: `The URL and headers of the request are over ${MAX_OUTBOUND_HEAD_BYTES / 1024} KB, the most a request of the sandbox may send.`,
-    };
-  let tls = 0;
-  for (const value of Object.values(message.tls)) tls += typeof value === 'string' ? value.length : 0;
-  if (tls > MAX_OUTBOUND_TLS_BYTES)
-    return {
-      code: 'ERR_SVC_TLS_OPTIONS_TOO_LARGE',
-      message: `The TLS options of the request (ca, cert, key...) are over ${MAX_OUTBOUND_TLS_BYTES / 1024} KB, the most a request of the sandbox may give.`,
-    };
-  return undefined;
 }
 
 /**

@@ -8,12 +8,8 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { OutboundGateway } from '../../../src/emulator/outbound/index.js';
-import {
-  MAX_CHANNEL_BACKLOG_BYTES,
-  MAX_OUTBOUND_HEAD_BYTES,
-  MAX_OUTBOUND_TLS_BYTES,
-  OutboundRequests,
-} from '../../../src/emulator/runtime/outbound-requests.js';
+import { MAX_OUTBOUND_HEAD_BYTES, MAX_OUTBOUND_TLS_BYTES } from '../../../src/emulator/runtime/outbound-bounds.js';
+import { MAX_CHANNEL_BACKLOG_BYTES, OutboundRequests } from '../../../src/emulator/runtime/outbound-requests.js';
 import {
   OUTBOUND_CHUNK_BYTES,
   OUTBOUND_WINDOW_BYTES,
@@ -253,6 +249,31 @@ describe('a sandbox process that abuses the answer’s window is stopped or held
     );
     requests.endAll();
     expect(body.destroyed).toBe(true);
+  });
+
+  it('a request whose head is over the bounds is refused by the emulator too, never sent', () => {
+    const posted: HttpsReply[] = [];
+    let sent = 0;
+    const requests = new OutboundRequests(
+      (message) => posted.push(message),
+      () => {
+        sent++;
+        return new Promise<UserAnswer>(() => {});
+      },
+    );
+    const owner = { instance: 'reactor-1', requestId: undefined, call: 1, vid: 'v' };
+    const open = { type: 'https', call: 1, vid: 'v', method: 'GET', body: '', end: true } as const;
+    const url = 'https://x.example/';
+    requests.receive(
+      { ...open, id: 1, url, headers: { 'x-big': 'a'.repeat(MAX_OUTBOUND_HEAD_BYTES) }, tls: {} },
+      owner,
+    );
+    requests.receive({ ...open, id: 2, url, headers: {}, tls: { ca: 'a'.repeat(MAX_OUTBOUND_TLS_BYTES + 1) } }, owner);
+    expect(posted.map((m) => (m.type === 'https-error' ? `${m.id} ${m.code}` : m.type))).toEqual([
+      '1 ERR_SVC_HEADERS_TOO_LARGE',
+      '2 ERR_SVC_TLS_OPTIONS_TOO_LARGE',
+    ]);
+    expect(sent).toBe(0);
   });
 
   it('answers wait while the sandbox process does not read its channel, whatever it acknowledges, and go on when it does', async () => {
