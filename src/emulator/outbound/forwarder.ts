@@ -5,6 +5,7 @@ import type { Pool } from 'undici';
 import { PROXY_HOP_HEADER } from '../../api/headers.js';
 import { HttpError } from '../errors.js';
 import type { OutboundRequest, OutboundResponse } from './types.js';
+import { UserConnections } from './user-connections.js';
 
 /** How long a destination may take to send its answer's headers (undici's `headersTimeout`). */
 export const HEADERS_TIMEOUT_MS = 60_000;
@@ -25,16 +26,6 @@ export interface SendOptions {
   pool?: string;
 }
 
-/** Sockets a pool of user code's requests keeps per destination (what a sandbox process's agent had). */
-const USER_MAX_SOCKETS = 32;
-/**
- * Sockets a pool of user code's requests holds in all, open or idle: each is a file descriptor of
- * the emulator, and every set of TLS options (a `servername`, a `ca`) is a destination of its own.
- */
-const USER_MAX_TOTAL_SOCKETS = 256;
-/** How long a socket of user code's requests stays open unused (undici's keep-alive for a proxy's is 10 s). */
-const USER_IDLE_SOCKET_MS = 10_000;
-
 /**
  * Sends requests to their destinations: a proxy's over keep-alive undici Pools, one per origin.
  * undici refuses to set KEEP-ALIVE and CONNECTION itself, so the rare call that must carry them
@@ -45,7 +36,8 @@ const USER_IDLE_SOCKET_MS = 10_000;
  */
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
-  private readonly agents = new Map<string, https.Agent>();
+  /** User code's: a keep-alive agent and TLS contexts per pool (a tenant's). */
+  private readonly users = new UserConnections();
   /** What a URL's getters give, per URL object: they parse on every read (the pipeline reuses a proxy's URL). */
   private readonly parts = new WeakMap<URL, { origin: string; path: string }>();
   /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
@@ -89,8 +81,7 @@ export class Forwarder {
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
+    this.users.close();
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
@@ -111,22 +102,6 @@ export class Forwarder {
     return pool;
   }
 
-  /** The keep-alive agent of a pool of user code's requests (its sockets apart per TLS options, as Node's are). */
-  private agentOf(pool: string): https.Agent {
-    let agent = this.agents.get(pool);
-    if (!agent)
-      this.agents.set(
-        pool,
-        (agent = new https.Agent({
-          keepAlive: true,
-          maxSockets: USER_MAX_SOCKETS,
-          maxTotalSockets: USER_MAX_TOTAL_SOCKETS,
-          timeout: USER_IDLE_SOCKET_MS,
-        })),
-      );
-    return agent;
-  }
-
   private sendWithNodeHttp(request: OutboundRequest, hop: boolean, pool: string): Promise<OutboundResponse> {
     const client = request.url.protocol === 'https:' ? https : http;
     const headers: Record<string, string> = hop
@@ -144,18 +119,21 @@ export class Forwarder {
       !hasHeader(headers, 'transfer-encoding')
     )
       headers['Content-Length'] = String(Buffer.byteLength(body));
-    const agent = request.tls !== undefined && client === https ? this.agentOf(pool) : false;
-    const options: https.RequestOptions = {
-      method: request.method,
-      headers,
-      agent,
-      ...(request.tls as https.RequestOptions),
-    };
     return new Promise((resolve, reject) => {
       // Given up before it left (an interceptor took its time): it never does.
       if (request.signal?.aborted) {
         if (body instanceof Readable) body.destroy();
         return reject(Object.assign(new Error('The request was given up before it was sent.'), { code: 'ABORT_ERR' }));
+      }
+      // User code's TLS options, over its pool's agent and a context made once (or refused: ERR_SVC_TLS_BUDGET).
+      let options: https.RequestOptions;
+      try {
+        const { tls } = request;
+        const connection = tls !== undefined && client === https ? this.users.optionsOf(pool, tls) : { agent: false };
+        options = { method: request.method, headers, ...(tls as https.RequestOptions), ...connection };
+      } catch (error) {
+        if (body instanceof Readable) body.destroy();
+        return reject(error);
       }
       const outgoing = client.request(request.url, options, (incoming) => {
         clearTimeout(headersTimer);

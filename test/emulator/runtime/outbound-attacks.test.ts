@@ -117,6 +117,31 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
     expect(outcome).toEqual(['answered 200', 'error ECONNRESET']);
   });
 
+  it('new TLS material is parsed within a budget of its tenant; the same options reuse their context', async () => {
+    const destination = await httpsDestination((_request, response) => response.end('ok'));
+    const outcome = await value(
+      runtime(),
+      `const https = require('https');
+       const send = (ca) => new Promise((resolve) => {
+         const r = https.get({ hostname: '127.0.0.1', port: req.port, ca }, (res) => { res.resume(); resolve('answered ' + res.statusCode); });
+         r.on('error', (e) => resolve(e.code));
+       });
+       let req;
+       module.exports = async (call) => {
+         req = call.args;
+         // Each about 490 KB (as a bundle of 700 certificates would be), each a new string to parse.
+         const bundle = req.ca.repeat(Math.floor((490 * 1024) / req.ca.length));
+         const outcomes = [];
+         for (let i = 1; i <= 3; i++) outcomes.push(await send(bundle + '\\n'.repeat(i)));
+         outcomes.push(await send(bundle + '\\n'));
+         return outcomes;
+       };`,
+      { args: { port: destination.port, ca: destination.ca } },
+      { timeoutMs: 20_000 },
+    );
+    expect(outcome).toEqual(['answered 200', 'answered 200', 'ERR_SVC_TLS_BUDGET', 'answered 200']);
+  });
+
   it('a request’s URL and headers, and its TLS options, are bounded: beyond, it fails and is not sent', async () => {
     const arrived: string[] = [];
     const destination = await httpsDestination((request, response) => {
