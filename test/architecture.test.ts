@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { areaOf, importsOf, sourceFiles } from './import-graph.mjs';
+import { areaOf, importsOf, oversized, sourceFiles } from './import-graph.mjs';
 
 /**
  * The dependency rule (DESIGN.md section 1, ARCHITECTURE.md): which areas of src/ each area may
@@ -162,5 +162,15 @@ describe('the dependency rule', () => {
       (file) => !file.startsWith('emulator/runtime/') && !file.startsWith('lib/'),
     );
     expect(outside).toEqual([]);
+  });
+});
+
+describe('the size of what a reader reads at once', () => {
+  it('keeps every file in src/ within 400 lines and every function within 100', () => {
+    expect(oversized(400, 100)).toEqual([]);
+  });
+
+  it('finds what is over (the check is not vacuous)', () => {
+    expect(oversized(50, 20).length).toBeGreaterThan(10);
   });
 });

@@ -44,6 +44,32 @@ export function importsOf(file) {
   });
 }
 
+/**
+ * Files of more than `maxLines` lines, and functions (declarations, methods, arrows) of more than
+ * `maxFunctionLines`, each as `file:line (n lines)`: the bounds a reader keeps in one view.
+ */
+export function oversized(maxLines, maxFunctionLines) {
+  const found = [];
+  for (const file of sourceFiles()) {
+    const text = readFileSync(path.join(SRC, file), 'utf8');
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    if (lines > maxLines) found.push(`${file} (${lines} lines)`);
+    const kind = file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
+    const visit = (node) => {
+      if (ts.isFunctionLike(node) && node.body) {
+        const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+        const last = source.getLineAndCharacterOfPosition(node.end).line;
+        if (last - first + 1 > maxFunctionLines)
+          found.push(`${file}:${first + 1} (a function of ${last - first + 1} lines)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
 /** The emulator's entry: createEmulator and its options, where the parts are assembled. */
 const EMULATOR_ENTRY = new Set(['index.ts', 'start.ts', 'options.ts']);
 

@@ -1,16 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { Channel } from './channel.js';
 import { UserCodeError, fromSerialized } from './user-code-error.js';
 import { answerSvc } from './svc-request.js';
 import { problems } from './process-problems.js';
 import { checkedMessage } from './inbound.js';
-import { hostScript, sandboxFlags } from './sandbox-flags.js';
+import { type CrashReport, startSandboxChild } from './sandbox-child.js';
 import { ProcessWatch } from './process-watch.js';
 import { LoadedVersions } from './loaded-versions.js';
 import { frameJson } from './json-text.js';
-import { spawnDying } from '../../lib/parent-death.js';
 import {
   MAX_FRAME_BYTES,
   MAX_INBOUND_FRAME_BYTES,
@@ -24,8 +22,6 @@ import { OutboundRequests, type OutboundOwner, type SendOut } from './outbound-r
 
 /** What a call is answered when its process turns out to be busy with work left behind: run it elsewhere. */
 export const BUSY = Symbol('busy');
-
-const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Fatal process out of memory/;
 
 /**
  * One sandbox process, seen from the emulator: it runs the code versions of one group (a tenant's). It holds no
@@ -47,8 +43,8 @@ export class SandboxProcess {
     string,
     { filename: string; resolve: () => void; reject: (error: UserCodeError) => void }
   >();
-  private stderrTail = '';
-  private outOfMemory = false;
+  /** What its stderr said of its end (sandbox-child.ts). */
+  private readonly crash: CrashReport;
   private callSeq = 0;
   /** Its console lines, counted again here (process-logs.ts). */
   readonly logs: ProcessLogs;
@@ -79,22 +75,7 @@ export class SandboxProcess {
       sendProbe: (seq) => this.send({ type: 'probe', seq }),
       kill: (reason) => this.kill(reason),
     });
-    const script = hostScript();
-    // Dies with the emulator, however it ends: a spinning sandbox never reads the channel's end.
-    this.child = spawnDying(process.execPath, [...sandboxFlags(script, init.projectDir, limits.memoryMb), script], {
-      // No stdio of the emulator: stdin and stdout are /dev/null, stderr a pipe read for crash reports.
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      env: {},
-      cwd: path.parse(process.cwd()).root,
-      windowsHide: true,
-    });
-    this.child.stderr!.setEncoding('utf8');
-    this.child.stderr!.on('data', (text: string) => {
-      // V8's report of running out of heap comes before a native stack longer than the tail kept.
-      const recent = this.stderrTail + text;
-      if (OUT_OF_MEMORY.test(recent)) this.outOfMemory = true;
-      this.stderrTail = recent.slice(-200);
-    });
+    ({ child: this.child, crash: this.crash } = startSandboxChild(init.projectDir, limits.memoryMb));
     this.logs = new ProcessLogs(limits, onLog);
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message, bytes) => this.receive(message, bytes),
@@ -376,7 +357,7 @@ export class SandboxProcess {
 
   private onExit(code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
     if (!this.deathReason) {
-      if (this.outOfMemory) this.deathReason = `it ran out of memory (limit ${this.limits.memoryMb} MB)`;
+      if (this.crash.outOfMemory) this.deathReason = `it ran out of memory (limit ${this.limits.memoryMb} MB)`;
       else if (error) this.deathReason = `it could not start: ${error.message}`;
       else this.deathReason = signal ? `it stopped (${signal})` : `it exited (code ${String(code)})`;
     }
