@@ -53,8 +53,12 @@ describe("the README's svc/testing examples, as written, in a project of `svc in
     if (project) await rm(project, { recursive: true, force: true });
   });
 
-  it('has a vitest and a node:test example', () => {
-    expect([...examples.keys()].sort()).toEqual(['test/charge.test.mjs', 'test/charge.test.ts']);
+  it('has a vitest, a node:test and a jest example', () => {
+    expect([...examples.keys()].sort()).toEqual([
+      'test/charge.jest.test.mjs',
+      'test/charge.test.mjs',
+      'test/charge.test.ts',
+    ]);
   });
 
   it('runs the node:test example', async () => {
@@ -70,6 +74,19 @@ describe("the README's svc/testing examples, as written, in a project of `svc in
   it('runs the vitest example', async () => {
     const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
     const { code, output } = await run(process.execPath, [vitest, 'run', 'test/charge.test.ts'], project);
+    expect(output).toMatch(/1 passed/);
+    expect(code).toBe(0);
+  }, 90_000);
+
+  // jest is not a dependency of svc: its example runs under vitest's jest-compatible globals
+  // (beforeAll, afterAll, test, expect), which is all of jest it uses.
+  it('runs the jest example', async () => {
+    const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
+    const { code, output } = await run(
+      process.execPath,
+      [vitest, 'run', '--globals', 'test/charge.jest.test.mjs'],
+      project,
+    );
     expect(output).toMatch(/1 passed/);
     expect(code).toBe(0);
   }, 90_000);
