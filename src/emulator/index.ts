@@ -153,7 +153,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         return (await serving()).fork(templateId, forkOptions.name ?? 'fork').catch(asLibraryError);
       },
       async delete(tenantId) {
-        return (await serving()).remove(tenantId).catch(asLibraryError);
+        const removed = await (await serving()).remove(tenantId).catch(asLibraryError);
+        gateway.forgetTenant(tenantId);
+        return removed;
       },
       async settled(tenantId) {
         return (await serving()).settled(tenantId);

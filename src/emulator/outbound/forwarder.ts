@@ -78,6 +78,11 @@ export class Forwarder {
     }
   }
 
+  /** Ends the connections of user code's requests of `pool` (a tenant deleted). */
+  forgetPool(pool: string): void {
+    this.users.forget(pool);
+  }
+
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();

@@ -42,6 +42,11 @@ export class OutboundGateway {
     return step(0, request);
   }
 
+  /** Ends the connections a tenant's code kept (the tenant was deleted: svc/testing disposes forks by the thousand). */
+  forgetTenant(tenantId: string): void {
+    this.forwarder.forgetPool(tenantId);
+  }
+
   /** Ends the connections kept alive (the emulator's stop). */
   close(): Promise<void> {
     return this.forwarder.close();

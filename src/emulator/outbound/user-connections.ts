@@ -65,6 +65,12 @@ export class UserConnections {
     return { agent: pool.agent, secureContext };
   }
 
+  /** Ends a pool's connections and forgets its contexts (its tenant is gone). */
+  forget(name: string): void {
+    this.pools.get(name)?.agent.destroy();
+    this.pools.delete(name);
+  }
+
   close(): void {
     for (const pool of this.pools.values()) pool.agent.destroy();
     this.pools.clear();
