@@ -43,6 +43,13 @@ export interface PendingMock {
 
 /** How many of an origin's mocks a problem lists before "and N more". */
 const LISTED_MOCKS = 10;
+/** What a tenant's calls() and unmatched() keep: the most recent, so a long test's memory stays bounded. */
+export const REMEMBERED_REQUESTS = 1000;
+
+function remember<T>(list: T[], item: T): void {
+  list.push(item);
+  if (list.length > REMEMBERED_REQUESTS) list.splice(0, list.length - REMEMBERED_REQUESTS);
+}
 
 /** One tenant's mocks, and what its code and proxies sent. */
 export class TenantMocks {
@@ -120,7 +127,7 @@ export class DestinationMocks {
     const rules = mocks.of(request.url.origin);
     if (rules === undefined) {
       const call: DestinationCall = { ...seen, mocked: false, status: undefined };
-      mocks.calls.push(call);
+      remember(mocks.calls, call);
       // A body that streamed goes on as a stream (chunked, as it would have), its bytes now read.
       const sent = body === request.body ? request : { ...request, body: Readable.from([body], { objectMode: false }) };
       const response = await next(sent);
@@ -129,13 +136,13 @@ export class DestinationMocks {
     }
     const rule = rules.find((candidate) => matches(candidate, seen, request.url));
     if (!rule) {
-      mocks.unmatched.push(seen);
+      remember(mocks.unmatched, seen);
       throw notMocked(seen, request.url.origin, rules);
     }
     rule.remaining -= 1;
     rule.used += 1;
     const call: DestinationCall = { ...seen, mocked: true, status: undefined };
-    mocks.calls.push(call);
+    remember(mocks.calls, call);
     const response = await answerOf(rule, seen, request.signal);
     call.status = response.status;
     return response;
