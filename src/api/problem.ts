@@ -2,6 +2,8 @@
  * RFC 9457 problem details: the one error format of the API (DESIGN.md section 2).
  * Shared by the emulator, which produces them, and the client, which reads them.
  */
+import type { Explanation } from './explanation.js';
+
 export interface Problem {
   type: string;
   title: string;
@@ -12,6 +14,8 @@ export interface Problem {
   trace_id?: string;
   /** Code that does not load (a 422 of type user-code): the server's name for the file, and where in it. */
   location?: ProblemLocation;
+  /** A 401, 403 or detokenization 400: why (issue 30; never a token's value). */
+  explanation?: Explanation;
 }
 
 /** Where in a code file a load problem is: the line and column when known (1-based). */
