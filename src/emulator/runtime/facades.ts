@@ -3,7 +3,7 @@
  *
  * `https` is https-facade.ts: the sandbox makes no connection of its own, its requests go out from
  * the emulator. `crypto` is Node's without the engine and FIPS switches (`setEngine` makes the
- * process dlopen() a file). Everything handed out is hardened by the host afterwards (harden-host.ts).
+ * process dlopen() a file). Everything handed out is hardened by the host afterwards (freeze-reachable.ts).
  */
 import crypto from 'node:crypto';
 

@@ -23,10 +23,10 @@ import {
   processDefaults,
   restrictNetwork,
   userPerformance,
-} from './host-hardening.js';
+} from './process-lockdown.js';
 import { type WorkOwner, cryptoFacade } from './facades.js';
 import { Agent, HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse, httpsFacade } from './https-facade.js';
-import { hardenHost } from './harden-host.js';
+import { freezeReachable } from './freeze-reachable.js';
 import {
   MAX_INBOUND_FRAME_BYTES,
   BUSY_FOR_MS,
@@ -157,7 +157,7 @@ const MODULES: Record<string, unknown> = {
   util: hostRequire('node:util'),
 };
 confineProcessState();
-const writableSlots = hardenHost(
+const writableSlots = freezeReachable(
   [
     ...Object.values(HOST_GLOBALS),
     ...Object.values(MODULES),

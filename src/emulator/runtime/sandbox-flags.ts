@@ -47,7 +47,7 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
     '--stack-size=984',
     '--zero-fill-buffers',
     '--disable-proto=delete',
-    // The host reads Node's table of error classes, to freeze each one (host-hardening.ts).
+    // The host reads Node's table of error classes, to freeze each one (process-lockdown.ts).
     '--expose-internals',
     '--no-warnings',
   ];

@@ -679,7 +679,7 @@ describe('what reaches user code of the host and of earlier calls (this, the Buf
     await servesOtherTenant(rt());
   });
 
-  // An attack on an earlier version of this sandbox: hardenHost freezes what it can reach from the modules and globals, plus the error
+  // An attack on an earlier version of this sandbox: freezeReachable freezes what it can reach from the modules and globals, plus the error
   // classes and handles provoked at boot. Node's classes reached only through an instance (a value
   // returned, an error thrown, a key made) stay mutable, and they are shared by every code version
   // of the tenant and by the host's own network stack (ExceptionWithHostPort is what a failed
@@ -866,7 +866,7 @@ describe('beyond the list: the invocation record, timer handles, shared process 
     await servesOtherTenant(rt());
   });
 
-  // An attack on an earlier version of this sandbox: process-wide state of Node stays writable through what hardenHost leaves: setters of
+  // An attack on an earlier version of this sandbox: process-wide state of Node stays writable through what freezeReachable leaves: setters of
   // accessors (util.inspect.defaultOptions, EventEmitter.defaultMaxListeners/captureRejections,
   // buffer.INSPECT_MAX_BYTES), state behind functions (stream.setDefaultHighWaterMark), and the
   // shared instances it does not freeze (performance, https.globalAgent, stream.promises,

@@ -5,7 +5,7 @@
  */
 import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { WritableSlot } from './harden-host.js';
+import type { WritableSlot } from './freeze-reachable.js';
 
 const hostRequire = createRequire(import.meta.url);
 
@@ -319,7 +319,7 @@ export function userPerformance(): object {
  * Process-wide settings that cannot be frozen: Node's defaults of every EventEmitter
  * (`EventEmitter.defaultMaxListeners`, `captureRejections`: accessors that can be neither removed
  * nor frozen), the realm's Error stack switches, and the primitives left writable on prototypes
- * (`slots`, hardenHost: EventEmitter's kCapture). Read once at start; `reset()` puts them back
+ * (`slots`, freezeReachable: EventEmitter's kCapture). Read once at start; `reset()` puts them back
  * before and after every call, so that one owner's change reaches another owner's call only while
  * both run at once. `intact()` is false once user code made a slot read-only (every new emitter
  * would then throw): the process is replaced.

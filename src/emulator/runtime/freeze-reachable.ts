@@ -20,7 +20,7 @@
  * instances (a timer, Node's modules behind the facades): their prototype chains are frozen, their
  * own state is left alone (user code never holds them).
  */
-export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonly unknown[] = []): WritableSlot[] {
+export function freezeReachable(reachable: readonly unknown[], discoveryOnly: readonly unknown[] = []): WritableSlot[] {
   const seen = new Set<object>();
   const slots: WritableSlot[] = [];
   const pending: [object, Role][] = [];
@@ -34,7 +34,7 @@ export function hardenHost(reachable: readonly unknown[], discoveryOnly: readonl
       if (seen.has(object)) continue;
       seen.add(object);
       // An Error constructor (the realm's, or the one Node's own errors extend) is lockdown's: V8
-      // reads stackTraceLimit and prepareStackTrace off it as data properties (host-hardening.ts
+      // reads stackTraceLimit and prepareStackTrace off it as data properties (process-lockdown.ts
       // processDefaults: what user code can change of them).
       if (typeof object === 'function' && Object.hasOwn(object, 'captureStackTrace')) continue;
       // An instance user code made is its own to change; what it inherits is not. (A class's parent
