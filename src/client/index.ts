@@ -4,6 +4,7 @@ import { API_KEY_HEADER, JSON_CONTENT_TYPE } from '../api/headers.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
 import { ApplicationsApi } from './applications.js';
 import { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
+import { ExplanationsApi } from './explanations.js';
 import type { EventStreamOptions } from './event-stream.js';
 import type { PlainResponse } from './plain-request.js';
 import { ProxiesApi } from './proxies.js';
@@ -14,6 +15,7 @@ import { TransactionsApi } from './transactions.js';
 
 export { ApiError, ConnectionError, UnexpectedResponseError } from './errors.js';
 export { ApplicationsApi } from './applications.js';
+export { ExplanationsApi, ExplanationsUnavailableError } from './explanations.js';
 export { ProxiesApi } from './proxies.js';
 export { ReactorsApi } from './reactors.js';
 export type { KeyKind, RequestOptions } from './requester.js';
@@ -43,6 +45,7 @@ export class ApiClient {
   readonly transactions: TransactionsApi;
   readonly reactors: ReactorsApi;
   readonly proxies: ProxiesApi;
+  readonly explanations: ExplanationsApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
@@ -50,6 +53,7 @@ export class ApiClient {
     this.transactions = new TransactionsApi(this);
     this.reactors = new ReactorsApi(this);
     this.proxies = new ProxiesApi(this);
+    this.explanations = new ExplanationsApi(this, options.baseUrl);
   }
 
   /**
