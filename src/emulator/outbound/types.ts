@@ -1,21 +1,8 @@
 import type { Readable } from 'node:stream';
+import type { UserTlsOptions } from '../../lib/tls-options.js';
 
-/**
- * The TLS options of a request of user code, as its `https.request` gave them: Node's defaults for
- * everything left out (the system's CAs, verification on).
- */
-export interface OutboundTls {
-  ca?: string;
-  cert?: string;
-  key?: string;
-  passphrase?: string;
-  ciphers?: string;
-  servername?: string;
-  minVersion?: string;
-  maxVersion?: string;
-  rejectUnauthorized?: boolean;
-  family?: 4 | 6;
-}
+/** The TLS options of a request of user code (lib/tls-options.ts). */
+export type OutboundTls = UserTlsOptions;
 
 /** One request leaving the emulator for a destination: a proxy's forward, or an `https` request of user code. */
 export interface OutboundRequest {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { CallLogBudget } from './log-budget.js';
 import type { LogLevel, SvcMethod } from './protocol.js';
 import type { UserCodeError } from './user-code-error.js';
+import type { UserTlsOptions } from '../../lib/tls-options.js';
 
 /** One line of user code's console output. */
 export interface LogEntry {
@@ -121,18 +122,8 @@ export interface UserRequest {
   signal: AbortSignal;
 }
 
-export interface UserTls {
-  ca?: string;
-  cert?: string;
-  key?: string;
-  passphrase?: string;
-  ciphers?: string;
-  servername?: string;
-  minVersion?: string;
-  maxVersion?: string;
-  rejectUnauthorized?: boolean;
-  family?: 4 | 6;
-}
+/** The TLS options of a request of user code (lib/tls-options.ts). */
+export type UserTls = UserTlsOptions;
 
 /** The answer to it: the body streams. */
 export interface UserAnswer {

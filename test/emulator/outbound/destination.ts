@@ -1,48 +1,9 @@
 /** A real HTTPS destination on 127.0.0.1 (a throwaway self-signed certificate) whose handler a test writes. */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import { tempDir } from '../../helpers/temp.js';
-
-let certificate: Promise<{ key: Buffer; cert: string }> | undefined;
-
-/** One certificate for 127.0.0.1 per test file (openssl takes a moment). */
-function selfSigned(): Promise<{ key: Buffer; cert: string }> {
-  certificate ??= (async () => {
-    const dir = await tempDir('svc-outbound-tls-');
-    const key = path.join(dir, 'key.pem');
-    const cert = path.join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(key), cert: readFileSync(cert, 'utf8') };
-  })();
-  return certificate;
-}
+import { selfSigned } from '../../helpers/tls.js';
 
 export interface HttpsDestination {
   url: string;

@@ -2,13 +2,13 @@
  * What the boundary tests attack with: user-code fragments (as source text) and the real local
  * servers and OS-level looks they need (listeners to aim at, a TLS server, a process's fds).
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { tempDir } from '../../helpers/temp.js';
+import { selfSigned } from '../../helpers/tls.js';
 
 /**
  * Statements that fill `found` with the objects Node itself queued as arguments of its own
@@ -146,34 +146,8 @@ export async function closingPort(): Promise<number> {
 
 /** A real HTTPS server on 127.0.0.1 with a throwaway self-signed certificate (openssl); `onRequest` hears each path. */
 export async function tlsServer(onRequest?: (path: string) => void): Promise<{ port: number; ca: string }> {
-  const dir = await tempDir('svc-tls-');
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const ca = readFileSync(cert, 'utf8');
-  const server = https.createServer({ key: readFileSync(key), cert: ca }, (request, response) => {
+  const { key, cert: ca } = await selfSigned();
+  const server = https.createServer({ key, cert: ca }, (request, response) => {
     onRequest?.(request.url ?? '');
     response.setHeader('content-type', 'text/plain');
     response.end(`answered ${request.url}`);
