@@ -16,6 +16,8 @@ export type EmulatorEventInit =
       tenantId?: string | undefined;
       /** On /proxy: how many tokens the body referenced and the proxy detokenized (a count, never a value). */
       detokenized?: number;
+      /** A refused request (401, 403, detokenization 400): why, in one line (its explanation's reason; never a value). */
+      reason?: string;
     }
   | { type: 'error'; traceId?: string; message: string; stack?: string | undefined }
   | { type: 'warning'; traceId?: string; message: string }

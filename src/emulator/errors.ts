@@ -103,6 +103,15 @@ export function problemOf(error: unknown, traceId?: string): Problem {
           ...(error.errors && { errors: error.errors }),
         }
       : { ...problemDefaults(500), status: 500, detail: error instanceof Error ? error.message : String(error) };
+  // Every 401 and 403 says why (issue 30): one with no explanation of its own (an admin route's,
+  // a tier's) is explained by its detail.
+  if ((problem.status === 401 || problem.status === 403) && problem.explanation === undefined) {
+    problem.explanation = {
+      decision: problem.status === 401 ? 'unauthenticated' : 'denied',
+      reason: problem.detail ?? problem.title,
+      application: null,
+    };
+  }
   return traceId === undefined ? problem : { ...problem, trace_id: traceId };
 }
 

@@ -40,6 +40,13 @@ export function detokenizedCount(event: ServeEvent): number | undefined {
   return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : undefined;
 }
 
+/** Why a request was refused (a 401, 403 or detokenization 400), when the event says; read defensively. */
+export function refusalReason(event: ServeEvent): string | undefined {
+  if (event.type !== 'request' || !('reason' in event)) return undefined;
+  const reason: unknown = event.reason;
+  return typeof reason === 'string' && reason !== '' ? reason : undefined;
+}
+
 /** How the lines after the first of a multi-line text are indented: under the log line, never at column 0. */
 const CONTINUATION = '    ';
 
@@ -80,6 +87,9 @@ function wordEvent(event: ServeEvent): EventLine {
       ];
       const tokens = detokenizedCount(event);
       if (tokens !== undefined) spans.push({ text: `${plural(tokens, 'token')} detokenized`, tone: 'muted' });
+      // A refusal's one-line reason, with the trace id `svc explain` takes.
+      const reason = refusalReason(event);
+      if (reason !== undefined) spans.push(...traced(event.traceId), { text: reason, tone: 'fail' });
       return { time, spans };
     }
     case 'invocation': {

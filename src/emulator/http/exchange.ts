@@ -27,6 +27,8 @@ export class Exchange implements ErrorRequest {
   tenantId: string | undefined;
   /** On /proxy: how many tokens were detokenized, for its log line. */
   detokenized: number | undefined;
+  /** A refusal's one-line reason (set by the error answer), for its log line. */
+  reason: string | undefined;
   /** The path's parameters, decoded (router.ts). */
   params: Record<string, string> = {};
   /** The query string's values (repeated names: an array). */
@@ -63,6 +65,7 @@ export class Exchange implements ErrorRequest {
           this.id,
           this.tenantId,
           this.detokenized,
+          this.reason,
         ),
       );
     };

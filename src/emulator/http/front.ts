@@ -55,7 +55,7 @@ export function createHttpServer(options: ServerOptions): HttpServer {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const http = serverOptions(timeouts);
   const inFlight = new Set<ServerResponse>();
-  const answerError = errorAnswer(options.emit, options.debug ?? false);
+  const answerError = errorAnswer(options.emit, options.debug ?? false, options.services.explanations);
   const { services, pipeline, emit, eventLog, serving = () => true } = options;
   let closing = false;
   const handle = requestHandler(routes, {

@@ -6,7 +6,9 @@ import {
   PROBLEM_CONTENT_TYPE,
 } from '../../api/headers.js';
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
+import type { Explanation } from '../../api/explanation.js';
 import { HttpError, problemOf, validationError } from '../errors.js';
+import type { ExplanationStore } from '../services/explanations.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse, withoutOwnedHeaders } from '../user-code-headers.js';
 import { StoreError, StoreWriteError } from '../store/errors.js';
@@ -23,6 +25,10 @@ export interface ErrorRequest {
   headers: IncomingHttpHeaders;
   /** The trace id. */
   id: string;
+  /** The tenant the request belongs to, when known: its refusals' explanations are kept for it. */
+  tenantId?: string | undefined;
+  /** Set by the error answer: a refusal's one-line reason, for the request's log line. */
+  reason?: string | undefined;
 }
 
 /** An answer as it is written: status, headers (names in lower case) and the body's bytes or text. */
@@ -158,10 +164,12 @@ const PROBLEM_UTF8_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
  * The single place where errors become answers (problem+json; `{"proxy_error": ...}` on a proxy
  * call). A bug in answering is a 500 problem too, never another shape.
  */
-export function errorAnswer(emit: EmitEvent, debug: boolean): ErrorAnswer {
+export function errorAnswer(emit: EmitEvent, debug: boolean, explanations?: ExplanationStore): ErrorAnswer {
   return (error, request, proxy) => {
     try {
-      return answerOf(error, request, proxy, emit, debug);
+      const answer = answerOf(error, request, proxy, emit, debug);
+      if (error instanceof HttpError) explained(error, request, explanations);
+      return answer;
     } catch (failure) {
       const cause = failure instanceof Error ? failure : new Error(String(failure));
       emit({
@@ -176,6 +184,28 @@ export function errorAnswer(emit: EmitEvent, debug: boolean): ErrorAnswer {
       );
     }
   };
+}
+
+/**
+ * A refusal's explanation (issue 30): its reason for the request's log line, and the whole kept
+ * for GET /_emulator/explanations/{trace_id} when the tenant is known.
+ */
+function explained(error: HttpError, request: ErrorRequest, explanations: ExplanationStore | undefined): void {
+  const explanation = error.extensions?.explanation as Explanation | undefined;
+  if (explanation === undefined) {
+    if (error.status !== 401 && error.status !== 403) return;
+    request.reason = error.detail;
+    return;
+  }
+  request.reason = explanation.reason;
+  if (explanations && request.tenantId !== undefined) {
+    const path = pathOf(request.url.charCodeAt(0) === 47 ? request.url : originForm(request.url));
+    explanations.record(
+      request.tenantId,
+      { traceId: request.id, method: request.method, path, status: error.status },
+      explanation,
+    );
+  }
 }
 
 function answerOf(error: unknown, request: ErrorRequest, proxy: boolean, emit: EmitEvent, debug: boolean): Answer {

@@ -15,7 +15,8 @@ export function traceIdOf(given: string | string[] | undefined): string {
 /**
  * The log line of an answered request. The path only: a query string may carry a proxy key.
  * `ms` is rounded to a tenth; the tenant is the caller's (on /proxy the proxy's), when known; on /proxy,
- * `detokenized` counts the tokens its body referenced, once the proxy detokenized them.
+ * `detokenized` counts the tokens its body referenced, once the proxy detokenized them; `reason` is a
+ * refusal's one line (a 401, a 403, a detokenization 400: its explanation's reason).
  */
 export function requestEvent(
   method: string,
@@ -25,6 +26,7 @@ export function requestEvent(
   traceId: string,
   tenantId: string | undefined,
   detokenized?: number,
+  reason?: string,
 ): EmulatorEventInit {
   // An absolute target by its path: its authority may carry userinfo.
   const target = url.charCodeAt(0) === 47 ? url : originForm(url);
@@ -40,5 +42,6 @@ export function requestEvent(
   };
   // Set only when known, without a spread: this runs for every request.
   if (detokenized !== undefined) event.detokenized = detokenized;
+  if (reason !== undefined) event.reason = reason;
   return event;
 }

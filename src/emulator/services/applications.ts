@@ -6,6 +6,7 @@ import { EmulatorError, FieldErrors, HttpError, notFound } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord } from '../store/records.js';
+import { explainAccess } from './access.js';
 import { checkGrants } from './grants.js';
 import { KeyHashes, generateKey, hashKey } from './keys.js';
 import { filterItems, paginate } from './pagination.js';
@@ -87,6 +88,12 @@ export class ApplicationService {
       filterItems(live, query).map((app) => toWire(app)),
       query,
     );
+  }
+
+  /** An Application of the caller's tenant by id or else by name (POST /_emulator/explain), or undefined. */
+  named(caller: Caller, given: string): ApplicationRecord | undefined {
+    const live = this.store.applications.list(caller.tenantId).filter((app) => !this.isExpired(app));
+    return live.find((app) => app.id === given.toLowerCase()) ?? live.find((app) => app.name === given);
   }
 
   get(caller: Caller, id: string): Application {
@@ -273,21 +280,30 @@ export function callerByKey(
   key: string | string[] | undefined,
   missing = `Send the API key of an Application in the ${API_KEY_HEADER.toUpperCase()} header.`,
 ): Caller {
-  if (typeof key !== 'string' || key === '') throw new HttpError(401, missing);
+  if (typeof key !== 'string' || key === '') throw unauthenticated(missing, 'no API key was sent');
   const application = applications.authenticate(key);
   if (!application)
-    throw new HttpError(
-      401,
+    throw unauthenticated(
       `The API key in ${API_KEY_HEADER.toUpperCase()} is not valid (unknown, regenerated or expired).`,
+      'the API key names no Application (unknown, regenerated or expired)',
     );
   return { tenantId: application.tenant_id, application };
+}
+
+/** A 401 and its explanation: no Application, and why. */
+function unauthenticated(detail: string, reason: string): HttpError {
+  return new HttpError(401, detail, {
+    extensions: { explanation: { decision: 'unauthenticated', reason, application: null } },
+  });
 }
 
 /** A 403 unless the caller holds the permission a route needs (none: any caller). */
 export function requirePermission(caller: Caller, permission: string | undefined): void {
   const { application } = caller;
   if (permission && !application.permissions.includes(permission)) {
-    throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`);
+    throw new HttpError(403, `This ${application.type} Application lacks the ${permission} permission.`, {
+      extensions: { explanation: explainAccess(application, permission) },
+    });
   }
 }
 

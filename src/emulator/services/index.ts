@@ -3,6 +3,7 @@ import type { EmitEvent } from '../events.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Store } from '../store/store.js';
 import { ApplicationService } from './applications.js';
+import { ExplanationStore } from './explanations.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { type Clock, TenantClocks } from './tenant-clocks.js';
 import { TenantService } from './tenants.js';
@@ -42,6 +43,8 @@ export interface Services {
   results: ReactorResults;
   /** Each tenant's clock (svc/testing's `t.clock`): what every service reads the time from. */
   clocks: TenantClocks;
+  /** The explained decisions of past requests by trace id (GET /_emulator/explanations/{trace_id}). */
+  explanations: ExplanationStore;
   /** Why the store cannot write now (the file, the cause, the fix), or undefined while it can: for /health. */
   storeProblem(): string | undefined;
   /**
@@ -125,6 +128,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     webhooks,
     results,
     clocks,
+    explanations: new ExplanationStore(),
     storeProblem: () => store.writeProblem,
     sweep,
     sweepExpired,

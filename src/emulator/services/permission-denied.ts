@@ -1,4 +1,6 @@
+import type { Explanation } from '../../api/explanation.js';
 import { HttpError } from '../errors.js';
+import { explainAccess, type NamedGrantee } from './access.js';
 
 /** What a 403 refused: the permission, and where (the containers, the token) when it was refused there. */
 export interface Denied {
@@ -10,16 +12,28 @@ export interface Denied {
 /**
  * A 403 of an Application that lacks a permission. `denied` says which (and where), for a caller
  * that words the refusal its own way (a reactor's refused tokenize block names whose grants
- * refused it) without reading the detail.
+ * refused it) without reading the detail. Its problem carries the `explanation` (access.ts
+ * explainAccess): the rules as evaluated again, now that a refusal is answered.
  */
 export class PermissionDenied extends HttpError {
+  readonly explanation: Explanation;
+
   constructor(
     readonly denied: Denied,
-    applicationType: string,
+    /** The Application refused (its type alone: explained without its rules). */
+    application: NamedGrantee | string,
     /** What needs the permission, when the detail says it: "invoking a reactor". */
     needs?: string,
   ) {
-    super(403, `This ${applicationType} Application ${lacking(denied)}${needs ? `, which ${needs} needs` : ''}.`);
+    const type = typeof application === 'string' ? application : application.type;
+    const explanation: Explanation =
+      typeof application === 'string'
+        ? { decision: 'denied', reason: lacking(denied), application: null, operation: denied.permission }
+        : explainAccess(application, denied.permission, denied.containers, denied.token);
+    super(403, `This ${type} Application ${lacking(denied)}${needs ? `, which ${needs} needs` : ''}.`, {
+      extensions: { explanation },
+    });
+    this.explanation = explanation;
   }
 }
 

@@ -165,7 +165,7 @@ export class ReactorService {
   /** An asynchronous invocation's outcome, for polling. */
   result(caller: Caller, reactorId: string, requestId: string): ReactorResult {
     if (!holdsAnywhere(caller.application, 'token:use')) {
-      throw new PermissionDenied({ permission: 'token:use' }, caller.application.type);
+      throw new PermissionDenied({ permission: 'token:use' }, caller.application);
     }
     return this.invocations.result(caller, this.find(caller, reactorId), reactorId, requestId);
   }

@@ -121,7 +121,7 @@ export class TokenCreator {
         (container) => !evaluateAccess(caller.application, 'token:create', container).allowed,
       );
       if (denied)
-        throw new PermissionDenied({ permission: 'token:create', containers: [denied] }, caller.application.type);
+        throw new PermissionDenied({ permission: 'token:create', containers: [denied] }, caller.application);
     }
   }
 

@@ -4,6 +4,8 @@ import {
   DETOKENIZE_LIMIT,
   DETOKENIZED_LIMIT_BYTES,
 } from '../../api/limits.js';
+import { EXPRESSION_QUOTE_LIMIT, type ExplainedExpression } from '../../api/explanation.js';
+import { TOKEN_ID_SOURCE } from '../../api/patterns.js';
 import { countExpressions, ExpansionLimitError, type ExpressionCount } from '../../expressions/index.js';
 import { HttpError } from '../errors.js';
 
@@ -68,4 +70,49 @@ export function expansionTooLarge(limit: OutputLimit): HttpError {
 /** The fewest bytes a token's data can take once substituted: a string as its text, anything else as JSON. */
 export function leastBytes(data: unknown): number {
   return Buffer.byteLength(typeof data === 'string' ? data : (JSON.stringify(data) ?? ''));
+}
+
+/** How one token id of an expression fared (never its value): what explainExpressions asks per id. */
+export type ExpressionVerdict = Omit<ExplainedExpression, 'expression'>;
+
+/** At most this many expressions are listed in an explanation (the rest are not evaluated again). */
+export const EXPLAINED_EXPRESSION_LIMIT = DETOKENIZE_LIMIT;
+
+const LOOSE_EXPRESSION = /\{\{([^{}]{0,300})\}\}/g;
+const TOKEN_ID = new RegExp(`^\\s*(${TOKEN_ID_SOURCE})\\s*$`);
+
+/**
+ * Each `{{ }}` expression in `source` (a JSON value or text), as written, with what became of it:
+ * `verdict` judges a token id (once per id); anything between the braces that is not a token id is
+ * `malformed` (left as written). Walked only when a refusal is explained.
+ */
+export function explainExpressions(source: unknown, verdict: (id: string) => ExpressionVerdict): ExplainedExpression[] {
+  const judged = new Map<string, ExpressionVerdict>();
+  const out: ExplainedExpression[] = [];
+  const visit = (value: unknown, depth: number): void => {
+    if (out.length >= EXPLAINED_EXPRESSION_LIMIT || depth > 64) return;
+    if (typeof value === 'string') {
+      if (!value.includes('{{')) return;
+      for (const match of value.matchAll(LOOSE_EXPRESSION)) {
+        if (out.length >= EXPLAINED_EXPRESSION_LIMIT) return;
+        const written = match[0];
+        const expression =
+          written.length > EXPRESSION_QUOTE_LIMIT ? `${written.slice(0, EXPRESSION_QUOTE_LIMIT - 1)}…` : written;
+        const id = TOKEN_ID.exec(match[1]!)?.[1];
+        if (id === undefined) {
+          out.push({ expression, outcome: 'malformed', reason: 'not a token id: left as written' });
+          continue;
+        }
+        let found = judged.get(id);
+        if (!found) judged.set(id, (found = verdict(id)));
+        out.push({ expression, ...found });
+      }
+    } else if (Array.isArray(value)) {
+      for (const item of value) visit(item, depth + 1);
+    } else if (value !== null && typeof value === 'object') {
+      for (const item of Object.values(value)) visit(item, depth + 1);
+    }
+  };
+  visit(source, 0);
+  return out;
 }

@@ -3,6 +3,7 @@ import type { RuleTransform } from '../../api/permissions.js';
 import type { CreateTokenBody, Page, Token, TokenListQuery } from '../../api/types.js';
 import { type ExpressionCount, substitute, substituteInJsonText, substituteInText } from '../../expressions/index.js';
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
+import type { Explanation } from '../../api/explanation.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +13,7 @@ import type { Caller } from './applications.js';
 import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { CallContext } from './call-context.js';
 import { filterItems, paginate } from './pagination.js';
+import { notFoundExplanation, unusableExplanation, withExpressions } from './detokenize-explanation.js';
 import { PermissionDenied } from './permission-denied.js';
 import { type Prepared, type Secret, sealContext, TokenCreator } from './token-creation.js';
 import {
@@ -24,7 +26,7 @@ import {
   type OutputLimit,
   PAYLOAD_LIMIT,
 } from './token-expansion.js';
-import { indexStaged, isExpired, type TokenContext, TokenView } from './token-view.js';
+import { indexStaged, isExpired, type StagedIndex, type TokenContext, TokenView } from './token-view.js';
 import { checkTokenizeSize, planTokenize, prepareInSlices } from './tokenize-batch.js';
 import type { TransactionService } from './transactions.js';
 
@@ -86,6 +88,11 @@ export class TokenService {
     const decision = evaluateTokenAccess(ctx.caller.application, 'token:read', record.containers);
     if (!decision.allowed) throw forbidden(ctx.caller, 'token:read', record);
     return this.present(ctx.caller, record, this.unseal(record), decision.transform);
+  }
+
+  /** The containers of a token the caller's tenant holds (for an explanation), or undefined. */
+  containersOf(ctx: TokenContext, id: string): readonly string[] | undefined {
+    return this.view.visible(ctx, id)?.containers;
   }
 
   /** Lists the tokens the caller may read; the others are left out, not refused. */
@@ -187,7 +194,7 @@ export class TokenService {
    */
   detokenize(ctx: TokenContext, value: unknown, limit = DETOKENIZE_LIMIT): unknown {
     checkDepth(value);
-    const data = this.resolveExpressions(ctx, expressionsIn(value, limit), limit, PAYLOAD_LIMIT);
+    const data = this.resolveExpressions(ctx, expressionsIn(value, limit), limit, PAYLOAD_LIMIT, value);
     return data.size === 0 ? value : expanding(PAYLOAD_LIMIT, () => substitute(value, data, PAYLOAD_LIMIT.bytes));
   }
 
@@ -198,7 +205,7 @@ export class TokenService {
   detokenizeText(ctx: TokenContext, text: string, body: BodyExpansion = {}): string {
     const limit = body.limit ?? PAYLOAD_LIMIT;
     const found = body.found ?? expressionsIn(text);
-    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit);
+    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit, text);
     if (data.size === 0) return text;
     const replaced = expanding(limit, () => substituteInText(text, data, limit.bytes));
     return typeof replaced === 'string' ? replaced : JSON.stringify(replaced);
@@ -212,7 +219,7 @@ export class TokenService {
     checkDepth(parsed);
     const limit = body.limit ?? PAYLOAD_LIMIT;
     const found = body.found ?? expressionsIn(parsed);
-    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit);
+    const data = this.resolveExpressions(ctx, found, DETOKENIZE_LIMIT, limit, parsed);
     return data.size === 0 ? text : expanding(limit, () => substituteInJsonText(text, data, limit.bytes));
   }
 
@@ -226,12 +233,15 @@ export class TokenService {
     found: ExpressionCount,
     limit: number,
     output: OutputLimit,
+    /** The value or text detokenized: its expressions are listed when a refusal is explained. */
+    source: unknown,
   ): Map<string, unknown> {
     const call = ctx instanceof CallContext ? ctx : undefined;
     if (!call) requireSomewhere(ctx.caller, 'token:use');
     checkExpressionCount(found, limit);
     const data = new Map<string, unknown>();
     const staged = call ? call.staged() : this.view.stagedIndex(ctx);
+    const application = ctx.caller.application;
     let bytes = 0;
     for (const id of found.ids) {
       const record = this.view.visible(ctx, id, staged);
@@ -239,9 +249,14 @@ export class TokenService {
         throw new HttpError(400, `Token ${id} in a detokenization expression does not exist.`, {
           errors: { [id]: ['no such token'] },
           title: 'Unknown token',
+          extensions: { explanation: this.explained(ctx, staged, source, notFoundExplanation(application, id)) },
         });
-      const decision = evaluateTokenAccess(ctx.caller.application, 'token:use', record.containers);
-      if (!decision.allowed) throw forbidden(ctx.caller, 'token:use', record);
+      const decision = evaluateTokenAccess(application, 'token:use', record.containers);
+      if (!decision.allowed) {
+        const denied = forbidden(ctx.caller, 'token:use', record);
+        this.explained(ctx, staged, source, denied.explanation);
+        throw denied;
+      }
       // The rule's transform applies to use as to read: a masked grant detokenizes to the mask.
       const secret = this.unseal(record);
       let used: unknown;
@@ -249,16 +264,27 @@ export class TokenService {
       else if (decision.transform === 'mask' && secret.mask !== undefined) used = secret.mask;
       else {
         const how = decision.transform === 'mask' ? 'masked and has no mask' : 'redacted';
-        throw new HttpError(
-          403,
-          `Token ${id} is ${how} for this ${ctx.caller.application.type} Application; detokenizing it needs a reveal rule.`,
-        );
+        const detail = `Token ${id} is ${how} for this ${application.type} Application; detokenizing it needs a reveal rule.`;
+        const why = `token ${id} is ${how} for this Application (needs a reveal rule)`;
+        throw new HttpError(403, detail, {
+          extensions: {
+            explanation: this.explained(ctx, staged, source, unusableExplanation(application, record, why)),
+          },
+        });
       }
       bytes += leastBytes(used);
       if (bytes > output.bytes) throw expansionTooLarge(output);
       data.set(id, used);
     }
     return data;
+  }
+
+  /** A refusal explains every expression of the source (detokenize-explanation.ts), evaluated again. */
+  private explained(ctx: TokenContext, staged: StagedIndex, source: unknown, explanation: Explanation): Explanation {
+    return withExpressions(explanation, ctx.caller.application, source, {
+      find: (id) => this.view.visible(ctx, id, staged),
+      unseal: (record) => this.unseal(record),
+    });
   }
 
   /** Deletes expired tokens; returns how many. */
@@ -325,7 +351,7 @@ function checkDepth(value: unknown): void {
 /** A caller without the permission anywhere is refused outright (an empty answer would hide that). */
 function requireSomewhere(caller: Caller, permission: string, needs?: string): void {
   if (!holdsAnywhere(caller.application, permission)) {
-    throw new PermissionDenied({ permission }, caller.application.type, needs);
+    throw new PermissionDenied({ permission }, caller.application, needs);
   }
 }
 
@@ -334,6 +360,6 @@ function readTransform(caller: Caller, record: TokenRecord): RuleTransform {
   return decision.allowed ? decision.transform : 'redact';
 }
 
-function forbidden(caller: Caller, permission: string, record: TokenRecord): HttpError {
-  return new PermissionDenied({ permission, containers: record.containers, token: record.id }, caller.application.type);
+function forbidden(caller: Caller, permission: string, record: TokenRecord): PermissionDenied {
+  return new PermissionDenied({ permission, containers: record.containers, token: record.id }, caller.application);
 }
