@@ -43,7 +43,24 @@ export interface Route {
   admin?: true;
   /** A proxy invocation: any body taken as bytes, errors answered as `{"proxy_error": problem}`. */
   proxy?: true;
+  /**
+   * What it answers when it succeeds, by status (the OpenAPI document's; problems are added by
+   * openapi.ts); `default`: what user code or a destination may answer, any status.
+   */
+  responses?: Readonly<{ [status: number]: RouteResponse; default?: RouteResponse }>;
+  /** Problem statuses it answers beyond those every route of its kind may (409 conflict, 422 user code). */
+  problems?: readonly number[];
+  /** A JSON body that no schema constrains (tokenize, detokenize): what it holds. */
+  jsonBody?: string;
   handler: (call: Exchange, deps: RouteDeps) => RouteAnswer | undefined | Promise<RouteAnswer | undefined>;
+}
+
+/** One success answer of a route, for the OpenAPI document: no schema, no body. */
+export interface RouteResponse {
+  description: string;
+  schema?: object;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 /** A JSON answer of any value (undefined as null). */

@@ -1,3 +1,4 @@
+import { applicationAnswerSchema, pageSchema } from '../../../api/answer-schemas.js';
 import {
   createApplicationSchema,
   idParamsSchema,
@@ -8,6 +9,7 @@ import type { CreateApplicationBody, ListQuery, UpdateApplicationBody } from '..
 import { type Route, callerOf, empty, json } from '../route.js';
 
 const params = idParamsSchema;
+const one = { description: 'The Application (without its key).', schema: applicationAnswerSchema };
 
 /** Spec section 4.1: the seven Applications endpoints. */
 export const applicationRoutes: readonly Route[] = [
@@ -17,6 +19,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: 'Create an Application; its key is returned once.',
     schema: { body: createApplicationSchema },
     permission: 'application:create',
+    responses: { 201: { description: 'The Application, with its key.', schema: applicationAnswerSchema } },
     handler: async (call, { services }) =>
       json(await services.applications.create(callerOf(call), call.body as CreateApplicationBody), 201),
   },
@@ -26,6 +29,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: "List the tenant's Applications, a page at a time.",
     schema: { querystring: listQuerySchema },
     permission: 'application:read',
+    responses: { 200: { description: 'A page of Applications.', schema: pageSchema(applicationAnswerSchema) } },
     handler: (call, { services }) => json(services.applications.list(callerOf(call), call.query as ListQuery)),
   },
   {
@@ -34,6 +38,7 @@ export const applicationRoutes: readonly Route[] = [
     path: '/applications/key',
     summary: 'The Application of the key in the request.',
     permission: 'application:read',
+    responses: { 200: one },
     handler: (call, { services }) => json(services.applications.get(callerOf(call), callerOf(call).application.id)),
   },
   {
@@ -42,6 +47,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: 'One Application.',
     schema: { params },
     permission: 'application:read',
+    responses: { 200: one },
     handler: (call, { services }) => json(services.applications.get(callerOf(call), call.params.id!)),
   },
   {
@@ -50,6 +56,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: "Replace an Application's name, permissions and rules.",
     schema: { params, body: updateApplicationSchema },
     permission: 'application:update',
+    responses: { 200: one },
     handler: async (call, { services }) =>
       json(await services.applications.update(callerOf(call), call.params.id!, call.body as UpdateApplicationBody)),
   },
@@ -59,6 +66,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: "Replace an Application's key; the new one is returned once.",
     schema: { params },
     permission: 'application:update',
+    responses: { 200: { description: 'The Application, with its new key.', schema: applicationAnswerSchema } },
     handler: async (call, { services }) =>
       json(await services.applications.regenerate(callerOf(call), call.params.id!)),
   },
@@ -68,6 +76,7 @@ export const applicationRoutes: readonly Route[] = [
     summary: 'Delete an Application and its key.',
     schema: { params },
     permission: 'application:delete',
+    responses: { 204: { description: 'Deleted.' } },
     handler: async (call, { services }) => {
       await services.applications.delete(callerOf(call), call.params.id!);
       return empty(204);

@@ -1,3 +1,4 @@
+import { createdTenantSchema, healthSchema, webhookSecretSchema } from '../../../api/answer-schemas.js';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { PROXY_HOP_HEADER } from '../../../api/headers.js';
@@ -89,6 +90,10 @@ export const emulatorRoutes: readonly Route[] = [
     path: '/health',
     summary: 'Whether the emulator serves and its store can write, and its version.',
     public: true,
+    responses: {
+      200: { description: 'Serving.', schema: healthSchema },
+      503: { description: 'The store cannot write (its words in `store.detail`).', schema: healthSchema },
+    },
     handler: (_call, { services }) => {
       const { status, body } = healthAnswer(services.storeProblem());
       return { status, json: body };
@@ -106,6 +111,10 @@ export const emulatorRoutes: readonly Route[] = [
     schema: { body: createTenantSchema },
     public: true,
     admin: true,
+    responses: {
+      201: { description: 'The tenant and the keys of its two Applications.', schema: createdTenantSchema },
+    },
+    problems: [409],
     handler: async (call, { services }) => {
       const body = (call.body as CreateTenantBody | null | undefined) ?? {};
       if (body.management_key !== undefined && body.management_key === body.private_key) {
@@ -125,6 +134,7 @@ export const emulatorRoutes: readonly Route[] = [
     path: '/_emulator/webhook-secret',
     summary: "The tenant's webhook signing secret, for SVC-SIGNATURE (management keys, loopback only).",
     admin: true,
+    responses: { 200: { description: 'The secret.', schema: webhookSecretSchema } },
     handler: async (call, { services }) => {
       const caller = callerOf(call);
       if (caller.application.type !== 'management') {

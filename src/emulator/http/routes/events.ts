@@ -34,6 +34,13 @@ export const eventRoutes: readonly Route[] = [
     summary: "The tenant's events as server-sent events, recent ones first; follow=1 keeps the stream open.",
     schema: { querystring: eventsQuerySchema },
     admin: true,
+    responses: {
+      200: {
+        description: 'Server-sent events, one `data: <JSON event>` each (src/api/events.ts).',
+        contentType: 'text/event-stream',
+        schema: { type: 'string' },
+      },
+    },
     handler: streamEvents,
   },
 ];

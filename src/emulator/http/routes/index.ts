@@ -2,6 +2,7 @@ import type { Route } from '../route.js';
 import { applicationRoutes } from './applications.js';
 import { emulatorRoutes } from './emulator.js';
 import { eventRoutes } from './events.js';
+import { openApiRoutes } from './openapi.js';
 import { proxyInvokeRoutes, proxyRoutes } from './proxies.js';
 import { reactorRoutes } from './reactors.js';
 import { tokenRoutes } from './tokens.js';
@@ -16,6 +17,7 @@ export type { Method, Route } from '../route.js';
  */
 export const routes: readonly Route[] = [
   ...emulatorRoutes,
+  ...openApiRoutes(() => routes),
   ...eventRoutes,
   ...applicationRoutes,
   ...tokenRoutes,

@@ -1,3 +1,4 @@
+import { USER_CODE_PROBLEMS, pageSchema, proxyAnswerSchema } from '../../../api/answer-schemas.js';
 import type { Readable } from 'node:stream';
 import { idParamsSchema, listQuerySchema, proxySchema } from '../../../api/schemas.js';
 import type { ListQuery, ProxyBody } from '../../../api/types.js';
@@ -9,6 +10,7 @@ import { proxyCallOf } from '../proxy-call.js';
 import { type Route, type RouteDeps, callerOf, empty, json } from '../route.js';
 
 const params = idParamsSchema;
+const one = { description: 'The proxy.', schema: proxyAnswerSchema };
 
 /** Spec section 4.3: the proxies resource. */
 export const proxyRoutes: readonly Route[] = [
@@ -18,6 +20,8 @@ export const proxyRoutes: readonly Route[] = [
     summary: 'Create a proxy; its key is returned once.',
     schema: { body: proxySchema },
     permission: 'proxy:create',
+    responses: { 201: { description: 'The proxy, with its key.', schema: proxyAnswerSchema } },
+    problems: [422],
     handler: async (call, { services }) =>
       json(await services.proxies.create(callerOf(call), call.body as ProxyBody), 201),
   },
@@ -27,6 +31,7 @@ export const proxyRoutes: readonly Route[] = [
     summary: "List the tenant's proxies, a page at a time.",
     schema: { querystring: listQuerySchema },
     permission: 'proxy:read',
+    responses: { 200: { description: 'A page of proxies.', schema: pageSchema(proxyAnswerSchema) } },
     handler: (call, { services }) => json(services.proxies.list(callerOf(call), call.query as ListQuery)),
   },
   {
@@ -35,6 +40,7 @@ export const proxyRoutes: readonly Route[] = [
     summary: 'One proxy.',
     schema: { params },
     permission: 'proxy:read',
+    responses: { 200: one },
     handler: (call, { services }) => json(services.proxies.get(callerOf(call), call.params.id!)),
   },
   {
@@ -43,6 +49,8 @@ export const proxyRoutes: readonly Route[] = [
     summary: 'Replace a proxy.',
     schema: { params, body: proxySchema },
     permission: 'proxy:update',
+    responses: { 200: one },
+    problems: [422],
     handler: async (call, { services }) =>
       json(await services.proxies.update(callerOf(call), call.params.id!, call.body as ProxyBody)),
   },
@@ -52,6 +60,8 @@ export const proxyRoutes: readonly Route[] = [
     summary: 'Change a proxy with a JSON merge patch.',
     schema: { params },
     permission: 'proxy:update',
+    responses: { 204: { description: 'Changed.' } },
+    problems: [422],
     handler: async (call, { services }) => {
       requireMergePatch(call.headers['content-type']);
       await services.proxies.patch(callerOf(call), call.params.id!, call.body);
@@ -64,6 +74,7 @@ export const proxyRoutes: readonly Route[] = [
     summary: 'Delete a proxy.',
     schema: { params },
     permission: 'proxy:delete',
+    responses: { 204: { description: 'Deleted.' } },
     handler: async (call, { services }) => {
       await services.proxies.delete(callerOf(call), call.params.id!);
       return empty(204);
@@ -87,6 +98,13 @@ export const proxyInvokeRoutes: readonly Route[] = ['/proxy', '/proxy/*'].map((p
       : 'Invoke a proxy with a path suffix (appended to its destination).',
   public: true,
   proxy: true,
+  responses: {
+    default: {
+      description: "The destination's answer (through the response transform), or a transform's custom response.",
+      contentType: '*/*',
+    },
+  },
+  problems: [...USER_CODE_PROBLEMS, 508],
   handler: invokeProxy,
 }));
 

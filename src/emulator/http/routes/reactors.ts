@@ -1,4 +1,12 @@
 import {
+  USER_CODE_PROBLEMS,
+  invocationAcceptedSchema,
+  pageSchema,
+  reactorAnswerSchema,
+  reactorResponseSchema,
+  reactorResultSchema,
+} from '../../../api/answer-schemas.js';
+import {
   idParamsSchema,
   invokeReactorSchema,
   listQuerySchema,
@@ -10,6 +18,7 @@ import { requireMergePatch } from '../body.js';
 import { type Route, callerOf, empty, json, tokenContext } from '../route.js';
 
 const params = idParamsSchema;
+const one = { description: 'The reactor.', schema: reactorAnswerSchema };
 
 /** Spec section 4.4: reactors, their invocation, and (emulator) the results of asynchronous ones. */
 export const reactorRoutes: readonly Route[] = [
@@ -19,6 +28,8 @@ export const reactorRoutes: readonly Route[] = [
     summary: 'Create a reactor from its code.',
     schema: { body: reactorSchema },
     permission: 'reactor:create',
+    responses: { 201: one },
+    problems: [422],
     handler: async (call, { services }) =>
       json(await services.reactors.create(callerOf(call), call.body as ReactorBody), 201),
   },
@@ -28,6 +39,7 @@ export const reactorRoutes: readonly Route[] = [
     summary: "List the tenant's reactors, a page at a time.",
     schema: { querystring: listQuerySchema },
     permission: 'reactor:read',
+    responses: { 200: { description: 'A page of reactors.', schema: pageSchema(reactorAnswerSchema) } },
     handler: (call, { services }) => json(services.reactors.list(callerOf(call), call.query as ListQuery)),
   },
   {
@@ -36,6 +48,7 @@ export const reactorRoutes: readonly Route[] = [
     summary: 'One reactor.',
     schema: { params },
     permission: 'reactor:read',
+    responses: { 200: one },
     handler: (call, { services }) => json(services.reactors.get(callerOf(call), call.params.id!)),
   },
   {
@@ -44,6 +57,8 @@ export const reactorRoutes: readonly Route[] = [
     summary: 'Replace a reactor.',
     schema: { params, body: reactorSchema },
     permission: 'reactor:update',
+    responses: { 200: one },
+    problems: [422],
     handler: async (call, { services }) =>
       json(await services.reactors.update(callerOf(call), call.params.id!, call.body as ReactorBody)),
   },
@@ -53,6 +68,8 @@ export const reactorRoutes: readonly Route[] = [
     summary: 'Change a reactor with a JSON merge patch.',
     schema: { params },
     permission: 'reactor:update',
+    responses: { 204: { description: 'Changed.' } },
+    problems: [422],
     handler: async (call, { services }) => {
       requireMergePatch(call.headers['content-type']);
       await services.reactors.patch(callerOf(call), call.params.id!, call.body);
@@ -65,6 +82,7 @@ export const reactorRoutes: readonly Route[] = [
     summary: 'Delete a reactor.',
     schema: { params },
     permission: 'reactor:delete',
+    responses: { 204: { description: 'Deleted.' } },
     handler: async (call, { services }) => {
       await services.reactors.delete(callerOf(call), call.params.id!);
       return empty(204);
@@ -75,6 +93,19 @@ export const reactorRoutes: readonly Route[] = [
     path: '/reactors/:id/react',
     summary: "Invoke a reactor with args; its answer, or 202 and a result's id when asynchronous.",
     schema: { params, body: invokeReactorSchema },
+    responses: {
+      200: {
+        description: "The reactor's answer: `raw` as returned, `tokens` from its `tokenize` block.",
+        schema: reactorResponseSchema,
+      },
+      202: { description: 'Asynchronous (callback_url): the result to poll.', schema: invocationAcceptedSchema },
+      default: {
+        description:
+          "A custom response the reactor's code threw (CustomHttpResponseError): its status, headers and body.",
+        contentType: '*/*',
+      },
+    },
+    problems: USER_CODE_PROBLEMS,
     handler: async (call, { services }) => {
       const body = (call.body as InvokeReactorBody | null | undefined) ?? {};
       const answer = await services.reactors.invoke(tokenContext(call), call.params.id!, body, call.id);
@@ -86,6 +117,7 @@ export const reactorRoutes: readonly Route[] = [
     path: '/reactors/:id/results/:request_id',
     summary: 'The result of an asynchronous invocation.',
     schema: { params: resultParamsSchema },
+    responses: { 200: { description: 'The invocation and the delivery of its webhook.', schema: reactorResultSchema } },
     handler: (call, { services }) =>
       json(services.reactors.result(callerOf(call), call.params.id!, call.params.request_id!)),
   },

@@ -1,3 +1,4 @@
+import { pageSchema, tokenAnswerSchema } from '../../../api/answer-schemas.js';
 import { JSON_CONTENT_TYPE } from '../../../api/headers.js';
 import { createTokenSchema, tokenIdParamsSchema, tokenListQuerySchema } from '../../../api/schemas.js';
 import type { CreateTokenBody, TokenListQuery } from '../../../api/types.js';
@@ -22,6 +23,8 @@ export const tokenRoutes: readonly Route[] = [
     path: '/tokens',
     summary: 'Create a token.',
     schema: { body: createTokenSchema },
+    responses: { 201: { description: 'The token.', schema: tokenAnswerSchema } },
+    problems: [409],
     handler: async (call, { services }) =>
       json(await services.tokens.create(tokenContext(call), call.body as CreateTokenBody), 201),
   },
@@ -30,6 +33,8 @@ export const tokenRoutes: readonly Route[] = [
     path: '/tokens',
     summary: 'List the tokens the caller may read, a page at a time.',
     schema: { querystring: tokenListQuerySchema },
+    responses: { 200: { description: 'A page of tokens.', schema: pageSchema(tokenAnswerSchema) } },
+    problems: [409],
     handler: (call, { services }) => json(services.tokens.list(tokenContext(call), call.query as TokenListQuery)),
   },
   {
@@ -37,6 +42,8 @@ export const tokenRoutes: readonly Route[] = [
     path: '/tokens/:id',
     summary: 'One token.',
     schema: { params },
+    responses: { 200: { description: 'The token, its data as the caller may see it.', schema: tokenAnswerSchema } },
+    problems: [409],
     handler: (call, { services }) => json(services.tokens.get(tokenContext(call), call.params.id!)),
   },
   {
@@ -44,6 +51,8 @@ export const tokenRoutes: readonly Route[] = [
     path: '/tokens/:id',
     summary: 'Delete a token.',
     schema: { params },
+    responses: { 204: { description: 'Deleted.' } },
+    problems: [409],
     handler: async (call, { services }) => {
       await services.tokens.delete(tokenContext(call), call.params.id!);
       return empty(204);
@@ -53,6 +62,9 @@ export const tokenRoutes: readonly Route[] = [
     method: 'POST',
     path: '/tokenize',
     summary: 'Tokenize every value of a JSON document.',
+    jsonBody: 'Any JSON document: each value that describes a token (`{ type, data, ... }`) is tokenized.',
+    responses: { 201: { description: 'The document with a token in place of each value tokenized.', schema: {} } },
+    problems: [409],
     handler: async (call, { services }) =>
       json(await services.tokens.tokenize(tokenContext(call), requireBody(call)), 201),
   },
@@ -60,6 +72,8 @@ export const tokenRoutes: readonly Route[] = [
     method: 'POST',
     path: '/detokenize',
     summary: 'Replace the {{ token }} expressions of a JSON document with their data.',
+    jsonBody: 'Any JSON document holding `{{ token }}` expressions in its strings.',
+    responses: { 200: { description: 'The document with each expression replaced by its data.', schema: {} } },
     handler: (call, { services }) => json(services.tokens.detokenize(tokenContext(call), requireBody(call))),
   },
 ];

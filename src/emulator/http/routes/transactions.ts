@@ -1,3 +1,4 @@
+import { transactionAnswerSchema } from '../../../api/answer-schemas.js';
 import { idParamsSchema } from '../../../api/schemas.js';
 import { type Route, callerOf, empty, json } from '../route.js';
 
@@ -9,6 +10,7 @@ export const transactionRoutes: readonly Route[] = [
     method: 'POST',
     path: '/transactions',
     summary: 'Open a transaction.',
+    responses: { 201: { description: 'The open transaction.', schema: transactionAnswerSchema } },
     handler: async (call, { services }) => json(await services.transactions.create(callerOf(call)), 201),
   },
   {
@@ -16,6 +18,7 @@ export const transactionRoutes: readonly Route[] = [
     path: '/transactions/:id',
     summary: 'One transaction.',
     schema: { params },
+    responses: { 200: { description: 'The transaction.', schema: transactionAnswerSchema } },
     handler: (call, { services }) => json(services.transactions.get(callerOf(call), call.params.id!)),
   },
   {
@@ -23,6 +26,8 @@ export const transactionRoutes: readonly Route[] = [
     path: '/transactions/:id/commit',
     summary: "Commit a transaction's staged writes.",
     schema: { params },
+    responses: { 200: { description: 'Committed (no body).' } },
+    problems: [409],
     handler: async (call, { services }) => {
       await services.transactions.commit(callerOf(call), call.params.id!);
       return empty(200);
@@ -33,6 +38,8 @@ export const transactionRoutes: readonly Route[] = [
     path: '/transactions/:id/rollback',
     summary: "Drop a transaction's staged writes.",
     schema: { params },
+    responses: { 200: { description: 'Rolled back (no body).' } },
+    problems: [409],
     handler: async (call, { services }) => {
       await services.transactions.rollback(callerOf(call), call.params.id!);
       return empty(200);

@@ -1,0 +1,175 @@
+/**
+ * Every answer the test suite gets from an emulator, checked against the OpenAPI document made
+ * from the same route table (src/emulator/http/openapi): its status listed for the operation, its
+ * body valid against the schema of that status and content type. A mismatch is kept (and a count
+ * of what was checked written per worker to $TMPDIR/svc-openapi-check/<pid>.json at exit).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { openApiDocument, type OpenApiDocument, type Operation } from '../../src/emulator/http/openapi/document.js';
+import { routes } from '../../src/emulator/http/routes/index.js';
+
+const require = createRequire(import.meta.url);
+
+/** Where each worker writes what it checked: `{ checked, mismatches: [...] }`. */
+export const CHECK_REPORT_DIR = path.join(os.tmpdir(), 'svc-openapi-check');
+
+export interface Answered {
+  method: string;
+  url: string;
+  status: number;
+  contentType: string | undefined;
+  /** The body's text; undefined when it was not read (a stream). */
+  text: string | undefined;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
+
+let document: OpenApiDocument | undefined;
+let validators: Map<object, Validate> | undefined;
+interface AjvLike {
+  compile(schema: object): Validate;
+  addSchema(schema: object): unknown;
+}
+let ajv: AjvLike | undefined;
+const origins = new Set<string>();
+const counts = { checked: 0, mismatches: [] as string[] };
+let written = false;
+
+/** The document the answers are checked against (made once per worker). */
+export function checkedDocument(): OpenApiDocument {
+  document ??= openApiDocument(routes, 'test');
+  return document;
+}
+
+/** Answers from this origin (an emulator the helpers started) are checked. */
+export function checkAnswersOf(url: string): void {
+  origins.add(new URL(url).origin);
+  if (!written) {
+    written = true;
+    process.once('exit', writeReport);
+  }
+}
+
+function writeReport(): void {
+  mkdirSync(CHECK_REPORT_DIR, { recursive: true });
+  writeFileSync(path.join(CHECK_REPORT_DIR, `${process.pid}.json`), JSON.stringify(counts));
+}
+
+/** Whether answers from `url` are checked. */
+export function isChecked(url: string): boolean {
+  try {
+    return origins.has(new URL(url).origin);
+  } catch {
+    return false;
+  }
+}
+
+function validatorOf(schema: object): Validate {
+  if (ajv === undefined) {
+    const Ajv2020 = require('ajv/dist/2020').default;
+    const formats = require('ajv-formats');
+    const made: AjvLike = new Ajv2020({ strict: false, allErrors: true });
+    formats(made);
+    ajv = made;
+    made.addSchema({ $id: 'https://svc.invalid/openapi.json', components: checkedDocument().components });
+    validators = new Map();
+  }
+  let validate = validators!.get(schema);
+  if (validate === undefined) {
+    const text = JSON.stringify(schema).replaceAll('"#/components/', '"https://svc.invalid/openapi.json#/components/');
+    validate = ajv!.compile(JSON.parse(text));
+    validators!.set(schema, validate);
+  }
+  return validate;
+}
+
+/** The operation of a method and path, as the router finds it: static segments before parameters. */
+export function operationOf(method: string, pathname: string): { template: string; operation: Operation } | undefined {
+  const doc = checkedDocument();
+  const templates = Object.keys(doc.paths).sort(
+    (a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0),
+  );
+  for (const template of templates) {
+    const pattern = template
+      .split('/')
+      .map((part) =>
+        part === '{path}' ? '.+' : part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'),
+      )
+      .join('/');
+    if (!new RegExp(`^${pattern}$`).test(pathname)) continue;
+    const operation = doc.paths[template]?.[method.toLowerCase()];
+    return operation === undefined ? undefined : { template, operation };
+  }
+  return undefined;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+
+/** What is wrong with an answer, or undefined when the document describes it. */
+export function mismatchOf(answer: Answered): string | undefined {
+  const url = new URL(answer.url);
+  const said = `${answer.method} ${url.pathname} -> ${answer.status}`;
+  const found = operationOf(answer.method, url.pathname);
+  const type = answer.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (found === undefined) {
+    // No operation: the answer is the 404, 405 or refusal of the router, a problem (a proxy_error on /proxy).
+    if (answer.status < 400) return `${said}: no operation, yet not an error`;
+    return bodyMismatch(said, answer, type, url.pathname.startsWith('/proxy') ? 'ProxyError' : 'Problem');
+  }
+  const responses = found.operation.responses;
+  const listed = responses[String(answer.status)];
+  const fallback = responses.default;
+  const response = listed ?? fallback;
+  if (response === undefined) return `${said}: status not listed for ${answer.method} ${found.template}`;
+  if (answer.method === 'HEAD' || answer.text === undefined) return undefined;
+  const content = (response.content ?? {}) as Record<string, { schema?: object }>;
+  const other = (fallback?.content ?? {}) as Record<string, { schema?: object }>;
+  const media =
+    (type !== undefined && content[type]) || content['*/*'] || (type !== undefined && other[type]) || other['*/*'];
+  if (!media) {
+    if (answer.text === '' && Object.keys(content).length === 0) return undefined;
+    return `${said}: content type ${type ?? '(none)'} not listed for ${answer.method} ${found.template}`;
+  }
+  if (type === undefined || !JSON_TYPE.test(type) || media.schema === undefined) return undefined;
+  return validBody(said, answer.text, media.schema);
+}
+
+function bodyMismatch(said: string, answer: Answered, type: string | undefined, schema: string): string | undefined {
+  if (answer.method === 'HEAD' || answer.text === undefined) return undefined;
+  if (type === undefined || !JSON_TYPE.test(type)) return `${said}: an error answer of type ${type ?? '(none)'}`;
+  return validBody(said, answer.text, { $ref: `#/components/schemas/${schema}` });
+}
+
+const refs = new Map<string, object>();
+
+function validBody(said: string, text: string, schema: object): string | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return `${said}: the body is not JSON`;
+  }
+  // One object per $ref, so that its validator is compiled once.
+  const key = '$ref' in schema ? String(schema.$ref) : undefined;
+  const shared = key === undefined ? schema : (refs.get(key) ?? refs.set(key, schema).get(key)!);
+  const validate = validatorOf(shared);
+  if (validate(body)) return undefined;
+  return `${said}: ${JSON.stringify(validate.errors?.slice(0, 3))} in ${text.slice(0, 300)}`;
+}
+
+/** Checks an answer from a checked origin; returns the mismatch (also kept for the report). */
+export function checkAnswer(answer: Answered): string | undefined {
+  if (!isChecked(answer.url)) return undefined;
+  counts.checked++;
+  const mismatch = mismatchOf(answer);
+  if (mismatch !== undefined) counts.mismatches.push(mismatch);
+  return mismatch;
+}
+
+/** The mismatches found so far by this worker, and how many answers were checked. */
+export function checkCounts(): { checked: number; mismatches: readonly string[] } {
+  return counts;
+}
