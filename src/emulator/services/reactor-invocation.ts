@@ -220,7 +220,11 @@ function tokenizeRefused(
     ...(errors && { errors }),
     title: 'Tokenize block refused',
     type: PROBLEM_TYPES.tokenizeRefused,
-    ...(raw !== undefined && { extensions: { raw } }),
+    // The refusal's explanation (issue 30) is the bound Application's, as the detail says.
+    extensions: {
+      ...(raw !== undefined && { raw }),
+      ...(error.extensions?.explanation !== undefined && { explanation: error.extensions.explanation }),
+    },
   });
 }
 

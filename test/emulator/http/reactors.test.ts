@@ -1009,6 +1009,12 @@ describe('POST /reactors/{id}/react', () => {
         `Reactor ${reactor.name} ran, but the tokenize block of its result was refused: its Application ${bound.name} (private, ${bound.id}) ` +
         `lacks token:create. Grant that to ${bound.name}, or bind another Application. The raw result is kept in "raw".`,
       raw: { charge: 'ch_1', amount: 42 },
+      // Issue 30: the refusal explained, of the bound Application's grants.
+      explanation: expect.objectContaining({
+        decision: 'denied',
+        operation: 'token:create',
+        application: { id: bound.id, name: bound.name, type: 'private' },
+      }),
       trace_id: traceId(refused),
     });
     // The caller's own key may create tokens: the problem is not about it.
