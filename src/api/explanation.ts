@@ -135,3 +135,25 @@ export interface ExplainResponse {
   decision: ExplanationDecision;
   explanation: Explanation;
 }
+
+/** The path parameter of GET /_emulator/explanations/{trace_id}: a trace id as the emulator takes it. */
+export const explanationParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['trace_id'],
+  properties: { trace_id: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
+} as const;
+
+/** The body of POST /_emulator/explain (exactly one of application / api_key is checked by the route). */
+export const explainRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['permission'],
+  properties: {
+    application: { type: 'string', minLength: 1, maxLength: 200 },
+    api_key: { type: 'string', minLength: 1, maxLength: 512 },
+    token: { type: 'string', minLength: 1, maxLength: 256 },
+    container: { type: 'string', pattern: '^/([A-Za-z0-9_-]+/)*$', maxLength: 1024 },
+    permission: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+} as const;

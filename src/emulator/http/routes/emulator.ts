@@ -1,9 +1,22 @@
-import { createdTenantSchema, healthSchema, webhookSecretSchema } from '../../../api/answer-schemas.js';
+import {
+  createdTenantSchema,
+  explainAnswerSchema,
+  healthSchema,
+  storedExplanationSchema,
+  webhookSecretSchema,
+} from '../../../api/answer-schemas.js';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { PROXY_HOP_HEADER } from '../../../api/headers.js';
 import { createTenantSchema } from '../../../api/schemas.js';
+import {
+  type ExplainRequest,
+  explainRequestSchema,
+  explanationParamsSchema,
+  type StoredExplanation,
+} from '../../../api/explanation.js';
 import type { CreatedTenant } from '../../../api/types.js';
+import { explainHypothetical } from '../../services/explain-hypothetical.js';
 import { HttpError, fieldError } from '../../errors.js';
 import { healthAnswer } from '../health.js';
 import { type Route, callerOf, json } from '../route.js';
@@ -141,6 +154,45 @@ export const emulatorRoutes: readonly Route[] = [
         throw new HttpError(403, 'The webhook signing secret is shown to management Applications only.');
       }
       return json({ secret: await services.webhooks.secret(caller.tenantId) });
+    },
+  },
+  {
+    /**
+     * The explained decision of a past request of the caller's tenant by its SVC-TRACE-ID: any of its
+     * refusals to a management key, only its own to another Application's key (404 otherwise).
+     */
+    method: 'GET',
+    path: '/_emulator/explanations/:trace_id',
+    summary: "Why a past request of the caller's tenant was refused, by its trace id (the last 1,000 per tenant).",
+    schema: { params: explanationParamsSchema },
+    responses: { 200: { description: 'The stored decision.', schema: storedExplanationSchema } },
+    problems: [404],
+    handler: (call, { services }) => {
+      const caller = callerOf(call);
+      const traceId = call.params.trace_id ?? '';
+      const stored: StoredExplanation | undefined = services.explanations.get(caller.tenantId, traceId);
+      const mine =
+        stored !== undefined &&
+        (caller.application.type === 'management' || stored.explanation.application?.id === caller.application.id);
+      if (!mine)
+        throw new HttpError(404, `No explained decision with trace id ${traceId} (unknown, or no longer kept).`);
+      return json(stored);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/_emulator/explain',
+    summary:
+      "What the tenant's current Applications and tokens would decide for an Application, a permission and a token or container (management keys).",
+    schema: { body: explainRequestSchema },
+    responses: { 200: { description: 'The decision and its explanation.', schema: explainAnswerSchema } },
+    problems: [404],
+    handler: (call, { services }) => {
+      const caller = callerOf(call);
+      if (caller.application.type !== 'management') {
+        throw new HttpError(403, 'Hypothetical access is explained to management Applications only.');
+      }
+      return json(explainHypothetical(services, caller, call.body as ExplainRequest));
     },
   },
 ];
