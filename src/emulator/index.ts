@@ -121,10 +121,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     });
   ready.catch(() => {});
 
-  /** The tenants of a started emulator, or an EmulatorError once it is stopped. */
-  const serving = async (): Promise<TenantService> => {
+  /** The tenants of a started emulator, or an EmulatorError once it is stopped (`refused`: what cannot be done). */
+  const serving = async (refused: string): Promise<TenantService> => {
     await ready;
-    if (disposed || !tenantService) throw new EmulatorError('The emulator is stopped: no tenant can be made.');
+    if (disposed || !tenantService) throw new EmulatorError(`The emulator is stopped: ${refused}.`);
     return tenantService;
   };
 
@@ -139,10 +139,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     tenants: {
       async create(spec = {}) {
         checkTenantSpec(spec);
-        await ready;
-        if (disposed || !tenantService) throw new EmulatorError('The emulator is stopped: no tenant can be made.');
+        const tenants = await serving('no tenant can be made');
         const { managementKey, privateKey } = spec;
-        return tenantService
+        return tenants
           .create(spec.name ?? 'tenant', {
             ...(managementKey !== undefined && { managementKey }),
             ...(privateKey !== undefined && { privateKey }),
@@ -150,20 +149,27 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
           .catch(asLibraryError);
       },
       async fork(templateId, forkOptions = {}) {
-        return (await serving()).fork(templateId, forkOptions.name ?? 'fork').catch(asLibraryError);
+        return (await serving('no tenant can be forked'))
+          .fork(templateId, forkOptions.name ?? 'fork')
+          .catch(asLibraryError);
       },
       async delete(tenantId) {
-        const removed = await (await serving()).remove(tenantId).catch(asLibraryError);
+        const removed = await (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
         gateway.forgetTenant(tenantId);
         return removed;
       },
       async settled(tenantId) {
-        return (await serving()).settled(tenantId);
+        return (await serving('no tenant can be waited for')).settled(tenantId);
       },
       async webhookSecret(tenantId) {
-        return (await serving()).webhookSecret(tenantId).catch(asLibraryError);
+        return (await serving('no webhook secret can be read')).webhookSecret(tenantId).catch(asLibraryError);
       },
-      clock: (tenantId) => tenantClock(tenantId, () => tenantService, serving),
+      clock: (tenantId) =>
+        tenantClock(
+          tenantId,
+          () => tenantService,
+          () => serving('no clock can be moved'),
+        ),
     },
     dispose() {
       disposing ??= (async () => {

@@ -41,8 +41,8 @@ export interface EmulatorOptions {
   shutdownGraceMs?: number;
   debug?: boolean;
   /**
-   * Ignored: every route now has one path (it chose the lean path in front of fastify, when there
-   * were two). Still accepted, so that code that passes it keeps working.
+   * Ignored: every route has one path now (it chose between two HTTP paths, when there were two).
+   * Still accepted, so that code that passes it keeps working.
    */
   leanRoutes?: boolean;
   /** Subscribes to the emulator's events from the start (see Emulator.events). */
