@@ -97,14 +97,16 @@ function checkNodes(explanation: Explanation, paint: Paint): TreeNode[] {
 
 function ruleNode(rule: ExplainedRule, explanation: Explanation, paint: Paint): TreeNode {
   const decided = ruleOf(explanation.decided_by) === rule.index;
-  const miss = explanation.nearest_miss?.rule === rule.index ? explanation.nearest_miss : undefined;
+  const miss = explanation.nearest_miss?.rule === rule.index && !decided ? explanation.nearest_miss : undefined;
   const note = decided
     ? ` ${paint('bold', '<- decided')}`
     : miss
       ? ` ${paint('yellow', `<- nearest miss (${miss.failed})`)}`
       : '';
   const description = rule.description ? ` ${paint('dim', JSON.stringify(safeText(rule.description)))}` : '';
-  const head = `${mark(rule.matched, paint)} ${ruleName(rule)} ${paint('dim', `priority ${rule.priority}`)}${description}${note}`;
+  // ✓ a rule that applies and grants, ✗ one that applies and refuses, a dim · one that does not apply.
+  const sign = rule.matched ? mark(rule.criteria.permission, paint) : paint('dim', '·');
+  const head = `${sign} ${ruleName(rule)} ${paint('dim', `priority ${rule.priority}`)}${description}${note}`;
   const criteria = [
     `container ${rule.container === undefined ? '' : `${safeText(rule.container)} `}${criterion(rule.criteria.container, paint)}`,
     `conditions ${criterion(rule.criteria.conditions, paint)}`,
@@ -145,10 +147,12 @@ function result(explanation: Explanation, paint: Paint): TreeNode {
   if (explanation.decided_by !== undefined) {
     children.push({ text: `decided by ${decidedWords(explanation.decided_by, explanation)}` });
   }
-  if (explanation.nearest_miss) {
-    const rule = explanation.rules?.find((item) => item.index === explanation.nearest_miss?.rule);
-    const name = rule ? ruleName(rule) : `rule #${explanation.nearest_miss.rule}`;
-    children.push({ text: `nearest miss ${name}: its ${safeText(explanation.nearest_miss.failed)} did not match` });
+  // The nearest miss says why nothing decided; beside the rule that decided it says nothing more.
+  const miss = explanation.nearest_miss;
+  if (miss && ruleOf(explanation.decided_by) !== miss.rule) {
+    const rule = explanation.rules?.find((item) => item.index === miss.rule);
+    const name = rule ? ruleName(rule) : `rule #${miss.rule}`;
+    children.push({ text: `nearest miss ${name}: its ${safeText(miss.failed)} did not match` });
   }
   if (explanation.transform !== undefined) children.push({ text: `transform ${safeText(explanation.transform)}` });
   return { text: `result  ${decision}: ${safeText(explanation.reason)}`, children };
