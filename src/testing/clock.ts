@@ -36,17 +36,34 @@ export class TenantClock {
   }
 }
 
+/** A clock advances by less than this: the span of a JavaScript Date from 1970 (100,000,000 days). */
+const DATE_SPAN_MS = 8.64e15;
+
 /** Milliseconds of a duration: a number, or text such as '25h', '1h30m', '500ms'. */
 export function durationMs(by: string | number): number {
+  const ms = parse(by);
+  if (!(ms < DATE_SPAN_MS)) {
+    throw new TypeError(
+      `svc/testing: t.clock.advance() takes a duration shorter than 100000000d (8.64e15 ms, the span of a JavaScript Date); got ${shown(by)}.`,
+    );
+  }
+  return ms;
+}
+
+function parse(by: string | number): number {
   if (typeof by === 'number' && Number.isFinite(by) && by >= 0) return by;
   const text = typeof by === 'string' ? by.replace(/\s+/g, '') : '';
   if (!DURATION.test(text)) {
-    const shown = typeof by === 'string' ? JSON.stringify(by) : String(by);
     throw new TypeError(
-      `svc/testing: t.clock.advance() takes a duration such as '25h', '30m', '1h30m', '2d', '500ms', or milliseconds (0 or more); got ${shown}.`,
+      `svc/testing: t.clock.advance() takes a duration such as '25h', '30m', '1h30m', '2d', '500ms', or milliseconds (0 or more); got ${shown(by)}.`,
     );
   }
   let ms = 0;
   for (const [, amount, unit] of text.matchAll(PART)) ms += Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
   return ms;
+}
+
+function shown(by: unknown): string {
+  if (typeof by !== 'string') return String(by);
+  return JSON.stringify(by.length > 40 ? `${by.slice(0, 40)}...` : by);
 }

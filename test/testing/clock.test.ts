@@ -223,6 +223,14 @@ describe('svc/testing: a clock per tenant', () => {
     expect(durationMs('1h30m')).toBe(90 * 60_000);
     expect(durationMs('2d 1s')).toBe(2 * DAY + 1000);
     expect(durationMs(250)).toBe(250);
+    // Beyond the span of a Date: refused before the clock moves, which would leave the tenant unusable.
+    expect(() => durationMs('100000000d')).toThrow(TypeError);
+    expect(() => durationMs(1e16)).toThrow(/shorter than 100000000d/);
+    expect(() => durationMs(`${'9'.repeat(400)}ms`)).toThrow(/shorter than 100000000d/);
+    await expect(t.clock.advance('100000000d')).rejects.toThrow(TypeError);
+    await expect(svc.emulator.tenants.clock(t.id).advance(1e16)).rejects.toThrow(EmulatorError);
+    expect(t.clock.now().getTime() - Date.now()).toBeLessThan(SLACK);
+    expect((await reactorNow(t)).now - Date.now()).toBeLessThan(SLACK);
     await t.dispose();
   });
 

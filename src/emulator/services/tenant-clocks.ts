@@ -21,6 +21,13 @@ export interface TenantClock {
   set(to: Date | string | number): Promise<void>;
 }
 
+/**
+ * The latest time a tenant's clock may be moved to: a year before the last time a Date can hold
+ * (8.64e15 ms, +275760-09-13), so that real time can go on from there. Past the last one, every
+ * `new Date()` of the tenant (its events' times, its records' stamps) would be an invalid Date.
+ */
+export const LATEST_CLOCK_MS = 8.64e15 - 365 * 86_400_000;
+
 /** The largest delay setTimeout accepts (~24.8 days); a later wake is re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -118,7 +125,12 @@ export class TenantClocks {
       return Promise.reject(
         new EmulatorError(`A clock advances by a number of milliseconds, 0 or more (got ${describe(ms)}).`),
       );
-    return this.serially(tenantId, () => this.moveTo(tenantId, this.ms(tenantId) + ms));
+    // Measured from once the work under way has come to rest: an attempt answered meanwhile counts
+    // its backoff from its answer, which a target read before it would fall short of.
+    return this.serially(tenantId, async () => {
+      await this.quiet(tenantId);
+      await this.moveTo(tenantId, this.ms(tenantId) + ms);
+    });
   }
 
   /**
@@ -163,6 +175,11 @@ export class TenantClocks {
   }
 
   private async moveTo(tenantId: string, target: number): Promise<void> {
+    if (!(target <= LATEST_CLOCK_MS)) {
+      throw new EmulatorError(
+        `A tenant's clock cannot go past ${new Date(LATEST_CLOCK_MS).toISOString()}, a year before the last time a JavaScript Date can hold (this move would take it to ${target} ms since 1970).`,
+      );
+    }
     for (;;) {
       await this.quiet(tenantId);
       const next = this.earliest(tenantId, target);

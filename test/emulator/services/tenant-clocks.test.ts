@@ -69,6 +69,19 @@ describe('TenantClocks', () => {
     expect(clocks.now('a').toISOString()).toBe('2030-01-01T00:00:00.000Z');
   });
 
+  it('refuses a move past the last time a Date can hold, and the clock stays where it was', async () => {
+    const clocks = new TenantClocks(() => new Date(T0));
+    await expect(clocks.advance('a', 1e16)).rejects.toThrow(EmulatorError);
+    await expect(clocks.advance('a', 8.64e15 - T0)).rejects.toThrow(/cannot go past/);
+    await expect(clocks.set('a', 8.64e15 + 1)).rejects.toThrow(/cannot go past/);
+    await expect(clocks.set('a', '+275760-09-13T00:00:00Z')).rejects.toThrow(EmulatorError);
+    expect(clocks.ms('a')).toBe(T0);
+    expect(clocks.now('a').toISOString()).toBe(new Date(T0).toISOString());
+    // Far ahead but within the range: accepted, and the time is still a valid Date.
+    await clocks.set('a', '9999-12-31T00:00:00Z');
+    expect(clocks.now('a').toISOString()).toBe('9999-12-31T00:00:00.000Z');
+  });
+
   it('resolves a wait for a time already reached at once, and one due on real time by its timer', async () => {
     const clocks = new TenantClocks();
     await clocks.until('a', Date.now() - 1);
