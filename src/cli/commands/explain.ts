@@ -7,8 +7,8 @@ import { defineCommand } from '../registry.js';
 
 export const explain = defineCommand({
   name: 'explain',
-  description: 'why a request was granted or refused (by its trace id), or what a key would be granted',
-  args: [{ name: 'trace_id', description: 'the SVC-TRACE-ID of a past request', optional: true }],
+  description: 'why a request was refused (by its trace id), or what an Application would be granted',
+  args: [{ name: 'trace_id', description: 'the SVC-TRACE-ID of a refused request', optional: true }],
   options: [
     { flags: '--application <name-or-id>', description: 'a hypothetical: the Application asking' },
     { flags: '--token <id>', description: 'a hypothetical: the token asked for' },
