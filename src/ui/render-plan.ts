@@ -1,5 +1,6 @@
 import type { OutcomeView, PlanAction, PlanFieldDiff, PlanView } from '../api/plan.js';
 import { safeLines, safeText } from '../lib/terminal-text.js';
+import { type Paint, painter, type Style } from './paint.js';
 
 /**
  * The words and colours of `svc apply`: a plan as Terraform shows one (`+ create`, `~ update` with
@@ -9,13 +10,6 @@ import { safeLines, safeText } from '../lib/terminal-text.js';
  * (addresses, names, configuration keys and values, paths, code, warnings, errors) is made safe for a
  * terminal (lib/terminal-text.ts) before it is painted, so the result is written as it is.
  */
-
-const ANSI = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const;
-type Style = keyof typeof ANSI;
-
-function painter(color: boolean): (style: Style, text: string) => string {
-  return (style, text) => (color ? `\u001b[${ANSI[style][0]}m${text}\u001b[${ANSI[style][1]}m` : text);
-}
 
 const CHANGE_SIGNS: Record<'added' | 'removed' | 'changed', [sign: string, style: Style]> = {
   added: ['+', 'green'],
@@ -57,7 +51,7 @@ export function formatPlan(plan: PlanView, options: { color: boolean; file?: str
   return `${lines.join('\n')}\n`;
 }
 
-function formatDiff(given: PlanFieldDiff, creating: boolean, paint: (style: Style, text: string) => string): string[] {
+function formatDiff(given: PlanFieldDiff, creating: boolean, paint: Paint): string[] {
   const indent = '      ';
   const diff = { ...given, field: safeText(given.field) } as PlanFieldDiff;
   if (diff.type === 'secret') {
@@ -86,7 +80,7 @@ function formatDiff(given: PlanFieldDiff, creating: boolean, paint: (style: Styl
   ];
 }
 
-function paintDiffLine(line: string, paint: (style: Style, text: string) => string): string {
+function paintDiffLine(line: string, paint: Paint): string {
   if (line.startsWith('@@')) return paint('cyan', line);
   if (line.startsWith('+')) return paint('green', line);
   if (line.startsWith('-')) return paint('red', line);
