@@ -12,9 +12,14 @@ export interface ReceivedWebhook {
   /** The body as sent. */
   text: string;
   headers: Record<string, string | string[] | undefined>;
+  /**
+   * Why the receiver answered 500 instead of what `reply` was to say: it threw, or gave no HTTP
+   * status (an integer from 200 to 599). Absent when it answered as `reply` said.
+   */
+  replyError?: string;
 }
 
-/** Answers what the receiver's owner wants it to (default 200). */
+/** Answers what the receiver's owner wants it to (default 200): an HTTP status, 200 to 599. */
 export type WebhookReply = (delivery: ReceivedWebhook) => number;
 
 interface Inbox {
@@ -62,8 +67,8 @@ export class WebhookReceiver {
   private async listen(): Promise<{ server: Server; url: string }> {
     const server = createServer((request, response) => {
       void readBody(request).then((text) => {
-        const status = this.receive(request, text);
-        response.writeHead(status).end();
+        // receive() never throws: a reply that fails is a 500, and the answer always ends.
+        if (!response.destroyed) response.writeHead(this.receive(request, text)).end();
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -90,10 +95,38 @@ export class WebhookReceiver {
       // Listed as its text: the test sees what came.
     }
     const id = request.headers['svc-webhook-id'];
-    const delivery = { id: typeof id === 'string' ? id : undefined, body, text, headers: { ...request.headers } };
+    const delivery: ReceivedWebhook = {
+      id: typeof id === 'string' ? id : undefined,
+      body,
+      text,
+      headers: { ...request.headers },
+    };
     inbox.received.push(delivery);
-    return inbox.reply(delivery);
+    return replied(inbox.reply, delivery);
   }
+}
+
+/**
+ * The status `reply` gives for `delivery`, or 500 with why in `delivery.replyError`. A 1xx is no
+ * final answer (the sender would wait on for one), and writeHead refuses what is no status at all.
+ */
+function replied(reply: WebhookReply, delivery: ReceivedWebhook): number {
+  let status: unknown;
+  try {
+    status = reply(delivery);
+  } catch (error) {
+    delivery.replyError = `the reply function threw: ${error instanceof Error ? error.message : String(error)}`;
+    return 500;
+  }
+  if (Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 599) return status as number;
+  delivery.replyError = `the reply function returned ${shown(status)}, not an HTTP status from 200 to 599`;
+  return 500;
+}
+
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (value instanceof Promise) return 'a Promise (a reply is synchronous)';
+  return value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value;
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

@@ -123,6 +123,32 @@ describe('svc/testing: startSvc and tenant()', () => {
     await Promise.all([t.dispose(), other.dispose()]);
   });
 
+  it("answers 500 when a receiver's reply throws or gives no HTTP status, and lists the delivery with why", async () => {
+    const t = await svc.tenant();
+    const statuses: (number | undefined)[] = [];
+    const stop = svc.emulator.events.subscribe((event) => {
+      if (event.type === 'webhook' && event.tenantId === t.id) statuses.push(event.status);
+    });
+    let n = 0;
+    const callbackUrl = await t.webhooks.receiver(() => {
+      n++;
+      if (n === 1) throw new Error('boom in reply');
+      return n === 2 ? 1000 : 200;
+    });
+    expect((await t.reactors.invoke('echo', { n: 1 }, { callbackUrl })).status).toBe(202);
+    // The retries (1 s, then 2 s later) are run by the tenant's clock rather than waited for.
+    await t.clock.advance('1h');
+    await t.settle();
+    stop();
+    expect(statuses).toEqual([500, 500, 200]);
+    const received = t.webhooks.received();
+    expect(received).toHaveLength(3);
+    expect(received[0]!.replyError).toMatch(/boom in reply/);
+    expect(received[1]!.replyError).toMatch(/returned 1000, .*200 to 599/);
+    expect(received[2]!.replyError).toBeUndefined();
+    await t.dispose();
+  });
+
   it('takes svc.yaml as an object too, its files read from projectDir', async () => {
     await using second = await startSvc({
       config: {
