@@ -29,6 +29,20 @@ async function setup(name = 'support') {
 }
 
 describe('svc explain TRACE_ID', () => {
+  test('a CLI command the emulator refused names the command that shows why, and that command shows it', async () => {
+    const { emu, cwd, support, card, svc } = await setup();
+    const refused = await runSvc(
+      ['tokens', 'delete', card.id, '--yes', '--base-url', emu.url, '--api-key', support.key],
+      { cwd },
+    );
+    expect(refused.code).toBe(1);
+    const traceId = /`svc explain ([0-9a-f-]{36})` shows why\.$/.exec(refused.stderr.trimEnd())?.[1];
+    expect(traceId, refused.stderr).toBeDefined();
+    const shown = await svc(['explain', traceId!]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`DELETE /tokens/${card.id} -> 403`);
+  });
+
   test('a refused request: its decision as a tree, and --json the stored explanation', async () => {
     const { emu, support, card, svc } = await setup();
     const refused = await emu.call('DELETE', `/tokens/${card.id}`, { key: support.key });

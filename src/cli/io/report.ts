@@ -34,7 +34,12 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     const trace = error.status >= 500 && problem.trace_id ? ` (trace id ${problem.trace_id})` : '';
     // What the CLI adds (where a refused key came from) follows the server's words, and is in the JSON too.
     const note = error.note ? ` ${error.note}` : '';
-    const message = `${error.summary}${trace}${hint}${note}`;
+    // A refusal the emulator explained is kept by its trace id: the command that shows it is named.
+    const why =
+      error.status === 403 && problem.explanation !== undefined && problem.trace_id
+        ? ` \`svc explain ${problem.trace_id}\` shows why.`
+        : '';
+    const message = `${error.summary}${trace}${hint}${note}${why}`;
     return { message, exitCode: 1, problem: error.note ? { ...problem, note: error.note } : problem };
   }
   if (error instanceof ConnectionError) {
