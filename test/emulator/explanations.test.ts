@@ -211,6 +211,25 @@ describe('explanations over HTTP', () => {
     await emu.dispose();
   });
 
+  it('detokenization over its bound of tokens: a 400 explained as malformed, before any token is read', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const reader = await app(emu, { rules: [rule(1, '/', 'reveal', ['token:use'])] });
+    const ids = Array.from({ length: 101 }, (_, i) => `tok-${String(i).padStart(4, '0')}`);
+    const refused = await emu.call('POST', '/detokenize', {
+      key: reader.key,
+      body: { expression: ids.map((id) => `{{ ${id} }}`).join(' ') },
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.detail).toMatch(/^At most 100 tokens can be detokenized at once/);
+    expect(refused.body.explanation).toMatchObject({
+      decision: 'malformed',
+      operation: 'token:use',
+      application: { id: reader.id },
+    });
+    expect(refused.body.explanation.reason).toContain('At most 100 tokens');
+    await emu.dispose();
+  });
+
   it('POST /_emulator/explain: a hypothetical by application name, key, token or container', async () => {
     const emu = await startEmulator({ inMemory: true });
     const writer = await app(emu, { rules: [rule(1, '/', 'reveal', ['token:create'])] });

@@ -25,6 +25,16 @@ export function notFoundExplanation(application: NamedGrantee, id: string): Expl
   };
 }
 
+/** More tokens or expressions than one detokenization takes: refused before any token is read. */
+export function tooManyExplanation(application: NamedGrantee, detail: string): Explanation {
+  return {
+    decision: 'malformed',
+    reason: `over a bound of detokenization: ${detail}`,
+    application: { id: application.id, name: application.name, type: application.type },
+    operation: 'token:use',
+  };
+}
+
 /** A token whose grant cannot be detokenized (redacted, or masked without a mask): refused, with its access. */
 export function unusableExplanation(application: NamedGrantee, record: TokenRecord, why: string): Explanation {
   return { ...explainAccess(application, 'token:use', record.containers, record.id), decision: 'denied', reason: why };

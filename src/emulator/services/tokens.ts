@@ -13,7 +13,7 @@ import type { Caller } from './applications.js';
 import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { CallContext } from './call-context.js';
 import { filterItems, paginate } from './pagination.js';
-import { notFoundExplanation, unusableExplanation, withExpressions } from './detokenize-explanation.js';
+import { notFoundExplanation, tooManyExplanation, unusableExplanation, withExpressions } from './detokenize-explanation.js';
 import { PermissionDenied } from './permission-denied.js';
 import { type Prepared, type Secret, sealContext, TokenCreator } from './token-creation.js';
 import {
@@ -238,7 +238,13 @@ export class TokenService {
   ): Map<string, unknown> {
     const call = ctx instanceof CallContext ? ctx : undefined;
     if (!call) requireSomewhere(ctx.caller, 'token:use');
-    checkExpressionCount(found, limit);
+    try {
+      checkExpressionCount(found, limit);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      const explanation = tooManyExplanation(ctx.caller.application, error.detail);
+      throw new HttpError(error.status, error.detail, { extensions: { explanation } });
+    }
     const data = new Map<string, unknown>();
     const staged = call ? call.staged() : this.view.stagedIndex(ctx);
     const application = ctx.caller.application;
