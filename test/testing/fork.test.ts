@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/client/index.js';
+import type { EmulatorEvent } from '../../src/api/events.js';
 import { createEmulator, EmulatorError, type Emulator } from '../../src/emulator/index.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const CODE =
   'let calls = 0;\nmodule.exports = async (req) => ({ raw: { calls: ++calls, key: req.configuration.KEY } });\n';
@@ -100,5 +102,76 @@ describe('emulator.tenants.fork', () => {
     expect(await emulator.tenants.webhookSecret(fork.id)).toMatch(/^whsec_/);
     expect(await emulator.tenants.webhookSecret(fork.id)).not.toBe(await emulator.tenants.webhookSecret(template.id));
     await emulator.tenants.delete(fork.id);
+  });
+});
+
+describe('emulator.tenants.delete, with webhook deliveries under way', () => {
+  let emulator: Emulator;
+  let url: string;
+  let templateId: string;
+  const events: EmulatorEvent[] = [];
+
+  beforeAll(async () => {
+    // Retries an hour apart and attempts that may take a minute: neither ends by itself while a test runs.
+    emulator = createEmulator({
+      inMemory: true,
+      port: 0,
+      host: '127.0.0.1',
+      tier: 'enterprise',
+      webhooks: { attempts: 4, retryBaseMs: 3_600_000, attemptTimeoutMs: 60_000 },
+    });
+    ({ url } = await emulator.ready);
+    emulator.events.subscribe((event) => events.push(event));
+    const template = await emulator.tenants.create({ name: 'template' });
+    templateId = template.id;
+    const client = new ApiClient({ baseUrl: url, managementKey: template.management_key });
+    await client.reactors.create({
+      name: 'quick',
+      code: 'module.exports = async () => ({ raw: 1 });\n',
+      configuration: {},
+    });
+  });
+
+  afterAll(async () => {
+    await emulator?.dispose();
+  });
+
+  /** A fork whose reactor was invoked asynchronously towards `callbackUrl`. */
+  async function invokedFork(callbackUrl: string) {
+    const fork = await emulator.tenants.fork(templateId);
+    const answer = await fetch(`${url}/reactors/${fork.reactors[0]!.id}/react`, {
+      method: 'POST',
+      headers: { 'svc-api-key': fork.private_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ args: {}, callback_url: callbackUrl }),
+    });
+    expect(answer.status).toBe(202);
+    return fork;
+  }
+
+  const webhookEvents = (tenantId: string) =>
+    events.filter((event) => event.type === 'webhook' && 'tenantId' in event && event.tenantId === tenantId);
+
+  it('ends a retry waiting for its time: settled resolves, and nothing of the tenant is sent or written after', async () => {
+    const receiver = await startReceiver(() => 500);
+    const fork = await invokedFork(receiver.url);
+    await receiver.waitFor(1);
+    // The failed attempt recorded (its event follows the write): the retry now waits an hour.
+    await expect.poll(() => webhookEvents(fork.id).length, { timeout: 10_000 }).toBe(1);
+    expect(await emulator.tenants.delete(fork.id)).toBe(true);
+    await emulator.tenants.settled(fork.id);
+    expect(receiver.received).toHaveLength(1);
+    expect(webhookEvents(fork.id)).toHaveLength(1);
+  });
+
+  it('aborts an attempt in flight, and writes no result back for a tenant that is gone', async () => {
+    const receiver = await startReceiver(() => 'hang');
+    const fork = await invokedFork(receiver.url);
+    await receiver.waitFor(1);
+    expect(await emulator.tenants.delete(fork.id)).toBe(true);
+    await emulator.tenants.settled(fork.id);
+    // The aborted attempt is no attempt: no event (each follows its write) and no error of the delivery.
+    expect(webhookEvents(fork.id)).toEqual([]);
+    expect(events.filter((event) => event.type === 'error')).toEqual([]);
+    expect(receiver.received).toHaveLength(1);
   });
 });

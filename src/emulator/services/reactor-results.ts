@@ -96,10 +96,11 @@ export class ReactorResults {
     return record;
   }
 
-  /** Stores how a run ended, then delivers it. */
+  /** Stores how a run ended, then delivers it; nothing of a result that is gone (its tenant deleted). */
   async finish(record: ReactorResultRecord, status: 'completed' | 'failed', outcome: Outcome): Promise<void> {
     const done = await this.deps.store.write((batch) => {
-      const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
+      const latest = batch.get(this.deps.store.results, record.tenant_id, record.id);
+      if (!latest) return undefined;
       const ended: ReactorResultRecord = {
         ...latest,
         status,
@@ -109,7 +110,7 @@ export class ReactorResults {
       batch.put(this.deps.store.results, ended);
       return ended;
     });
-    await this.deliver(done);
+    if (done) await this.deliver(done);
   }
 
   /** A result for polling; undefined when there is none of that reactor, or it is past its retention. */
@@ -216,7 +217,9 @@ export class ReactorResults {
     };
     await this.deps.webhooks.deliver(event, progress, async (attempt, verdict) => {
       const next = await this.deps.store.write((batch) => {
-        const latest = batch.get(this.deps.store.results, record.tenant_id, record.id) ?? record;
+        // Gone (its tenant deleted): not written back, and the delivery stops.
+        const latest = batch.get(this.deps.store.results, record.tenant_id, record.id);
+        if (!latest) return undefined;
         const after = afterAttempt(
           latest.delivery,
           attempt,
@@ -226,6 +229,7 @@ export class ReactorResults {
         batch.put(this.deps.store.results, { ...latest, delivery: after });
         return after;
       });
+      if (!next) return false;
       // Reported once stored: an attempt in the log is one a restart knows of.
       this.deps.emit({
         type: 'webhook',
@@ -236,6 +240,7 @@ export class ReactorResults {
         ...attempt,
         delivery: next.status,
       });
+      return true;
     });
   }
 

@@ -162,9 +162,10 @@ export class TenantClocks {
     if (watchers) for (const watcher of [...watchers]) watcher();
   }
 
-  /** Forgets a deleted tenant's clock. */
+  /** Forgets a deleted tenant's clock; its waits end at once (the work waiting sees the tenant gone). */
   forget(tenantId: string): void {
     this.offsets.delete(tenantId);
+    for (const entry of [...(this.waiting.get(tenantId) ?? [])]) entry.wake();
   }
 
   /** Wakes every wait at once and waits no more (the emulator stops). */

@@ -75,7 +75,8 @@ export class TenantService {
 
   /**
    * Deletes a tenant and everything it holds; its code is unloaded at once (calls in flight end
-   * with a 409). Returns false when there was no such tenant.
+   * with a 409), its webhook deliveries end (attempts in flight aborted, retries not made, as a stop
+   * ends them) and resolves once they have. Returns false when there was no such tenant.
    */
   async remove(tenantId: string): Promise<boolean> {
     const forks = this.forksOrThrow();
@@ -89,13 +90,21 @@ export class TenantService {
       for (const proxy of this.store.proxies.list(tenantId)) await forks.proxies.delete(caller, proxy.id);
     }
     await this.store.write((batch) => deleteTenantRows(this.store, batch, tenantId));
+    // Once its rows are gone, what still runs of the tenant sees it deleted and ends.
+    forks.webhooks.stopTenant(tenantId);
     this.clocks.forget(tenantId);
+    await forks.results.pending.settled(tenantId);
     return true;
   }
 
-  /** Resolves once the tenant's asynchronous invocations and webhook deliveries (retries too) have ended. */
+  /**
+   * Resolves once the tenant's asynchronous invocations and webhook deliveries (retries too) have
+   * ended; at once for a tenant that does not exist (deleted: its work was ended with it).
+   */
   settled(tenantId: string): Promise<void> {
-    return this.forksOrThrow().results.pending.settled(tenantId);
+    const forks = this.forksOrThrow();
+    if (!this.store.tenants.get(tenantId, tenantId)) return Promise.resolve();
+    return forks.results.pending.settled(tenantId);
   }
 
   /** An EmulatorError unless there is a tenant `tenantId`. */

@@ -45,6 +45,13 @@ export class DeliverySlots {
     this.waiting.clear();
   }
 
+  /** Ends the waits of one tenant (with no slot): it was deleted. */
+  drop(tenantId: string): void {
+    const queue = this.waiting.get(tenantId);
+    this.waiting.delete(tenantId);
+    for (const waiter of queue ?? []) waiter.wake(undefined);
+  }
+
   /** How many attempts hold a slot (all tenants, or one). */
   inUse(tenantId?: string): number {
     return tenantId === undefined ? this.running : (this.runningOf.get(tenantId) ?? 0);

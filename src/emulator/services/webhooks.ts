@@ -95,8 +95,8 @@ export function verifySignature(
  * signature's time is the emulator's, as the receiver's clock is.
  */
 export class WebhookService {
-  /** The attempts in flight, aborted when the emulator stops. */
-  private readonly inFlight = new Set<AbortController>();
+  /** The attempts in flight, by their tenant: aborted when the emulator stops, or their tenant is deleted. */
+  private readonly inFlight = new Map<AbortController, string>();
   private disposed = false;
   /** undici is loaded with the first delivery: an emulator that delivers nothing never pays for it. */
   private client: Promise<{ request: typeof import('undici').request; agent: Agent }> | undefined;
@@ -126,7 +126,9 @@ export class WebhookService {
     if (tenant.webhook_secret) return this.open(tenant);
     // Made when the write is saved: two first uses at once agree on one secret.
     return this.store.write((batch) => {
-      const current = batch.get(this.store.tenants, tenantId, tenantId) ?? tenant;
+      // Deleted meanwhile: its row is not written back.
+      const current = batch.get(this.store.tenants, tenantId, tenantId);
+      if (!current) throw new Error(`no tenant ${tenantId}`);
       if (current.webhook_secret) return this.open(current);
       const secret = `whsec_${randomBase58(32)}`;
       batch.put(this.store.tenants, { ...current, webhook_secret: this.cipher.seal(secret, secretContext(tenantId)) });
@@ -161,34 +163,56 @@ export class WebhookService {
   }
 
   /**
-   * Delivers `event`, going on from `progress`, until a 2xx, a 410, the last attempt, or the
-   * emulator stopping. `record` hears every attempt and what it leads to, and is awaited before
-   * the next: what it stores is what a restart resumes from.
+   * Delivers `event`, going on from `progress`, until a 2xx, a 410, the last attempt, the emulator
+   * stopping or the tenant being deleted. `record` hears every attempt and what it leads to, and is
+   * awaited before the next: what it stores is what a restart resumes from; it answers false when
+   * the result is gone (its tenant deleted), and the delivery stops.
    */
   async deliver(
     event: WebhookEvent,
     progress: DeliveryProgress,
-    record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<void>,
+    record: (attempt: DeliveryAttempt, verdict: Verdict) => Promise<boolean>,
   ): Promise<DeliveryEnd> {
-    const secret = await this.secret(event.tenantId);
-    if (progress.notBefore !== undefined) await this.clocks.until(event.tenantId, progress.notBefore);
+    const { tenantId } = event;
+    if (!this.going(tenantId)) return 'stopped';
+    const secret = await this.secret(tenantId);
+    if (progress.notBefore !== undefined) await this.clocks.until(tenantId, progress.notBefore);
     // A delivery resumed with its attempts used up (fewer configured since) gets one more, its last.
-    for (let n = progress.attempts + 1; !this.disposed; n++) {
+    for (let n = progress.attempts + 1; this.going(tenantId); n++) {
       const attempt = await this.attempt(event, secret, n);
-      // An attempt cut off by the stop is no attempt: it is made again after the restart.
-      if (this.disposed && !attempt.ok) break;
-      const verdict = this.verdict(attempt, this.clocks.ms(event.tenantId));
-      await record(attempt, verdict);
+      // An attempt cut off by the stop is no attempt: it is made again after the restart. One cut
+      // off by its tenant's deletion is none either: nothing is left to record it in.
+      if ((this.disposed && !attempt.ok) || this.deleted(tenantId)) break;
+      const verdict = this.verdict(attempt, this.clocks.ms(tenantId));
+      if (!(await record(attempt, verdict))) break;
       if (verdict.next !== 'retry') return verdict.next;
-      if (!this.disposed) await this.clocks.until(event.tenantId, verdict.retryAt.getTime());
+      if (this.going(tenantId)) await this.clocks.until(tenantId, verdict.retryAt.getTime());
     }
     return 'stopped';
+  }
+
+  /**
+   * Ends the deliveries of a tenant just deleted: its attempts in flight are aborted and those
+   * waiting for a slot get none (its waits for a time are woken by its clock's forget).
+   */
+  stopTenant(tenantId: string): void {
+    this.slots.drop(tenantId);
+    for (const [attempt, owner] of this.inFlight) if (owner === tenantId) attempt.abort();
+  }
+
+  /** True while a delivery of the tenant may go on: the emulator runs, and the tenant exists. */
+  private going(tenantId: string): boolean {
+    return !this.disposed && !this.deleted(tenantId);
+  }
+
+  private deleted(tenantId: string): boolean {
+    return this.store.tenants.get(tenantId, tenantId) === undefined;
   }
 
   async dispose(): Promise<void> {
     this.disposed = true;
     this.slots.close();
-    for (const attempt of this.inFlight) attempt.abort();
+    for (const attempt of this.inFlight.keys()) attempt.abort();
     const client = await this.client?.catch(() => undefined);
     await client?.agent.destroy().catch(() => {});
   }
@@ -206,7 +230,7 @@ export class WebhookService {
     const { request, agent } = await (this.client ??= this.connect());
     // The attempt's time runs once it has its turn; a stop meanwhile is no attempt.
     const release = await this.slots.take(event.tenantId);
-    if (!release) return { attempt, error: 'the emulator stopped', ok: false };
+    if (!release) return { attempt, error: 'the emulator stopped, or the tenant was deleted', ok: false };
     try {
       return await this.send(request, agent, event, secret, attempt);
     } finally {
@@ -230,7 +254,7 @@ export class WebhookService {
       timedOut = true;
       abort.abort();
     }, this.attemptTimeoutMs);
-    this.inFlight.add(abort);
+    this.inFlight.set(abort, event.tenantId);
     try {
       const response = await request(event.url, {
         dispatcher: agent,
