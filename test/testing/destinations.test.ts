@@ -185,6 +185,50 @@ describe('svc/testing: t.destinations mocks destinations inside the emulator, pe
     ]);
   });
 
+  it('keeps at most 64 KB of each recorded body (truncated: true), while mocks and destinations get it whole', async () => {
+    await using t = await svc.tenant();
+    const big = 'x'.repeat(200 * 1024);
+    const KEPT = 64 * 1024;
+    const seenByMock: number[] = [];
+    t.destinations
+      .intercept(API)
+      .on('POST', '/v1/big')
+      .times(2)
+      .reply((request) => {
+        seenByMock.push(request.body.length);
+        return { status: 200 };
+      });
+    const destination = await httpsDestination(async (request, response) => {
+      response.end(String((await bodyOf(request)).length));
+    });
+
+    const byProxy = await t.proxies.invoke('plain', { method: 'POST', path: '/v1/big', body: big });
+    const byCode = await t.reactors.invoke('pay', { url: `${API}/v1/big`, body: { big } });
+    // An origin without mocks: the body streams through to the destination, whole.
+    const real = await t.reactors.invoke('pay', { url: `${destination.url}/real`, body: { big }, ca: destination.ca });
+    const unmatched = await t.reactors.invoke('pay', { url: `${API}/v1/other`, body: { big }, handle: true });
+
+    expect([byProxy.status, byCode.status, real.status, unmatched.status]).toEqual([200, 200, 200, 200]);
+    const sentLength = JSON.stringify({ big }).length;
+    expect(seenByMock).toEqual([big.length, sentLength]);
+    expect((real.body as { raw: { text: string } }).raw.text).toBe(String(sentLength));
+    const calls = t.destinations.calls();
+    expect(
+      calls.map(({ mocked, status, body, truncated }) => ({ mocked, status, length: body.length, truncated })),
+    ).toEqual([
+      { mocked: true, status: 200, length: KEPT, truncated: true },
+      { mocked: true, status: 200, length: KEPT, truncated: true },
+      { mocked: false, status: 200, length: KEPT, truncated: true },
+    ]);
+    expect(calls[1]!.body).toBe(JSON.stringify({ big }).slice(0, KEPT));
+    const [missed] = t.destinations.unmatched();
+    expect([missed!.body.length, missed!.truncated]).toEqual([KEPT, true]);
+    // A body within the bound is kept whole, with no marker.
+    await t.reactors.invoke('pay', { url: `${destination.url}/small`, body: { small: 1 }, ca: destination.ca });
+    expect(t.destinations.calls().at(-1)).toMatchObject({ body: '{"small":1}', mocked: false, status: 200 });
+    expect(t.destinations.calls().at(-1)).not.toHaveProperty('truncated');
+  });
+
   it('a mocked 500 passes through the proxy as the destination’s answer', async () => {
     await using t = await svc.tenant();
     t.destinations.intercept(API).on('GET', '/v1/status').reply(500, { error: 'down' });

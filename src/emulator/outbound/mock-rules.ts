@@ -29,6 +29,11 @@ export interface DestinationRequest {
   headers: Record<string, string>;
   /** The body as text ('' when none). */
   body: string;
+  /**
+   * Only in what `calls()` and `unmatched()` keep: the body was longer than 64 KB, and `body` is its
+   * first 64 KB (mocks' matchers and handlers get it whole).
+   */
+  truncated?: true;
   from: DestinationSender;
 }
 

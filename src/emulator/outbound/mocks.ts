@@ -3,10 +3,10 @@
  * gateway for every tenant, a tenant's mocks found by the origin's tenant id, so that one test's
  * mocks never answer another's requests. A tenant that is not registered costs a Map lookup and
  * goes to the network as before. For a registered tenant, every request (mocked or not) is
- * recorded as its destination receives it; a request to an origin that has mocks but none that
- * matches fails with a problem of its own type, and is recorded as unmatched.
+ * recorded as its destination receives it (its body's first 64 KB); a request to an origin that has
+ * mocks but none that matches fails with a problem of its own type, and is recorded as unmatched.
  */
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import { answerOf, describe, matches, pathText, type DestinationRequest, type MockRule } from './mock-rules.js';
@@ -45,6 +45,8 @@ export interface PendingMock {
 const LISTED_MOCKS = 10;
 /** What a tenant's calls() and unmatched() keep: the most recent, so a long test's memory stays bounded. */
 export const REMEMBERED_REQUESTS = 1000;
+/** How much of each body a record keeps (1,000 of them per tenant): the rest is cut, `truncated` says so. */
+export const RECORDED_BODY_BYTES = 64 * 1024;
 
 function remember<T>(list: T[], item: T): void {
   list.push(item);
@@ -121,32 +123,89 @@ export class DestinationMocks {
     origin: OutboundOrigin,
     next: (request: OutboundRequest) => Promise<OutboundResponse>,
   ): Promise<OutboundResponse> {
-    // Read whole (user code may write its body over time), so that it can be matched and recorded.
+    const rules = mocks.of(request.url.origin);
+    if (rules === undefined) return this.passed(mocks, request, origin, next);
+    // Read whole (user code may write its body over time), so that it can be matched.
     const body = request.body instanceof Readable ? await readAll(request.body) : request.body;
     const seen = requestOf(request, body, origin);
-    const rules = mocks.of(request.url.origin);
-    if (rules === undefined) {
-      const call: DestinationCall = { ...seen, mocked: false, status: undefined };
-      remember(mocks.calls, call);
-      // A body that streamed goes on as a stream (chunked, as it would have), its bytes now read.
-      const sent = body === request.body ? request : { ...request, body: Readable.from([body], { objectMode: false }) };
-      const response = await next(sent);
-      call.status = response.status;
-      return response;
-    }
     const rule = rules.find((candidate) => matches(candidate, seen, request.url));
     if (!rule) {
-      remember(mocks.unmatched, seen);
+      remember(mocks.unmatched, kept(seen));
       throw notMocked(seen, request.url.origin, rules);
     }
     rule.remaining -= 1;
     rule.used += 1;
-    const call: DestinationCall = { ...seen, mocked: true, status: undefined };
+    const call: DestinationCall = { ...kept(seen), mocked: true, status: undefined };
     remember(mocks.calls, call);
     const response = await answerOf(rule, seen, request.signal);
     call.status = response.status;
     return response;
   }
+
+  /**
+   * A request to an origin without mocks: recorded, and sent on as it came. A body that streams
+   * (user code writing it over time) streams on, its first 64 KB recorded as they pass.
+   */
+  private async passed(
+    mocks: TenantMocks,
+    request: OutboundRequest,
+    origin: OutboundOrigin,
+    next: (request: OutboundRequest) => Promise<OutboundResponse>,
+  ): Promise<OutboundResponse> {
+    const { body } = request;
+    const call: DestinationCall = {
+      ...requestOf(request, undefined, origin),
+      ...keptBody(body instanceof Readable ? undefined : body),
+      mocked: false,
+      status: undefined,
+    };
+    remember(mocks.calls, call);
+    const sent = body instanceof Readable ? { ...request, body: recording(body, call) } : request;
+    const response = await next(sent);
+    call.status = response.status;
+    return response;
+  }
+}
+
+/** `request` as a record keeps it: its body's first 64 KB, and `truncated` when there was more. */
+function kept<T extends DestinationRequest>(request: T): T {
+  return { ...request, ...keptBody(request.body) };
+}
+
+/** What a record keeps of a body: its first 64 KB as text, `truncated` when there was more. */
+function keptBody(body: Buffer | string | undefined): { body: string; truncated?: true } {
+  if (body === undefined) return { body: '' };
+  // A UTF-16 unit is 3 UTF-8 bytes at most: most texts are known short without being measured.
+  if (
+    typeof body === 'string' &&
+    (body.length * 3 <= RECORDED_BODY_BYTES || Buffer.byteLength(body) <= RECORDED_BODY_BYTES)
+  )
+    return { body };
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  if (bytes.length <= RECORDED_BODY_BYTES) return { body: bytes.toString() };
+  return { body: bytes.subarray(0, RECORDED_BODY_BYTES).toString(), truncated: true };
+}
+
+/** `stream` passed on as it is, its first 64 KB written into `call.body` once it has ended. */
+function recording(stream: Readable, call: DestinationCall): Readable {
+  const head: Buffer[] = [];
+  let size = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer | string, _encoding, callback) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      // A copy: a slice would hold the whole chunk in memory.
+      if (size < RECORDED_BODY_BYTES) head.push(Buffer.from(bytes.subarray(0, RECORDED_BODY_BYTES - size)));
+      size += bytes.length;
+      callback(null, bytes);
+    },
+    flush(callback) {
+      call.body = Buffer.concat(head).toString();
+      if (size > RECORDED_BODY_BYTES) call.truncated = true;
+      callback();
+    },
+  });
+  // Either side's end is the other's: an error of the source fails the request, giving it up ends the source.
+  return pipeline(stream, tap, () => {});
 }
 
 function requestOf(
