@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, onTestFinished } from 'vitest';
+import { PROXY_DESTINATION_STATUS_HEADER } from '../../src/api/headers.js';
 import {
   createEmulator,
   type Emulator,
@@ -9,6 +10,7 @@ import {
   type EmulatorOptions,
   type EmulatorReady,
 } from '../../src/emulator/index.js';
+import { checkAnswer, checkAnswersOf, writeCheckReport } from './openapi-check.js';
 import { tempDir } from './temp.js';
 
 export interface HttpResult<T = any> {
@@ -69,8 +71,56 @@ export async function http<T = any>(
   } catch {
     // not JSON: keep the text
   }
+  const type = response.headers['content-type'];
+  const mismatch = checkAnswer({
+    method,
+    url,
+    status: response.statusCode,
+    contentType: Array.isArray(type) ? type[0] : type,
+    text,
+    fromDestination: response.headers[PROXY_DESTINATION_STATUS_HEADER] !== undefined,
+  });
+  if (mismatch !== undefined) throw new Error(`The OpenAPI document does not describe this answer: ${mismatch}`);
   return { status: response.statusCode, headers: response.headers, body: parsed as T, text };
 }
+
+const fetchMismatches: string[] = [];
+const CHECKED_FETCH = Symbol.for('svc.test.checked-fetch');
+
+/**
+ * The client's requests (global fetch, which ApiClient uses) checked too: each answer from an
+ * emulator the helpers started is read from a clone (not an event stream) and checked; a mismatch
+ * fails the test that made it, when it ends.
+ */
+function checkFetchAnswers(): void {
+  const original = globalThis.fetch as typeof fetch & { [CHECKED_FETCH]?: true };
+  if (original[CHECKED_FETCH]) return;
+  const checked = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const response = await original(input, init);
+    const type = response.headers.get('content-type') ?? undefined;
+    if (!type?.startsWith('text/event-stream')) {
+      const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+      const text = await response
+        .clone()
+        .text()
+        .catch(() => undefined);
+      const url = input instanceof Request ? input.url : String(input);
+      const fromDestination = response.headers.has(PROXY_DESTINATION_STATUS_HEADER);
+      const mismatch = checkAnswer({ method, url, status: response.status, contentType: type, text, fromDestination });
+      if (mismatch !== undefined) fetchMismatches.push(mismatch);
+    }
+    return response;
+  };
+  globalThis.fetch = Object.assign(checked, { [CHECKED_FETCH]: true as const });
+}
+checkFetchAnswers();
+
+afterAll(writeCheckReport);
+
+afterEach(() => {
+  const found = fetchMismatches.splice(0);
+  if (found.length > 0) throw new Error(`The OpenAPI document does not describe these answers:\n${found.join('\n')}`);
+});
 
 /**
  * Starts a real emulator on port 0 with its data in a fresh temp folder (or in memory), stopped
@@ -92,6 +142,7 @@ export async function startEmulator(options: EmulatorOptions & { dir?: string } 
   onTestFinished(() => emulator.dispose());
   const started = await emulator.ready;
   const { url } = started;
+  checkAnswersOf(url);
   const { keys, tenantId } = started.bootstrap;
   const managementKey = keys.managementKey ?? options.managementKey;
   const privateKey = keys.privateKey ?? options.privateKey;
@@ -135,6 +186,7 @@ export function sharedEmulator(options: EmulatorOptions = { inMemory: true }): (
     const started = await emulator.ready;
     const { keys, tenantId } = started.bootstrap;
     const { url } = started;
+    checkAnswersOf(url);
     emu = {
       emulator,
       started,

@@ -100,7 +100,8 @@ export const proxyInvokeRoutes: readonly Route[] = ['/proxy', '/proxy/*'].map((p
   proxy: true,
   responses: {
     default: {
-      description: "The destination's answer (through the response transform), or a transform's custom response.",
+      description:
+        "The destination's answer (through the response transform; it carries SVC-PROXY-DESTINATION-STATUS), or a transform's custom response.",
       contentType: '*/*',
     },
   },

@@ -7,6 +7,8 @@ import type { Exchange } from '../exchange.js';
 import { type Route, empty, json, tokenContext } from '../route.js';
 
 const params = tokenIdParamsSchema;
+/** What a request naming a transaction (SVC-TRANSACTION-ID) may meet: none by that id (404), or not open (409). */
+const TRANSACTIONAL = [404, 409];
 
 function requireBody(call: Exchange): unknown {
   if (call.body === undefined) throw new HttpError(400, `Send a JSON body (Content-Type: ${JSON_CONTENT_TYPE}).`);
@@ -24,7 +26,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'Create a token.',
     schema: { body: createTokenSchema },
     responses: { 201: { description: 'The token.', schema: tokenAnswerSchema } },
-    problems: [409],
+    problems: TRANSACTIONAL,
     handler: async (call, { services }) =>
       json(await services.tokens.create(tokenContext(call), call.body as CreateTokenBody), 201),
   },
@@ -34,7 +36,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'List the tokens the caller may read, a page at a time.',
     schema: { querystring: tokenListQuerySchema },
     responses: { 200: { description: 'A page of tokens.', schema: pageSchema(tokenAnswerSchema) } },
-    problems: [409],
+    problems: TRANSACTIONAL,
     handler: (call, { services }) => json(services.tokens.list(tokenContext(call), call.query as TokenListQuery)),
   },
   {
@@ -43,7 +45,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'One token.',
     schema: { params },
     responses: { 200: { description: 'The token, its data as the caller may see it.', schema: tokenAnswerSchema } },
-    problems: [409],
+    problems: TRANSACTIONAL,
     handler: (call, { services }) => json(services.tokens.get(tokenContext(call), call.params.id!)),
   },
   {
@@ -52,7 +54,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'Delete a token.',
     schema: { params },
     responses: { 204: { description: 'Deleted.' } },
-    problems: [409],
+    problems: TRANSACTIONAL,
     handler: async (call, { services }) => {
       await services.tokens.delete(tokenContext(call), call.params.id!);
       return empty(204);
@@ -64,7 +66,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'Tokenize every value of a JSON document.',
     jsonBody: 'Any JSON document: each value that describes a token (`{ type, data, ... }`) is tokenized.',
     responses: { 201: { description: 'The document with a token in place of each value tokenized.', schema: {} } },
-    problems: [409],
+    problems: TRANSACTIONAL,
     handler: async (call, { services }) =>
       json(await services.tokens.tokenize(tokenContext(call), requireBody(call)), 201),
   },
