@@ -174,14 +174,18 @@ export class Forwarder {
         if (body instanceof Readable) body.destroy();
         reject(error);
       });
+      // Given up: the connection goes (the answer with it, if it came).
+      const abort = () => outgoing.destroy(new Error('aborted'));
+      request.signal?.addEventListener('abort', abort, { once: true });
       // Closed with neither an answer nor an error (a CONNECT answered 2xx, which Node takes for a
-      // tunnel nobody asked for, and drops): it fails rather than wait forever.
+      // tunnel nobody asked for, and drops): it fails rather than wait forever. Closed either way
+      // (the answer read, or broken off), the exchange is over: a signal that outlives it (user
+      // code's call, over many requests) keeps no listener of it.
       outgoing.on('close', () => {
         clearTimeout(headersTimer);
+        request.signal?.removeEventListener('abort', abort);
         reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
       });
-      // Given up: the connection goes (the answer with it, if it came).
-      request.signal?.addEventListener('abort', () => outgoing.destroy(new Error('aborted')), { once: true });
       if (!(body instanceof Readable)) outgoing.end(body);
       else {
         body.on('error', (error) => outgoing.destroy(error));

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HttpError } from '../../../src/emulator/errors.js';
@@ -105,5 +106,28 @@ describe('Forwarder time bounds', () => {
       expect(error.status).toBe(502);
       expect(error.detail).toMatch(/101 Switching Protocols/);
     }
+  });
+
+  it("node:http: a request's abort listener goes with its exchange (one signal over many requests keeps none)", async () => {
+    const target = await destination((socket) => {
+      socket.on('data', () => {});
+      socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    });
+    const sender = forwarder();
+    const call = new AbortController();
+    for (let n = 0; n < 5; n++) {
+      const response = await sender.send({
+        url: target.url,
+        method: 'GET',
+        headers: {},
+        body: undefined,
+        connection: 'close',
+        signal: call.signal,
+      });
+      for await (const _chunk of response.body) {
+        // read to its end
+      }
+    }
+    await expect.poll(() => getEventListeners(call.signal, 'abort').length, { timeout: 5000 }).toBe(0);
   });
 });
