@@ -15,7 +15,7 @@
 import path from 'node:path';
 import type { Tier } from '../api/tiers.js';
 import { ApiClient } from '../client/index.js';
-import { createEmulator, type Emulator } from '../emulator/index.js';
+import { createEmulator, type Emulator, type ForkedTenant } from '../emulator/index.js';
 import { DestinationMocks } from '../emulator/outbound/mocks.js';
 import { applyToTemplate, loadSvcConfig, type SvcConfig } from './config.js';
 import { keepAliveAgent } from './http.js';
@@ -44,7 +44,7 @@ export type {
 } from './destinations.js';
 
 export interface StartOptions {
-  /** svc.yaml: a path (relative to `projectDir`), or the same document as an object. */
+  /** svc.yaml: a path (relative to the current directory), or the same document as an object. */
   config: SvcConfig;
   /** The platform tier the emulator plays; default enterprise (asynchronous invocations need it). */
   tier?: Tier;
@@ -118,7 +118,7 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
   }
   const spares = new SpareForks(emulator.tenants, templateId);
   spares.fill();
-  const live = new Set<SvcTenant>();
+  let stopping: Promise<void> | undefined;
   const context: TenantContext = {
     url,
     tenants: emulator.tenants,
@@ -126,30 +126,35 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     logs,
     receiver,
     mocks,
-    disposed: (tenant) => live.delete(tenant),
+    stopped: () => stopping !== undefined,
   };
-  let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       spares.stop();
-      live.clear();
       await stopEverything();
     })();
     return stopping;
   };
+  // A fork made (or failing) as the svc stopped belongs to an emulator that is gone: it is freed with it.
+  const stoppedMeanwhile = () =>
+    new Error('svc/testing: this svc was stopped while the tenant was being made; start another with startSvc().');
   return {
     url,
     emulator,
     templateId,
     async tenant(tenantOptions = {}) {
       if (stopping) throw new Error('svc/testing: this svc is stopped; start another with startSvc().');
-      const forked =
-        tenantOptions.name === undefined
-          ? await spares.take()
-          : await emulator.tenants.fork(templateId, { name: tenantOptions.name });
-      const tenant = new SvcTenant(context, forked);
-      live.add(tenant);
-      return tenant;
+      let forked: ForkedTenant;
+      try {
+        forked =
+          tenantOptions.name === undefined
+            ? await spares.take()
+            : await emulator.tenants.fork(templateId, { name: tenantOptions.name });
+      } catch (error) {
+        throw stopping ? stoppedMeanwhile() : error;
+      }
+      if (stopping) throw stoppedMeanwhile();
+      return new SvcTenant(context, forked);
     },
     stop,
     [Symbol.asyncDispose]: stop,

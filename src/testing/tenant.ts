@@ -51,8 +51,8 @@ export interface TenantContext {
   receiver: WebhookReceiver;
   /** Every tenant's destination mocks (one interceptor on the emulator's outbound gateway). */
   mocks: DestinationMocks;
-  /** Told when the tenant is disposed (the run stops tracking it). */
-  disposed(tenant: SvcTenant): void;
+  /** True once the run was told to stop: its tenants go with the emulator, and a dispose has nothing to do. */
+  stopped(): boolean;
 }
 
 /** Keys by name: the tenant's two starter Applications, and one per Application of svc.yaml. */
@@ -145,14 +145,22 @@ export class SvcTenant {
     return this.context.tenants.settled(this.id);
   }
 
-  /** Deletes the tenant and all it holds, its code unloaded; safe to call more than once. */
+  /**
+   * Deletes the tenant and all it holds, its code unloaded; safe to call more than once. A failure
+   * of the delete is passed on; once the svc is stopped, the tenant went with it and this does nothing.
+   */
   dispose(): Promise<void> {
     this.disposing ??= (async () => {
-      this.context.disposed(this);
       this.context.logs.forget(this.id);
       this.context.mocks.forget(this.id);
       for (const receiver of this.receivers) this.context.receiver.close(receiver.url);
-      await this.context.tenants.delete(this.id).catch(() => {});
+      if (this.context.stopped()) return;
+      try {
+        await this.context.tenants.delete(this.id);
+      } catch (error) {
+        // The svc stopped meanwhile: the emulator refuses the delete, as the tenant is going anyway.
+        if (!this.context.stopped()) throw error;
+      }
     })();
     return this.disposing;
   }

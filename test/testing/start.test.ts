@@ -169,6 +169,35 @@ describe('svc/testing: startSvc and tenant()', () => {
     ).rejects.toThrow(/nowhere\.js/);
   });
 
+  it('a tenant asked for as the svc stops is refused, not handed back gone; a dispose after stop is a no-op', async () => {
+    const other = await startSvc({
+      config: { reactors: { only: { code: 'reactors/noop.js' } } },
+      projectDir: FIXTURE_DIR,
+    });
+    const kept = await other.tenant();
+    // Asked before the stop, made after it began: the tenant would be one of a stopped emulator.
+    const asked = other.tenant();
+    const stopped = other.stop();
+    await expect(asked).rejects.toThrow(/svc\/testing: this svc was stopped while the tenant was being made/);
+    await stopped;
+    await kept.dispose();
+  });
+
+  it("passes on a failure of t.dispose()'s delete while the svc runs", async () => {
+    const t = await svc.tenant();
+    const { tenants } = svc.emulator;
+    const remove = tenants.delete;
+    tenants.delete = async () => {
+      throw new Error('the store is not writable');
+    };
+    try {
+      await expect(t.dispose()).rejects.toThrow(/the store is not writable/);
+    } finally {
+      tenants.delete = remove;
+    }
+    await tenants.delete(t.id);
+  });
+
   it('stops once, whatever the number of calls; no tenant after', async () => {
     const other = await startSvc({
       config: { reactors: { only: { code: 'reactors/noop.js' } } },
