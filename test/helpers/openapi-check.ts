@@ -110,6 +110,14 @@ export function operationOf(method: string, pathname: string): { template: strin
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
+/** A response, or the shared one its `$ref` names (components.responses). */
+function resolved(response: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const ref = response?.$ref;
+  if (typeof ref !== 'string') return response;
+  const shared = (checkedDocument().components as { responses: Record<string, Record<string, unknown>> }).responses;
+  return shared[ref.replace('#/components/responses/', '')];
+}
+
 /** What is wrong with an answer, or undefined when the document describes it. */
 export function mismatchOf(answer: Answered): string | undefined {
   const url = new URL(answer.url);
@@ -122,7 +130,7 @@ export function mismatchOf(answer: Answered): string | undefined {
     return bodyMismatch(said, answer, type, url.pathname.startsWith('/proxy') ? 'ProxyError' : 'Problem');
   }
   const responses = found.operation.responses;
-  const listed = responses[String(answer.status)];
+  const listed = resolved(responses[String(answer.status)]);
   const fallback = responses.default;
   const response = (answer.fromDestination && fallback) || listed || fallback;
   if (response === undefined) return `${said}: status not listed for ${answer.method} ${found.template}`;

@@ -92,7 +92,10 @@ describe('the OpenAPI document', () => {
           route.path,
         ).toBe(true);
         for (const status of statuses.filter((s) => s >= '400' && s !== 'default')) {
-          const content = operation!.responses[status]!.content as Record<string, { schema: object }>;
+          const given = operation!.responses[status]!;
+          const shared = (doc.components as { responses: Record<string, { content?: unknown }> }).responses;
+          const answer = typeof given.$ref === 'string' ? shared[given.$ref.split('/').pop()!] : given;
+          const content = answer?.content as Record<string, { schema: object }>;
           const problem = route.proxy ? content['application/json'] : content['application/problem+json'];
           expect(problem?.schema, `${method} ${route.path} ${status}`).toEqual({
             $ref: `#/components/schemas/${route.proxy ? 'ProxyError' : 'Problem'}`,

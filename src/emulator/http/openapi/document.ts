@@ -57,6 +57,34 @@ function response(answer: RouteResponse): Record<string, unknown> {
   return { description: answer.description, headers: TRACE_HEADERS, ...(content && { content }) };
 }
 
+function problemContent(proxy: boolean): Record<string, unknown> {
+  return proxy
+    ? { [JSON_CONTENT_TYPE]: { schema: PROXY_ERROR_REF } }
+    : { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } };
+}
+
+/** `Problem404`, or `ProxyError404` on /proxy: the shared response of an error status. */
+function problemName(route: Route, status: number): string {
+  return `${route.proxy ? 'ProxyError' : 'Problem'}${status}`;
+}
+
+/** `components.responses`: each error status's problem answer that the operations name. */
+function problemResponses(routes: readonly Route[]): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const route of routes) {
+    for (const method of typeof route.method === 'string' ? [route.method] : route.method) {
+      for (const status of problemStatuses(route, method)) {
+        out[problemName(route, status)] ??= {
+          description: problemDefaults(status).title,
+          headers: TRACE_HEADERS,
+          content: problemContent(route.proxy === true),
+        };
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 function responses(route: Route, method: Method): Operation['responses'] {
   const out: Operation['responses'] = {};
   for (const [status, answer] of Object.entries(route.responses ?? {})) {
@@ -64,15 +92,9 @@ function responses(route: Route, method: Method): Operation['responses'] {
   }
   if (Object.keys(out).length === 0) out['200'] = { description: 'Done.', headers: TRACE_HEADERS };
   for (const status of problemStatuses(route, method)) {
-    const problem = route.proxy
-      ? { [JSON_CONTENT_TYPE]: { schema: PROXY_ERROR_REF } }
-      : { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } };
     const given = out[String(status)];
-    if (given === undefined) {
-      out[String(status)] = { description: problemDefaults(status).title, headers: TRACE_HEADERS, content: problem };
-    } else {
-      given.content = { ...(given.content as object), ...problem };
-    }
+    if (given === undefined) out[String(status)] = { $ref: `#/components/responses/${problemName(route, status)}` };
+    else given.content = { ...(given.content as object), ...problemContent(route.proxy === true) };
   }
   const otherwise = route.responses?.default;
   if (otherwise) out.default = response(otherwise);
@@ -182,7 +204,8 @@ function headOf(get: Operation): Operation {
   const responses: Operation['responses'] = {};
   for (const [status, answer] of Object.entries(get.responses)) {
     const { content: _content, ...rest } = answer;
-    responses[status] = rest;
+    responses[status] =
+      answer.$ref === undefined ? rest : { description: problemDefaults(Number(status)).title, headers: TRACE_HEADERS };
   }
   return {
     ...get,
@@ -216,6 +239,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Open
     paths,
     components: {
       schemas: componentSchemas(),
+      responses: problemResponses(routes),
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: headerName(API_KEY_HEADER), description: 'An Application key.' },
         ProxyKey: { type: 'apiKey', in: 'header', name: headerName(PROXY_KEY_HEADER), description: "A proxy's key." },
