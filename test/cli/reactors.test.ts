@@ -697,9 +697,13 @@ describe('invoke reactor', () => {
     const result = await svc(['invoke', 'reactor', 'charge']);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({ raw: { charge: 'ch_1' } });
-    expect(result.stderr).toBe(
-      `Error: Tokenize block refused (403): Reactor charge ran, but the tokenize block of its result was refused: its Application reader (private, ${app.id}) ` +
-        'lacks token:create. Grant that to reader, or bind another Application. The raw result is kept in "raw".\n',
+    // The refusal is explained and kept by its trace id: the line ends with the command that shows it.
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^Error: Tokenize block refused \\(403\\): Reactor charge ran, but the tokenize block of its result was refused: its Application reader \\(private, ${app.id}\\) ` +
+          'lacks token:create\\. Grant that to reader, or bind another Application\\. The raw result is kept in "raw"\\. ' +
+          '`svc explain [0-9a-f-]{36}` shows why\\.\n$',
+      ),
     );
     const json = await svc(['invoke', 'reactor', 'charge', '--json']);
     expect(json.code).toBe(1);
