@@ -164,7 +164,7 @@ describe('GET /_emulator/openapi.json', () => {
     const served = await emu().call('GET', '/_emulator/openapi.json', { key: null });
     expect(served.status).toBe(200);
     expect(served.body).toEqual(doc);
-    // dist/openapi.json is written by the build from the same table (scripts/write-openapi.mjs).
+    // dist/openapi.json is written by the build from the same table (src/emulator/http/openapi/write.ts).
     const shipped = JSON.parse(
       readFileSync(fileURLToPath(new URL('../../../dist/openapi.json', import.meta.url)), 'utf8'),
     );

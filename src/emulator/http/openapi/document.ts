@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the API as the emulator implements it, read off the route table
  * (routes/index.ts): the same declarations and JSON Schemas the server routes and validates with,
  * so that it cannot drift from them. Served at GET /_emulator/openapi.json and written to
- * dist/openapi.json by the build (scripts/write-openapi.mjs).
+ * dist/openapi.json by the build (src/emulator/http/openapi/write.ts).
  */
 import {
   API_KEY_HEADER,
