@@ -435,10 +435,13 @@ describe('webhook sockets are bounded', () => {
       ).map((id) => ({ reactor: theirs.body, id, key: other.private_key })),
     ];
 
-    // Three held: two of tenant a (its share), one of b, which a's waiting deliveries do not hold back.
+    // Three held, none of a tenant beyond its share of two: whichever tenant's runs end first (a
+    // busy machine decides), the other's deliveries are not held back by its waiting ones.
     await eventually(() => expect(held).toHaveLength(3), DELIVERY_MS);
     await eventually(() => expect(sockets).toBe(3), DELIVERY_MS);
-    expect(held.filter((entry) => entry.tenant === 'a')).toHaveLength(2);
+    const ofA = held.filter((entry) => entry.tenant === 'a').length;
+    expect([1, 2]).toContain(ofA);
+    expect([1, 2]).toContain(held.length - ofA);
 
     answering = true;
     for (const { tenant, id, response } of held.splice(0)) answer(tenant, id, response);
