@@ -87,12 +87,14 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
   });
   const proxies = new ProxyService(store, options.runtime, options.cipher, clocks);
+  const explanations = new ExplanationStore();
   const tenants = new TenantService(store, applications, clocks, {
     cipher: options.cipher,
     reactors,
     proxies,
     results,
     webhooks,
+    explanations,
   });
   // A move of a tenant's clock waits for the tenant's work under way to end or wait for its time.
   clocks.running = (tenantId) => results.pending.count(tenantId);
@@ -128,7 +130,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     webhooks,
     results,
     clocks,
-    explanations: new ExplanationStore(),
+    explanations,
     storeProblem: () => store.writeProblem,
     sweep,
     sweepExpired,

@@ -13,6 +13,7 @@ import type { ProxyService } from './proxies.js';
 import type { ReactorService } from './reactors.js';
 import type { ReactorResults } from './reactor-results.js';
 import type { WebhookService } from './webhooks.js';
+import type { ExplanationStore } from './explanations.js';
 import { deleteTenantRows, writeFork, type ForkedTenant } from './tenant-fork.js';
 
 export type { ForkedTenant } from './tenant-fork.js';
@@ -25,6 +26,8 @@ export interface TenantForkDeps {
   proxies: ProxyService;
   results: ReactorResults;
   webhooks: WebhookService;
+  /** A deleted tenant's kept refusals go with it. */
+  explanations: ExplanationStore;
 }
 
 export interface TenantKeys {
@@ -93,6 +96,7 @@ export class TenantService {
     // Once its rows are gone, what still runs of the tenant sees it deleted and ends.
     forks.webhooks.stopTenant(tenantId);
     this.clocks.forget(tenantId);
+    forks.explanations.forget(tenantId);
     await forks.results.pending.settled(tenantId);
     return true;
   }
