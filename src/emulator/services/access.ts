@@ -103,7 +103,7 @@ export function explainAccess(
 ): Explanation {
   const sorted = byPriority(grantee.rules);
   const covers = (rule: AccessRule) =>
-    rule.container !== undefined && containers !== undefined && containers.some((c) => c.startsWith(rule.container!));
+    rule.container !== undefined && containers?.some((c) => c.startsWith(rule.container!)) === true;
   const rules: ExplainedRule[] = sorted.map((rule, index) => ({
     index,
     priority: rule.priority,

@@ -120,8 +120,7 @@ export class TokenCreator {
       const denied = record.containers.find(
         (container) => !evaluateAccess(caller.application, 'token:create', container).allowed,
       );
-      if (denied)
-        throw new PermissionDenied({ permission: 'token:create', containers: [denied] }, caller.application);
+      if (denied) throw new PermissionDenied({ permission: 'token:create', containers: [denied] }, caller.application);
     }
   }
 

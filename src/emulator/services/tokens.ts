@@ -13,7 +13,12 @@ import type { Caller } from './applications.js';
 import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { CallContext } from './call-context.js';
 import { filterItems, paginate } from './pagination.js';
-import { notFoundExplanation, tooManyExplanation, unusableExplanation, withExpressions } from './detokenize-explanation.js';
+import {
+  notFoundExplanation,
+  tooManyExplanation,
+  unusableExplanation,
+  withExpressions,
+} from './detokenize-explanation.js';
 import { PermissionDenied } from './permission-denied.js';
 import { type Prepared, type Secret, sealContext, TokenCreator } from './token-creation.js';
 import {

@@ -1,6 +1,6 @@
 // Sends args.body to args.url with https (args.ca trusts a loopback destination); with args.handle,
 // a failed request is answered as data instead of failing the call.
-const https = require('https');
+const https = require('node:https');
 
 function send(url, { method = 'POST', body, ca }) {
   return new Promise((resolve, reject) => {

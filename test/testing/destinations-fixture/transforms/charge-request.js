@@ -1,5 +1,5 @@
 // Gets a bearer token from the auth server, then sends the body on marked as transformed.
-const https = require('https');
+const https = require('node:https');
 
 function accessToken() {
   return new Promise((resolve, reject) => {
