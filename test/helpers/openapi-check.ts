@@ -122,6 +122,32 @@ function resolved(response: Record<string, unknown> | undefined): Record<string,
 export function mismatchOf(answer: Answered): string | undefined {
   const url = new URL(answer.url);
   const said = `${answer.method} ${url.pathname} -> ${answer.status}`;
+  return unexplained(said, answer) ?? documentMismatch(said, answer, url);
+}
+
+/**
+ * Issue 30: every 401 and 403 the emulator answers says why (its problem's `explanation`, inside
+ * `proxy_error` on /proxy). A destination's answer, or user code's own (not a problem document), is not
+ * the emulator's refusal.
+ */
+function unexplained(said: string, answer: Answered): string | undefined {
+  if (answer.fromDestination || (answer.status !== 401 && answer.status !== 403) || answer.text === undefined) return;
+  const type = answer.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/problem+json' && type !== 'application/json') return;
+  let body: { explanation?: unknown; proxy_error?: { explanation?: unknown }; type?: unknown };
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    return;
+  }
+  const problem = body.proxy_error ?? body;
+  if (typeof (problem as { type?: unknown }).type !== 'string') return;
+  return typeof problem.explanation === 'object' && problem.explanation !== null
+    ? undefined
+    : `${said}: a refusal without an explanation`;
+}
+
+function documentMismatch(said: string, answer: Answered, url: URL): string | undefined {
   const found = operationOf(answer.method, url.pathname);
   const type = answer.contentType?.split(';')[0]?.trim().toLowerCase();
   if (found === undefined) {
