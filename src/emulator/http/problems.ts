@@ -197,13 +197,15 @@ function explained(error: HttpError, request: ErrorRequest, explanations: Explan
     request.reason = error.detail;
     return;
   }
-  request.reason = explanation.reason;
+  // A refusal answered with less than it was (an anonymous proxy's caller) is kept whole for its tenant.
+  const kept = (error as { keptExplanation?: Explanation }).keptExplanation ?? explanation;
+  request.reason = kept.reason;
   if (explanations && request.tenantId !== undefined) {
     const path = pathOf(request.url.charCodeAt(0) === 47 ? request.url : originForm(request.url));
     explanations.record(
       request.tenantId,
       { traceId: request.id, method: request.method, path, status: error.status },
-      explanation,
+      kept,
     );
   }
 }

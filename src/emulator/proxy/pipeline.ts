@@ -18,6 +18,7 @@ import type { CallContext } from '../services/call-context.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
 import type { OutboundGateway } from '../outbound/index.js';
+import { withheldFromAnonymous } from './anonymous-explanation.js';
 import { destinationUrl } from './destination.js';
 import { detokenizeBody, growthLimit, TRANSFORM_OUTPUT_LIMIT } from './detokenize-body.js';
 import {
@@ -107,7 +108,12 @@ export class ProxyPipeline {
     let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
     if (body !== undefined) {
       const limit = transforms.request || transforms.response ? TRANSFORM_OUTPUT_LIMIT : growthLimit(body);
-      body = detokenizeBody(this.deps.tokens, body, contentType, detokenizer, proxy, limit, call.onDetokenized);
+      try {
+        body = detokenizeBody(this.deps.tokens, body, contentType, detokenizer, proxy, limit, call.onDetokenized);
+      } catch (error) {
+        // An anonymous caller holds no key of the tenant: it is not told the bound Application's rules.
+        throw proxy.require_auth ? error : withheldFromAnonymous(error);
+      }
     }
 
     // What the call's transforms share (the bound Application, the configuration) is found once.
