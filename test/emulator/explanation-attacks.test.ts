@@ -3,6 +3,9 @@
  * can learn from them, and what the store and the hypothetical route take.
  */
 import { describe, expect, it } from 'vitest';
+import type { Explanation } from '../../src/api/explanation.js';
+import { explainAccess } from '../../src/emulator/services/access.js';
+import { EXPLANATION_WEIGHT_LIMIT, ExplanationStore } from '../../src/emulator/services/explanations.js';
 import { createTenant, startEmulator } from '../helpers/emulator.js';
 import { startReceiver } from '../helpers/receiver.js';
 
@@ -92,5 +95,39 @@ describe('explanations to a caller of an anonymous proxy', () => {
     expect(refused.status, refused.text).toBe(403);
     expect(refused.body.proxy_error.explanation.decision).toBe('denied');
     for (const secret of ['BOUND-NAME', bound.body.id, 'DESC', '/x/']) expect(refused.text).not.toContain(secret);
+  });
+});
+
+describe('the explanation store is bounded by what it holds, not only by count', () => {
+  // An Application of 100 rules (the most one may have): each refusal explains every rule.
+  const grantee = {
+    id: 'a',
+    name: 'n',
+    type: 'private',
+    permissions: [] as string[],
+    rules: Array.from({ length: 100 }, (_, i) => ({
+      priority: i,
+      container: `/c${i}/`,
+      transform: 'mask' as const,
+      permissions: Array.from({ length: 100 }, () => 'token:read'),
+      description: 'd'.repeat(1000),
+    })),
+  };
+  const heavy = (): Explanation => explainAccess(grantee, 'token:use', ['/z/'], 't');
+  const request = (i: number) => ({ traceId: `id-${i}`, method: 'GET', path: '/', status: 403 });
+
+  it('one tenant refused 1,000 times with 100 rules each holds a bounded weight, the newest kept', () => {
+    const store = new ExplanationStore();
+    for (let i = 0; i < 1000; i++) store.record('t', request(i), heavy());
+    expect(store.weight).toBeLessThanOrEqual(EXPLANATION_WEIGHT_LIMIT / 10);
+    expect(store.get('t', 'id-999')?.explanation.rules).toHaveLength(100);
+    expect(store.get('t', 'id-0')).toBeUndefined();
+  });
+
+  it('many tenants together stay under the limit; the latest refusal is kept', () => {
+    const store = new ExplanationStore();
+    for (let t = 0; t < 256; t++) for (let i = 0; i < 200; i++) store.record(`t${t}`, request(i), heavy());
+    expect(store.weight).toBeLessThanOrEqual(EXPLANATION_WEIGHT_LIMIT);
+    expect(store.get('t255', 'id-199')).toBeDefined();
   });
 });
