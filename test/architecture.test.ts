@@ -34,6 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/runtime',
     'emulator/crypto',
     'emulator/outbound',
+    'emulator/leaks',
   ],
   'emulator/kernel': ['api', 'lib'],
   'emulator/http': [
@@ -43,6 +44,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/store',
     'emulator/runtime',
     'emulator/crypto',
+    'emulator/leaks',
   ],
   'emulator/proxy': [
     ...EMULATOR_BASE,
@@ -51,10 +53,20 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/runtime',
     'emulator/crypto',
     'emulator/outbound',
+    'emulator/leaks',
   ],
-  'emulator/services': [...EMULATOR_BASE, 'emulator/store', 'emulator/runtime', 'emulator/crypto', 'emulator/outbound'],
+  'emulator/services': [
+    ...EMULATOR_BASE,
+    'emulator/store',
+    'emulator/runtime',
+    'emulator/crypto',
+    'emulator/outbound',
+    'emulator/leaks',
+  ],
   // The one door out (the forwarder, its interceptors): the runtime reaches it only as a function it is given.
-  'emulator/outbound': ['api', 'lib', 'emulator/kernel'],
+  'emulator/outbound': ['api', 'lib', 'emulator/kernel', 'emulator/leaks'],
+  // The leak guard: a call's plaintext and its forms (pure), the sinks' checks; below every layer that has a sink.
+  'emulator/leaks': ['api', 'lib', 'emulator/kernel'],
   'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
   'emulator/crypto': ['emulator/kernel', 'lib'],
   // The sandbox imports lib and its own files (and see EXCEPTIONS, and the host's own check below).

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { UserTlsOptions } from '../../lib/tls-options.js';
+import type { CallSecrets } from '../leaks/secrets.js';
 
 /** The TLS options of a request of user code (lib/tls-options.ts). */
 export type OutboundTls = UserTlsOptions;
@@ -39,6 +40,13 @@ export interface OutboundOrigin {
   name: string;
   /** The trace id of the call the request belongs to ('' for work of no call: top-level code). */
   traceId: string;
+  /**
+   * The plaintext the call detokenized (a proxy's forward, user code's https during a call), so that
+   * interceptors redact by provenance (the leak guard, the recorder); none for work of no call.
+   */
+  secrets?: CallSecrets | undefined;
+  /** The code's configuration values (a proxy's, a reactor's): masked in recordings. */
+  configuration?: readonly string[] | undefined;
 }
 
 /** The rest of the chain after an interceptor: the next one, and at its end the network. */

@@ -1,3 +1,4 @@
+import { CallSecrets } from '../leaks/secrets.js';
 import type { Caller } from './applications.js';
 import type { StagedIndex, TokenContext } from './token-view.js';
 
@@ -10,6 +11,11 @@ import type { StagedIndex, TokenContext } from './token-view.js';
  */
 export class CallContext implements TokenContext {
   private stagedWrites: StagedIndex | undefined;
+  /**
+   * The plaintext this call's detokenizations revealed (never a mask): its args, a proxy's body,
+   * its code's req.svc detokenizations. The leak guard looks for it wherever the call's output goes.
+   */
+  readonly secrets = new CallSecrets();
 
   constructor(
     readonly caller: Caller,

@@ -3,11 +3,14 @@ import type { StagedOp, TokenRecord, TransactionRecord } from '../store/records.
 import type { Caller } from './applications.js';
 import type { TenantClocks } from './tenant-clocks.js';
 import type { TransactionService } from './transactions.js';
+import type { CallSecrets } from '../leaks/secrets.js';
 
 /** Who acts on tokens, and in which transaction (the `SVC-TRANSACTION-ID` header), if any. */
 export interface TokenContext {
   caller: Caller;
   transactionId?: string | undefined;
+  /** Where the plaintext a detokenization reveals is kept for the leak guard (a call's; leaks/secrets.ts). */
+  secrets?: CallSecrets | undefined;
 }
 
 /** A token's state in a transaction, by id: the record, or null when deleted there. */

@@ -286,6 +286,8 @@ export class TokenService {
       bytes += leastBytes(used);
       if (bytes > output.bytes) throw expansionTooLarge(output);
       data.set(id, used);
+      // What the call revealed, for the leak guard (a mask is what the caller may see: not a secret).
+      if (ctx.secrets && decision.transform === 'reveal') ctx.secrets.add(used, id);
     }
     return data;
   }
