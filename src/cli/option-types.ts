@@ -20,6 +20,11 @@ export interface ArgSpec {
   readonly name: string;
   readonly description: string;
   readonly optional?: boolean;
+  /**
+   * The words after `--`, as typed (a command line of its own, `svc exec -- CMD ARGS...`); undefined
+   * when there is no `--` or a word before it that no option took.
+   */
+  readonly rest?: boolean;
 }
 
 /** `-X, --request <method>` -> `--request <method>`: the long form names the option. */
@@ -100,5 +105,9 @@ export type OptionsOf<Specs extends readonly OptionSpec[]> = Simplify<
 
 /** The `args` a handler gets: a string per argument, possibly undefined when the argument is optional. */
 export type ArgsOf<Specs extends readonly ArgSpec[]> = Simplify<{
-  [S in Specs[number] as S['name']]: S extends { readonly optional: true } ? string | undefined : string;
+  [S in Specs[number] as S['name']]: S extends { readonly rest: true }
+    ? string[] | undefined
+    : S extends { readonly optional: true }
+      ? string | undefined
+      : string;
 }>;

@@ -31,7 +31,7 @@ export interface CommandDefinition<
 }
 
 /** The input as the registry builds it, before a definition's specs type it. */
-export type RawInput = CommandInput<Record<string, unknown>, Record<string, string | undefined>>;
+export type RawInput = CommandInput<Record<string, unknown>, Record<string, string | string[] | undefined>>;
 
 /** A definition as the registry holds it: the handler's input built from the specs, its types erased. */
 export interface RegisteredCommand
@@ -70,7 +70,8 @@ export function register(parent: Command, entries: (RegisteredCommand | CommandG
     const command = parent.command(entry.name).description(entry.description);
     command.aliases(entry.aliases ?? []);
     for (const arg of entry.args ?? []) {
-      command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`, arg.description);
+      if (arg.rest) command.argument(`[${arg.name}...]`, arg.description).allowUnknownOption();
+      else command.argument(arg.optional ? `[${arg.name}]` : `<${arg.name}>`, arg.description);
     }
     for (const spec of entry.options ?? []) command.addOption(toOption(spec));
     if (entry.notes?.length) command.addHelpText('after', `\n${entry.notes.join('\n')}`);
@@ -78,11 +79,31 @@ export function register(parent: Command, entries: (RegisteredCommand | CommandG
       command.addHelpText('after', `\nExamples:\n${entry.examples.map((line) => `  $ ${line}`).join('\n')}`);
     }
     command.action(async (...received: unknown[]) => {
-      const names = (entry.args ?? []).map((arg) => arg.name);
-      const args = Object.fromEntries(names.map((name, i) => [name, received[i] as string | undefined]));
+      const specs = entry.args ?? [];
+      const args = Object.fromEntries(
+        specs.map((arg, i) => [
+          arg.name,
+          arg.rest ? restOf(command, received[i] as string[]) : (received[i] as string),
+        ]),
+      );
       await run(entry, { args, options: command.opts() }, command);
     });
   }
+}
+
+/**
+ * A rest argument's words: those after the command line's first `--`, when they are all the words
+ * commander left over (commander drops the `--` itself, so the raw command line tells).
+ */
+function restOf(command: Command, words: string[]): string[] | undefined {
+  let root = command;
+  while (root.parent) root = root.parent;
+  // The command line as parse() got it: commander keeps it on the program, untyped.
+  const raw: string[] = (root as Command & { rawArgs?: string[] }).rawArgs ?? [];
+  const at = raw.indexOf('--');
+  if (at < 0) return undefined;
+  const after = raw.slice(at + 1);
+  return after.length === words.length && after.every((word, i) => word === words[i]) ? after : undefined;
 }
 
 function toOption(spec: OptionSpec): Option {

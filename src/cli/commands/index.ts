@@ -9,6 +9,7 @@ export type Entry = RegisteredCommand | CommandGroup;
  */
 const TABLE: readonly (readonly [names: readonly string[], load: () => Promise<Entry>])[] = [
   [['serve'], async () => (await import('./serve.js')).serve],
+  [['exec'], async () => (await import('./exec.js')).exec],
   [['init'], async () => (await import('./init.js')).init],
   [['apply'], async () => (await import('./apply.js')).apply],
   [['import'], async () => (await import('./import.js')).importCommand],
