@@ -4,6 +4,7 @@
  * returned with its path, and the loader adds the line.
  */
 import { PERMISSIONS_BY_TYPE, RULE_TYPES } from '../api/permissions.js';
+import { isRecord } from '../lib/is-record.js';
 import { closest, type YamlPath } from './locate.js';
 import type { RawConfig } from './raw.js';
 import { KINDS } from './types.js';
@@ -15,12 +16,42 @@ export interface CheckIssue {
   message: string;
 }
 
-export function checkConfig(config: RawConfig): CheckIssue[] {
+/**
+ * The problems of a config whose shape the schema passed. `unchecked` names Applications left out of
+ * it (their shape was refused): a reference to one is not said to name nothing.
+ */
+export function checkConfig(config: RawConfig, unchecked: ReadonlySet<string> = new Set()): CheckIssue[] {
   const issues: CheckIssue[] = [];
   checkApplications(config, issues);
-  checkReferences(config, issues);
+  checkReferences(config, issues, unchecked);
   checkRenames(config, issues);
   return issues;
+}
+
+/**
+ * What of a config the schema refused can still be checked, so that its other problems are said with
+ * the schema's: the resources the schema found nothing wrong with (a section refused as a whole goes
+ * with its resources), and the Applications left out. Undefined when nothing can be (not a map).
+ */
+export function checkablePart(
+  config: unknown,
+  refused: readonly YamlPath[],
+): { config: RawConfig; unchecked: Set<string> } | undefined {
+  if (!isRecord(config) || refused.some((path) => path.length === 0)) return undefined;
+  const part: Record<string, Record<string, unknown>> = {};
+  const unchecked = new Set<string>();
+  for (const kind of KINDS) {
+    const section = config[kind];
+    const refusedHere = refused.filter((path) => path[0] === kind);
+    if (section === undefined) continue;
+    const whole = !isRecord(section) || refusedHere.some((path) => path.length < 2);
+    const names = isRecord(section) ? Object.keys(section) : [];
+    const out = names.filter((name) => whole || refusedHere.some((path) => path[1] === name));
+    if (kind === 'applications') for (const name of out) unchecked.add(name);
+    if (whole) continue;
+    part[kind] = Object.fromEntries(Object.entries(section).filter(([name]) => !out.includes(name)));
+  }
+  return { config: part as RawConfig, unchecked };
 }
 
 function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
@@ -59,17 +90,18 @@ function checkApplications(config: RawConfig, issues: CheckIssue[]): void {
 }
 
 /** `application: <name>` must name a private or public Application of the same file. */
-function checkReferences(config: RawConfig, issues: CheckIssue[]): void {
+function checkReferences(config: RawConfig, issues: CheckIssue[], unchecked: ReadonlySet<string>): void {
   const applications = config.applications ?? {};
   for (const kind of ['reactors', 'proxies'] as const) {
     for (const [name, resource] of Object.entries(config[kind] ?? {})) {
       const ref = resource.application;
-      if (ref === undefined) continue;
+      if (ref === undefined || unchecked.has(ref)) continue;
       const path = [kind, name, 'application'];
       const target = applications[ref];
       if (!target) {
-        const suggestion = closest(ref, Object.keys(applications));
-        const none = Object.keys(applications).length === 0;
+        const names = [...Object.keys(applications), ...unchecked];
+        const suggestion = closest(ref, names);
+        const none = names.length === 0;
         const hint = suggestion ? ` (did you mean ${suggestion}?)` : none ? ' (this file has no applications)' : '';
         issues.push({ path, message: `no Application "${ref}"${hint}` });
       } else if (!RULE_TYPES.includes(target.type)) {

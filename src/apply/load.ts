@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { AccessRule } from '../api/types.js';
-import { checkConfig } from './check.js';
+import { checkablePart, checkConfig } from './check.js';
 import { ApplyError } from './errors.js';
 import { interpolate, type InterpolationIssue } from './interpolate.js';
 import { formatPath, Locator, type YamlPath } from './locate.js';
@@ -9,7 +9,18 @@ import type { RawConfig, RawRule } from './raw.js';
 import { schemaIssues, schemaValidator } from './schema.js';
 import { OutsideFolderError, readCodeFile, readEnvFile, UnreadableFileError } from '../requests/index.js';
 import { displayPath, readSource, sha256, syntaxError } from './sources.js';
-import type { CodeRef, Desired, DesiredApplication, DesiredProxy, DesiredReactor, SourceFile } from './types.js';
+import {
+  addressOf,
+  type Address,
+  type CodeRef,
+  type Desired,
+  type DesiredApplication,
+  type DesiredProxy,
+  type DesiredReactor,
+  type HeldResource,
+  type Kind,
+  type SourceFile,
+} from './types.js';
 
 export interface LoadOptions {
   /** Relative paths (the file itself) are resolved from here, and messages name files from here. */
@@ -21,6 +32,12 @@ export interface LoadOptions {
    * svc.yaml cloned from elsewhere cannot upload `../../.aws/credentials` or `/etc/passwd` as code.
    */
   allowOutsideProject?: boolean;
+  /**
+   * A reactor or proxy whose file does not load (a syntax error, an empty or missing file) is held back
+   * (Desired.held) instead of failing the load: the rest is applied, and it keeps what the target has.
+   * Watching does this; a one-off `svc apply` refuses the whole file.
+   */
+  holdBroken?: boolean;
 }
 
 /** How a message says to allow a file outside the project. */
@@ -29,9 +46,10 @@ export const OUTSIDE_HINT = 'svc reads only files in the folder of svc.yaml (--a
 /**
  * Loads svc.yaml (or JSON, which is YAML too): parsed with its line numbers kept, `${env:}`
  * resolved, checked against the shipped JSON Schema and the rules that span fields, and every
- * file it names read (code checked to parse). Throws an ApplyError whose every issue names
- * `file:line` and the path (`svc.yaml:12 reactors.charge.application: no Application "backnd"
- * (did you mean backend?)`), or `file:line:column` for a file that does not parse.
+ * file it names read (code checked to parse). Throws an ApplyError with every problem found (the
+ * schema's, the references', the files'), each naming `file:line:column` and the path
+ * (`svc.yaml:12:18 reactors.charge.application: no Application "backnd" (did you mean backend?)`),
+ * or a code file's own `file:line:column` where it does not parse.
  */
 export async function loadConfig(file: string, options: LoadOptions): Promise<Desired> {
   const absolute = path.resolve(options.cwd, file);
@@ -51,8 +69,10 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<De
   // Files are read one after another: a config names a handful, and the order keeps `files` stable.
   const reactors = await desiredReactors(raw, load);
   const proxies = await desiredProxies(raw, load);
-  load.throwIfIssues();
-  return { file: shown, dir: load.dir, applications, reactors, proxies, files: [...load.files.values()] };
+  const held = load.finish();
+  const files = [...load.files.values()];
+  const desired: Desired = { file: shown, dir: load.dir, applications, reactors, proxies, files };
+  return held.length > 0 ? { ...desired, held, unread: load.unread() } : desired;
 }
 
 /** svc.yaml's text, or an ApplyError saying why it cannot be read. */
@@ -68,20 +88,41 @@ async function readConfigText(absolute: string, shown: string, allowOutside: boo
   throw new ApplyError(`Cannot read ${shown}: ${read.error}${hint}.`);
 }
 
-/** The document with `${env:}` resolved, checked against the schema, then by the rules that span fields. */
+/**
+ * The document with `${env:}` resolved, checked against the schema, then by the rules that span
+ * fields. A document the schema refuses is checked further where its shape allows (checkablePart),
+ * and what it returns is that part, so that its files are read too: every problem is said at once.
+ */
 function checkedConfig(load: ConfigLoad, found: unknown, env: LoadOptions['env']): RawConfig {
   const interpolationIssues: InterpolationIssue[] = [];
   const config = interpolate(found, env, interpolationIssues);
-  for (const issue of interpolationIssues) load.report(issue.path, issue.message);
+  const refused: YamlPath[] = [];
+  for (const issue of interpolationIssues) {
+    load.report(issue.path, issue.message);
+    refused.push(issue.path);
+  }
   const validate = schemaValidator();
   if (!validate(config)) {
-    for (const issue of schemaIssues(validate.errors)) load.report(issue.path, issue.message, issue.atKey);
+    for (const issue of schemaIssues(validate.errors)) {
+      load.report(issue.path, issue.message, issue.atKey);
+      refused.push(issue.path);
+    }
   }
-  load.throwIfIssues();
-  const raw = config as RawConfig;
-  for (const issue of checkConfig(raw)) load.report(issue.path, issue.message, issue.atKey);
-  load.throwIfIssues();
+  const part =
+    refused.length === 0
+      ? { config: config as RawConfig, unchecked: new Set<string>() }
+      : checkablePart(config, refused);
+  if (!part) load.throwIfIssues();
+  const raw = part?.config ?? {};
+  for (const issue of checkConfig(raw, part?.unchecked)) load.report(issue.path, issue.message, issue.atKey);
   return raw;
+}
+
+interface Issue {
+  /** Where in svc.yaml, for the order problems are said in. */
+  line: number;
+  col: number;
+  text: string;
 }
 
 /**
@@ -91,7 +132,9 @@ function checkedConfig(load: ConfigLoad, found: unknown, env: LoadOptions['env']
 class ConfigLoad {
   readonly dir: string;
   readonly files = new Map<string, SourceFile>();
-  private readonly issues: { line: number; text: string }[] = [];
+  private readonly issues: Issue[] = [];
+  /** The problems of the files a resource names, by its address: held back, or thrown with the rest. */
+  private readonly fileIssues = new Map<Address, Issue[]>();
   private readonly named: Set<string>;
   private readonly limits: { within?: string };
 
@@ -107,17 +150,46 @@ class ConfigLoad {
   }
 
   report(at: YamlPath, message: string, atKey = false): void {
-    const line = this.locator.line(at, atKey);
-    this.issues.push({ line, text: `${this.shown}:${line} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}` });
+    this.issues.push(this.issue(at, message, atKey));
   }
 
-  /** Throws the issues found so far, in line order, as one ApplyError naming every file named. */
+  private issue(at: YamlPath, message: string, atKey = false): Issue {
+    const { line, col } = this.locator.position(at, atKey);
+    const text = `${this.shown}:${line}:${col} ${at.length > 0 ? `${formatPath(at)}: ` : ''}${message}`;
+    return { line, col, text };
+  }
+
+  /** A problem of a file the resource at `at` names (a path of at least kind and name). */
+  private reportFile(at: YamlPath, issue: Issue): void {
+    const address = addressOf(at[0] as Kind, String(at[1]));
+    this.fileIssues.set(address, [...(this.fileIssues.get(address) ?? []), issue]);
+  }
+
+  /** The resource at `kind.name` named a file that does not load. */
+  broken(kind: Kind, name: string): boolean {
+    return this.fileIssues.has(addressOf(kind, name));
+  }
+
+  /** Throws the issues found so far, in svc.yaml's order, as one ApplyError naming every file named. */
   throwIfIssues(): void {
-    if (this.issues.length === 0) return;
-    throw ApplyError.of(
-      this.issues.sort((a, b) => a.line - b.line).map((issue) => issue.text),
-      { files: [...this.named] },
-    );
+    const issues = [...this.issues, ...[...this.fileIssues.values()].flat()];
+    if (issues.length === 0) return;
+    const sorted = issues.sort((a, b) => a.line - b.line || a.col - b.col).map((issue) => issue.text);
+    throw ApplyError.of(sorted, { files: [...this.named], of: this.shown });
+  }
+
+  /** The files named that were not read (a missing code file held back): watched all the same. */
+  unread(): string[] {
+    return [...this.named].filter((file) => !this.files.has(file));
+  }
+
+  /** The end of the load: throws what was found, but for the broken files held back (holdBroken). */
+  finish(): HeldResource[] {
+    if (this.issues.length > 0 || !this.options.holdBroken) this.throwIfIssues();
+    return [...this.fileIssues].map(([address, issues]) => ({
+      address,
+      message: issues.map((issue) => issue.text).join('; '),
+    }));
   }
 
   /** A code file: read, not empty, and parsing; undefined (with an issue) when not. */
@@ -130,14 +202,14 @@ class ConfigLoad {
     if (code === undefined) return undefined;
     this.files.set(absolute, { path: relative, absolute, digest: sha256(code) });
     if (code.trim() === '') {
-      this.report(at, `${displayPath(absolute, this.options.cwd)} is empty`);
+      this.reportFile(at, this.issue(at, `${displayPath(absolute, this.options.cwd)} is empty`));
       return undefined;
     }
     const problem = syntaxError(code);
     if (problem) {
       const where = displayPath(absolute, this.options.cwd);
       const text = `${where}:${problem.line}:${problem.column} ${problem.message} (${formatPath(at)})`;
-      this.issues.push({ line: this.locator.line(at), text });
+      this.reportFile(at, { ...this.locator.position(at), text });
       return undefined;
     }
     return { path: relative, code };
@@ -164,7 +236,8 @@ class ConfigLoad {
   private unreadable(at: YamlPath, error: unknown): undefined {
     if (!(error instanceof UnreadableFileError)) throw error;
     const hint = error instanceof OutsideFolderError ? `; ${OUTSIDE_HINT}` : '';
-    this.report(at, `cannot read ${displayPath(error.file, this.options.cwd)}: ${error.reason}${hint}`);
+    const message = `cannot read ${displayPath(error.file, this.options.cwd)}: ${error.reason}${hint}`;
+    this.reportFile(at, this.issue(at, message));
     return undefined;
   }
 }
@@ -186,7 +259,7 @@ async function desiredReactors(raw: RawConfig, load: ConfigLoad): Promise<Desire
     const at = ['reactors', name];
     const code = await load.readCode([...at, 'code'], reactor.code);
     const configuration = await load.readConfiguration([...at, 'configuration'], reactor.configuration);
-    if (code === undefined) continue;
+    if (code === undefined || load.broken('reactors', name)) continue;
     reactors.push({
       name,
       code,
@@ -210,7 +283,7 @@ async function desiredProxies(raw: RawConfig, load: ConfigLoad): Promise<Desired
     const request = await transform('request_transform');
     const response = await transform('response_transform');
     const configuration = await load.readConfiguration([...at, 'configuration'], proxy.configuration);
-    if (request === undefined || response === undefined) continue;
+    if (request === undefined || response === undefined || load.broken('proxies', name)) continue;
     proxies.push({
       name,
       destination_url: proxy.destination_url,

@@ -3,8 +3,8 @@ import { isMap, isSeq, isScalar, type Document, type LineCounter, type Node, typ
 export type YamlPath = readonly (string | number)[];
 
 /**
- * Where things are in svc.yaml: the line of the value (or of the key) at a path, so that every
- * message names `file:line` and the path. A path that does not exist is placed at its nearest
+ * Where things are in svc.yaml: the line and column of the value (or of the key) at a path, so that
+ * every message names `file:line:column` and the path. A path that does not exist is placed at its nearest
  * existing parent.
  */
 export class Locator {
@@ -15,6 +15,11 @@ export class Locator {
 
   /** 1-based line of the node at `path` (its key's line with `atKey`). */
   line(path: YamlPath, atKey = false): number {
+    return this.position(path, atKey).line;
+  }
+
+  /** 1-based line and column of the node at `path` (of its key with `atKey`). */
+  position(path: YamlPath, atKey = false): { line: number; col: number } {
     let node: unknown = this.doc.contents;
     let found: { key?: Node; value?: Node } = { value: node as Node };
     for (const part of path) {
@@ -32,7 +37,7 @@ export class Locator {
     }
     const target = atKey ? (found.key ?? found.value) : (found.value ?? found.key);
     const offset = target?.range?.[0] ?? found.key?.range?.[0] ?? 0;
-    return this.lines.linePos(offset).line;
+    return this.lines.linePos(offset);
   }
 }
 

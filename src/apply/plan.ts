@@ -48,7 +48,7 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
   for (const proxy of desired.proxies) changes.proxy(proxy);
   // 3. What the state records that svc.yaml no longer names: deleted with --prune (Applications last).
   const { orphans, warnings } = changes.leftInState(state, options);
-  if (issues.length > 0) throw ApplyError.of(issues);
+  if (issues.length > 0) throw ApplyError.of(issues, { of: desired.file });
 
   const all = changes.list;
   linkDependencies(all, desired, actual);

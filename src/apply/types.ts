@@ -83,6 +83,19 @@ export interface Desired {
   proxies: DesiredProxy[];
   /** svc.yaml first, then every file it names, each once. */
   files: SourceFile[];
+  /**
+   * Resources held back (loaded with holdBroken): a file they name does not load. They are left as
+   * the target has them (never created, changed or pruned) until it does.
+   */
+  held?: HeldResource[];
+  /** Files named but not read (a missing file of a held resource), absolute: a watcher waits for them. */
+  unread?: string[];
+}
+
+/** A reactor or proxy held back, and why: each problem of its files at path:line:column. */
+export interface HeldResource {
+  address: Address;
+  message: string;
 }
 
 /** What the target holds, as its list endpoints return it. */

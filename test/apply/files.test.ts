@@ -40,7 +40,7 @@ describe('svc.yaml reads only files in its folder', () => {
   test('a path out of the folder is refused at its line, naming the flag that allows it', async () => {
     const { root, failure, load } = await project('    code: ../outside.js\n');
     expect(await failure()).toBe(
-      `svc.yaml:4 reactors.r.code: cannot read ../outside.js: it is outside ${path.join(root, 'project')}; ${HINT}`,
+      `svc.yaml:4:11 reactors.r.code: cannot read ../outside.js: it is outside ${path.join(root, 'project')}; ${HINT}`,
     );
     expect((await load({ allowOutsideProject: true })).reactors[0]!.code.code).toBe(CODE);
   });
@@ -51,7 +51,7 @@ describe('svc.yaml reads only files in its folder', () => {
     await writeFile(path.join(dir, 'real.env'), 'A=1\n');
     await symlink('real.env', path.join(dir, 'env-link'));
     const message = await failure();
-    expect(message).toContain(`svc.yaml:4 reactors.r.code: cannot read link.js: it is outside ${dir}`);
+    expect(message).toContain(`svc.yaml:4:11 reactors.r.code: cannot read link.js: it is outside ${dir}`);
     expect(message).toContain(`(it resolves to ${path.join(root, 'outside.js')})`);
     expect(message).not.toContain('configuration');
   });
@@ -76,7 +76,7 @@ describe('svc.yaml reads only regular files of at most 5 MB', () => {
     const { failure } = await project('    code: inside.js\n    configuration: /proc/self/environ\n');
     const message = await failure({ allowOutsideProject: true });
     expect(message).toMatch(
-      /^svc\.yaml:5 reactors\.r\.configuration: cannot read \/proc\/self\/environ: it is in \/proc, not a file on disk$/,
+      /^svc\.yaml:5:20 reactors\.r\.configuration: cannot read \/proc\/self\/environ: it is in \/proc, not a file on disk$/,
     );
   });
 
@@ -85,19 +85,19 @@ describe('svc.yaml reads only regular files of at most 5 MB', () => {
     const made = spawnSync('mkfifo', [path.join(dir, 'pipe.js')]);
     expect(made.status).toBe(0);
     expect(await failure()).toBe(
-      'svc.yaml:4 reactors.r.code: cannot read pipe.js: it is a FIFO (named pipe), not a regular file',
+      'svc.yaml:4:11 reactors.r.code: cannot read pipe.js: it is a FIFO (named pipe), not a regular file',
     );
   });
 
   test('a device (/dev/urandom) and a folder are refused', async () => {
     const device = await project('    code: /dev/urandom\n');
     expect(await device.failure({ allowOutsideProject: true })).toBe(
-      'svc.yaml:4 reactors.r.code: cannot read /dev/urandom: it is a device, not a regular file',
+      'svc.yaml:4:11 reactors.r.code: cannot read /dev/urandom: it is a device, not a regular file',
     );
     const folder = await project('    code: sub\n');
     await mkdir(path.join(folder.dir, 'sub'));
     expect(await folder.failure()).toBe(
-      'svc.yaml:4 reactors.r.code: cannot read sub: it is a folder, not a regular file',
+      'svc.yaml:4:11 reactors.r.code: cannot read sub: it is a folder, not a regular file',
     );
   });
 
@@ -106,6 +106,6 @@ describe('svc.yaml reads only regular files of at most 5 MB', () => {
     const handle = await open(path.join(dir, 'huge.js'), 'w');
     await handle.truncate(1024 * 1024 * 1024);
     await handle.close();
-    expect(await failure()).toBe('svc.yaml:4 reactors.r.code: cannot read huge.js: it is larger than 5 MB');
+    expect(await failure()).toBe('svc.yaml:4:11 reactors.r.code: cannot read huge.js: it is larger than 5 MB');
   });
 });

@@ -22,7 +22,7 @@ describe('svc apply and the files svc.yaml names', () => {
     expectOneLineError(
       result,
       1,
-      'Error: svc.yaml:3 reactors.r.code: cannot read pipe.js: it is a FIFO (named pipe), not a regular file',
+      'Error: svc.yaml:3:11 reactors.r.code: cannot read pipe.js: it is a FIFO (named pipe), not a regular file',
     );
     expect(emu.events.filter((event) => event.type === 'request' && event.method === 'POST')).toEqual([]);
   });
@@ -65,7 +65,7 @@ describe('svc apply and the files svc.yaml names', () => {
     expectOneLineError(
       refused,
       1,
-      `Error: svc.yaml:3 reactors.r.code: cannot read ../shared.js: it is outside ${cwd}; ` +
+      `Error: svc.yaml:3:11 reactors.r.code: cannot read ../shared.js: it is outside ${cwd}; ` +
         'svc reads only files in the folder of svc.yaml (--allow-outside-project reads others)',
     );
     const allowed = await runSvc(['apply', '--dry-run', '--allow-outside-project', ...target], { cwd });

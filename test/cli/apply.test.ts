@@ -106,7 +106,7 @@ describe('svc apply', () => {
     expectOneLineError(
       await svc('apply --detailed-exitcode'),
       1,
-      /^Error: svc\.yaml:16 proxies\.stripe\.bogus: unknown key "bogus"/,
+      /^Error: svc\.yaml:16:5 proxies\.stripe\.bogus: unknown key "bogus"/,
     );
   });
 
