@@ -101,7 +101,8 @@ function wordEvent(event: ServeEvent): EventLine {
       ];
       // A failure shows its trace id: the one the CLI printed with the error.
       if (event.error) spans.push(...traced(event.requestId), { text: event.error, tone: 'fail' });
-      return { time, spans, ...(event.stack && { detail: event.stack }) };
+      // A 4xx is an answer the code chose (BadRequestError): its message says it; a stack is for a failure.
+      return { time, spans, ...(event.stack && event.status >= 500 && { detail: event.stack }) };
     }
     case 'console': {
       const loud = event.level === 'error' || event.level === 'warn';

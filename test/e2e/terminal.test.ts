@@ -44,7 +44,8 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
     const run = svcInPty(['invoke', 'reactor', 'slow'], { cwd: emu.dir, env });
     expect(await run.exited).toBe(0);
     const screen = run.output();
-    const spinner = screen.indexOf(`⠋ Waiting for the answer to POST ${new URL(emu.url).host}…`);
+    // What it waits for (the reactor, and the request) and for how long.
+    const spinner = screen.indexOf(`⠋ Waiting for reactor slow (POST ${new URL(emu.url).host})… 0s`);
     expect(spinner, screen).toBeGreaterThanOrEqual(0);
     // The spinner's line is erased, then the result is written from the start of a clean line.
     const result = screen.indexOf('{');
@@ -55,6 +56,21 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
     expect(await json.exited).toBe(0);
     expect(json.output()).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
     expect(JSON.parse(json.output())).toEqual({ raw: { done: true } });
+  });
+
+  test('Ctrl-C while the spinner shows erases its line (issue 31: it stayed on the terminal)', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const code = 'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 20000)); return {}; };';
+    const created = await emu.call('POST', '/reactors', { body: { name: 'slower', code, configuration: {} } });
+    expect(created.status, created.text).toBe(201);
+    const env = { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey, SVC_API_KEY: emu.privateKey };
+    const run = svcInPty(['invoke', 'reactor', 'slower'], { cwd: emu.dir, env });
+    await run.waitFor('Waiting for reactor slower');
+    run.type('\u0003');
+    expect(await run.exited).toBe(130);
+    const screen = run.output();
+    expect(screen.lastIndexOf('\r\u001b[2K')).toBeGreaterThan(screen.lastIndexOf('Waiting for reactor slower'));
+    expect(plain(screen.slice(screen.lastIndexOf('\r\u001b[2K'))).trim()).toBe('');
   });
 
   test('svc serve --in-memory offers only what works there: env exports that the CLI then uses', async () => {

@@ -12,6 +12,8 @@ import { defineCommand } from '../../registry.js';
 import { formatEvent, plainLine } from '../../../ui/format-event.js';
 import { streamEvents } from '../logs.js';
 import { transactionOption } from '../tokens/shared.js';
+import { deliveryLine, printResult } from './result-view.js';
+import { waitForResult } from './wait.js';
 
 /** The API's bounds of an asynchronous invocation's time limit, checked before the request. */
 const TIMEOUT_MS = invokeReactorSchema.anyOf[1].properties.timeout_ms;
@@ -24,7 +26,11 @@ export const reactor = defineCommand({
     { flags: '--args <json>', description: 'the args object: JSON, @file or - (stdin)' },
     { flags: '--callback-url <url>', description: 'invoke asynchronously; the result is POSTed here (Enterprise)' },
     { flags: '--timeout-ms <n>', description: 'asynchronous time limit, 10000-210000 (Enterprise)' },
-    { flags: '--wait', description: 'with --callback-url: wait for the result and print it with its delivery status' },
+    {
+      flags: '--wait',
+      description:
+        'with --callback-url: wait for the run and its webhook delivery, print the result; exit 1 if either failed',
+    },
     { flags: '--logs', description: "then print this call's console lines on stderr (needs the management key too)" },
     transactionOption,
   ],
@@ -57,11 +63,15 @@ export const reactor = defineCommand({
     const id = await resolveReactorId(client, args.reactor);
     // The call's own trace id: its console lines carry it, and --logs asks for those.
     const traceId = options.logs ? randomUUID() : undefined;
-    const printLogs = (sayWhyNot = true) =>
-      traceId === undefined ? Promise.resolve() : printConsoleLines(client, traceId, ctx, sayWhyNot);
+    // An asynchronous run's lines carry its result's id instead (`--wait` reads them by that).
+    const printLogs = (sayWhyNot = true, request: string | undefined = traceId) =>
+      request === undefined || !options.logs ? Promise.resolve() : printConsoleLines(client, request, ctx, sayWhyNot);
+    const host = new URL(client.baseUrl).host;
+    const answered = ctx.output.busy(`reactor ${args.reactor} (POST ${host})`);
     const response = await client.reactors
       .invoke(id, body, options.transaction, traceId)
       .catch(async (error: unknown) => {
+        answered();
         // The call's own error is the one line to show: lines that cannot be had are not another.
         await printLogs(false);
         // The code ran but its result was refused (a tokenize block its Application may not write): the raw
@@ -69,14 +79,17 @@ export const reactor = defineCommand({
         const raw = error instanceof ApiError ? (error.problem as Problem & { raw?: unknown }).raw : undefined;
         if (raw !== undefined && !ctx.output.json) ctx.output.line(JSON.stringify({ raw }, null, 2));
         throw error;
-      });
+      })
+      .finally(answered);
     if (options.wait && 'status' in response && response.status === 'pending') {
-      const outcome = await waitForResult(client, id, response.id, ctx.io.signal);
-      await ctx.output.result(outcome, () => {
-        ctx.output.line(JSON.stringify(outcome, null, 2));
-        ctx.output.note(`Execution ${outcome.status}; delivery to ${options.callbackUrl}: ${outcome.delivery.status}.`);
+      const outcome = await waitForResult(() => client.reactors.result(id, response.id), {
+        busy: (label) => ctx.output.busy(label),
+        signal: ctx.io.signal,
+        name: args.reactor,
       });
-      return printLogs();
+      await ctx.output.result(outcome, () => printResult(ctx.output, outcome, { error: false }));
+      await printLogs(true, outcome.id);
+      return failureOf(outcome, args.reactor, options.callbackUrl);
     }
     await ctx.output.result(response, () => {
       ctx.output.line(JSON.stringify(response, null, 2));
@@ -91,6 +104,27 @@ export const reactor = defineCommand({
 });
 
 /**
+ * How `--wait` ends: a run that failed (the code's 4xx or 5xx, an asynchronous 408) is its error, exit 1,
+ * as a synchronous call's would be; a run whose webhook was not delivered is exit 1 too; else nothing.
+ */
+function failureOf(outcome: ReactorResult, name: string, callbackUrl: string | undefined): void {
+  if (outcome.status === 'failed') {
+    const problem = outcome.error ?? {
+      type: 'about:blank',
+      title: 'Reactor failed',
+      status: 500,
+      detail: `Reactor ${name} failed.`,
+    };
+    throw new ApiError(problem.status ?? 500, problem);
+  }
+  if (outcome.delivery.status === 'failed') {
+    throw new UserError(
+      `Reactor ${name} ran, but its result was not delivered to ${callbackUrl}: ${deliveryLine(outcome.delivery)}. svc logs --request ${outcome.id} shows each attempt.`,
+    );
+  }
+}
+
+/**
  * Prints on stderr the console lines the emulator reported for the call traced as `traceId`. Where
  * they cannot be had (a server that is not the emulator, no management key) one line says why, if
  * `sayWhyNot`; the exit code stays the call's: the call happened, whatever became of its lines.
@@ -103,24 +137,5 @@ async function printConsoleLines(client: ApiClient, traceId: string, ctx: Contex
   } catch (error) {
     if (sayWhyNot)
       ctx.output.note(`Console lines are not available: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
-/** How often `--wait` asks for the result: a reactor runs in milliseconds to minutes. */
-const POLL_MS = 100;
-
-/** Polls the result of an asynchronous invocation until its execution is no longer pending. */
-async function waitForResult(
-  client: ApiClient,
-  id: string,
-  requestId: string,
-  signal: AbortSignal,
-): Promise<ReactorResult> {
-  for (;;) {
-    const outcome = await client.reactors.result(id, requestId);
-    if (outcome.status !== 'pending') return outcome;
-    if (signal.aborted)
-      throw new UserError(`Stopped waiting; the result will be at: svc reactors result ${id} ${requestId}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
