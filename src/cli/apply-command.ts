@@ -15,8 +15,10 @@ import {
 import type { OutcomeView } from '../api/plan.js';
 import { formatApplied, formatOutcome, formatPlan } from '../ui/render-plan.js';
 import type { Context } from './context.js';
+import { announceTarget } from './io/confirm.js';
 import { UsageError, UserError } from './io/errors.js';
-import { askWord, canPrompt } from './io/prompt.js';
+import { askWord, askYesNo, canPrompt } from './io/prompt.js';
+import { isLoopback, targetLine } from './target/describe.js';
 
 /** The flags as the handler gets them (typed from the specs below). */
 export interface ApplyFlags {
@@ -51,6 +53,7 @@ export async function applyCommand(plan: string | undefined, flags: ApplyFlags, 
   try {
     const color = output.options.color && io.stdout.isTTY === true;
     if (!output.json) {
+      await announceTarget(ctx);
       output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
       output.painted(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
     }
@@ -63,7 +66,7 @@ export async function applyCommand(plan: string | undefined, flags: ApplyFlags, 
       if (output.json) output.line(JSON.stringify(applyDocument(prepared, undefined), null, 2));
       return exitCodeOf(prepared, undefined, detailed);
     }
-    await confirmDeletions(prepared, flags, ctx);
+    await confirmChanges(prepared, flags, ctx);
     const progress = !output.json && {
       onOutcome: (outcome: OutcomeView) => output.painted(formatOutcome(outcome, { color })),
     };
@@ -126,17 +129,33 @@ async function engine<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Deletions need a yes: --yes, or an answer at a terminal. */
-async function confirmDeletions(prepared: PreparedApply, flags: ApplyFlags, ctx: Context): Promise<void> {
-  const deletions = prepared.plan.changes.filter((change) => change.action === 'delete');
-  if (deletions.length === 0 || flags.yes) return;
-  const count = `${deletions.length} resource${deletions.length === 1 ? '' : 's'}`;
-  const what = `${count} (${deletions.map((change) => change.address).join(', ')})`;
+/**
+ * Deletions need a yes: --yes, or `yes` typed at a terminal. Any change to a target off this machine
+ * (loopback never asks) needs one too: --yes, or y at a terminal; without one it is refused naming --yes.
+ */
+async function confirmChanges(prepared: PreparedApply, flags: ApplyFlags, ctx: Context): Promise<void> {
+  const { changes } = prepared.plan;
+  if (changes.length === 0 || flags.yes) return;
+  const deletions = changes.filter((change) => change.action === 'delete');
+  const target = await ctx.target();
+  const remote = !isLoopback(target.baseUrl);
+  if (deletions.length === 0 && !remote) return;
+  const where = targetLine(target, ctx.io.cwd).replace(/^target /, '');
+  const count = (n: number) => `${n} resource${n === 1 ? '' : 's'}`;
+  const what = `${count(deletions.length)} (${deletions.map((change) => change.address).join(', ')})`;
   if (ctx.output.json || !canPrompt(ctx.io)) {
-    throw new UsageError(`The plan deletes ${what}; pass --yes to apply it without a terminal.`);
+    const why = deletions.length > 0 ? `The plan deletes ${what}` : `The plan changes ${where}, not this machine`;
+    throw new UsageError(`${why}; pass --yes to apply it without a terminal.`);
   }
-  const question = `Delete ${what}? Type yes to apply the plan: `;
-  if (!(await askWord(ctx.io, question, 'yes'))) throw new UserError('Nothing applied.');
+  if (deletions.length > 0) {
+    const on = remote ? ` on ${where}` : '';
+    const question = `Delete ${what}${on}? Type yes to apply the plan: `;
+    if (!(await askWord(ctx.io, question, 'yes'))) throw new UserError('Nothing applied.');
+  } else if (
+    !(await askYesNo(ctx.io, `Apply ${changes.length} change${changes.length === 1 ? '' : 's'} to ${where}?`))
+  ) {
+    throw new UserError('Nothing applied.');
+  }
 }
 
 function report(prepared: PreparedApply, result: ApplyResult, flags: ApplyFlags, ctx: Context): void {

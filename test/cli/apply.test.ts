@@ -419,8 +419,9 @@ describe('svc apply at a terminal', () => {
     await write('svc.yaml', SVC_YAML.slice(0, SVC_YAML.indexOf('proxies:')));
     const declined = await atTerminal(emu, cwd, ['apply', '--prune'], 'no\n', { NO_COLOR: '1' });
     expect(declined.code).toBe(1);
+    // The target first (issue 31: a change says where it goes), then the question.
     expect(declined.stderr).toBe(
-      'Delete 1 resource (proxies.stripe)? Type yes to apply the plan: Error: Nothing applied.\n',
+      `target ${emu.url} (--base-url)\nDelete 1 resource (proxies.stripe)? Type yes to apply the plan: Error: Nothing applied.\n`,
     );
     expect(await list('proxies')).toHaveLength(1);
     const accepted = await atTerminal(emu, cwd, ['apply', '--prune'], 'yes\n', { NO_COLOR: '1' });

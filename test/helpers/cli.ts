@@ -16,6 +16,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   stdin?: string;
   tty?: boolean;
+  /** stderr is a terminal too (a person watching: the target line before a change shows). */
+  stderrTty?: boolean;
   signal?: AbortSignal;
   /** Told of each chunk of stdout as it is written (a command that runs until stopped). */
   onStdout?: (chunk: string) => void;
@@ -49,7 +51,7 @@ export async function runSvc(argv: string | string[], options: CliOptions): Prom
         isTTY: options.tty ?? false,
         columns: 120,
       },
-      stderr: { write: (chunk: string) => (stderr += chunk) },
+      stderr: { write: (chunk: string) => (stderr += chunk), ...(options.stderrTty && { isTTY: true }) },
       stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]) as never,
       env: { HOME: options.cwd, XDG_CONFIG_HOME: `${options.cwd}/.config`, ...options.env },
       cwd: options.cwd,

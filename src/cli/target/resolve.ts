@@ -32,9 +32,11 @@ export interface Target {
 }
 
 /**
- * Resolves the target: flags, then env (SVC_BASE_URL, SVC_MANAGEMENT_KEY, SVC_API_KEY), then the
- * profile (--profile, SVC_PROFILE, or the one `svc profiles use` chose). With no base URL anywhere,
- * the local emulator: its URL and both keys from `.svc/credentials.json`. When only one key is
+ * Resolves the target: flags, then env (SVC_BASE_URL, SVC_MANAGEMENT_KEY, SVC_API_KEY), then a profile
+ * named for this command (--profile, SVC_PROFILE), then the project folder's own emulator (its
+ * `.svc/credentials.json`, written by `svc serve` there), then the current profile (`svc profiles use`),
+ * then the default local URL. A folder's emulator beats the global current profile, so that a command
+ * run beside `svc serve` never goes to a remote the user chose for elsewhere. When only one key is
  * known it serves for both kinds of work.
  */
 export async function resolveTarget(
@@ -43,7 +45,9 @@ export async function resolveTarget(
   cwd: string,
 ): Promise<Target> {
   const config = await readProfilesFile(profilesFilePath(env));
-  const profileName = flags.profile ?? env.SVC_PROFILE ?? config.current;
+  const credentialsFile = findCredentials(cwd);
+  const named = flags.profile ?? env.SVC_PROFILE;
+  const profileName = named ?? (credentialsFile === undefined ? config.current : undefined);
   let profile: Profile = {};
   if (profileName !== undefined) {
     const found = config.profiles[profileName];
@@ -56,7 +60,6 @@ export async function resolveTarget(
     profile = found;
   }
 
-  const credentialsFile = findCredentials(cwd);
   const credentials = credentialsFile ? await readCredentials(credentialsFile) : {};
   const localUrl = checkBaseUrl(credentials.url ?? DEFAULT_BASE_URL);
   const explicit: [string | undefined, Target['source']][] = [

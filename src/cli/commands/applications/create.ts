@@ -5,6 +5,7 @@ import { createApplicationBody } from '../../../requests/applications.js';
 import { dateTimeOption } from '../../io/input.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
 import { readRules, showApplication } from './shared.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const create = defineCommand({
   name: 'create',
@@ -20,6 +21,7 @@ export const create = defineCommand({
     },
     { flags: '--expires-at <date-time>', description: 'delete the Application at this ISO 8601 time' },
     allowDuplicateOption,
+    yesOption,
   ],
   examples: [
     'svc applications create --name backend --type private --permission token:create --permission token:read',
@@ -29,6 +31,7 @@ export const create = defineCommand({
   async handler({ options }, ctx) {
     const expiresAt = dateTimeOption(options.expiresAt, '--expires-at');
     const rules = await readRules(options.rule, ctx.io);
+    if (!(await confirmWrite(ctx, options.yes, `creating Application "${options.name}"`))) return DECLINED;
     const client = await ctx.client();
     await refuseDuplicate(client, 'Application', options.name, options.allowDuplicate);
     const app = await client.applications.create(

@@ -1,4 +1,4 @@
-import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
+import { DECLINED, announceTarget, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { resolveApplicationId } from '../../../requests/lookup.js';
 import { applicationArg, showApplication } from './shared.js';
@@ -12,6 +12,7 @@ export const regenerate = defineCommand({
   options: [yesOption],
   async handler({ args, options }, ctx) {
     const ask = mustAsk(ctx, options.yes, `regenerating the key of Application "${args.application}"`);
+    await announceTarget(ctx);
     const client = await ctx.client();
     const id = await resolveApplicationId(client, args.application);
     const target = await ctx.target();

@@ -18,9 +18,10 @@ export async function editProfiles(ctx: Context, change: (config: ProfilesFile) 
   return config;
 }
 
-export function requireProfile(config: ProfilesFile, name: string): void {
+/** A profile that exists, or a one-line error naming the known ones (and `hint`, when given). */
+export function requireProfile(config: ProfilesFile, name: string, hint = ''): void {
   if (!config.profiles[name]) {
     const known = Object.keys(config.profiles);
-    throw new UserError(`No profile named "${name}"${known.length ? ` (known: ${known.join(', ')})` : ''}.`);
+    throw new UserError(`No profile named "${name}"${known.length ? ` (known: ${known.join(', ')})` : ''}${hint}.`);
   }
 }

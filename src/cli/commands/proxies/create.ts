@@ -7,11 +7,12 @@ import { applicationFlag } from '../applications/shared.js';
 import { allowDuplicateOption, refuseDuplicate } from '../duplicate.js';
 import { proxyOptions, showProxy, transformCode, sentTransforms } from './shared.js';
 import { withCodePaths } from '../../io/code-paths.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const create = defineCommand({
   name: 'create',
   description: 'create a proxy (transforms are checked to load)',
-  options: [...proxyOptions, allowDuplicateOption],
+  options: [...proxyOptions, allowDuplicateOption, yesOption],
   examples: [
     'svc proxies create --name stripe --destination-url https://api.stripe.com --request-transform transforms/sign.js',
   ],
@@ -24,6 +25,7 @@ export const create = defineCommand({
     const requestTransform = request ? await transformCode(request, ctx.io) : undefined;
     const responseTransform = response ? await transformCode(response, ctx.io) : undefined;
     const configuration = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');
+    if (!(await confirmWrite(ctx, options.yes, `creating proxy "${options.name}"`))) return DECLINED;
     const client = await ctx.client();
     await refuseDuplicate(client, 'proxy', options.name, options.allowDuplicate);
     const applicationId = await applicationFlag(client, options.application);

@@ -1,6 +1,6 @@
 import { isUuid } from '../../../api/patterns.js';
 import { resolveProxyId } from '../../../requests/lookup.js';
-import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
+import { DECLINED, announceTarget, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { proxyArg } from './shared.js';
 
@@ -12,6 +12,7 @@ export const remove = defineCommand({
   options: [yesOption],
   async handler({ args, options }, ctx) {
     const ask = mustAsk(ctx, options.yes, `deleting proxy "${args.proxy}"`);
+    await announceTarget(ctx);
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy);
     if (ask) {

@@ -8,6 +8,7 @@ import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { withCodePaths } from '../../io/code-paths.js';
 import { noTransforms, proxyArg, proxyOptions, sentTransforms, transformCode } from './shared.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const patch = defineCommand({
   name: 'patch',
@@ -17,9 +18,11 @@ export const patch = defineCommand({
     ...proxyOptions,
     ...noTransforms,
     { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true },
+    yesOption,
   ],
   async handler({ args, options }, ctx) {
     const destinationUrl = urlOption(options.destinationUrl, '--destination-url');
+    if (!(await confirmWrite(ctx, options.yes, `patching proxy "${args.proxy}"`))) return DECLINED;
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy);
     const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');

@@ -6,14 +6,16 @@ import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { withCodePaths } from '../../io/code-paths.js';
 import { noTransforms, proxyArg, proxyOptions, sentTransforms, showProxy, transformCode } from './shared.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const update = defineCommand({
   name: 'update',
   description: 'replace a proxy (PUT); fields not given keep their current values',
   args: [proxyArg],
-  options: [...proxyOptions, ...noTransforms],
+  options: [...proxyOptions, ...noTransforms, yesOption],
   async handler({ args, options }, ctx) {
     const destinationUrl = urlOption(options.destinationUrl, '--destination-url');
+    if (!(await confirmWrite(ctx, options.yes, `updating proxy "${args.proxy}"`))) return DECLINED;
     const client = await ctx.client();
     const id = await resolveProxyId(client, args.proxy);
     const current = await client.proxies.get(id);

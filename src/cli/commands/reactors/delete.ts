@@ -1,6 +1,6 @@
 import { isUuid } from '../../../api/patterns.js';
 import { resolveReactorId } from '../../../requests/lookup.js';
-import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
+import { DECLINED, announceTarget, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { reactorArg } from './shared.js';
 
@@ -12,6 +12,7 @@ export const remove = defineCommand({
   options: [yesOption],
   async handler({ args, options }, ctx) {
     const ask = mustAsk(ctx, options.yes, `deleting reactor "${args.reactor}"`);
+    await announceTarget(ctx);
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
     if (ask) {

@@ -7,6 +7,7 @@ import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { reactorArg, reactorOptions } from './shared.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const patch = defineCommand({
   name: 'patch',
@@ -16,8 +17,10 @@ export const patch = defineCommand({
     ...reactorOptions,
     { flags: '--unset <key>', description: 'remove a configuration key (repeatable)', repeatable: true },
     { flags: '--no-application', description: 'unbind the Application' },
+    yesOption,
   ],
   async handler({ args, options }, ctx) {
+    if (!(await confirmWrite(ctx, options.yes, `patching reactor "${args.reactor}"`))) return DECLINED;
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
     const set = await readConfiguration(options.configuration, ctx.io.cwd, '--configuration');

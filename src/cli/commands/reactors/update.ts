@@ -6,13 +6,15 @@ import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { applicationFlag } from '../applications/shared.js';
 import { reactorArg, reactorOptions, showReactor } from './shared.js';
+import { DECLINED, confirmWrite, yesOption } from '../../io/confirm.js';
 
 export const update = defineCommand({
   name: 'update',
   description: 'replace a reactor (PUT); fields not given keep their current values',
   args: [reactorArg],
-  options: [...reactorOptions, { flags: '--no-application', description: 'unbind the Application' }],
+  options: [...reactorOptions, { flags: '--no-application', description: 'unbind the Application' }, yesOption],
   async handler({ args, options }, ctx) {
+    if (!(await confirmWrite(ctx, options.yes, `updating reactor "${args.reactor}"`))) return DECLINED;
     const client = await ctx.client();
     const id = await resolveReactorId(client, args.reactor);
     const current = await client.reactors.get(id);
