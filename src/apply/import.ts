@@ -3,7 +3,7 @@
  * resources in `.svc/state.json`, so that the next `svc apply` plans no change (adopting a tenant).
  * Configuration values go to `.env` files beside the code (0600), never into svc.yaml.
  */
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Document } from 'yaml';
 import type { Application, Proxy, Reactor } from '../api/types.js';
@@ -48,22 +48,33 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
   const dir = path.dirname(out);
   const [target, actual] = await Promise.all([identifyTarget(options.client), observe(options.client)]);
   const draft = new ImportDraft(dir);
-  const self = actual.applications.find((app) => app.id === target.selfApplicationId);
-  if (self) {
-    draft.warnings.push(`applications.${self.name} is not imported: it is the Application whose key svc is using.`);
+  const leftOut = (app: Application): string | undefined => {
+    if (app.id === target.selfApplicationId) return 'it is the Application whose key svc is using';
+    if (isBootstrap(app))
+      return 'svc serve made it (its key is in .svc/credentials.json), and svc apply leaves it alone';
+    return undefined;
+  };
+  for (const app of actual.applications) {
+    const why = leftOut(app);
+    if (why !== undefined) draft.warnings.push(`applications.${app.name} is not imported: ${why}.`);
   }
-  const applications = draft.addApplications(actual.applications.filter((app) => app.id !== target.selfApplicationId));
+  const applications = draft.addApplications(actual.applications.filter((app) => leftOut(app) === undefined));
   const reactors = draft.addReactors(actual.reactors);
   const proxies = draft.addProxies(actual.proxies);
 
   const doc = new Document(draft.config);
   doc.commentBefore = [
-    ` yaml-language-server: $schema=${schemaReference(dir)}`,
+    ` yaml-language-server: $schema=./${SCHEMA_COPY}`,
     ` Imported by \`svc import\` from ${target.url}; \`svc apply\` keeps the target in step with it.`,
   ].join('\n');
   draft.files.push({ absolute: out, text: doc.toString({ lineWidth: 0 }), mode: 0o644 });
 
   if (!options.force) await refuseExisting(draft.files, options.cwd);
+  // svc's own files, as svc init writes them: the schema copy (always the current one) and the
+  // .gitignore lines for what must stay out of version control (added to one that exists).
+  draft.files.push({ absolute: path.join(dir, SCHEMA_COPY), text: await readFile(SCHEMA_FILE, 'utf8'), mode: 0o644 });
+  const ignore = await gitignoreText(path.join(dir, '.gitignore'));
+  if (ignore !== undefined) draft.files.push({ absolute: path.join(dir, '.gitignore'), text: ignore, mode: 0o644 });
   for (const file of draft.files) await writeFileDurably(file.absolute, file.text, file.mode);
   await StateFile.beside(dir).update(target, (state) => {
     for (const kind of KINDS) {
@@ -76,6 +87,40 @@ export async function importTarget(options: ImportOptions): Promise<ImportResult
     counts: { applications: applications.length, reactors: reactors.length, proxies: proxies.length },
     warnings: draft.warnings,
   };
+}
+
+/** The copy of svc's schema beside svc.yaml that its `$schema` line names (as `svc init` writes it). */
+const SCHEMA_COPY = 'svc.schema.json';
+
+/**
+ * The Applications `svc serve` makes in each tenant, by the names and types it gives them: the API does
+ * not mark them, and importing them as managed would let a later `svc apply --prune` delete them (and
+ * with them the keys in .svc/credentials.json).
+ */
+const BOOTSTRAP: readonly { name: string; type: Application['type'] }[] = [
+  { name: 'svc management', type: 'management' },
+  { name: 'svc private', type: 'private' },
+];
+
+function isBootstrap(app: Application): boolean {
+  return BOOTSTRAP.some((bootstrap) => bootstrap.name === app.name && bootstrap.type === app.type);
+}
+
+/** What .gitignore must hold after an import: the state folder and the .env files of configuration. */
+const IGNORED = ['.svc/', '*.env'];
+
+/** The .gitignore with the lines it lacks added at its end; undefined when it has them all. */
+async function gitignoreText(file: string): Promise<string | undefined> {
+  const current = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw new ApplyError(`Cannot read ${file}: ${error.message}`);
+  });
+  const present = new Set(current.split(/\r?\n/).map((line) => line.trim()));
+  const missing = IGNORED.filter((line) => !present.has(line));
+  if (missing.length === 0) return undefined;
+  const lead = current === '' || current.endsWith('\n') ? current : `${current}\n`;
+  const comment = '# svc: its state and keys (.svc/) and the configuration values (.env files) svc import wrote';
+  return `${lead}${comment}\n${missing.join('\n')}\n`;
 }
 
 /**
@@ -270,13 +315,6 @@ export function dotenvText(configuration: Record<string, string>): string | unde
   }
   const text = `${lines.join('\n')}\n`;
   return sameValue(parseEnvText(text), configuration) ? text : undefined;
-}
-
-/** The shipped schema for editors: relative from svc.yaml when near (node_modules/svc/...), else absolute. */
-function schemaReference(dir: string): string {
-  const relative = path.relative(dir, SCHEMA_FILE);
-  const ups = relative.split(path.sep).filter((part) => part === '..').length;
-  return ups <= 2 ? relative.split(path.sep).join('/') : SCHEMA_FILE;
 }
 
 async function exists(file: string): Promise<boolean> {

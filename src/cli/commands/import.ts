@@ -35,7 +35,7 @@ export const importCommand = defineCommand({
       ctx.output.line(`Imported ${counted[0]}, ${counted[1]} and ${counted[2]} into ${result.file}.`);
       for (const file of result.written) ctx.output.line(`  ${file}`);
       ctx.output.line('`svc apply` now plans no change.');
-      ctx.output.line('Keep the .env files (configuration values) and .svc/ out of version control.');
+      ctx.output.line('.gitignore keeps .svc/ (state and keys) and the .env files (configuration values) out of git.');
     });
   },
 });
