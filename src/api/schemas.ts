@@ -251,5 +251,11 @@ export const eventsQuerySchema = {
     proxy: { type: 'string', maxLength: MAX_NAME_LENGTH },
     status: { type: 'string' },
     request: { type: 'string', maxLength: 128 },
+    /** Events at or after this ISO 8601 time. */
+    since: { type: 'string', minLength: 1, maxLength: 64 },
+    /** The last N of the recent events (the ones followed after them all come). */
+    tail: { type: 'integer', minimum: 0, maximum: 100_000 },
+    /** A plain substring, case-insensitive, of any text of the event (path, name, console line, error). */
+    grep: { type: 'string', minLength: 1, maxLength: 1024 },
   },
 } as const;

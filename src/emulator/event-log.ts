@@ -22,6 +22,10 @@ export interface EventFilter {
   status?: string;
   /** A request id (trace id): the request, the run it made and the console lines of that run. */
   request?: string;
+  /** Events published at or after this time (ms since the epoch). */
+  since?: number;
+  /** A plain substring, case-insensitive, of any of the event's texts (path, names, console line, error). */
+  grep?: string;
 }
 
 /** Finds a reactor's or a proxy's name and tenant by id (the services' `ownerOf`). */
@@ -162,7 +166,10 @@ export function eventMatcher(
   const reactor = filter.reactor === undefined ? undefined : named(filter.reactor, lookup.reactor, tenantId);
   const proxy = filter.proxy === undefined ? undefined : named(filter.proxy, lookup.proxy, tenantId);
   const status = filter.status === undefined ? undefined : statusTest(filter.status);
+  const grep = filter.grep?.toLowerCase();
   return (event) => {
+    if (filter.since !== undefined && !(Date.parse(event.time) >= filter.since)) return false;
+    if (grep !== undefined && !textOf(event).includes(grep)) return false;
     if (reactor && !ofCode(event, 'reactor', reactor)) return false;
     if (proxy && !ofCode(event, 'proxy', proxy)) return false;
     if (status && !status(statusOf(event))) return false;
@@ -235,4 +242,14 @@ function requestOf(event: EmulatorEvent): string | undefined {
   return event.type === 'invocation' || event.type === 'console' || event.type === 'webhook'
     ? event.requestId
     : undefined;
+}
+
+/** Every text of an event (its string fields and numbers: a path, a name, a console line, a status), lowercased. */
+function textOf(event: EmulatorEvent): string {
+  const texts: string[] = [];
+  for (const [key, value] of Object.entries(event)) {
+    if (key === 'time' || key === 'tenantId') continue;
+    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
+  }
+  return texts.join('\n').toLowerCase();
 }

@@ -57,16 +57,36 @@ describe('svc invoke reactor --wait', () => {
     const { emu, svc } = await setup();
     await reactor(emu, 'charge', REFUSES);
     const flaky = await startReceiver((n) => (n === 1 ? 500 : 200));
-    const ok = await svc(['invoke', 'reactor', 'charge', '--args', '{"amount":1}', '--callback-url', flaky.url, '--wait']);
+    const ok = await svc([
+      'invoke',
+      'reactor',
+      'charge',
+      '--args',
+      '{"amount":1}',
+      '--callback-url',
+      flaky.url,
+      '--wait',
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(fieldsOf(ok.stdout)).toMatchObject({ status: 'completed', delivery: 'delivered (2 attempts, last: 200)' });
     expect(flaky.received).toHaveLength(2);
 
     const gone = await startReceiver(() => 410);
-    const failed = await svc(['invoke', 'reactor', 'charge', '--args', '{"amount":1}', '--callback-url', gone.url, '--wait']);
+    const failed = await svc([
+      'invoke',
+      'reactor',
+      'charge',
+      '--args',
+      '{"amount":1}',
+      '--callback-url',
+      gone.url,
+      '--wait',
+    ]);
     expect(failed.code).toBe(1);
     expect(fieldsOf(failed.stdout)).toMatchObject({ status: 'completed', delivery: 'failed (1 attempt, last: 410)' });
-    expect(failed.stderr).toMatch(/^Error: Reactor charge ran, but its result was not delivered to .*: failed \(1 attempt, last: 410\)\./);
+    expect(failed.stderr).toMatch(
+      /^Error: Reactor charge ran, but its result was not delivered to .*: failed \(1 attempt, last: 410\)\./,
+    );
   });
 
   test('polls with a growing interval: a 2 s run is a handful of requests, not twenty', async () => {
@@ -75,7 +95,11 @@ describe('svc invoke reactor --wait', () => {
     const receiver = await startReceiver();
     const result = await svc(['invoke', 'reactor', 'slow', '--callback-url', receiver.url, '--wait', '--json']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.json()).toMatchObject({ status: 'completed', raw: { done: true }, delivery: { status: 'delivered' } });
+    expect(result.json()).toMatchObject({
+      status: 'completed',
+      raw: { done: true },
+      delivery: { status: 'delivered' },
+    });
     const polls = emu.events.filter(
       (event) => event.type === 'request' && event.path.startsWith(`/reactors/${id}/results/`),
     );
@@ -116,7 +140,17 @@ describe('svc reactors result', () => {
     const { emu, svc } = await setup();
     const id = await reactor(emu, 'charge', REFUSES);
     const receiver = await startReceiver();
-    const invoked = await svc(['invoke', 'reactor', 'charge', '--args', '{"amount":1}', '--callback-url', receiver.url, '--wait', '--json']);
+    const invoked = await svc([
+      'invoke',
+      'reactor',
+      'charge',
+      '--args',
+      '{"amount":1}',
+      '--callback-url',
+      receiver.url,
+      '--wait',
+      '--json',
+    ]);
     const requestId = invoked.json().id as string;
     const human = await svc(['reactors', 'result', 'charge', requestId]);
     expect(human.code, human.stderr).toBe(0);

@@ -60,7 +60,8 @@ describe('svc in a terminal (a real pseudo-terminal)', () => {
 
   test('Ctrl-C while the spinner shows erases its line (issue 31: it stayed on the terminal)', async () => {
     const emu = await startEmulator({ inMemory: true });
-    const code = 'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 20000)); return {}; };';
+    const code =
+      'module.exports = async () => { await new Promise((resolve) => setTimeout(resolve, 20000)); return {}; };';
     const created = await emu.call('POST', '/reactors', { body: { name: 'slower', code, configuration: {} } });
     expect(created.status, created.text).toBe(201);
     const env = { SVC_BASE_URL: emu.url, SVC_MANAGEMENT_KEY: emu.managementKey, SVC_API_KEY: emu.privateKey };

@@ -19,12 +19,16 @@ interface EventsQuery {
   proxy?: string;
   status?: string;
   request?: string;
+  since?: string;
+  tail?: number;
+  grep?: string;
 }
 
 /**
  * `GET /_emulator/events`: the management key's tenant's events as server-sent events (`data: <json>`),
  * the recent ones first; with `follow=1` the stream stays open for new ones. Filters apply here, at the
- * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id). HEAD
+ * source: `reactor`, `proxy` (name or id), `status` (`5xx`, `404`), `request` (a trace id), `since` (an
+ * ISO time), `grep` (a plain substring, case-insensitive), `tail` (the last N recent events only). HEAD
  * answers the headers only.
  */
 export const eventRoutes: readonly Route[] = [
@@ -56,7 +60,15 @@ function streamEvents(call: Exchange, { services, eventLog: log }: RouteDeps): u
       status: ['must look like 5xx or 404'],
     });
   }
+  const since = query.since === undefined ? undefined : Date.parse(query.since);
+  if (since !== undefined && Number.isNaN(since)) {
+    throw fieldError('since must be an ISO 8601 time, such as 2026-11-27T10:00:00Z.', {
+      since: ['must be an ISO 8601 time'],
+    });
+  }
   const filter: EventFilter = {
+    ...(since !== undefined && { since }),
+    ...(query.grep !== undefined && { grep: query.grep }),
     ...(query.reactor !== undefined && { reactor: query.reactor }),
     ...(query.proxy !== undefined && { proxy: query.proxy }),
     ...(query.status !== undefined && { status: query.status }),
@@ -81,11 +93,13 @@ function streamEvents(call: Exchange, { services, eventLog: log }: RouteDeps): u
     raw.end();
     return undefined;
   }
+  const sendOne = (event: EmulatorEvent) => raw.write(`data: ${JSON.stringify(event)}\n\n`);
   const write = (event: EmulatorEvent) => {
-    if (matches(event)) raw.write(`data: ${JSON.stringify(event)}\n\n`);
+    if (matches(event)) sendOne(event);
   };
   // The recent events are written at once, however fast the client reads them: they are in memory already.
-  for (const event of log.recentOf(caller.tenantId)) write(event);
+  const recent = log.recentOf(caller.tenantId).filter(matches);
+  for (const event of query.tail === undefined ? recent : recent.slice(recent.length - query.tail)) sendOne(event);
   if (!follow) {
     raw.end();
     return undefined;
