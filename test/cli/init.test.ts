@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import { schemaValidator } from '../../src/apply/schema.js';
 import { runSvc as run } from '../../src/cli/main.js';
 import { TEMPLATES, templateFiles, type TemplateName } from '../../src/cli/scaffold.js';
 import { expectOneLineError, runSvc } from '../helpers/cli.js';
+import { startEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,8 +48,9 @@ async function runWithStdin(argv: string[], options: { cwd: string; tty: boolean
 
 const EXPECTED: Record<TemplateName, string[]> = {
   reactor: ['reactors/charge.js', 'test/charge.test.js'],
-  proxy: ['test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
+  proxy: ['destination.js', 'test/transforms.test.js', 'transforms/request.js', 'transforms/response.js'],
   full: [
+    'destination.js',
     'reactors/charge.js',
     'test/charge.test.js',
     'test/transforms.test.js',
@@ -269,4 +271,60 @@ describe('svc init', () => {
       expect(files).toContain(file);
     }
   });
+});
+
+describe('the inner loop svc init sets up (issue 31)', () => {
+  test.each(TEMPLATES)(
+    '%s: next steps and README run svc serve alone, never svc apply --watch beside it',
+    async (template) => {
+      const cwd = await tempDir();
+      const result = await runSvc(['init', '.', '--template', template, '--yes'], { cwd });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('svc serve ');
+      const readme = await readFile(path.join(cwd, 'README.md'), 'utf8');
+      for (const text of [result.stdout, readme]) expect(text).not.toMatch(/^\s*svc apply --watch/m);
+    },
+  );
+
+  test.each(['proxy', 'full'] as const)(
+    '%s: the proxy forwards to destination.js on this machine, and a call through it answers offline',
+    async (template) => {
+      const cwd = await tempDir();
+      const result = await runSvc(['init', '.', '--template', template, '--yes'], { cwd });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('node destination.js');
+      const yaml = await readFile(path.join(cwd, 'svc.yaml'), 'utf8');
+      const destination = /destination_url: (\S+)/.exec(yaml)?.[1];
+      expect(destination).toBe('http://127.0.0.1:8791/anything');
+
+      // destination.js as a user starts it (on a free port here), then svc.yaml applied against it.
+      const child = spawn(process.execPath, ['destination.js'], { cwd, env: { PATH: process.env.PATH, PORT: '0' } });
+      try {
+        const port = await new Promise<string>((resolve, reject) => {
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => {
+            out += chunk.toString();
+            const found = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+            if (found) resolve(found[1]!);
+          });
+          child.on('exit', (code) => reject(new Error(`destination.js exited (${code}): ${out}`)));
+        });
+        await writeFile(path.join(cwd, 'svc.yaml'), yaml.replace(':8791/', `:${port}/`));
+        const emu = await startEmulator({ dir: cwd });
+        const applied = await runSvc('apply', { cwd });
+        expect(applied.code, applied.stderr).toBe(0);
+        const invoked = await runSvc(
+          ['invoke', 'proxy', 'payments', '-X', 'POST', '-d', '{"amount": 1250}', '--json'],
+          {
+            cwd,
+          },
+        );
+        expect(invoked.code, invoked.stderr).toBe(0);
+        expect(JSON.stringify(invoked.json())).toContain('"received":["data","headers","json","method","url"]');
+        await emu.dispose();
+      } finally {
+        child.kill();
+      }
+    },
+  );
 });

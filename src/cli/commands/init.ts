@@ -89,11 +89,16 @@ function nextSteps(template: TemplateName, dir: string): string[] {
     ...(dir === '.' ? [] : [`cd ${quoted}`]),
     'npm install      # svc itself, for the tests (package.json: devDependencies.svc)',
     'npm test         # the tests: svc/testing runs the emulator inside them, nothing to start first',
-    'svc serve        # in a terminal of its own: the local emulator, svc.yaml applied and watched',
+    'svc serve        # in a terminal of its own: the local emulator, svc.yaml applied and watched (no apply --watch)',
     ...(template !== 'proxy'
       ? [CARD_TOKEN, `svc invoke reactor charge --args '{"amount": 1250, "card": "{{ <its id> }}"}'`]
       : []),
-    ...(template !== 'reactor' ? [`svc invoke proxy payments -X POST -d '{"amount": 1250}'`] : []),
+    ...(template !== 'reactor'
+      ? [
+          "node destination.js   # in another terminal: the proxy's destination, on this machine (no internet)",
+          `svc invoke proxy payments -X POST -d '{"amount": 1250}'`,
+        ]
+      : []),
     'CI: .github/workflows/svc.yml installs svc and runs the tests; set the repository variable SVC_PACKAGE.',
   ];
 }

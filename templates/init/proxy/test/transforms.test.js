@@ -8,8 +8,8 @@ const path = require('node:path');
 const { after, before, test } = require('node:test');
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099, cvc: '123' };
-/** svc.yaml's destination_url: https://httpbin.org/anything. */
-const DESTINATION = 'https://httpbin.org';
+/** svc.yaml's destination_url: http://127.0.0.1:8791/anything (destination.js, mocked here). */
+const DESTINATION = 'http://127.0.0.1:8791';
 
 let svc;
 
@@ -22,7 +22,7 @@ after(async () => {
   await svc?.stop();
 });
 
-/** Answers as httpbin's /anything does: what it received, echoed as JSON. */
+/** Answers as destination.js (and httpbin's /anything) does: what it received, echoed as JSON. */
 function echo(request) {
   return {
     status: 200,
