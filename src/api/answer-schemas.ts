@@ -259,3 +259,80 @@ export const problemSchema = {
 
 /** Spec 4.3: an error of the proxy itself (not the destination's) on /proxy. */
 export const proxyErrorSchema = closed({ proxy_error: problemSchema });
+
+/** One webhook delivery of an asynchronous invocation (GET /_emulator/webhooks, POST .../resend). */
+export const webhookDeliverySchema = closed(
+  {
+    id: uuid,
+    reactor_id: uuid,
+    reactor: { type: ['string', 'null'] },
+    callback_url: string,
+    event_id: uuid,
+    status: { enum: ['pending', 'delivered', 'failed'] },
+    attempts: { type: 'integer', minimum: 0 },
+    last_status: { type: ['integer', 'null'] },
+    last_error: string,
+    next_attempt_at: dateTime,
+    created_at: dateTime,
+    attempt_log: {
+      type: 'array',
+      items: closed(
+        {
+          attempt: { type: 'integer', minimum: 1 },
+          at: dateTime,
+          status: { type: ['integer', 'null'] },
+          error: string,
+          resend: { const: true },
+        },
+        ['attempt', 'at', 'status'],
+      ),
+    },
+  },
+  [
+    'id',
+    'reactor_id',
+    'reactor',
+    'callback_url',
+    'event_id',
+    'status',
+    'attempts',
+    'last_status',
+    'created_at',
+    'attempt_log',
+  ],
+);
+
+export { stateDocumentSchema, statePlanSchema } from './state.js';
+
+/** The body of POST /_emulator/replay/{trace_id}: `live` sends the destination's request to the network. */
+export const replayRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    live: {
+      type: 'boolean',
+      description: 'Send the requests to the network rather than answer them from the kept call.',
+    },
+  },
+} as const;
+
+/** POST /_emulator/replay/{trace_id}: a kept call run again through today's code, stage by stage. */
+export const replayAnswerSchema = closed({
+  trace_id: string,
+  replay_trace_id: string,
+  kind: { enum: ['proxy', 'reactor'] },
+  id: string,
+  name: string,
+  time: dateTime,
+  live: { type: 'boolean' },
+  same: { type: 'boolean' },
+  stages: {
+    type: 'array',
+    items: closed({
+      stage: string,
+      same: { type: 'boolean' },
+      recorded: { description: 'What the kept call passed there, redacted (null: no such stage).' },
+      replayed: { description: 'What the re-run passed there, redacted (null: no such stage).' },
+    }),
+  },
+});

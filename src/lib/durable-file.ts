@@ -64,6 +64,8 @@ export class DurableJsonFile<T> {
   constructor(
     readonly file: string,
     private readonly fs: DurableFileSystem = nodeFileSystem,
+    /** Pretty-printed with this many spaces (a file people diff: `svc state export`); compact by default. */
+    private readonly indent?: number,
   ) {}
 
   async write(data: T): Promise<void> {
@@ -77,7 +79,7 @@ export class DurableJsonFile<T> {
    */
   async replace(data: T): Promise<void> {
     // Stringify before the first await: the snapshot is the data as it was when write() was called.
-    const text = JSON.stringify(data);
+    const text = this.indent === undefined ? JSON.stringify(data) : `${JSON.stringify(data, null, this.indent)}\n`;
     await replaceFile(this.file, (temp) => this.fs.writeNew(temp, text), this.fs);
   }
 }

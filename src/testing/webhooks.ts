@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../emulator/index.js';
+import { verifySignature } from '../api/webhook-signature.js';
 
 /** One webhook a tenant's receiver was sent, its signature checked with the tenant's secret. */
 export interface ReceivedWebhook {

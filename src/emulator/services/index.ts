@@ -11,6 +11,8 @@ import { ProxyService } from './proxies.js';
 import { ReactorResults, type ResultOptions } from './reactor-results.js';
 import { ReactorService } from './reactors.js';
 import { TokenService } from './tokens.js';
+import { StateService } from './state.js';
+import { WebhookDeliveries } from './webhook-deliveries.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
 import { DEFAULT_TRANSACTION_TTL_MS, TransactionService } from './transactions.js';
 
@@ -41,6 +43,10 @@ export interface Services {
   proxies: ProxyService;
   webhooks: WebhookService;
   results: ReactorResults;
+  /** The webhook deliveries of async invocations, listed and resent (`svc webhooks list|resend`). */
+  deliveries: WebhookDeliveries;
+  /** A tenant's state exported, imported and reset (`svc state`). */
+  state: StateService;
   /** Each tenant's clock (svc/testing's `t.clock`): what every service reads the time from. */
   clocks: TenantClocks;
   /** The explained decisions of past requests by trace id (GET /_emulator/explanations/{trace_id}). */
@@ -129,6 +135,8 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     proxies,
     webhooks,
     results,
+    deliveries: new WebhookDeliveries({ store, results, webhooks, clocks, emit: options.emit }),
+    state: new StateService({ store, cipher: options.cipher, runtime: options.runtime, clocks }),
     clocks,
     explanations,
     storeProblem: () => store.writeProblem,

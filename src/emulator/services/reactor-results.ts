@@ -5,7 +5,7 @@ import type { EmitEvent } from '../events.js';
 import { PendingWork } from './pending-work.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
-import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
+import type { AttemptRecord, DeliveryRecord, ReactorResultRecord } from '../store/records.js';
 import type { TenantClocks } from './tenant-clocks.js';
 import type { Cipher, Sealed } from '../crypto/cipher.js';
 import type { DeliveryAttempt, Verdict, WebhookService } from './webhooks.js';
@@ -268,7 +268,7 @@ export class ReactorResults {
   }
 
   /** The webhook's body: built from the stored record alone, so every attempt sends the same bytes. */
-  private event(record: ReactorResultRecord): ReactorEvent {
+  event(record: ReactorResultRecord): ReactorEvent {
     const { id, reactor_id, status, started_at, completed_at } = record;
     const { raw, tokens, error } = record.outcome
       ? this.deps.cipher.open<Outcome>(record.outcome, outcomeContext(record))
@@ -299,12 +299,24 @@ function ended(record: ReactorResultRecord): boolean {
   return record.status !== 'pending' && record.delivery.status !== 'pending';
 }
 
-function afterAttempt(
+/** The attempts a delivery record keeps, the latest last. */
+export const KEPT_ATTEMPTS = 20;
+
+/** A delivery after `attempt` (a retry's, or with `resend` one `svc webhooks resend` asked for). */
+export function afterAttempt(
   delivery: DeliveryRecord,
   attempt: DeliveryAttempt,
   verdict: Verdict,
   now: string,
+  resend = false,
 ): DeliveryRecord {
+  const made: AttemptRecord = {
+    attempt: attempt.attempt,
+    at: now,
+    status: attempt.status ?? null,
+    ...(attempt.error !== undefined && { error: attempt.error }),
+    ...(resend && { resend: true as const }),
+  };
   return {
     status: verdict.next === 'retry' ? 'pending' : verdict.next,
     attempts: attempt.attempt,
@@ -312,6 +324,7 @@ function afterAttempt(
     ...(attempt.error !== undefined && { last_error: attempt.error }),
     event_id: delivery.event_id,
     ...(verdict.next === 'retry' ? { next_attempt_at: verdict.retryAt.toISOString() } : { ended_at: now }),
+    history: [...(delivery.history ?? []), made].slice(-KEPT_ATTEMPTS),
   };
 }
 
@@ -347,7 +360,7 @@ function withDelivery(record: ReactorResultRecord): ReactorResultRecord {
  * Where a result went, as the log shows it: not the credentials, query string or fragment the URL
  * may carry (`https://user:pass@host/hook?token=...`).
  */
-function shownUrl(url: string): string {
+export function shownUrl(url: string): string {
   try {
     const { protocol, host, pathname } = new URL(url);
     return `${protocol}//${host}${pathname}`;

@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { JSON_CONTENT_TYPE, SIGNATURE_HEADER, WEBHOOK_ID_HEADER } from '../../api/headers.js';
+import { signPayload } from '../../api/webhook-signature.js';
 import { EmulatorError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
@@ -61,30 +61,7 @@ export type Verdict = { next: 'retry'; retryAt: Date } | { next: 'delivered' } |
 /** How a run of a delivery ended; `stopped`: the emulator is stopping, the delivery is still pending. */
 export type DeliveryEnd = 'delivered' | 'failed' | 'stopped';
 
-/**
- * `SVC-SIGNATURE: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`, Stripe's scheme: the time
- * inside the signed text makes a captured delivery useless for replay after a while.
- */
-export function signPayload(secret: string, body: string, timestamp: number): string {
-  const digest = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},v1=${digest}`;
-}
-
-/** Checks a signature header against a body; for receivers (and tests). */
-export function verifySignature(
-  secret: string,
-  body: string,
-  header: string,
-  toleranceSeconds = 300,
-  now = Date.now(),
-): boolean {
-  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=') as [string, string]));
-  const timestamp = Number(parts.t);
-  if (!Number.isInteger(timestamp) || Math.abs(now / 1000 - timestamp) > toleranceSeconds || !parts.v1) return false;
-  const expected = Buffer.from(signPayload(secret, body, timestamp).split('v1=')[1]!, 'hex');
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
+export { signPayload, verifySignature } from '../../api/webhook-signature.js';
 
 /**
  * Webhook delivery for asynchronous reactor results: signed with the tenant's secret (kept sealed
@@ -189,6 +166,12 @@ export class WebhookService {
       if (this.going(tenantId)) await this.clocks.until(tenantId, verdict.retryAt.getTime());
     }
     return 'stopped';
+  }
+
+  /** One attempt now, outside any retry schedule (`svc webhooks resend`); recording it is the caller's. */
+  async once(event: WebhookEvent, attempt: number): Promise<DeliveryAttempt> {
+    if (!this.going(event.tenantId)) return { attempt, error: 'the emulator is stopping', ok: false };
+    return this.attempt(event, await this.secret(event.tenantId), attempt);
   }
 
   /**

@@ -55,6 +55,18 @@ export interface DeliveryRecord extends WebhookDelivery {
   next_attempt_at?: string;
   /** When the delivery ended (delivered or failed): the retention counts from here. */
   ended_at?: string;
+  /** The last attempts (at most 20), each with its time: what `svc webhooks list` shows. */
+  history?: AttemptRecord[];
+}
+
+/** One attempt of a delivery: when, and the receiver's status or why it got none. */
+export interface AttemptRecord {
+  attempt: number;
+  at: string;
+  status: number | null;
+  error?: string;
+  /** Made by `svc webhooks resend`, not by the retries. */
+  resend?: true;
 }
 
 export interface ApplicationRecord extends Omit<Application, 'key'> {

@@ -5,8 +5,10 @@ import { eventRoutes } from './events.js';
 import { openApiRoutes } from './openapi.js';
 import { proxyInvokeRoutes, proxyRoutes } from './proxies.js';
 import { reactorRoutes } from './reactors.js';
+import { stateRoutes } from './state.js';
 import { tokenRoutes } from './tokens.js';
 import { transactionRoutes } from './transactions.js';
+import { webhookRoutes } from './webhooks.js';
 
 export type { Method, Route } from '../route.js';
 
@@ -19,6 +21,8 @@ export const routes: readonly Route[] = [
   ...emulatorRoutes,
   ...openApiRoutes(() => routes),
   ...eventRoutes,
+  ...webhookRoutes,
+  ...stateRoutes,
   ...applicationRoutes,
   ...tokenRoutes,
   ...transactionRoutes,

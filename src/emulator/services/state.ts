@@ -1,0 +1,207 @@
+import { STATE_KINDS, type StateDocument, type StateKind, type StatePlan, sortState } from '../../api/state.js';
+import { packageVersion } from '../../lib/package-version.js';
+import type { Cipher } from '../crypto/cipher.js';
+import { HttpError } from '../errors.js';
+import type { Runtime } from '../runtime/index.js';
+import type { WriteBatch } from '../store/batch.js';
+import type { Collection, TenantRecord } from '../store/collection.js';
+import type { Store } from '../store/store.js';
+import type { Caller } from './applications.js';
+import { transformId } from './proxies.js';
+import { hashKey } from './keys.js';
+import { recordOf, sameEntry, tenantEntries } from './state-entries.js';
+import type { TenantClocks } from './tenant-clocks.js';
+
+export interface ImportOptions {
+  dryRun: boolean;
+  /** The tenant ends equal to the file (but the key making the call, and the tenant's bootstrap Applications). */
+  replace: boolean;
+}
+
+type Entry = StateDocument[StateKind][number];
+
+/**
+ * A tenant's state exported, imported and reset (`svc state`, `/_emulator/state`). An import is one
+ * store write: all of it, or (a bad file, a key another tenant holds) nothing. Entries are matched
+ * by id, so that what refers to them (a bound Application, a token id kept in a database) still
+ * holds. The Application whose key makes the call and the tenant's bootstrap Applications are never
+ * deleted: the import or reset would lock its own caller out.
+ */
+export class StateService {
+  constructor(private readonly deps: { store: Store; cipher: Cipher; runtime: Runtime; clocks: TenantClocks }) {}
+
+  exportState(tenantId: string): StateDocument {
+    return sortState({
+      svc_state: 1,
+      svc_version: packageVersion(),
+      exported_at: this.deps.clocks.now(tenantId).toISOString(),
+      ...tenantEntries(this.deps.store, this.deps.cipher, tenantId),
+    });
+  }
+
+  async importState(caller: Caller, doc: StateDocument, options: ImportOptions): Promise<StatePlan> {
+    const { store } = this.deps;
+    const tenantId = caller.tenantId;
+    doc = this.adoptSameKeys(tenantId, doc);
+    const protectedIds = this.protectedApplications(caller);
+    this.check(tenantId, doc, options.replace ? [...protectedIds.keys()] : undefined);
+    const current = tenantEntries(store, this.deps.cipher, tenantId);
+    const plan: StatePlan = { dry_run: options.dryRun, replace: options.replace, changes: [], unchanged: 0, kept: [] };
+    for (const kind of STATE_KINDS) {
+      const now = new Map<string, Entry>(current[kind].map((entry) => [entry.id, entry]));
+      const wanted = new Set(doc[kind].map((entry) => entry.id));
+      for (const entry of doc[kind]) {
+        const before = now.get(entry.id);
+        if (before && sameEntry(before, entry)) plan.unchanged++;
+        else plan.changes.push({ kind, id: entry.id, name: nameOf(entry), action: before ? 'update' : 'create' });
+      }
+      if (!options.replace) continue;
+      for (const entry of current[kind]) {
+        if (wanted.has(entry.id)) continue;
+        const reason = kind === 'applications' ? protectedIds.get(entry.id) : undefined;
+        if (reason) plan.kept.push({ kind, id: entry.id, name: nameOf(entry), reason });
+        else plan.changes.push({ kind, id: entry.id, name: nameOf(entry), action: 'delete' });
+      }
+    }
+    if (options.dryRun || plan.changes.length === 0) return plan;
+    const clearAll = options.replace;
+    await store.write((batch) => {
+      for (const change of plan.changes) this.applyChange(batch, tenantId, doc, change);
+      // The file holds no transactions or async results: a tenant made equal to it has none.
+      if (clearAll) {
+        deleteAll(batch, store.transactions, tenantId);
+        deleteAll(batch, store.results, tenantId);
+      }
+    });
+    await this.unloadChanged(plan);
+    return plan;
+  }
+
+  /** Empties the tenant: everything but the caller's Application and the bootstrap ones. */
+  reset(caller: Caller, dryRun: boolean): Promise<StatePlan> {
+    return this.importState(
+      caller,
+      { svc_state: 1, applications: [], reactors: [], proxies: [], tokens: [] },
+      { dryRun, replace: true },
+    );
+  }
+
+  /**
+   * An Application of the file whose key is already that of one of the tenant's under another id
+   * (a new emulator started with the same `--management-key`) is that one: its entry and what is
+   * bound to it take the tenant's id, so the key keeps its Application and nothing is held twice.
+   */
+  private adoptSameKeys(tenantId: string, doc: StateDocument): StateDocument {
+    const renamed = new Map<string, string>();
+    for (const app of doc.applications) {
+      const holder = this.deps.store.applications.findBy('key', app.key_hash);
+      if (holder && holder.tenant_id === tenantId && holder.id !== app.id) renamed.set(app.id, holder.id);
+    }
+    if (renamed.size === 0) return doc;
+    const to = (id: string | null) => (id === null ? null : (renamed.get(id) ?? id));
+    return {
+      ...doc,
+      applications: doc.applications.map((app) => ({ ...app, id: to(app.id)! })),
+      reactors: doc.reactors.map((reactor) => ({ ...reactor, application_id: to(reactor.application_id) })),
+      proxies: doc.proxies.map((proxy) => ({ ...proxy, application_id: to(proxy.application_id) })),
+    };
+  }
+
+  /** Refuses, before anything is written, what the write could not keep its promises with. */
+  private check(tenantId: string, doc: StateDocument, keptOnReplace: string[] | undefined): void {
+    const { store } = this.deps;
+    for (const kind of STATE_KINDS) {
+      const seen = new Set<string>();
+      for (const entry of doc[kind]) {
+        if (seen.has(entry.id)) throw badFile(`${kind} holds id ${entry.id} twice`);
+        seen.add(entry.id);
+      }
+    }
+    // What a reactor or proxy may be bound to once the import is done.
+    const staying = keptOnReplace ?? store.applications.list(tenantId).map((app) => app.id);
+    const applications = new Set([...doc.applications.map((app) => app.id), ...staying]);
+    for (const code of [...doc.reactors, ...doc.proxies]) {
+      if (code.application_id !== null && !applications.has(code.application_id))
+        throw badFile(
+          `${code.name} is bound to Application ${code.application_id}, which is neither in the file nor kept in the tenant`,
+        );
+    }
+    for (const app of doc.applications) {
+      const holder = store.applications.findBy('key', app.key_hash);
+      if (holder && (holder.tenant_id !== tenantId || holder.id !== app.id))
+        throw conflict(
+          `the key of Application ${app.name} already belongs to another Application of this emulator (${holder.id})`,
+        );
+    }
+    for (const proxy of doc.proxies) {
+      const holder = store.proxies.findBy('key', hashKey(proxy.key));
+      if (holder && (holder.tenant_id !== tenantId || holder.id !== proxy.id))
+        throw conflict(
+          `the key of proxy ${proxy.name} already belongs to another proxy of this emulator (${holder.id})`,
+        );
+    }
+  }
+
+  private protectedApplications(caller: Caller): Map<string, string> {
+    const kept = new Map<string, string>();
+    const bootstrap = this.deps.store.tenants.get(caller.tenantId, caller.tenantId)?.bootstrap;
+    if (bootstrap?.management) kept.set(bootstrap.management, "the tenant's bootstrap management Application");
+    if (bootstrap?.private) kept.set(bootstrap.private, "the tenant's bootstrap private Application");
+    kept.set(caller.application.id, 'the Application whose key makes this call');
+    return kept;
+  }
+
+  private applyChange(batch: WriteBatch, tenantId: string, doc: StateDocument, change: StatePlan['changes'][number]) {
+    const collection = this.collectionOf(change.kind);
+    if (change.action === 'delete') {
+      batch.delete(collection, tenantId, change.id);
+      return;
+    }
+    const entry = doc[change.kind].find((candidate) => candidate.id === change.id)!;
+    const existing = batch.get(collection, tenantId, change.id) as { created_by?: string; modified_by?: string };
+    const now = this.deps.clocks.now(tenantId).toISOString();
+    batch.put(collection, recordOf(change.kind, this.deps.cipher, tenantId, entry, now, existing) as TenantRecord);
+  }
+
+  /** Code that changed or went is unloaded: the next call loads what the store now holds. */
+  private async unloadChanged(plan: StatePlan): Promise<void> {
+    const { runtime } = this.deps;
+    for (const change of plan.changes) {
+      if (change.action === 'create') continue;
+      const gone =
+        change.action === 'delete' ? `${change.kind === 'reactors' ? 'reactor' : 'proxy'} ${change.name}` : undefined;
+      if (change.kind === 'reactors') await runtime.unload(change.id, gone);
+      if (change.kind === 'proxies') {
+        await runtime.unload(transformId(change.id, 'request'), gone);
+        await runtime.unload(transformId(change.id, 'response'), gone);
+      }
+    }
+  }
+
+  private collectionOf(kind: StateKind): Collection<TenantRecord> {
+    const { store } = this.deps;
+    const collections = {
+      applications: store.applications,
+      reactors: store.reactors,
+      proxies: store.proxies,
+      tokens: store.tokens,
+    };
+    return collections[kind] as unknown as Collection<TenantRecord>;
+  }
+}
+
+function nameOf(entry: Entry): string | null {
+  return 'name' in entry ? entry.name : null;
+}
+
+function deleteAll<T extends TenantRecord>(batch: WriteBatch, collection: Collection<T>, tenantId: string): void {
+  for (const record of collection.list(tenantId)) batch.delete(collection, tenantId, record.id);
+}
+
+function badFile(detail: string): HttpError {
+  return new HttpError(422, `The state cannot be imported: ${detail}. Nothing changed.`);
+}
+
+function conflict(detail: string): HttpError {
+  return new HttpError(409, `The state cannot be imported: ${detail}. Nothing changed.`);
+}
