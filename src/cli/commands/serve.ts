@@ -11,6 +11,7 @@ import type { ServeConfig } from '../serve/config.js';
 import { createServeRelay } from '../serve/relay.js';
 import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve/log.js';
+import { STATE_FLAGS, serveState } from '../serve/state.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -59,6 +60,7 @@ export const serve = defineCommand({
       choices: ['tenant', 'owner'],
       default: 'tenant',
     },
+    ...STATE_FLAGS,
   ],
   notes: [
     'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
@@ -81,6 +83,7 @@ export const serve = defineCommand({
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
+    const state = await serveState(options, io);
     const transactionTtlMs =
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
     const [{ createEmulator, EmulatorError }, { createServeLog, inFlags }] = await Promise.all([
@@ -129,13 +132,15 @@ export const serve = defineCommand({
       log.flush();
       throw userError(error);
     }
+    await state.importInto(started, () => emulator.dispose());
     const watch = { watch: options.watch !== false, allowOutsideProject: options.allowOutsideProject ?? false };
     if (relay) {
       const { serveWithDashboard } = await import('../serve/dashboard.js');
-      const dispose = () =>
+      const dispose = state.exportFirst(started, () =>
         emulator.dispose().catch((error: unknown) => {
           throw userError(error);
-        });
+        }),
+      );
       const applyConfig =
         configFile === undefined
           ? undefined
@@ -147,6 +152,7 @@ export const serve = defineCommand({
     log.started(started, dataFile && path.relative(io.cwd, dataFile));
     const config = configFile === undefined ? undefined : await startConfig(configFile, started, watch, io, log.event);
     log.stopping(await stop);
+    await state.exportAtExit(started);
     await config?.close();
     await emulator.dispose().catch((error: unknown) => {
       throw userError(error);

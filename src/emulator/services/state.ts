@@ -8,6 +8,7 @@ import type { Collection, TenantRecord } from '../store/collection.js';
 import type { Store } from '../store/store.js';
 import type { Caller } from './applications.js';
 import { transformId } from './proxies.js';
+import { checkGrants } from './grants.js';
 import { hashKey } from './keys.js';
 import { recordOf, sameEntry, tenantEntries } from './state-entries.js';
 import type { TenantClocks } from './tenant-clocks.js';
@@ -94,6 +95,12 @@ export class StateService {
   private adoptSameKeys(tenantId: string, doc: StateDocument): StateDocument {
     const renamed = new Map<string, string>();
     for (const app of doc.applications) {
+      try {
+        checkGrants(app.type, { permissions: app.permissions, rules: app.rules });
+      } catch (error) {
+        if (error instanceof HttpError) throw badFile(`Application ${app.name}: ${error.detail.replace(/\.$/, '')}`);
+        throw error;
+      }
       const holder = this.deps.store.applications.findBy('key', app.key_hash);
       if (holder && holder.tenant_id === tenantId && holder.id !== app.id) renamed.set(app.id, holder.id);
     }
@@ -127,6 +134,12 @@ export class StateService {
         );
     }
     for (const app of doc.applications) {
+      try {
+        checkGrants(app.type, { permissions: app.permissions, rules: app.rules });
+      } catch (error) {
+        if (error instanceof HttpError) throw badFile(`Application ${app.name}: ${error.detail.replace(/\.$/, '')}`);
+        throw error;
+      }
       const holder = store.applications.findBy('key', app.key_hash);
       if (holder && (holder.tenant_id !== tenantId || holder.id !== app.id))
         throw conflict(
