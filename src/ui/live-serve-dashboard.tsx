@@ -12,7 +12,8 @@ export interface LiveServeDashboardProps {
   resources: ServeResource[];
   /** The events and notes to log; the dashboard's own notes (a failed re-apply) go through it too. */
   feed: ServeFeed;
-  onQuit: () => void;
+  /** `q` typed, or Ctrl-C (which raw mode turns into input): `interrupted`. */
+  onQuit: (reason: 'q' | 'interrupted') => void;
   onReapply?: (() => void | Promise<void>) | undefined;
   /** Told how many items of the feed (counted from the first) are written to the terminal, or cleared. */
   onSettled?: ((count: number) => void) | undefined;
@@ -96,11 +97,11 @@ export function LiveServeDashboard({
   useInput(
     (input, key) => {
       // In raw mode Ctrl-C arrives as input, not as SIGINT.
-      if (key.ctrl && input === 'c') return onQuit();
+      if (key.ctrl && input === 'c') return onQuit('interrupted');
       if (key.ctrl || key.meta) return;
       if (input === 'k') return dispatch({ type: 'toggle-keys' });
       dispatch({ type: 'hide-keys' });
-      if (input === 'q') return onQuit();
+      if (input === 'q') return onQuit('q');
       if (input === '?') return dispatch({ type: 'toggle-help' });
       if (input === 'r') return reapply();
       if (input === 'c') {

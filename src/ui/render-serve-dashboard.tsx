@@ -15,8 +15,8 @@ export interface ServeDashboardOptions {
   resources?: ServeResource[];
   /** The emulator's events (its hub). */
   events: ServeEventSource;
-  /** `q` or Ctrl-C: the caller stops the emulator, then calls `unmount`. */
-  onQuit: () => void;
+  /** `q`, or Ctrl-C (`interrupted`): the caller stops the emulator, then calls `unmount`. */
+  onQuit: (reason: 'q' | 'interrupted') => void;
   /** `r`: apply svc.yaml again. A rejection is shown in the log. Without it, `r` says there is none. */
   onReapply?: (() => void | Promise<void>) | undefined;
   /** Paint the log lines (false with --no-color or NO_COLOR); true unless said. */

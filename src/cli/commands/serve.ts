@@ -121,6 +121,9 @@ export const serve = defineCommand({
       if (io.signal.aborted) resolve(String(io.signal.reason ?? 'abort'));
       io.signal.addEventListener('abort', () => resolve(String(io.signal.reason ?? 'abort')), { once: true });
     });
+    // Stopped before the start is done (the emulator's, then svc.yaml's first apply): the apply
+    // starts no further change, and serve exits as interrupted (130, 143 for SIGTERM), not 0.
+    const start = startWatch(stop);
     let started: EmulatorReady;
     try {
       started = await emulator.ready;
@@ -134,6 +137,7 @@ export const serve = defineCommand({
     }
     await state.importInto(started, () => emulator.dispose());
     const watch = { watch: options.watch !== false, allowOutsideProject: options.allowOutsideProject ?? false };
+    if (configFile === undefined) await start.done(undefined);
     if (relay) {
       const { serveWithDashboard } = await import('../serve/dashboard.js');
       const dispose = state.exportFirst(started, () =>
@@ -145,12 +149,15 @@ export const serve = defineCommand({
         configFile === undefined
           ? undefined
           : (onResources: (resources: ServeResource[]) => void) =>
-              startConfig(configFile, started, watch, io, relay.publish, onResources);
+              start.done(startConfig(configFile, started, watch, io, relay.publish, start.signal, onResources));
       const color = globals.color;
-      return serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig, color });
+      await serveWithDashboard({ started, relay, io, stop, quit, dispose, startConfig: applyConfig, color });
+      return start.exitCode();
     }
     log.started(started, dataFile && path.relative(io.cwd, dataFile));
-    const config = configFile === undefined ? undefined : await startConfig(configFile, started, watch, io, log.event);
+    const config = await start.done(
+      configFile === undefined ? undefined : startConfig(configFile, started, watch, io, log.event, start.signal),
+    );
     log.stopping(await stop);
     await state.exportAtExit(started);
     await config?.close();
@@ -158,8 +165,34 @@ export const serve = defineCommand({
       throw userError(error);
     });
     log.stopped();
+    return start.exitCode();
   },
 });
+
+/**
+ * Whether serve was stopped while starting: `signal` aborts when `stop` resolves, and `exitCode`
+ * says 130 (143 for SIGTERM) when that was before `done`'s work ended, else nothing (exit 0).
+ */
+function startWatch(stop: Promise<string>) {
+  const controller = new AbortController();
+  let starting = true;
+  let interrupted: string | undefined;
+  void stop.then((reason) => {
+    if (starting) interrupted = reason;
+    controller.abort(reason);
+  });
+  return {
+    signal: controller.signal,
+    async done<T>(work: Promise<T> | T): Promise<T> {
+      try {
+        return await work;
+      } finally {
+        starting = false;
+      }
+    },
+    exitCode: (): number | undefined => (interrupted === undefined ? undefined : interrupted === 'SIGTERM' ? 143 : 130),
+  };
+}
 
 /**
  * Applies svc.yaml to the emulator just started, with its bootstrap management key (given, generated
@@ -171,6 +204,7 @@ async function startConfig(
   { watch, allowOutsideProject }: { watch: boolean; allowOutsideProject: boolean },
   io: IO,
   report: (event: EmulatorEvent) => void,
+  signal: AbortSignal,
   onResources?: (resources: ServeResource[]) => void,
 ): Promise<ServeConfig | undefined> {
   const [{ startServeConfig }, { readCredentials }] = await Promise.all([
@@ -200,6 +234,7 @@ async function startConfig(
     watch,
     allowOutsideProject,
     report: stamp,
+    signal,
     ...(onResources && { onResources }),
   });
 }

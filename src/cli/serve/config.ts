@@ -9,7 +9,7 @@ import path from 'node:path';
 import {
   ApplyError,
   describeFailure,
-  runApply,
+  prepareApply,
   watchConfig,
   type ApplyWatcher,
   type ChangeOutcome,
@@ -34,6 +34,11 @@ export interface ServeConfigOptions {
   report: (event: EmulatorEventInit) => void;
   /** What svc.yaml puts on the emulator, after each apply that changed it. */
   onResources?: (resources: ServeResource[]) => void;
+  /**
+   * Aborted (Ctrl-C while serve starts): the first apply starts no further change (the one under
+   * way ends, as apply writes and journals each step whole) and nothing is watched.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ServeConfig {
@@ -64,41 +69,78 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
   };
   const refused = (message: string) =>
     options.report({ type: 'reload', target: shown, file: shown, ok: false, ms: 0, error: message });
+  // At start there is no code of svc.yaml's serving yet (a reload's words would say the previous one does).
+  const refusedAtStart = (message: string) =>
+    options.report({
+      type: 'error',
+      message: `${shown} was not applied${options.watch ? ' (a save that mends it applies it)' : ''}: ${message}`,
+    });
+  /** A reactor or proxy held back (a file it names does not load): it keeps what the emulator has, or is not made. */
+  const held = ({ address, message, kept }: { address: string; message: string; kept: boolean }) => {
+    if (kept) options.report({ type: 'reload', target: address, file: shown, ok: false, ms: 0, error: message });
+    else options.report({ type: 'warning', message: `${address} held back, not created: ${message}` });
+  };
 
-  /** One whole apply; resolves to what was applied when all of it was. */
-  const applyAll = async (): Promise<Desired | undefined> => {
+  /**
+   * One whole apply (`first`: the start's); resolves to what was applied when all of it was. A file
+   * that does not load holds back its own resource only (load.ts), as a save while watching does.
+   */
+  const applyAll = async (first: boolean): Promise<Desired | undefined> => {
     const started = performance.now();
     try {
-      const { prepared, result } = await runApply({
+      if (options.signal?.aborted) return undefined;
+      const prepared = await prepareApply({
         client,
         file: options.file,
         cwd: options.cwd,
         env: options.env,
         ...(options.allowOutsideProject && { allowOutsideProject: true }),
+        holdBroken: true,
         prune: true,
       });
+      if (options.signal?.aborted) {
+        await prepared.release();
+        return undefined;
+      }
+      const result = await prepared.apply(options.signal ? { signal: options.signal } : {});
       for (const message of prepared.plan.warnings) options.report({ type: 'warning', message });
-      for (const resource of resourcesOf(prepared.desired))
+      for (const each of prepared.plan.held ?? []) held(each);
+      for (const resource of resourcesOf(prepared))
         resources.set(`${resource.kind === 'proxy' ? 'proxies' : `${resource.kind}s`}.${resource.name}`, resource);
       options.onResources?.([...resources.values()]);
-      for (const each of result?.outcomes ?? []) outcome(each, Math.round(performance.now() - started));
-      return result?.status === 'failed' ? undefined : prepared.desired;
+      const interrupted = (each: ChangeOutcome) => each.status === 'skipped' && options.signal?.aborted === true;
+      const skipped = result.outcomes.filter(interrupted).length;
+      for (const each of result.outcomes.filter((one) => !interrupted(one)))
+        outcome(each, Math.round(performance.now() - started));
+      // `r` with nothing to change says so (a start with nothing to change is said by the resources shown).
+      if (!first && result.status === 'no-changes') reportNoChanges(Math.round(performance.now() - started));
+      if (skipped > 0)
+        options.report({
+          type: 'warning',
+          message: `${shown}: interrupted, ${skipped} change${skipped === 1 ? '' : 's'} not applied.`,
+        });
+      return result.status === 'failed' ? undefined : prepared.desired;
     } catch (error) {
-      if (error instanceof ApplyError) refused(error.message);
+      if (error instanceof ApplyError) (first ? refusedAtStart : refused)(error.message);
       else options.report({ type: 'error', message: `applying ${shown} failed: ${describeFailure(error)}` });
       return undefined;
     }
   };
 
+  const reportNoChanges = (ms: number) =>
+    options.report({ type: 'reload', target: `${shown} (no changes)`, file: shown, ok: true, ms });
   const onEvent = (event: WatchEvent) => {
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
+    else if (event.type === 'held') held(event);
+    // The save that mends a refused one is said, even when it leaves things as they were.
+    else if (event.type === 'no-changes' && event.fixed) reportNoChanges(event.latencyMs);
     else if (event.type === 'invalid') refused(event.message);
     else if (event.type === 'warning') options.report({ type: 'warning', message: event.message });
     else if (event.type === 'error')
       options.report({ type: 'error', message: `applying ${shown} failed: ${event.message}` });
   };
   const watchFrom = async (applied: Desired | undefined): Promise<ApplyWatcher | undefined> => {
-    if (!options.watch) return undefined;
+    if (!options.watch || options.signal?.aborted) return undefined;
     const { file, cwd, env, allowOutsideProject } = options;
     const outside = allowOutsideProject && { allowOutsideProject };
     const watcher = watchConfig({
@@ -115,13 +157,13 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     return watcher;
   };
 
-  let watcher = await watchFrom(await applyAll());
+  let watcher = await watchFrom(await applyAll(true));
   let closed = false;
   return {
     async reapply() {
       if (closed) return;
       await watcher?.close();
-      const applied = await applyAll();
+      const applied = await applyAll(false);
       if (!closed) watcher = await watchFrom(applied);
     },
     async close() {
@@ -146,10 +188,12 @@ function resourceOf(address: string): ServeResource {
   return { kind, name };
 }
 
-function resourcesOf(desired: Desired): ServeResource[] {
+/** What svc.yaml has on the emulator after a plan: what it names, and what it holds back that the emulator keeps. */
+function resourcesOf({ desired, plan }: { desired: Desired; plan: { held?: { address: string; kept: boolean }[] } }) {
   return [
     ...desired.applications.map((each) => ({ kind: 'application' as const, name: each.name })),
     ...desired.reactors.map((each) => ({ kind: 'reactor' as const, name: each.name })),
     ...desired.proxies.map((each) => ({ kind: 'proxy' as const, name: each.name })),
+    ...(plan.held ?? []).filter((each) => each.kept).map((each) => resourceOf(each.address)),
   ];
 }

@@ -33,7 +33,7 @@ export async function serveWithDashboard(options: DashboardServeOptions): Promis
     url: started.url,
     keys,
     events: options.relay,
-    onQuit: () => options.quit('q'),
+    onQuit: (reason) => options.quit(reason),
     onReapply: options.startConfig && (() => config?.reapply()),
     color: options.color,
     stdout: io.stdout as NodeJS.WriteStream,
