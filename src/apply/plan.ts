@@ -19,7 +19,10 @@ import {
   type DesiredProxy,
   type DesiredReactor,
   type FieldDiff,
+  type HeldChange,
   type Kind,
+  ownEntry,
+  parseAddress,
   type Plan,
   type PlanOptions,
   type TargetState,
@@ -47,13 +50,26 @@ export function plan({ desired, state, actual, options = {} }: PlanInput): Plan 
   for (const reactor of desired.reactors) changes.reactor(reactor);
   for (const proxy of desired.proxies) changes.proxy(proxy);
   // 3. What the state records that svc.yaml no longer names: deleted with --prune (Applications last).
-  const { orphans, warnings } = changes.leftInState(state, options);
+  const held = heldResources(desired, state, actual);
+  const { orphans, warnings } = changes.leftInState(state, options, new Set(held.map((each) => each.address)));
   if (issues.length > 0) throw ApplyError.of(issues, { of: desired.file });
 
   const all = changes.list;
   linkDependencies(all, desired, actual);
   const chosen = options.targets ? selectTargets(all, options.targets, desired, state) : all;
-  return { changes: chosen, ids: identity.ids, forgotten: identity.forgotten, orphans, warnings };
+  const plan: Plan = { changes: chosen, ids: identity.ids, forgotten: identity.forgotten, orphans, warnings };
+  return held.length > 0 ? { ...plan, held } : plan;
+}
+
+/** The resources held back (a file of theirs does not load), each with whether the target has it (kept as it is). */
+function heldResources(desired: Desired, state: TargetState, actual: Actual): HeldChange[] {
+  return (desired.held ?? []).map((each) => {
+    const parsed = parseAddress(each.address)!;
+    const list: { id: string; name: string }[] = actual[parsed.kind];
+    const entry = ownEntry(state[parsed.kind], parsed.name);
+    const kept = list.some((item) => (entry ? item.id === entry.id : item.name === parsed.name));
+    return { ...each, kept };
+  });
 }
 
 /** The changes of a plan, found one desired resource at a time against what identity matched. */
@@ -126,7 +142,11 @@ class Changes {
   }
 
   /** What the state records that svc.yaml no longer names: orphans, or deletes with --prune. */
-  leftInState(state: TargetState, options: PlanOptions): { orphans: Address[]; warnings: string[] } {
+  leftInState(
+    state: TargetState,
+    options: PlanOptions,
+    held: ReadonlySet<Address>,
+  ): { orphans: Address[]; warnings: string[] } {
     const orphans: Address[] = [];
     const warnings: string[] = [];
     const { ids, usedStateNames } = this.identity;
@@ -136,6 +156,8 @@ class Changes {
         const item = list.find((candidate) => candidate.id === entry.id);
         if (!item || usedStateNames.get(kind)!.has(name) || Object.values(ids).includes(entry.id)) continue;
         const address = addressOf(kind, name);
+        // Still in svc.yaml, only held back: it keeps what the target has.
+        if (held.has(address)) continue;
         if (!options.prune) {
           orphans.push(address);
         } else if (kind === 'applications' && entry.id === options.selfApplicationId) {

@@ -22,6 +22,8 @@ export interface ApplyOptions {
   env: Record<string, string | undefined>;
   /** Read files outside svc.yaml's folder too (load.ts). */
   allowOutsideProject?: boolean;
+  /** Hold back a resource whose file does not load, and apply the rest (load.ts; watching does). */
+  holdBroken?: boolean;
   prune?: boolean;
   targets?: Address[];
 }
@@ -61,15 +63,22 @@ export async function prepareApply(options: ApplyOptions): Promise<PreparedApply
 }
 
 /** What loadConfig takes of an apply's options. */
-export function loadOptionsOf(options: Pick<ApplyOptions, 'cwd' | 'env' | 'allowOutsideProject'>): LoadOptions {
-  const { cwd, env, allowOutsideProject } = options;
-  return { cwd, env, ...(allowOutsideProject !== undefined && { allowOutsideProject }) };
+export function loadOptionsOf(
+  options: Pick<ApplyOptions, 'cwd' | 'env' | 'allowOutsideProject' | 'holdBroken'>,
+): LoadOptions {
+  const { cwd, env, allowOutsideProject, holdBroken } = options;
+  return {
+    cwd,
+    env,
+    ...(allowOutsideProject !== undefined && { allowOutsideProject }),
+    ...(holdBroken !== undefined && { holdBroken }),
+  };
 }
 
 /** prepareApply for svc.yaml already loaded (watch reloads it itself). */
 export async function prepareFor(
   desired: Desired,
-  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env' | 'allowOutsideProject'>,
+  options: Omit<ApplyOptions, 'file' | 'cwd' | 'env' | 'allowOutsideProject' | 'holdBroken'>,
 ): Promise<PreparedApply> {
   const { client } = options;
   const release = await lockApply(desired.dir);

@@ -158,6 +158,13 @@ export interface Plan {
   /** Resources the state records that svc.yaml no longer names: `--prune` deletes them. */
   orphans: Address[];
   warnings: string[];
+  /** Resources held back (Desired.held): not in `changes`, never pruned. */
+  held?: HeldChange[];
+}
+
+/** A resource held back, and whether the target has it (it keeps what it has) or not (it is not created). */
+export interface HeldChange extends HeldResource {
+  kept: boolean;
 }
 
 export interface PlanOptions {

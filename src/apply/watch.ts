@@ -21,8 +21,16 @@ export type WatchEvent =
   | { type: 'watching'; files: string[] }
   /** One change applied (or not), with the time from the save to its end. */
   | { type: 'change'; change: Change; outcome: ChangeOutcome; fields: string[]; latencyMs: number }
-  /** The files changed, but the target already matches them. */
-  | { type: 'no-changes'; latencyMs: number }
+  /**
+   * The files changed, but the target already matches them. `fixed`: they load again after a problem
+   * was said, and are as last applied (a broken save undone).
+   */
+  | { type: 'no-changes'; latencyMs: number; fixed?: boolean }
+  /**
+   * A reactor or proxy held back: a file it names does not load (`message`: path:line:column and why).
+   * `kept`: the target has it and keeps its last good code; otherwise it is not created. The rest applies.
+   */
+  | { type: 'held'; address: string; message: string; kept: boolean }
   /** svc.yaml or a file it names does not load: `message` names path:line[:column]; nothing was sent. */
   | { type: 'invalid'; message: string }
   /** Planning or applying failed as a whole (the target cannot be reached...). */
@@ -98,6 +106,8 @@ class ConfigWatch {
   // The last invalid message, and the timer that says it once no save follows.
   private lastInvalid: string | undefined;
   private pendingInvalid: NodeJS.Timeout | undefined;
+  /** A problem was said (an invalid file, a failed apply) and no apply since: the next good one says so. */
+  private broken = false;
 
   constructor(private readonly options: WatchOptions) {
     this.debounceMs = options.debounceMs ?? 10;
@@ -192,9 +202,9 @@ class ConfigWatch {
     const desired = await this.load(recheck);
     if (typeof desired === 'boolean') return desired;
     if (this.closed) return false;
-    await this.setFiles(desired.files.map((file) => file.absolute));
+    await this.setFiles([...desired.files.map((file) => file.absolute), ...(desired.unread ?? [])]);
     const signature = signatureOf(desired);
-    if (signature === this.applied) return false;
+    if (signature === this.applied) return this.fixed(started);
     const attempt = { signature, mtimes: await mtimesOf(desired) };
     if (this.failed && this.failed.signature === attempt.signature && this.failed.mtimes === attempt.mtimes) {
       return false;
@@ -203,10 +213,20 @@ class ConfigWatch {
       return await this.apply(desired, attempt, started);
     } catch (error) {
       this.failed = attempt;
+      this.broken = true;
       if (error instanceof ApplyError) this.emit({ type: 'invalid', message: error.message });
       else this.emit({ type: 'error', message: describeFailure(error) });
       return true;
     }
+  }
+
+  /** Files as last applied: nothing to send, but a problem said since is over (a broken save undone). */
+  private fixed(started: number): boolean {
+    if (!this.broken) return false;
+    this.broken = false;
+    this.failed = undefined;
+    this.emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started), fixed: true });
+    return true;
   }
 
   /**
@@ -215,7 +235,8 @@ class ConfigWatch {
    */
   private async load(recheck: boolean): Promise<Desired | boolean> {
     try {
-      const desired = await loadConfig(this.options.file, loadOptionsOf(this.options));
+      // A broken code file holds back only its own resource: the rest of a save applies.
+      const desired = await loadConfig(this.options.file, { ...loadOptionsOf(this.options), holdBroken: true });
       // To `svc apply` an empty svc.yaml declares nothing (and what it made goes); while watching, it
       // is what an editor's save leaves between truncating the file and writing it: never applied.
       if (desired.files[0]?.digest === EMPTY_DIGEST) {
@@ -234,7 +255,10 @@ class ConfigWatch {
       this.lastInvalid = error.message;
       // Said only if no save follows within the debounce: an editor's save truncates, then writes.
       clearTimeout(this.pendingInvalid);
-      this.pendingInvalid = setTimeout(() => this.emit({ type: 'invalid', message: error.message }), this.debounceMs);
+      this.pendingInvalid = setTimeout(() => {
+        this.broken = true;
+        this.emit({ type: 'invalid', message: error.message });
+      }, this.debounceMs);
       return true;
     }
   }
@@ -245,12 +269,16 @@ class ConfigWatch {
     const planOptions = { client, ...(prune !== undefined && { prune }), ...(targets && { targets }) };
     const prepared = await prepareFor(desired, planOptions);
     for (const message of prepared.plan.warnings) this.emit({ type: 'warning', message });
+    for (const { address, message, kept } of prepared.plan.held ?? [])
+      this.emit({ type: 'held', address, message, kept });
     if (this.closed || prepared.plan.changes.length === 0) await prepared.release();
     if (this.closed) return false;
     if (prepared.plan.changes.length === 0) {
       this.applied = attempt.signature;
       this.failed = undefined;
-      this.emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started) });
+      const fixed = this.broken;
+      this.broken = false;
+      this.emit({ type: 'no-changes', latencyMs: Math.round(performance.now() - started), ...(fixed && { fixed }) });
       return true;
     }
     const byAddress = new Map(prepared.plan.changes.map((change) => [change.address, change]));
@@ -261,8 +289,8 @@ class ConfigWatch {
         this.emit({ type: 'change', change, outcome, fields: fieldsOf(change), latencyMs });
       },
     });
-    if (result.status === 'failed') this.failed = attempt;
-    else [this.applied, this.failed] = [attempt.signature, undefined];
+    if (result.status === 'failed') [this.failed, this.broken] = [attempt, true];
+    else [this.applied, this.failed, this.broken] = [attempt.signature, undefined, false];
     return true;
   }
 }

@@ -13,7 +13,7 @@ import {
   type WatchEvent,
 } from '../apply/index.js';
 import type { OutcomeView } from '../api/plan.js';
-import { formatApplied, formatOutcome, formatPlan } from '../ui/render-plan.js';
+import { formatApplied, formatHeld, formatOutcome, formatPlan } from '../ui/render-plan.js';
 import type { Context } from './context.js';
 import { announceTarget } from './io/confirm.js';
 import { UsageError, UserError } from './io/errors.js';
@@ -47,7 +47,18 @@ export async function applyCommand(plan: string | undefined, flags: ApplyFlags, 
     if (plan !== undefined) return prepareFromPlanFile(plan, { client, cwd: io.cwd, env: io.env, ...outside });
     const targets = flags.target?.map(checkAddress);
     const { file, prune = false } = flags;
-    return prepareApply({ client, file, cwd: io.cwd, env: io.env, prune, ...outside, ...(targets && { targets }) });
+    // Watching, a broken code file holds back only its own resource, from the first apply on (watch.ts).
+    const hold = flags.watch ? { holdBroken: true } : {};
+    return prepareApply({
+      client,
+      file,
+      cwd: io.cwd,
+      env: io.env,
+      prune,
+      ...outside,
+      ...hold,
+      ...(targets && { targets }),
+    });
   });
   // The folder's apply lock is held from the plan to its end (prepared.apply releases it), or released here.
   try {
@@ -56,6 +67,7 @@ export async function applyCommand(plan: string | undefined, flags: ApplyFlags, 
       await announceTarget(ctx);
       output.line(`${prepared.desired.file} -> ${prepared.target.url} (tenant ${prepared.target.tenantId})`);
       output.painted(formatPlan(prepared.plan, { color, file: prepared.desired.file }).trimEnd());
+      for (const held of prepared.plan.held ?? []) output.painted(formatHeld(held, { color }));
     }
     const detailed = flags.detailedExitcode ?? false;
     if (flags.out !== undefined || flags.dryRun) {
@@ -195,7 +207,11 @@ async function watch(
     } else if (event.type === 'change') {
       output.painted(formatOutcome({ ...event.outcome, ms: event.latencyMs }, { color, changed: event.fields }));
     } else if (event.type === 'no-changes') {
-      output.line(`No changes (${event.latencyMs} ms).`);
+      // After a problem was said, the save that mends it is said too, even with nothing to send.
+      const fixed = event.fixed ? `Fixed: ${prepared.desired.file} loads again, as last applied; no` : 'No';
+      output.line(`${fixed} changes (${event.latencyMs} ms).`);
+    } else if (event.type === 'held') {
+      output.painted(formatHeld(event, { color }));
     } else if (event.type === 'invalid') {
       output.note(`${event.message}; nothing was sent.`);
     } else if (event.type === 'warning') {

@@ -114,12 +114,13 @@ function wordEvent(event: ServeEvent): EventLine {
       if (event.ok)
         return { time, spans: [...head, { text: 'ok', tone: 'ok' }, { text: `${event.ms}ms`, tone: 'muted' }] };
       const why = `the previous code keeps serving: ${event.error ?? 'unknown error'}`;
-      return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why }] };
+      // An svc.yaml that does not load may have several problems, a line each: kept as lines, indented.
+      return { time, spans: [...head, { text: 'failed,', tone: 'fail' }, { text: why, lines: true }] };
     }
     case 'error':
       return {
         time,
-        spans: [{ text: 'error', tone: 'fail' }, ...traced(event.traceId), { text: event.message }],
+        spans: [{ text: 'error', tone: 'fail' }, ...traced(event.traceId), { text: event.message, lines: true }],
         ...(event.stack && { detail: event.stack }),
       };
     case 'warning':

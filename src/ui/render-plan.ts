@@ -139,3 +139,13 @@ export function formatApplied(outcomes: OutcomeView[]): string {
     .map((action) => `${count(action)} ${DONE[action]}`);
   return `Apply complete: ${parts.join(', ') || 'nothing to do'}.`;
 }
+
+/**
+ * A resource held back while watching (a file it names does not load): `reactors.charge held back,
+ * keeps its last good code: charge.js:2:9 Unexpected token`, or, when the target has none, not created.
+ */
+export function formatHeld(held: { address: string; message: string; kept: boolean }, options: { color: boolean }) {
+  const paint = painter(options.color);
+  const what = held.kept ? 'held back, keeps its last good code' : 'held back, not created';
+  return `${paint('bold', safeText(held.address))} ${paint('yellow', what)}: ${safeLines(held.message, '  ')}`;
+}

@@ -46,13 +46,19 @@ async function applied(client: ApiClient, cwd: string): Promise<Desired> {
 }
 
 /** Watches svc.yaml as applied (`desired`) until the test ends; resolves, once watching, to the events so far and to come. */
-async function watchApplied(client: ApiClient, cwd: string, desired: Desired): Promise<WatchEvent[]> {
+async function watchApplied(
+  client: ApiClient,
+  cwd: string,
+  desired: Desired,
+  options: { prune?: boolean } = {},
+): Promise<WatchEvent[]> {
   const events: WatchEvent[] = [];
   const watcher = watchConfig({
     client,
     file: 'svc.yaml',
     cwd,
     env: {},
+    ...options,
     applied: desired,
     onEvent: (event) => events.push(event),
   });
@@ -97,8 +103,10 @@ describe('watchConfig', () => {
     await write('charge.js', BROKEN);
     await eventually(() =>
       expect(events).toContainEqual({
-        type: 'invalid',
+        type: 'held',
+        address: 'reactors.charge',
         message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
+        kept: true,
       }),
     );
     expect(await serverCode(emu)).toBe(V2);
@@ -160,9 +168,9 @@ describe('watchConfig', () => {
 
     await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
     await eventually(() =>
-      expect(events.some((event) => event.type === 'invalid' && event.message.includes('cannot read refund.js'))).toBe(
-        true,
-      ),
+      expect(
+        events.some((event) => event.type === 'held' && !event.kept && event.message.includes('cannot read refund.js')),
+      ).toBe(true),
     );
     await sleep(100);
     await write('refund.js', V1);
@@ -172,7 +180,98 @@ describe('watchConfig', () => {
   });
 });
 
+describe('watchConfig: a broken code file holds back only its own resource', () => {
+  test('a save that adds a reactor while another file is broken applies the new one; the broken one keeps its code, even with prune', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const events = await watchApplied(client, cwd, await applied(client, cwd), { prune: true });
+    await write('charge.js', BROKEN);
+    await eventually(() => expect(events.some((event) => event.type === 'held')).toBe(true));
+    await write('refund.js', V2);
+    await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
+    const reactors = async () =>
+      (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string; code: string }) => [
+        reactor.name,
+        reactor.code,
+      ]);
+    await eventually(async () =>
+      expect((await reactors()).sort()).toEqual([
+        ['charge', V1],
+        ['refund', V2],
+      ]),
+    );
+    expect(events).toContainEqual({
+      type: 'held',
+      address: 'reactors.charge',
+      message: 'charge.js:2:19 Unexpected token (reactors.charge.code)',
+      kept: true,
+    });
+    expect(events.some((event) => event.type === 'invalid')).toBe(false);
+    // Mended: its code goes up.
+    await write('charge.js', V2);
+    await eventually(async () =>
+      expect((await reactors()).sort()).toEqual([
+        ['charge', V2],
+        ['refund', V2],
+      ]),
+    );
+  });
+
+  test('svc.yaml broken, then put back as it was: the fix is said (no-changes, fixed), with nothing sent', async () => {
+    const { emu, cwd, write, client } = await setup();
+    const events = await watchApplied(client, cwd, await applied(client, cwd));
+    const before = writes(emu);
+    await write('svc.yaml', `${SVC_YAML}    application: nope\n`);
+    await eventually(() => expect(events.some((event) => event.type === 'invalid')).toBe(true));
+    await write('svc.yaml', SVC_YAML);
+    await eventually(() => expect(events).toContainEqual(expect.objectContaining({ type: 'no-changes', fixed: true })));
+    expect(writes(emu)).toBe(before);
+  });
+});
+
 describe('svc apply --watch', () => {
+  test('a first apply with a broken code file creates the rest and says the broken one is not created; mending it creates it', async () => {
+    const { emu, cwd, write } = await setup();
+    await write('svc.yaml', `${SVC_YAML}  refund:\n    code: refund.js\n`);
+    await write('refund.js', BROKEN);
+    const controller = new AbortController();
+    const running = runSvc(['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey], {
+      cwd,
+      signal: controller.signal,
+    });
+    const names = async () =>
+      (await emu.call('GET', '/reactors')).body.data.map((reactor: { name: string }) => reactor.name);
+    await eventually(async () => expect(await names()).toEqual(['charge']));
+    await sleep(200);
+    await write('refund.js', V2);
+    await eventually(async () => expect((await names()).sort()).toEqual(['charge', 'refund']));
+    controller.abort();
+    const result = await running;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      'reactors.refund held back, not created: refund.js:2:19 Unexpected token (reactors.refund.code)',
+    );
+    expect(result.stdout).toMatch(/reactors\.refund code created \(\d+ ms\)/);
+  });
+
+  test('a broken save, then the fix that puts the files back as applied, prints that it is fixed', async () => {
+    const { emu, cwd, write } = await setup();
+    const controller = new AbortController();
+    const running = runSvc(['apply', '--watch', '--base-url', emu.url, '--management-key', emu.managementKey], {
+      cwd,
+      signal: controller.signal,
+    });
+    await eventually(async () => expect((await emu.call('GET', '/reactors')).body.data).toHaveLength(1));
+    await sleep(200);
+    await write('svc.yaml', `${SVC_YAML}    colour: red\n`);
+    await sleep(500);
+    await write('svc.yaml', SVC_YAML);
+    await sleep(500);
+    controller.abort();
+    const result = await running;
+    expect(result.stderr).toContain('svc.yaml:4:5 reactors.charge.colour: unknown key "colour"');
+    expect(result.stdout).toMatch(/Fixed: svc\.yaml loads again, as last applied; no changes \(\d+ ms\)\./);
+  });
+
   test('applies, then a line per saved change, until the signal stops it (exit 0)', async () => {
     const { emu, cwd, write } = await setup();
     const controller = new AbortController();
