@@ -186,7 +186,13 @@ function syntaxError(error: Error, filename: string): SerializedError {
   return {
     kind: 'load',
     name: 'SyntaxError',
-    message: `${location}: SyntaxError: ${error.message}${excerpt}`,
+    message: `${location}: SyntaxError: ${error.message}${esmHint(error.message)}${excerpt}`,
     location,
   };
+}
+
+/** ES module syntax (`export default`, `import x from`) where a CommonJS module is expected: says so, with the form to use. */
+function esmHint(message: string): string {
+  if (!/Unexpected token 'export'|Cannot use import statement outside a module/.test(message)) return '';
+  return ' (reactors and transforms are CommonJS: `module.exports = async function (req) { ... }`, and require() in place of import)';
 }
