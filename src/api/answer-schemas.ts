@@ -144,6 +144,14 @@ export const createdTenantSchema = closed({
   private_key: string,
 });
 
+/** GET /_emulator/tenants: every tenant of the emulator, the bootstrapped one first; no keys. */
+export const tenantListSchema = closed({
+  data: {
+    type: 'array',
+    items: closed({ id: uuid, name: string, created_at: dateTime, bootstrap: { type: 'boolean' } }),
+  },
+});
+
 export const webhookSecretSchema = closed({ secret: string });
 
 /** GET /health: `ok` while the store can write; `unavailable` (503) with the store's words while it cannot. */

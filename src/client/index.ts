@@ -22,6 +22,15 @@ export type { KeyKind, RequestOptions } from './requester.js';
 export { TokensApi } from './tokens.js';
 export { TransactionsApi } from './transactions.js';
 
+/** A tenant of the emulator as its admin route lists it: never a key. */
+export interface TenantSummary {
+  id: string;
+  name: string;
+  created_at: string;
+  /** The tenant `svc serve` bootstrapped (the one its credentials file holds the keys of). */
+  bootstrap: boolean;
+}
+
 export interface ClientOptions {
   baseUrl: string;
   managementKey?: string;
@@ -62,6 +71,11 @@ export class ApiClient {
    */
   createTenant(body: { name?: string; management_key?: string; private_key?: string } = {}): Promise<CreatedTenant> {
     return this.request<CreatedTenant>('POST', '/_emulator/tenants', { key: 'none', body, shape: 'object' });
+  }
+
+  /** The emulator's tenants, the bootstrapped one first (`GET /_emulator/tenants`: no key, loopback only). */
+  async tenants(): Promise<TenantSummary[]> {
+    return (await this.request<{ data: TenantSummary[] }>('GET', '/_emulator/tenants', { key: 'none' })).data;
   }
 
   /** The emulator's webhook signing secret for the management key's tenant. */

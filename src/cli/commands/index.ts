@@ -25,6 +25,7 @@ const TABLE: readonly (readonly [names: readonly string[], load: () => Promise<E
   [['detokenize'], async () => (await import('./detokenize.js')).detokenize],
   [['transactions'], async () => (await import('./transactions/index.js')).transactions],
   [['webhooks'], async () => (await import('./webhooks/index.js')).webhooks],
+  [['tenants'], async () => (await import('./tenants/index.js')).tenants],
   [['state'], async () => (await import('./state/index.js')).state],
   [['profiles'], async () => (await import('./profiles/index.js')).profiles],
   [['version'], async () => (await import('./version.js')).version],

@@ -274,6 +274,19 @@ export class TenantService {
     return lost;
   }
 
+  /** Every tenant, the oldest (the one `svc serve` bootstrapped) first: ids, names and times, never a key. */
+  list(): { id: string; name: string; created_at: string; bootstrap: boolean }[] {
+    const first = this.first();
+    return [...this.store.tenants.everything()]
+      .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
+      .map((tenant) => ({
+        id: tenant.id,
+        name: tenant.name,
+        created_at: tenant.created_at,
+        bootstrap: tenant === first,
+      }));
+  }
+
   /** The oldest tenant: the one `svc serve` bootstrapped. */
   private first(): StoredTenant | undefined {
     let oldest: StoredTenant | undefined;

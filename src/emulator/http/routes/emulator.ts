@@ -3,6 +3,7 @@ import {
   explainAnswerSchema,
   healthSchema,
   storedExplanationSchema,
+  tenantListSchema,
   webhookSecretSchema,
 } from '../../../api/answer-schemas.js';
 import type { IncomingMessage } from 'node:http';
@@ -141,6 +142,16 @@ export const emulatorRoutes: readonly Route[] = [
       });
       return json(tenant, 201);
     },
+  },
+  {
+    /** The tenants `POST /_emulator/tenants` made, and the bootstrapped one: for `svc tenants list`. */
+    method: 'GET',
+    path: '/_emulator/tenants',
+    summary: "The emulator's tenants: ids, names and creation times, never a key (loopback only).",
+    public: true,
+    admin: true,
+    responses: { 200: { description: 'Every tenant, the bootstrapped one first.', schema: tenantListSchema } },
+    handler: (_call, { services }) => json({ data: services.tenants.list() }),
   },
   {
     method: 'GET',
