@@ -2,8 +2,20 @@ import type { ChangeOutcome } from './execute.js';
 import type { ApplyResult, PreparedApply } from './session.js';
 import { countChanges, type Change, type Counts } from './types.js';
 
-/** The version of the `--json` document; bumped when a field changes meaning or goes. */
-export const DOCUMENT_VERSION = 1;
+/**
+ * The version of the `--json` document; bumped when a field changes meaning or goes. 2: its fields
+ * are snake_case as the API's are (a change's `dependsOn` is `depends_on`).
+ */
+export const DOCUMENT_VERSION = 2;
+
+/** A change as the document and a saved plan have it: the engine's Change, its fields snake_case. */
+export type ChangeDocument = Omit<Change, 'dependsOn'> & { depends_on: Change['dependsOn'] };
+
+/** A change in the document's shape (snake_case, as the API's fields). */
+export function changeDocument(change: Change): ChangeDocument {
+  const { dependsOn, ...rest } = change;
+  return { ...rest, depends_on: dependsOn };
+}
 
 /**
  * What `svc apply --json` prints: `{ schema_version, plan, result }`. `result` is null when nothing
@@ -15,7 +27,7 @@ export interface ApplyDocument {
   plan: {
     config: string;
     target: { url: string; tenant_id: string };
-    changes: Change[];
+    changes: ChangeDocument[];
     summary: Counts;
     orphans: string[];
     warnings: string[];
@@ -37,7 +49,7 @@ export function applyDocument(prepared: PreparedApply, result: ApplyResult | und
     plan: {
       config: desired.file,
       target: { url: target.url, tenant_id: target.tenantId },
-      changes: plan.changes,
+      changes: plan.changes.map(changeDocument),
       summary: countChanges(plan),
       orphans: plan.orphans,
       warnings: plan.warnings,

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { ApiClient } from '../client/index.js';
 import { sameValue } from './compare.js';
+import { changeDocument, type ChangeDocument } from './document.js';
 import { ApplyError } from './errors.js';
 import { isRecord } from '../lib/is-record.js';
 import { writeFileDurably } from '../lib/durable-file.js';
@@ -27,7 +28,8 @@ interface PlanFileDocument {
   salt: string;
   /** Salted digests of svc.yaml and every file it names, by path relative to svc.yaml. */
   files: Record<string, string>;
-  plan: Plan;
+  /** The plan, its changes snake_case (document.ts); a file of an svc before that has `dependsOn`, read as well. */
+  plan: Omit<Plan, 'changes'> & { changes: ChangeDocument[] };
 }
 
 export async function writePlanFile(file: string, prepared: PreparedApply, now: Date): Promise<void> {
@@ -41,7 +43,7 @@ export async function writePlanFile(file: string, prepared: PreparedApply, now: 
     options: { prune: prepared.options.prune ?? false, ...(targets && { targets }) },
     salt,
     files: digests(prepared.desired, salt),
-    plan: prepared.plan,
+    plan: { ...prepared.plan, changes: prepared.plan.changes.map(changeDocument) },
   };
   await writeFileDurably(path.resolve(file), `${JSON.stringify(document, null, 2)}\n`, 0o644);
 }
@@ -89,7 +91,7 @@ export async function prepareFromPlanFile(
     const planned = `${document.target.url} (tenant ${document.target.tenant_id})`;
     throw await refuse(`The plan ${shown} was made for ${planned}, not ${url} (tenant ${tenantId}).`);
   }
-  if (!sameValue(prepared.plan.changes, document.plan.changes)) {
+  if (!sameValue(prepared.plan.changes.map(changeDocument), document.plan.changes.map(snakeChange))) {
     throw await refuse(`The target changed since the plan ${shown} was made; ${remake}.`);
   }
   return prepared;
@@ -116,6 +118,13 @@ async function readPlanFile(absolute: string, shown: string): Promise<PlanFileDo
     throw invalid('it lacks its target or options');
   }
   return value as unknown as PlanFileDocument;
+}
+
+/** A saved change as this svc writes it: a plan file of an svc before it has `dependsOn`. */
+function snakeChange(change: ChangeDocument | (Omit<ChangeDocument, 'depends_on'> & { dependsOn?: string[] })) {
+  if (!('dependsOn' in change)) return change;
+  const { dependsOn, ...rest } = change;
+  return { ...rest, depends_on: dependsOn ?? [] };
 }
 
 /** Each file's digest, salted so that the plan file holds nothing to test a guessed value against. */

@@ -147,8 +147,20 @@ describe('svc apply', () => {
     expect(result.code, result.stderr).toBe(0);
     const document = result.json();
     expect(Object.keys(document)).toEqual(['schema_version', 'plan', 'result']);
-    expect(document.schema_version).toBe(1);
+    // 2 since its fields are snake_case, as the API's (a deliberate change of --json: issue 31).
+    expect(document.schema_version).toBe(2);
     expect(document.plan.summary).toEqual({ create: 3, update: 0, rename: 0, adopt: 0, delete: 0 });
+    expect(document.plan.changes[1]).toMatchObject({
+      address: 'reactors.charge',
+      depends_on: ['applications.backend'],
+    });
+    const keysOf = (value: unknown): string[] =>
+      value && typeof value === 'object' && !Array.isArray(value)
+        ? Object.entries(value).flatMap(([key, inner]) => (key === 'diffs' ? [key] : [key, ...keysOf(inner)]))
+        : Array.isArray(value)
+          ? value.flatMap(keysOf)
+          : [];
+    expect(keysOf(document).filter((key) => /[A-Z]/.test(key))).toEqual([]);
     expect(document.plan.changes.map((change: any) => change.address)).toEqual([
       'applications.backend',
       'reactors.charge',
@@ -270,6 +282,8 @@ describe('svc apply with a saved plan', () => {
     const file = await read('plan.json');
     expect(file).not.toContain(SECRET);
     expect(JSON.parse(file)).toMatchObject({ svc_plan: 1, config: 'svc.yaml', options: { prune: false } });
+    expect(JSON.parse(file).plan.changes[1]).toMatchObject({ depends_on: ['applications.backend'] });
+    expect(file).not.toContain('dependsOn');
 
     const applied = await svc('apply plan.json');
     expect(applied.code, applied.stderr).toBe(0);
@@ -281,6 +295,17 @@ describe('svc apply with a saved plan', () => {
       1,
       'Error: The target changed since the plan plan.json was made; make a new plan (svc apply --out plan.json).',
     );
+  });
+
+  test('a plan file of an svc before snake_case (`dependsOn`) is still applied', async () => {
+    const { svc, list, read, write } = await setup();
+    await svc('apply --out plan.json');
+    const old = (await read('plan.json')).replaceAll('"depends_on"', '"dependsOn"');
+    expect(old).toContain('"dependsOn": [\n');
+    await write('plan.json', old);
+    const applied = await svc('apply plan.json');
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await list('reactors')).toHaveLength(1);
   });
 
   test('a plan is refused when svc.yaml or a code file changed since it was made', async () => {
