@@ -19,6 +19,15 @@ import {
   type PendingMock,
   type TenantMocks,
 } from '../emulator/outbound/mocks.js';
+import type { OutboundInterceptor } from '../emulator/outbound/types.js';
+import {
+  type OnMiss,
+  type OpenedRecording,
+  openRecording,
+  RecordingSetupError,
+  refusalMessage,
+  type RecordingProblem,
+} from '../emulator/recording/index.js';
 
 export type {
   DestinationCall,
@@ -65,9 +74,86 @@ export interface OriginMocks {
   on(method: string, path: PathMatcher, match?: MockMatch): MockInterceptor;
 }
 
+/** A recording or replay of one tenant's destinations (`record`, `replay`): ends with the tenant. */
+export interface DestinationRecording {
+  /** Writes the cassettes changed so far; rejects when one was refused (plaintext left in it) or not written. */
+  flush(): Promise<void>;
+  /** Stops recording or replaying and writes what is left (rejects as flush does); safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/** Where a tenant's recordings attach: the emulator's outbound gateway, filtered by the tenant's id. */
+export interface DestinationsLink {
+  tenantId: string;
+  use: (interceptor: OutboundInterceptor) => () => void;
+}
+
 /** A tenant's destinations: their mocks, and what was sent to them. */
 export class TenantDestinations {
-  constructor(private readonly mocks: TenantMocks) {}
+  private readonly recordings: OpenedRecording[] = [];
+
+  constructor(
+    private readonly mocks: TenantMocks,
+    private readonly link?: DestinationsLink,
+  ) {}
+
+  /**
+   * Records the tenant's exchanges with its destinations (those no mock answers) to cassettes in
+   * `dir`, one file per origin, every detokenized value as its `{{ token }}` expression; written as
+   * they come and on `stop()` or the tenant's dispose.
+   */
+  record(dir: string): Promise<DestinationRecording> {
+    return this.open('record(dir)', { record: { dir: checkedDir(dir, 'record(dir)') } });
+  }
+
+  /**
+   * Answers the tenant's destinations from the cassettes in `dir` (a mock still answers first); a
+   * request no cassette answers fails (`onMiss: 'fail'`, the default), goes to the network
+   * (`'passthrough'`) or goes there and is recorded into `dir` (`'record'`).
+   */
+  replay(dir: string, options: { onMiss?: OnMiss } = {}): Promise<DestinationRecording> {
+    return this.open('replay(dir)', {
+      replay: { dir: checkedDir(dir, 'replay(dir)'), ...(options.onMiss !== undefined && { onMiss: options.onMiss }) },
+    });
+  }
+
+  /** Ends every recording and replay of the tenant (its dispose); rejects when a cassette was refused. */
+  async closeRecordings(): Promise<void> {
+    const problems: RecordingProblem[] = [];
+    for (const recording of this.recordings.splice(0)) problems.push(...(await recording.close()));
+    throwProblems(problems);
+  }
+
+  private async open(
+    what: string,
+    options: Pick<Parameters<typeof openRecording>[0], 'record' | 'replay'>,
+  ): Promise<DestinationRecording> {
+    const link = this.link;
+    if (!link) throw new Error(`svc/testing: ${what} needs a tenant of startSvc().`);
+    let opened: OpenedRecording;
+    try {
+      opened = await openRecording({
+        ...options,
+        use: link.use,
+        filter: (origin) => origin.tenantId === link.tenantId,
+      });
+    } catch (error) {
+      throw error instanceof RecordingSetupError ? new Error(`svc/testing: ${what}: ${error.message}`) : error;
+    }
+    this.recordings.push(opened);
+    let stopped: Promise<void> | undefined;
+    return {
+      flush: async () => throwProblems(await opened.flush()),
+      stop: () => {
+        stopped ??= (async () => {
+          const at = this.recordings.indexOf(opened);
+          if (at >= 0) this.recordings.splice(at, 1);
+          throwProblems(await opened.close());
+        })();
+        return stopped;
+      },
+    };
+  }
 
   /** The mocks of `origin` ('https://api.example.com'): from the first, its requests answer only what they match. */
   intercept(origin: string): OriginMocks {
@@ -202,4 +288,19 @@ function originOf(origin: string): string {
       `svc/testing: intercept(origin) takes an origin only ('${url.origin}'); give the path to .on(method, path).`,
     );
   return url.origin;
+}
+
+function checkedDir(dir: string, what: string): string {
+  if (typeof dir !== 'string' || dir.trim() === '')
+    throw new TypeError(`svc/testing: ${what} takes a folder, not ${JSON.stringify(dir)}.`);
+  return dir;
+}
+
+/** Refused or unwritten cassettes, as one error naming each (never a value). */
+function throwProblems(problems: readonly RecordingProblem[]): void {
+  if (problems.length === 0) return;
+  const lines = problems.map((problem) =>
+    problem.findings ? refusalMessage(problem) : `Recording: ${problem.file} was not written: ${problem.error}.`,
+  );
+  throw new Error(`svc/testing: ${lines.join(' ')}`);
 }

@@ -234,6 +234,9 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   tier: '--tier',
   transactionTtlMs: '--transaction-ttl',
   masterKey: 'SVC_MASTER_KEY',
+  'record.dir': '--record',
+  'replay.dir': '--replay',
+  'replay.onMiss': '--on-miss',
 };
 
 /**

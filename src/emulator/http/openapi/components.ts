@@ -44,6 +44,8 @@ const TYPE_MEANINGS: Partial<Record<keyof typeof PROBLEM_TYPES, string>> = {
     "The reactor's or transform's code threw, did not load (422, with `location`) or answered what cannot be sent.",
   tokenizeRefused: "A reactor ran, but its Application may not tokenize what its result's `tokenize` block holds.",
   destinationNotMocked: 'svc/testing: a request to an origin a test mocks that none of its intercepts matches (502).',
+  replayMiss:
+    'Replay from cassettes: a request no recorded exchange answers (502; `method`, `origin`, `path`, `cassette`).',
 };
 
 /** `type` of a problem: one of the URNs programs switch on, or `urn:svc:problem:<status>` for a status without one. */

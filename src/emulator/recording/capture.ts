@@ -1,0 +1,141 @@
+/**
+ * An exchange as it passes through the gateway, turned into what a cassette holds: bodies copied as
+ * they stream (never consumed for the caller), at most 5 MB of each kept; headers without those that
+ * change between runs or belong to one hop (date, content-length, trace ids), names in lower case.
+ */
+import { pipeline, type Readable, Transform } from 'node:stream';
+import { PROXY_HOP_HEADER, TRACE_HEADER } from '../../api/headers.js';
+import { BODY_LIMIT_BYTES } from '../../api/limits.js';
+import { megabytes } from '../../lib/megabytes.js';
+import type { OutboundRequest, OutboundResponse } from '../outbound/types.js';
+import type { RecordedAnswer, RecordedBody, RecordedHeaders, RecordedRequest } from './cassette.js';
+
+/** How much of a body a recording keeps: over it, the exchange is recorded with its body omitted. */
+export const RECORDED_BODY_LIMIT = BODY_LIMIT_BYTES;
+
+/** Headers never recorded: one hop's framing, and what differs on every run. */
+const DROPPED_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'content-length',
+  'date',
+  'age',
+  'expires',
+  'last-modified',
+  'server-timing',
+  'x-response-time',
+  'x-runtime',
+  'x-request-id',
+  'request-id',
+  'x-amz-request-id',
+  'x-amzn-requestid',
+  'x-amzn-trace-id',
+  'x-cloud-trace-context',
+  'cf-ray',
+  'traceparent',
+  'tracestate',
+  'x-trace-id',
+  'x-b3-traceid',
+  'x-b3-spanid',
+  'x-b3-parentspanid',
+  'x-b3-sampled',
+  PROXY_HOP_HEADER,
+  TRACE_HEADER,
+]);
+
+/** A body as it was seen: its bytes (undefined over the limit), how many there were, and whether it ended. */
+export interface CapturedBody {
+  bytes: Buffer | undefined;
+  size: number;
+  complete: boolean;
+}
+
+/** `stream` passed on as it is; `done` is told what went through once it ends (or is cut off). */
+export function tee(stream: Readable, done: (body: CapturedBody) => void): Readable {
+  const kept: Buffer[] = [];
+  let size = 0;
+  let told = false;
+  const tell = (complete: boolean) => {
+    if (told) return;
+    told = true;
+    done({ bytes: size > RECORDED_BODY_LIMIT ? undefined : Buffer.concat(kept), size, complete });
+  };
+  const tap = new Transform({
+    transform(chunk: Buffer | string, _encoding, callback) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += bytes.length;
+      if (size <= RECORDED_BODY_LIMIT) kept.push(bytes);
+      else kept.length = 0;
+      callback(null, bytes);
+    },
+    flush(callback) {
+      tell(true);
+      callback();
+    },
+  });
+  tap.once('close', () => tell(false));
+  // Either side's end is the other's: an error of the source fails the reader, giving up ends the source.
+  return pipeline(stream, tap, () => {});
+}
+
+/** A whole body (given at once) as captured. */
+export function capturedOf(body: Buffer | string | undefined): CapturedBody {
+  const bytes = body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : body;
+  return { bytes: bytes.length > RECORDED_BODY_LIMIT ? undefined : bytes, size: bytes.length, complete: true };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A captured body as a cassette holds it: text, base64, or omitted with the reason. */
+export function recordedBody(body: CapturedBody): RecordedBody {
+  if (body.size === 0) return {};
+  if (body.bytes === undefined)
+    return {
+      bodyOmitted: `${body.size} bytes, over the ${megabytes(RECORDED_BODY_LIMIT)} a recording keeps of a body`,
+    };
+  try {
+    return { body: utf8.decode(body.bytes) };
+  } catch {
+    return { bodyBase64: body.bytes.toString('base64') };
+  }
+}
+
+/** The bytes of a recorded body (undefined when it was omitted). */
+export function bodyBytes(body: RecordedBody): Buffer | undefined {
+  if (body.bodyOmitted !== undefined) return undefined;
+  if (body.bodyBase64 !== undefined) return Buffer.from(body.bodyBase64, 'base64');
+  return Buffer.from(body.body ?? '');
+}
+
+/** Headers as recorded: lower-case names, without the dropped ones. */
+export function recordedHeaders(headers: Record<string, string | string[] | undefined>): RecordedHeaders {
+  const out: RecordedHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (value === undefined || DROPPED_HEADERS.has(lower)) continue;
+    out[lower] = Array.isArray(value) ? [...value] : String(value);
+  }
+  return out;
+}
+
+/** A request as sent, before redaction. */
+export function recordedRequest(request: OutboundRequest, body: CapturedBody): RecordedRequest {
+  return {
+    method: request.method.toUpperCase(),
+    path: request.url.pathname,
+    query: request.url.search.replace(/^\?/, ''),
+    headers: recordedHeaders(request.headers),
+    ...recordedBody(body),
+  };
+}
+
+/** An answer as received, before redaction. */
+export function recordedAnswer(response: OutboundResponse, body: CapturedBody): RecordedAnswer {
+  return { status: response.status, headers: recordedHeaders(response.headers), ...recordedBody(body) };
+}

@@ -1,0 +1,178 @@
+/**
+ * The cassette format: one JSON file per destination origin, holding each exchange as the request
+ * was sent and the answer as received (redacted: redact.ts). Written with a fixed key order, headers
+ * sorted by name and exchanges sorted by what they are matched by (then by occurrence), with nothing
+ * that changes between runs, so that re-recording an unchanged run writes the same bytes. Read back
+ * with every field checked: a cassette is a file anyone may have edited.
+ */
+import { stat, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { megabytes } from '../../lib/megabytes.js';
+import { isRecord } from '../../lib/is-record.js';
+
+/** The version this svc writes and reads. */
+export const CASSETTE_VERSION = 1;
+/** A cassette larger than this is refused unread (each body is at most 5 MB; a cassette holds many). */
+export const MAX_CASSETTE_BYTES = 256 * 1024 * 1024;
+
+export type RecordedHeaders = Record<string, string | string[]>;
+
+/** A body: text as text, other bytes as base64, or omitted (over the bound) with the reason. */
+export interface RecordedBody {
+  body?: string;
+  bodyBase64?: string;
+  bodyOmitted?: string;
+}
+
+export interface RecordedRequest extends RecordedBody {
+  method: string;
+  path: string;
+  /** The query as sent, without its `?` ('' for none). */
+  query: string;
+  headers: RecordedHeaders;
+}
+
+export interface RecordedAnswer extends RecordedBody {
+  status: number;
+  headers: RecordedHeaders;
+}
+
+export interface RecordedExchange {
+  request: RecordedRequest;
+  answer: RecordedAnswer;
+}
+
+export interface Cassette {
+  version: typeof CASSETTE_VERSION;
+  /** `https://api.example.com` (a URL's origin). */
+  origin: string;
+  exchanges: RecordedExchange[];
+}
+
+/** The file a destination's cassette is in: scheme, host and port, safe as a file name on every system. */
+export function cassetteFileName(origin: string): string {
+  const url = new URL(origin);
+  const scheme = url.protocol.replace(':', '');
+  const port = url.port || (scheme === 'https' ? '443' : '80');
+  const host = url.hostname
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '_')
+    .slice(0, 200);
+  return `${scheme}_${host}_${port}.json`;
+}
+
+/** The cassette as written: fixed key order, two-space indent, a final newline. */
+export function serializeCassette(cassette: Cassette): string {
+  const ordered = {
+    version: cassette.version,
+    origin: cassette.origin,
+    exchanges: cassette.exchanges.map(({ request, answer }) => ({
+      request: {
+        method: request.method,
+        path: request.path,
+        query: request.query,
+        headers: sortedHeaders(request.headers),
+        ...bodyFields(request),
+      },
+      answer: { status: answer.status, headers: sortedHeaders(answer.headers), ...bodyFields(answer) },
+    })),
+  };
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+function sortedHeaders(headers: RecordedHeaders): RecordedHeaders {
+  const sorted: RecordedHeaders = {};
+  for (const name of Object.keys(headers).sort()) sorted[name] = headers[name] as string | string[];
+  return sorted;
+}
+
+function bodyFields(body: RecordedBody): RecordedBody {
+  return {
+    ...(body.body !== undefined && { body: body.body }),
+    ...(body.bodyBase64 !== undefined && { bodyBase64: body.bodyBase64 }),
+    ...(body.bodyOmitted !== undefined && { bodyOmitted: body.bodyOmitted }),
+  };
+}
+
+/** A cassette that cannot be used, said in one line naming its file. */
+export class CassetteError extends Error {
+  override readonly name = 'CassetteError';
+}
+
+/** Reads and checks the cassette in `file`; a CassetteError says what is wrong with it. */
+export async function readCassette(file: string): Promise<Cassette> {
+  const size = (await stat(file)).size;
+  if (size > MAX_CASSETTE_BYTES)
+    throw new CassetteError(
+      `${file} is ${megabytes(size)}, over the ${megabytes(MAX_CASSETTE_BYTES)} a cassette may be: not read.`,
+    );
+  return parseCassette(await readFile(file, 'utf8'), file);
+}
+
+/** Parses and checks a cassette's text (`file` names it in errors). */
+export function parseCassette(text: string, file: string): Cassette {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new CassetteError(`${file} is not JSON (${(error as Error).message}).`);
+  }
+  const bad = (what: string) => new CassetteError(`${file} is not a cassette: ${what}.`);
+  if (!isRecord(data)) throw bad('it is not a JSON object');
+  if (data.version !== CASSETTE_VERSION)
+    throw new CassetteError(
+      `${file} is a cassette of version ${JSON.stringify(data.version) ?? 'none'}; this svc reads version ${CASSETTE_VERSION}.`,
+    );
+  if (typeof data.origin !== 'string' || !isOrigin(data.origin)) throw bad('"origin" is not an http(s) origin');
+  if (!Array.isArray(data.exchanges)) throw bad('"exchanges" is not a list');
+  const exchanges = data.exchanges.map((exchange: unknown, at: number) => {
+    const problem = exchangeProblem(exchange);
+    if (problem !== undefined) throw bad(`exchanges[${at}]${problem}`);
+    return exchange as RecordedExchange;
+  });
+  return { version: CASSETTE_VERSION, origin: data.origin, exchanges };
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+/** What is wrong with an exchange (` .request.method is not text`), or undefined. */
+function exchangeProblem(exchange: unknown): string | undefined {
+  if (!isRecord(exchange)) return ' is not an object';
+  const { request, answer } = exchange;
+  if (!isRecord(request)) return '.request is not an object';
+  if (!isRecord(answer)) return '.answer is not an object';
+  for (const field of ['method', 'path', 'query'] as const)
+    if (typeof request[field] !== 'string') return `.request.${field} is not text`;
+  if (!(request.path as string).startsWith('/')) return '.request.path does not start with /';
+  const status = answer.status;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)
+    return '.answer.status is not an HTTP status';
+  for (const [side, message] of [
+    ['request', request],
+    ['answer', answer],
+  ] as const) {
+    if (!headersOk(message.headers)) return `.${side}.headers is not an object of text values`;
+    for (const field of ['body', 'bodyBase64', 'bodyOmitted'] as const)
+      if (message[field] !== undefined && typeof message[field] !== 'string') return `.${side}.${field} is not text`;
+  }
+  return undefined;
+}
+
+function headersOk(headers: unknown): boolean {
+  if (!isRecord(headers)) return false;
+  return Object.values(headers).every(
+    (value) => typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string')),
+  );
+}
+
+/** The path of `origin`'s cassette in `dir`. */
+export function cassettePath(dir: string, origin: string): string {
+  return path.join(dir, cassetteFileName(origin));
+}

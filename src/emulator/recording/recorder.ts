@@ -1,0 +1,220 @@
+/**
+ * The recorder: an interceptor on the outbound gateway that copies each exchange as it passes (its
+ * bodies teed, never consumed for the caller), redacts it by provenance and keeps it in its
+ * destination's cassette, written a little after the last change (and on close). Each file is
+ * written beside its place, read back and scanned against every secret of the run: a file still
+ * holding one is refused (the previous one stays), the reason told without the value.
+ */
+import { readFile, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { syncDir, writeFileDurably } from '../../lib/durable-file.js';
+import { CallSecrets } from '../leaks/secrets.js';
+import type { OutboundInterceptor, OutboundNext, OutboundOrigin, OutboundRequest } from '../outbound/types.js';
+import { type CapturedBody, capturedOf, recordedAnswer, recordedRequest, tee } from './capture.js';
+import {
+  CASSETTE_VERSION,
+  type Cassette,
+  cassetteFileName,
+  type RecordedExchange,
+  serializeCassette,
+} from './cassette.js';
+import { matchKey } from './match.js';
+import { addConfiguration, findPlaintext, type PlaintextFinding, redactExchange } from './redact.js';
+
+/** How long after an exchange its cassette is written (more exchanges meanwhile are written together). */
+export const WRITE_DELAY_MS = 250;
+/** The exchanges a cassette keeps; later ones are not recorded (a warning says so once). */
+export const MAX_EXCHANGES_PER_CASSETTE = 10_000;
+const CASSETTE_MODE = 0o644;
+
+/** What went wrong with a cassette: refused (plaintext found in it), or not written (the disk's error). */
+export interface RecordingProblem {
+  file: string;
+  /** Set when the file was refused: what was found (token ids and forms, never values). */
+  findings?: PlaintextFinding[];
+  /** Set when the file could not be written, or a cassette is full. */
+  error?: string;
+}
+
+export interface RecorderOptions {
+  dir: string;
+  /** Told every problem as it happens (the emulator's events). */
+  report?: (problem: RecordingProblem) => void;
+  /** Which requests are recorded (svc/testing: one tenant's); default every one. */
+  filter?: (origin: OutboundOrigin) => boolean;
+  /** Declared test card numbers (digits), left as they are. */
+  allowCards?: ReadonlySet<string>;
+  writeDelayMs?: number;
+}
+
+interface Entry {
+  key: string;
+  /** When it was sent, in the run: exchanges of one key keep this order. */
+  order: number;
+  exchange: RecordedExchange;
+}
+
+interface Tape {
+  origin: string;
+  entries: Entry[];
+  dirty: boolean;
+  full: boolean;
+}
+
+export class Recorder {
+  private readonly tapes = new Map<string, Tape>();
+  /** Every secret of the run (and configuration value), for the check of each written file. */
+  private readonly runSecrets = new CallSecrets();
+  private readonly seenConfigurations = new WeakSet<readonly string[]>();
+  private sent = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<RecordingProblem[]> = Promise.resolve([]);
+  private closed = false;
+
+  constructor(private readonly options: RecorderOptions) {}
+
+  /** A cassette's exchanges kept (replay with on-miss record: what is added goes beside them). */
+  seed(cassette: Cassette): void {
+    const tape = this.tape(cassette.origin);
+    for (const exchange of cassette.exchanges)
+      tape.entries.push({ key: matchKey(exchange.request), order: -1_000_000_000 + tape.entries.length, exchange });
+  }
+
+  readonly interceptor: OutboundInterceptor = (request, origin, next) =>
+    this.closed || (this.options.filter && !this.options.filter(origin))
+      ? next(request)
+      : this.observe(request, origin, next);
+
+  /** Sends `request` on, recording the exchange once both bodies have passed. */
+  async observe(request: OutboundRequest, origin: OutboundOrigin, next: OutboundNext) {
+    const order = ++this.sent;
+    let requestBody: Promise<CapturedBody>;
+    let sent = request;
+    if (request.body instanceof Readable) {
+      const stream = request.body;
+      requestBody = new Promise((resolve) => {
+        sent = { ...request, body: tee(stream, resolve) };
+      });
+    } else requestBody = Promise.resolve(capturedOf(request.body));
+    const response = await next(sent);
+    const answered = new Promise<CapturedBody>((resolve) => {
+      response.body = tee(response.body, resolve);
+    });
+    void Promise.all([requestBody, answered]).then(([asked, answer]) => {
+      // A body cut off (the caller gave up) is not an exchange to replay.
+      if (!asked.complete || !answer.complete) return;
+      this.add(request.url.origin, order, origin, {
+        request: recordedRequest(request, asked),
+        answer: recordedAnswer(response, answer),
+      });
+    });
+    return response;
+  }
+
+  /** Keeps an exchange (before redaction) of `destination`, sent as the `order`-th of the run. */
+  add(destination: string, order: number, origin: OutboundOrigin, exchange: RecordedExchange): void {
+    if (this.closed) return;
+    if (origin.secrets) this.runSecrets.merge(origin.secrets);
+    const configuration = origin.configuration;
+    if (configuration && !this.seenConfigurations.has(configuration)) {
+      this.seenConfigurations.add(configuration);
+      addConfiguration(this.runSecrets, configuration);
+    }
+    const redacted = redactExchange(exchange, {
+      secrets: origin.secrets,
+      configuration,
+      allowCards: this.options.allowCards,
+    });
+    const tape = this.tape(destination);
+    if (tape.entries.length >= MAX_EXCHANGES_PER_CASSETTE) {
+      if (!tape.full) {
+        tape.full = true;
+        this.options.report?.({
+          file: this.fileOf(tape),
+          error: `it holds ${MAX_EXCHANGES_PER_CASSETTE} exchanges, the most a cassette keeps: later ones are not recorded`,
+        });
+      }
+      return;
+    }
+    tape.entries.push({ key: matchKey(redacted.request), order, exchange: redacted });
+    tape.dirty = true;
+    this.schedule();
+  }
+
+  /** Writes every changed cassette now; resolves to the problems of this write. */
+  flush(): Promise<RecordingProblem[]> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.writing = this.writing.then(() => this.writeDirty());
+    return this.writing;
+  }
+
+  /** Stops recording and writes what is left; resolves to the problems of that last write. */
+  async close(): Promise<RecordingProblem[]> {
+    const problems = await this.flush();
+    this.closed = true;
+    return problems;
+  }
+
+  private tape(origin: string): Tape {
+    let tape = this.tapes.get(origin);
+    if (!tape) this.tapes.set(origin, (tape = { origin, entries: [], dirty: false, full: false }));
+    return tape;
+  }
+
+  private fileOf(tape: Tape): string {
+    return path.join(this.options.dir, cassetteFileName(tape.origin));
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => void this.flush(), this.options.writeDelayMs ?? WRITE_DELAY_MS);
+    this.timer.unref();
+  }
+
+  private async writeDirty(): Promise<RecordingProblem[]> {
+    const problems: RecordingProblem[] = [];
+    for (const tape of this.tapes.values()) {
+      if (!tape.dirty) continue;
+      tape.dirty = false;
+      const problem = await this.write(tape);
+      if (problem) {
+        problems.push(problem);
+        this.options.report?.(problem);
+      }
+    }
+    return problems;
+  }
+
+  /** Writes a tape's cassette beside its place, checks what was written, and only then puts it in place. */
+  private async write(tape: Tape): Promise<RecordingProblem | undefined> {
+    const file = this.fileOf(tape);
+    const staged = path.join(this.options.dir, `.${path.basename(file)}.check`);
+    const entries = [...tape.entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.order - b.order));
+    const text = serializeCassette({
+      version: CASSETTE_VERSION,
+      origin: tape.origin,
+      exchanges: entries.map((entry) => entry.exchange),
+    });
+    try {
+      await writeFileDurably(staged, text, CASSETTE_MODE);
+      const findings = findPlaintext(await readFile(staged, 'utf8'), {
+        secrets: this.runSecrets,
+        allowCards: this.options.allowCards,
+      });
+      if (findings.length > 0) {
+        await unlink(staged).catch(() => {});
+        return { file, findings };
+      }
+      await rename(staged, file);
+      await syncDir(this.options.dir);
+      return undefined;
+    } catch (error) {
+      await unlink(staged).catch(() => {});
+      // Tried again with the next change.
+      tape.dirty = true;
+      return { file, error: (error as Error).message };
+    }
+  }
+}
