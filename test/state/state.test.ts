@@ -178,7 +178,7 @@ describe('svc state export, reset, import', () => {
   });
 
   test('--dry-run changes nothing; without --replace what the file does not name stays; --replace removes it', async () => {
-    const { emu, cwd, svc } = await setup();
+    const { emu, svc } = await setup();
     await populate(emu);
     expect((await svc(['state', 'export', 'state.json'])).code).toBe(0);
     const extra = await emu.call('POST', '/reactors', { body: { name: 'extra', code: GREET, configuration: {} } });
