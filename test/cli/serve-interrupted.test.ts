@@ -12,7 +12,8 @@ import { tempDir } from '../helpers/temp.js';
 
 const REACTORS = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8'];
 /** Code whose load keeps the sandbox busy for a second: the apply takes seconds. */
-const SLOW = 'const until = Date.now() + 1000; while (Date.now() < until);\nmodule.exports = async () => ({ raw: {} });\n';
+const SLOW =
+  'const until = Date.now() + 1000; while (Date.now() < until);\nmodule.exports = async () => ({ raw: {} });\n';
 
 async function slowProject(): Promise<string> {
   const cwd = await tempDir();

@@ -20,6 +20,7 @@ export const exec = defineCommand({
     },
   ],
   notes: [
+    `Everything after -- is the command, as typed: ${USAGE}`,
     'The command gets SVC_BASE_URL, SVC_MANAGEMENT_KEY, SVC_API_KEY (the private key) and, for each Application',
     'of svc.yaml, SVC_KEY_<NAME> (the name upper-cased, each other character as _: my-app -> SVC_KEY_MY_APP).',
     "The emulator keeps everything in memory and writes no files; svc exits with the command's code (128+n",
