@@ -54,27 +54,29 @@ function bashLike(root: Node, shell: Shell): string {
     const words = [...node.children.map((child) => child.names[0]!), ...node.flags.flatMap((flag) => flag.names)];
     return `    ${quote(path)}) words=${quote(words.join(' '))} ;;`;
   });
-  const choices = [
-    ...new Map(
-      all.flatMap(([, node]) =>
-        node.flags
-          .filter((flag) => flag.choices.length > 0)
-          .flatMap((flag) => flag.names.map((name) => [name, flag.choices.join(' ')] as const)),
+  // A flag's choices are its command's: `--type` of `applications create` is not `--type` of `tokens create`.
+  const choices = all.flatMap(([path, node]) =>
+    node.flags
+      .filter((flag) => flag.choices.length > 0)
+      .flatMap((flag) =>
+        flag.names.map(
+          (name) =>
+            `    ${quote(`${path}|${name}`)}) COMPREPLY=($(compgen -W ${quote(flag.choices.join(' '))} -- "$cur")); return ;;`,
+        ),
       ),
-    ),
-  ].map(([name, list]) => `    ${name}) COMPREPLY=($(compgen -W ${quote(list)} -- "$cur")); return ;;`);
+  );
   return `${shell === 'zsh' ? 'autoload -U +X bashcompinit && bashcompinit\n' : ''}# svc completion (${shell}): source it from your shell's startup file.
 _svc_complete() {
   local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} path="" skip="" word words
-  case "$prev" in
-${choices.join('\n')}
-  esac
   for word in "\${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     if [ -n "$skip" ]; then skip=""; continue; fi
     case " ${valueFlags.join(' ')} " in *" $word "*) skip=1; continue ;; esac
     case "$word" in -*) continue ;; esac
     path="\${path:+$path }$word"
   done
+  case "$path|$prev" in
+${choices.join('\n')}
+  esac
   case "$path" in
 ${cases.join('\n')}
     *) words="" ;;

@@ -168,9 +168,12 @@ export class ApiClient {
     if (options.key !== undefined && options.key !== 'none') headers[API_KEY_HEADER] = this.key(options.key);
     const { plainRequest } = await import('./plain-request.js');
     const url = new URL(this.options.baseUrl + path);
+    // The request target as typed: URL would resolve `..` and `.` segments, and the server judges those.
+    const base = new URL(this.options.baseUrl).pathname.replace(/\/$/, '');
+    const target = `${base}${path}`.replace(/[^\x21-\x7e]/g, (char) => encodeURIComponent(char));
     const done = this.started(method, url);
     try {
-      return await plainRequest(url, method, headers, options.body);
+      return await plainRequest(url, method, headers, options.body, target);
     } catch (error) {
       const { code, message } = error as NodeJS.ErrnoException;
       throw new ConnectionError(this.options.baseUrl, code, message);

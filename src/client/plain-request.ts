@@ -20,25 +20,31 @@ export async function plainRequest(
   method: string,
   headers: Record<string, string>,
   body?: string | Buffer,
+  /** The request target to send (its path and query), instead of `url`'s, which has `..` resolved. */
+  target?: string,
 ): Promise<PlainResponse> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const sent = { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) };
   return new Promise<PlainResponse>((resolve, reject) => {
     // A connection of its own, closed after the answer: a CLI makes one call and exits.
-    const call = request(url, { method, headers: sent, agent: false }, (response: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          statusText: response.statusMessage ?? '',
-          httpVersion: response.httpVersion,
-          headers: response.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-    });
+    const call = request(
+      url,
+      { method, headers: sent, agent: false, ...(target !== undefined && { path: target }) },
+      (response: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? '',
+            httpVersion: response.httpVersion,
+            headers: response.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     call.on('error', reject);
     call.end(body);
   });

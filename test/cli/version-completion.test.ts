@@ -1,3 +1,5 @@
+import { APPLICATION_TYPES } from '../../src/api/permissions.js';
+import { TOKEN_TYPES } from '../../src/api/types.js';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -51,6 +53,9 @@ describe('svc completion', () => {
     expect(completeInBash(file, 'svc --base-url http://x applications li')).toEqual(['list']);
     expect(completeInBash(file, 'svc reactors list --na')).toEqual(['--name']);
     expect(completeInBash(file, 'svc serve --tier ')).toEqual(['enterprise', 'standard']);
+    // A flag's choices are its command's (issue 31: --type offered token types everywhere).
+    expect(completeInBash(file, 'svc applications create --type ')).toEqual([...APPLICATION_TYPES]);
+    expect(completeInBash(file, 'svc tokens create --type ')).toEqual([...TOKEN_TYPES]);
   });
 
   test('zsh loads the same function through bashcompinit; fish gets one complete line per word', async () => {

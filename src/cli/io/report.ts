@@ -47,7 +47,13 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     const hint = local
       ? ' Start the emulator with `svc serve`, or pass --base-url.'
       : ' Check --base-url and your network.';
-    const reason = error.code === 'ECONNREFUSED' ? 'connection refused' : error.message;
+    const tls = tlsReason(error.message);
+    if (tls === 'wrong version number' && error.url.startsWith('https:')) {
+      const plain = `http:${error.url.slice('https:'.length)}`;
+      return { message: `${error.url} answered in plain HTTP: use ${plain}.`, exitCode: 1 };
+    }
+    const reason =
+      error.code === 'ECONNREFUSED' ? 'connection refused' : tls === undefined ? error.message : `TLS error: ${tls}`;
     return { message: `Cannot reach ${error.url}: ${reason}.${hint}`, exitCode: 1 };
   }
   if (error instanceof UnexpectedResponseError) {
@@ -59,4 +65,12 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
   if (error instanceof UserError) return { message: error.message, exitCode: error.exitCode };
   const message = error instanceof Error ? error.message : String(error);
   return { message: `Unexpected error: ${message}`, exitCode: 1, bug: true };
+}
+
+/**
+ * The reason of an OpenSSL error (`...:SSL routines:ssl3_get_record:wrong version number:../deps/...`),
+ * which is several lines of library internals as Node words it; undefined for any other error.
+ */
+function tlsReason(message: string): string | undefined {
+  return /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1]?.trim();
 }

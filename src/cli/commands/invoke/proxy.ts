@@ -72,7 +72,9 @@ export const proxy = defineCommand({
     const destinationStatus = response.headers[PROXY_DESTINATION_STATUS_HEADER];
     if (destinationStatus === undefined) {
       // No destination status: the proxy itself refused or failed (spec 4.3).
-      const problem = (parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined)?.proxy_error;
+      // Its problem is in `proxy_error`, or (a route the proxy never reached) the body itself.
+      const answer = parseMaybeJson(response.text) as { proxy_error?: unknown } | undefined;
+      const problem = answer?.proxy_error ?? answer;
       throw new ApiError(response.status, problemFromAnswer(response.status, problem, response.text));
     }
     const statusLine = `${response.status} ${response.statusText}`.trim();
