@@ -25,7 +25,8 @@ export function tallyItem(tally: FeedTally, item: FeedItem): void {
   const { event } = item;
   if (event.type === 'request') {
     tally.requests++;
-    if (event.status >= 500) tally.failures++;
+    // A 408 is a failure too: a call that timed out (a reactor's code that never answered).
+    if (event.status >= 500 || event.status === 408) tally.failures++;
   } else if (event.type === 'error' || (event.type === 'reload' && !event.ok)) {
     tally.failures++;
   }

@@ -17,8 +17,13 @@ export interface LiveServeDashboardProps {
   onReapply?: (() => void | Promise<void>) | undefined;
   /** Told how many items of the feed (counted from the first) are written to the terminal, or cleared. */
   onSettled?: ((count: number) => void) | undefined;
-  /** Paint the log lines with ANSI colours (the caller knows --no-color and NO_COLOR); true unless said. */
+  /**
+   * Paint the log lines with ANSI colours, and the live part with colours, bold and dim text (the
+   * caller knows --no-color, NO_COLOR and FORCE_COLOR=0); true unless said.
+   */
   color?: boolean | undefined;
+  /** Show the URL and keys as an `export` line for another shell (in memory: no credentials file). */
+  exportLine?: boolean | undefined;
 }
 
 /**
@@ -43,6 +48,7 @@ export function LiveServeDashboard({
   onReapply,
   onSettled,
   color = true,
+  exportLine = false,
 }: LiveServeDashboardProps) {
   const [state, dispatch] = useReducer(reduceDashboard, initialDashboardState);
   const { isRawModeSupported } = useStdin();
@@ -99,7 +105,8 @@ export function LiveServeDashboard({
       // In raw mode Ctrl-C arrives as input, not as SIGINT.
       if (key.ctrl && input === 'c') return onQuit('interrupted');
       if (key.ctrl || key.meta) return;
-      if (input === 'k') return dispatch({ type: 'toggle-keys' });
+      // With no key to show, `k` is not offered and does nothing.
+      if (input === 'k' && keys.length > 0) return dispatch({ type: 'toggle-keys' });
       dispatch({ type: 'hide-keys' });
       if (input === 'q') return onQuit('q');
       if (input === '?') return dispatch({ type: 'toggle-help' });
@@ -126,6 +133,8 @@ export function LiveServeDashboard({
       showHelp={state.showHelp}
       interactive={isRawModeSupported === true}
       canReapply={onReapply !== undefined}
+      color={color}
+      exportLine={exportLine}
     />
   );
 }

@@ -19,8 +19,10 @@ export interface ServeDashboardOptions {
   onQuit: (reason: 'q' | 'interrupted') => void;
   /** `r`: apply svc.yaml again. A rejection is shown in the log. Without it, `r` says there is none. */
   onReapply?: (() => void | Promise<void>) | undefined;
-  /** Paint the log lines (false with --no-color or NO_COLOR); true unless said. */
+  /** Paint the log lines and the live part (false with --no-color, NO_COLOR or FORCE_COLOR=0); true unless said. */
   color?: boolean | undefined;
+  /** Show the URL and keys as an `export` line for another shell (in memory: no credentials file). */
+  exportLine?: boolean | undefined;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
@@ -59,6 +61,7 @@ export function renderServeDashboard(options: ServeDashboardOptions): ServeDashb
       onReapply={options.onReapply}
       onSettled={onSettled}
       color={options.color}
+      exportLine={options.exportLine}
     />
   );
   const instance = render(tree(), {

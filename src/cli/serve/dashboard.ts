@@ -2,6 +2,7 @@ import type { EmulatorReady } from '../../emulator/index.js';
 import { renderServeDashboard } from '../../ui/render-serve-dashboard.js';
 import type { ServeKey, ServeResource } from '../../ui/serve-types.js';
 import type { IO } from '../io/process.js';
+import { readCredentials } from '../target/credentials-file.js';
 import type { ServeConfig } from './config.js';
 import type { ServeRelay } from './relay.js';
 
@@ -13,7 +14,7 @@ export interface DashboardServeOptions {
   stop: Promise<string>;
   quit: (reason: string) => void;
   dispose: () => Promise<void>;
-  /** Paint the log lines (false with --no-color or NO_COLOR). */
+  /** Colour (false with --no-color or NO_COLOR; FORCE_COLOR=0 is read here, as ink's own colours do). */
   color: boolean;
   /** Applies and watches svc.yaml, when there is one. */
   startConfig: ((onResources: (resources: ServeResource[]) => void) => Promise<ServeConfig | undefined>) | undefined;
@@ -22,10 +23,7 @@ export interface DashboardServeOptions {
 /** `svc serve` on a terminal: the dashboard until `q` or Ctrl-C, then the emulator stops. */
 export async function serveWithDashboard(options: DashboardServeOptions): Promise<void> {
   const { started, io } = options;
-  const keys: ServeKey[] = [];
-  if (started.bootstrap.keys.managementKey)
-    keys.push({ name: 'management', value: started.bootstrap.keys.managementKey });
-  if (started.bootstrap.keys.privateKey) keys.push({ name: 'private', value: started.bootstrap.keys.privateKey });
+  const keys = await dashboardKeys(started);
   let config: ServeConfig | undefined;
   // ink needs the process's own streams (a terminal's size, raw mode); serve runs on a TTY here.
   const stdin = io.stdin.isTTY === true ? (io.stdin as NodeJS.ReadStream) : undefined;
@@ -35,7 +33,9 @@ export async function serveWithDashboard(options: DashboardServeOptions): Promis
     events: options.relay,
     onQuit: (reason) => options.quit(reason),
     onReapply: options.startConfig && (() => config?.reapply()),
-    color: options.color,
+    color: options.color && io.env.FORCE_COLOR !== '0',
+    // In memory no credentials file lets the CLI find the emulator: the export line does (as serve's banner).
+    exportLine: started.credentialsFile === undefined,
     stdout: io.stdout as NodeJS.WriteStream,
     ...(stdin && { stdin }),
   });
@@ -49,4 +49,21 @@ export async function serveWithDashboard(options: DashboardServeOptions): Promis
   } finally {
     await dashboard.unmount();
   }
+}
+
+/**
+ * The keys the dashboard shows (masked until `k`): those given or made by this start, else those of the
+ * credentials file (a restart with a store: the keys are not in the start's hands), and the tenant's
+ * webhook signing secret.
+ */
+async function dashboardKeys(started: EmulatorReady): Promise<ServeKey[]> {
+  const file = started.credentialsFile;
+  const saved = file === undefined ? undefined : await readCredentials(file).catch(() => undefined);
+  const management = started.bootstrap.keys.managementKey ?? saved?.management_key;
+  const privateKey = started.bootstrap.keys.privateKey ?? saved?.private_key;
+  return [
+    ...(management ? [{ name: 'management', value: management }] : []),
+    ...(privateKey ? [{ name: 'private', value: privateKey }] : []),
+    ...(started.webhookSecret ? [{ name: 'webhook secret', value: started.webhookSecret }] : []),
+  ];
 }
