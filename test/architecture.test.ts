@@ -35,6 +35,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/crypto',
     'emulator/outbound',
     'emulator/leaks',
+    'emulator/replay',
   ],
   'emulator/kernel': ['api', 'lib'],
   'emulator/http': [
@@ -45,6 +46,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/runtime',
     'emulator/crypto',
     'emulator/leaks',
+    'emulator/replay',
   ],
   'emulator/proxy': [
     ...EMULATOR_BASE,
@@ -67,6 +69,17 @@ const ALLOWED: Record<string, readonly string[]> = {
   'emulator/outbound': ['api', 'lib', 'emulator/kernel', 'emulator/leaks'],
   // The leak guard: a call's plaintext and its forms (pure), the sinks' checks; below every layer that has a sink.
   'emulator/leaks': ['api', 'lib', 'emulator/kernel'],
+  // svc replay: calls kept as they pass (hooks of the pipeline and the reactor invocation, an
+  // interceptor of the gateway) and re-run through them; above proxy and services, below http.
+  'emulator/replay': [
+    ...EMULATOR_BASE,
+    'emulator/proxy',
+    'emulator/services',
+    'emulator/store',
+    'emulator/outbound',
+    'emulator/leaks',
+    'emulator/recording',
+  ],
   'emulator/store': [...EMULATOR_BASE, 'emulator/crypto'],
   'emulator/crypto': ['emulator/kernel', 'lib'],
   // The sandbox imports lib and its own files (and see EXCEPTIONS, and the host's own check below).

@@ -6,6 +6,7 @@ import { EventHub, type EmulatorEvents } from './events.js';
 import { checkTenantSpec } from './options.js';
 import type { EmulatorOptions, TenantSpec } from './options.js';
 import { OutboundGateway, type OutboundInterceptor } from './outbound/index.js';
+import { CallReplays } from './replay/index.js';
 import { type ForkedTenant, type TenantClock, type TenantService, tenantClock } from './services/tenants.js';
 import { type EmulatorReady, start } from './start.js';
 
@@ -97,6 +98,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // Every request a proxy forwards or user code makes leaves through it. Made before the start, so
   // that interceptors can attach at once; it opens connections only when a request goes out.
   const gateway = new OutboundGateway();
+  // svc replay's calls, collected from the start: its interceptor is the first (a re-run's requests
+  // are answered from what was kept before any mock or recorder sees them).
+  const replays = CallReplays.on(gateway, events);
 
   // Started on the next microtask: whoever subscribes right after createEmulator() sees every event.
   // A failed start closes what it opened (the store's lock above all) and is reported through `ready`.
@@ -109,6 +113,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         emit,
         teardown,
         gateway,
+        replays,
         disposed: () => disposed,
         stoppingSince: () => stopping,
         madeServices: (services) => (tenantService = services.tenants),
@@ -156,6 +161,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       async delete(tenantId) {
         const removed = await (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
         gateway.forgetTenant(tenantId);
+        replays.store.forget(tenantId);
         return removed;
       },
       async settled(tenantId) {

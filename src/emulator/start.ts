@@ -18,7 +18,8 @@ import { createHttpServer, type HttpServer } from './http/front.js';
 import { listen } from './http/listen.js';
 import { checkOptions, type EmulatorOptions } from './options.js';
 import type { OutboundGateway } from './outbound/index.js';
-import { ProxyPipeline } from './proxy/pipeline.js';
+import type { CallReplays } from './replay/index.js';
+import { ObservedPipeline } from './replay/observed-pipeline.js';
 import { Runtime } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
 import { createServices, type Services } from './services/index.js';
@@ -54,6 +55,8 @@ export interface StartContext {
   emit: EmitEvent;
   teardown: Teardown;
   gateway: OutboundGateway;
+  /** svc replay's kept calls (made with the gateway, whose first interceptor is theirs). */
+  replays: CallReplays;
   /** Whether dispose was called meanwhile. */
   disposed(): boolean;
   /** When dispose began (0 before): the grace of asynchronous runs counts from it. */
@@ -94,7 +97,7 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
   });
   await prepareStore(store, services, cipher, created, forgetNewKey, emit);
   const serving = { now: false };
-  const { server, eventLog } = openServer(ctx, services, () => serving.now);
+  const { server, eventLog } = openServer(ctx, store, services, () => serving.now);
   const sweep = startSweeper(services, options, teardown);
   if (ctx.disposed()) throw new EmulatorError('The emulator was disposed while it started.');
   // Listening comes before the bootstrap: a port in use fails the start before a tenant (whose
@@ -213,22 +216,21 @@ async function prepareStore(
 }
 
 function openServer(
-  { options, tier, emit, events, gateway }: StartContext,
+  { options, tier, emit, events, gateway, replays }: StartContext,
+  store: Store,
   services: Services,
   serving: () => boolean,
 ): { server: HttpServer; eventLog: TenantEventLog } {
-  const pipeline = new ProxyPipeline({
-    proxies: services.proxies,
-    applications: services.applications,
-    tokens: services.tokens,
-    tier,
-    emit,
-    gateway,
-  });
+  const pipeline = new ObservedPipeline(
+    { proxies: services.proxies, applications: services.applications, tokens: services.tokens, tier, emit, gateway },
+    replays,
+  );
+  replays.attach({ store, tokens: services.tokens, pipeline, reactors: services.reactors.invocations });
   const eventLog = new TenantEventLog(events);
   const server = createHttpServer({
     services,
     pipeline,
+    replays,
     emit,
     eventLog,
     serving,

@@ -19,6 +19,7 @@ const TABLE: readonly (readonly [names: readonly string[], load: () => Promise<E
   [['invoke'], async () => (await import('./invoke/index.js')).invoke],
   [['logs'], async () => (await import('./logs.js')).logs],
   [['explain'], async () => (await import('./explain.js')).explain],
+  [['replay'], async () => (await import('./replay.js')).replay],
   [['access'], async () => (await import('./access/index.js')).access],
   [['tokens'], async () => (await import('./tokens/index.js')).tokens],
   [['tokenize'], async () => (await import('./tokenize.js')).tokenize],

@@ -3,6 +3,7 @@ import { HttpError } from '../errors.js';
 import type { TenantEventLog } from '../event-log.js';
 import type { EmitEvent } from '../events.js';
 import type { ProxyPipeline } from '../proxy/pipeline.js';
+import type { CallReplays } from '../replay/index.js';
 import type { Services } from '../services/index.js';
 import {
   DEFAULT_TIMEOUTS,
@@ -24,6 +25,8 @@ export interface ServerOptions {
   services: Services;
   /** What answers `/proxy...`. */
   pipeline: ProxyPipeline;
+  /** svc replay's kept calls (POST /_emulator/replay/{trace_id}). */
+  replays?: CallReplays;
   emit: EmitEvent;
   /** Each tenant's recent and live events, for `GET /_emulator/events`. */
   eventLog: TenantEventLog;
@@ -56,11 +59,12 @@ export function createHttpServer(options: ServerOptions): HttpServer {
   const http = serverOptions(timeouts);
   const inFlight = new Set<ServerResponse>();
   const answerError = errorAnswer(options.emit, options.debug ?? false, options.services.explanations);
-  const { services, pipeline, emit, eventLog, serving = () => true } = options;
+  const { services, pipeline, replays, emit, eventLog, serving = () => true } = options;
   let closing = false;
   const handle = requestHandler(routes, {
     services,
     pipeline,
+    ...(replays && { replays }),
     eventLog,
     emit,
     answerError,

@@ -1,6 +1,7 @@
 import { TRANSACTION_HEADER } from '../../api/headers.js';
 import type { TenantEventLog } from '../event-log.js';
 import type { ProxyPipeline } from '../proxy/pipeline.js';
+import type { CallReplays } from '../replay/index.js';
 import { type Caller, tokenContextOf } from '../services/applications.js';
 import type { Services } from '../services/index.js';
 import type { TokenContext } from '../services/tokens.js';
@@ -13,6 +14,8 @@ export interface RouteDeps {
   services: Services;
   pipeline: ProxyPipeline;
   eventLog: TenantEventLog;
+  /** svc replay's kept calls (none in a server made without them). */
+  replays?: CallReplays;
 }
 
 /** A route's answer: its status and JSON body (absent: no body), or undefined when the route wrote it itself. */

@@ -52,6 +52,22 @@ export interface ProxyCall {
   onTenant?: (tenantId: string) => void;
   /** Told how many tokens the body referenced once they are detokenized (the log line counts them). */
   onDetokenized?: (count: number) => void;
+  /**
+   * A re-run of a kept call (`svc replay`): the proxy and whose permissions detokenize, found by the
+   * replay (no keys are kept); its transforms' `req.svc` may not write.
+   */
+  rerun?: { proxy: ProxyRecord; caller: Caller | CallContext | undefined };
+}
+
+/** Who watches a call pass its stages (`svc replay`'s capture, emulator/replay). */
+export interface ProxyObserver {
+  began(
+    call: ProxyCall,
+    proxy: ProxyRecord,
+    caller: Caller | CallContext | undefined,
+    headers: Record<string, string>,
+  ): void;
+  transformed(traceId: string, kind: 'request' | 'response', value: object): void;
 }
 
 export interface PipelineDeps {
@@ -62,6 +78,7 @@ export interface PipelineDeps {
   emit: EmitEvent;
   /** Where the forward goes out (the emulator's one outbound gateway). */
   gateway: OutboundGateway;
+  observer?: ProxyObserver | undefined;
 }
 
 /**
@@ -85,9 +102,9 @@ export class ProxyPipeline {
       throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', {
         title: 'Proxy loop',
       });
-    const proxy = this.findProxy(call.proxyKey);
+    const proxy = call.rerun?.proxy ?? this.findProxy(call.proxyKey);
     call.onTenant?.(proxy.tenant_id);
-    const detokenizer = this.authenticate(proxy, call.apiKey);
+    const detokenizer = call.rerun ? call.rerun.caller : this.authenticate(proxy, call.apiKey);
     // Refused before any user code runs: a path that would leave the destination, an upgrade.
     const url =
       call.suffix === '' && call.query === ''
@@ -104,6 +121,7 @@ export class ProxyPipeline {
     }
 
     let headers = forwardableHeaders(call.rawHeaders);
+    this.deps.observer?.began(call, proxy, detokenizer, headers);
     const contentType = headerOf(headers, 'content-type');
     let body: Buffer | string | undefined = call.body && call.body.length > 0 ? call.body : undefined;
     if (body !== undefined) {
@@ -117,7 +135,7 @@ export class ProxyPipeline {
     }
 
     // What the call's transforms share (the bound Application, the configuration) is found once.
-    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId);
+    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId, call.rerun !== undefined);
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await transformCalls.run('request', transforms.request, {
@@ -129,6 +147,7 @@ export class ProxyPipeline {
       });
       headers = transformHeaders(result.headers, transformOwner(proxy, 'request'));
       body = serializeBody(result.body, headers, proxy, 'request');
+      this.deps.observer?.transformed(call.traceId, 'request', { method: call.method, headers, body });
     }
 
     const response = await this.deps.gateway.send(
@@ -148,6 +167,7 @@ export class ProxyPipeline {
     // The answer's trace id and framing stay the emulator's.
     const outHeaders = withoutOwnedHeaders(checkedHeaders(result.headers, transformOwner(proxy, 'response')));
     const outBody = serializeBody(result.body, outHeaders, proxy, 'response');
+    this.deps.observer?.transformed(call.traceId, 'response', { headers: outHeaders, body: outBody });
     return {
       status: response.status,
       headers: { ...outHeaders, ...destinationStatus },

@@ -34,6 +34,8 @@ export class TransformCalls {
     private readonly deps: TransformDeps,
     private readonly proxy: ProxyRecord,
     private readonly requestId: string,
+    /** A re-run of a kept call (`svc replay`): `req.svc` may not write. */
+    private readonly rerun = false,
   ) {}
 
   /**
@@ -58,6 +60,7 @@ export class TransformCalls {
       boundNow: () => deps.proxies.boundApplication(proxy),
       requestId: this.requestId,
       timeoutMs: TRANSFORM_TIMEOUT_MS,
+      ...(this.rerun && { rerun: true }),
     };
     return invokeCode(deps, call, args, (value) => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -39,6 +39,8 @@ export interface CodeCall {
   transactionId?: string | undefined;
   requestId: string;
   timeoutMs: number;
+  /** A re-run of a kept call (`svc replay`): `req.svc` reads, and refuses every write. */
+  rerun?: boolean;
 }
 
 /** What running code needs of the emulator. */
@@ -69,6 +71,7 @@ export async function invokeCode<T>(
           },
           call.svcOwner,
           call.transactionId,
+          call.rerun,
         )
       : null;
     // The tenant's clock, when it was moved: `Date` in the code reads it (0, never moved: nothing is sent).

@@ -43,17 +43,46 @@ export interface InvocationDeps {
  * in the background with its outcome stored and delivered as a signed webhook.
  */
 export class ReactorInvocations {
+  /** Who watches synchronous calls pass (`svc replay`'s capture, emulator/replay). */
+  observer: ReactorObserver | undefined;
+
   constructor(private readonly deps: InvocationDeps) {}
 
   /**
    * `args` are detokenized (per-container token:use, at most 100 tokens) and checked, the code runs
    * with `{ args, configuration, svc }`; 200 with the response, or 202 at once when asynchronous.
+   * `rerun`: a re-run of a kept call (`svc replay`): its `req.svc` writes nothing, nor is its
+   * tokenize block tokenized (the response has its `raw` only).
    */
-  async invoke(
+  invoke(
     ctx: CallContext,
     reactor: ReactorRecord,
     body: InvokeReactorBody,
     requestId: string,
+    options: { rerun?: boolean } = {},
+  ): Promise<{ status: 200 | 202; body: unknown }> {
+    const observer = body.callback_url == null ? this.observer : undefined;
+    const rerun = options.rerun === true;
+    if (!observer) return this.start(ctx, reactor, body, requestId, rerun);
+    observer.began(requestId, ctx, reactor, body.args ?? {});
+    return this.start(ctx, reactor, body, requestId, rerun).then(
+      (answer) => {
+        observer.ended(requestId);
+        return answer;
+      },
+      (error: unknown) => {
+        observer.ended(requestId, error);
+        throw error;
+      },
+    );
+  }
+
+  private async start(
+    ctx: CallContext,
+    reactor: ReactorRecord,
+    body: InvokeReactorBody,
+    requestId: string,
+    rerun: boolean,
   ): Promise<{ status: 200 | 202; body: unknown }> {
     const asynchronous = body.callback_url != null;
     if ((body.callback_url != null || body.timeout_ms != null) && this.deps.tier !== 'enterprise') {
@@ -81,6 +110,7 @@ export class ReactorInvocations {
     const instance = found instanceof Promise ? await found : found;
     if (!asynchronous) {
       const code = this.codeCall(ctx, reactor, instance, requestId, this.deps.syncTimeoutMs ?? SYNC_TIMEOUT_MS);
+      if (rerun) code.rerun = true;
       return { status: 200, body: await this.run(ctx, code, new JsonText(json)) };
     }
     const record = await this.deps.results.open(ctx.caller.tenantId, reactor.id, body.callback_url!);
@@ -136,6 +166,7 @@ export class ReactorInvocations {
    * caller's transaction. A result without one is shaped at once (no promise to wait a turn for).
    */
   private shape(ctx: CallContext, code: CodeCall, value: unknown): ReactorResponse | Promise<ReactorResponse> {
+    this.observer?.returned(code.requestId, value);
     if (value === null) return {};
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new HttpError(
@@ -157,7 +188,7 @@ export class ReactorInvocations {
     }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
-    if (tokenize === undefined || tokenize === null) return response;
+    if (tokenize === undefined || tokenize === null || code.rerun) return response;
     // Under the bound Application as the call found it; the transaction as it is now (the code may
     // have written in it through req.svc meanwhile).
     const { bound } = code;
@@ -189,6 +220,13 @@ export class ReactorInvocations {
     }
     await this.deps.results.finish(record, status, outcome);
   }
+}
+
+/** Who watches a synchronous reactor call pass: its args as sent, what the code returned, its end. */
+export interface ReactorObserver {
+  began(requestId: string, ctx: CallContext, reactor: ReactorRecord, args: unknown): void;
+  returned(requestId: string, value: unknown): void;
+  ended(requestId: string, error?: unknown): void;
 }
 
 /**

@@ -47,7 +47,8 @@ export class ReactorService {
   private readonly owners = new Map<string, CodeOwner>();
   private readonly configurations = new WeakMap<ReactorRecord, Record<string, string>>();
 
-  private readonly invocations: ReactorInvocations;
+  /** Running reactors (`svc replay` re-runs through it and watches its calls). */
+  readonly invocations: ReactorInvocations;
 
   constructor(private readonly options: ReactorServiceOptions) {
     this.invocations = new ReactorInvocations({

@@ -7,6 +7,8 @@ import type { Caller } from './applications.js';
 import type { TokenContext, TokenService } from './tokens.js';
 
 const checkCreate = bodyValidator<CreateTokenBody>(createTokenSchema);
+/** What `req.svc` methods write (refused in a re-run). */
+const WRITES: ReadonlySet<string> = new Set(['tokens.create', 'tokens.delete', 'tokenize']);
 const checkListQuery = bodyValidator<TokenListQuery>(tokenListQuerySchema);
 
 function tokenId(value: unknown): string {
@@ -25,6 +27,8 @@ export function svcHandler(
   bound: () => Caller | undefined,
   owner: string,
   transactionId?: string,
+  /** A re-run of a kept call (`svc replay`): nothing is written (tokens.create, tokens.delete, tokenize refused). */
+  readOnly = false,
 ): SvcHandler {
   const methods: Record<SvcMethod, (ctx: TokenContext, params: unknown) => unknown> = {
     'tokens.create': (ctx, params) => tokens.create(ctx, checkCreate(params)),
@@ -40,6 +44,10 @@ export function svcHandler(
   return async (method, params) => {
     const call = methods[method];
     if (!call) throw new HttpError(400, `req.svc has no method ${String(method)}.`);
+    if (readOnly && WRITES.has(method))
+      throw new HttpError(409, `req.svc.${method} writes: a re-run of a past call (svc replay) writes nothing.`, {
+        title: 'Re-run writes nothing',
+      });
     const caller = bound();
     if (!caller) throw new HttpError(403, `The Application bound to ${owner} was deleted: req.svc has no grants left.`);
     return call({ caller, transactionId }, params);

@@ -5,6 +5,7 @@ import { eventRoutes } from './events.js';
 import { openApiRoutes } from './openapi.js';
 import { proxyInvokeRoutes, proxyRoutes } from './proxies.js';
 import { reactorRoutes } from './reactors.js';
+import { replayRoutes } from './replay.js';
 import { stateRoutes } from './state.js';
 import { tokenRoutes } from './tokens.js';
 import { transactionRoutes } from './transactions.js';
@@ -19,6 +20,7 @@ export type { Method, Route } from '../route.js';
  */
 export const routes: readonly Route[] = [
   ...emulatorRoutes,
+  ...replayRoutes,
   ...openApiRoutes(() => routes),
   ...eventRoutes,
   ...webhookRoutes,

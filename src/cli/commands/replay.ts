@@ -1,0 +1,93 @@
+import { createTwoFilesPatch } from 'diff';
+import { ApiError, UnexpectedResponseError } from '../../client/errors.js';
+import { safeLines, safeText } from '../../lib/terminal-text.js';
+import type { Context } from '../context.js';
+import { UserError } from '../io/errors.js';
+import { defineCommand } from '../registry.js';
+
+/** The answer of POST /_emulator/replay/{trace_id} (see the README). */
+interface ReplayAnswer {
+  trace_id: string;
+  replay_trace_id: string;
+  kind: 'proxy' | 'reactor';
+  id: string;
+  name: string;
+  time: string;
+  live: boolean;
+  same: boolean;
+  stages: { stage: string; same: boolean; recorded: unknown; replayed: unknown }[];
+}
+
+export const replay = defineCommand({
+  name: 'replay',
+  description: "re-run a past call through today's code and diff it stage by stage; exit 1 when something differs",
+  args: [{ name: 'trace_id', description: 'the trace id of a proxy or reactor call (the dashboard, svc logs)' }],
+  options: [
+    { flags: '--live', description: "send the destination's request to the network instead of the recorded answer" },
+  ],
+  notes: [
+    'The emulator keeps the last 100 calls of each tenant, redacted (token expressions, masked cards, no',
+    'credentials). A re-run writes nothing: req.svc writes are refused and no tokenize block is tokenized.',
+  ],
+  examples: ['svc replay 4bf92f35-77b3-4da6-a3ce-929d0e0e4736', 'svc replay 4bf92f35-... --live --json'],
+  async handler({ args, options }, ctx) {
+    const answer = await replayed(ctx, args.trace_id, options.live === true);
+    await ctx.output.result(answer, () => {
+      ctx.output.painted(formatReplay(answer));
+    });
+    return answer.same ? 0 : 1;
+  },
+});
+
+async function replayed(ctx: Context, traceId: string, live: boolean): Promise<ReplayAnswer> {
+  const client = await ctx.client();
+  const path = `/_emulator/replay/${encodeURIComponent(traceId)}`;
+  try {
+    return await client.request<ReplayAnswer>('POST', path, { body: live ? { live } : {}, shape: 'object' });
+  } catch (error) {
+    const status = offersNone(error);
+    if (status !== undefined)
+      throw new UserError(`The server at ${client.baseUrl} offers no replay (HTTP ${status} on /_emulator/replay).`, {
+        cause: error,
+      });
+    throw error;
+  }
+}
+
+/** The status of an answer that says the route is not there (not the svc API's 404 of an unknown trace id). */
+function offersNone(error: unknown): number | undefined {
+  if (error instanceof UnexpectedResponseError)
+    return error.status === 404 || error.status === 405 ? error.status : undefined;
+  if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) return undefined;
+  const { problem } = error;
+  const svc = problem.type.startsWith('urn:svc:problem:') && problem.trace_id !== undefined;
+  return svc && problem.detail?.startsWith('No route ') !== true ? undefined : error.status;
+}
+
+/** Each stage on a line, a unified diff under each that differs; every text made safe for a terminal. */
+export function formatReplay(answer: ReplayAnswer): string {
+  const lines = [
+    `${answer.kind} ${safeText(answer.name)} · call ${safeText(answer.trace_id)} of ${answer.time}, re-run as ${answer.replay_trace_id}${answer.live ? ' (live)' : ''}`,
+  ];
+  for (const stage of answer.stages) {
+    lines.push(`${stage.same ? '  same   ' : '  differs'} ${safeText(stage.stage)}`);
+    if (stage.same) continue;
+    const patch = createTwoFilesPatch('recorded', 'replayed', shown(stage.recorded), shown(stage.replayed), '', '', {
+      context: 3,
+    });
+    // The header (=== and the file names) says nothing the stage line does not.
+    const body = patch.split('\n').slice(2).join('\n').trimEnd();
+    lines.push(safeLines(body, '      '));
+  }
+  const differing = answer.stages.filter((stage) => !stage.same).length;
+  lines.push(
+    differing === 0
+      ? 'Nothing differs.'
+      : `${differing} of ${answer.stages.length} stage${answer.stages.length === 1 ? '' : 's'} differ${differing === 1 ? 's' : ''}.`,
+  );
+  return lines.join('\n');
+}
+
+function shown(value: unknown): string {
+  return value === null ? '(none)\n' : `${JSON.stringify(value, null, 2)}\n`;
+}

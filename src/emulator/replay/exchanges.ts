@@ -1,0 +1,143 @@
+/**
+ * One outbound exchange of a call being collected: its request and answer taken as they pass (the
+ * answer's first 64 KB teed off its stream, which goes on untouched), or, for a re-run, answered
+ * from the kept call's exchanges (unless live): the first not yet used with the same method and
+ * URL (a proxy's forward: the kept forward, whatever its URL). A request the kept call did not
+ * make is a difference, and fails with a problem that says so.
+ */
+import { Readable, Transform, pipeline } from 'node:stream';
+import { HttpError } from '../errors.js';
+import type { OutboundNext, OutboundOrigin, OutboundRequest, OutboundResponse } from '../outbound/index.js';
+import { KEPT_BODY_BYTES, CallRedactor } from './redact.js';
+import { KEPT_EXCHANGES, type PendingCall, type RawExchange, type Served } from './pending.js';
+import type { KeptExchange } from './types.js';
+
+/** Headers of a kept answer not served again: the body served is the kept text, framed anew. */
+const REFRAMED = new Set(['content-length', 'transfer-encoding', 'content-encoding']);
+
+export async function exchangeOf(
+  pending: PendingCall,
+  request: OutboundRequest,
+  origin: OutboundOrigin,
+  next: OutboundNext,
+  settled: () => void,
+): Promise<OutboundResponse> {
+  const raw: RawExchange = {
+    kind: origin.kind,
+    method: request.method.toUpperCase(),
+    url: request.url.href,
+    headers: { ...request.headers },
+    body: undefined,
+  };
+  const kept = pending.exchanges.length < KEPT_EXCHANGES;
+  if (kept) pending.exchanges.push(raw);
+  else pending.droppedExchanges += 1;
+  const served = pending.served && !pending.served.live ? pending.served : undefined;
+  let sent = request;
+  if (served && request.body instanceof Readable) raw.body = await readAll(request.body);
+  else if (request.body instanceof Readable) {
+    pending.open += 1;
+    sent = {
+      ...request,
+      body: tee(request.body, (bytes, cut) => {
+        raw.body = bytes;
+        raw.bodyCut = cut;
+        pending.open -= 1;
+        settled();
+      }),
+    };
+  } else raw.body = request.body;
+  if (served) {
+    try {
+      return answerKept(pending, raw, served);
+    } catch (error) {
+      raw.error = (error as HttpError).detail;
+      throw error;
+    }
+  }
+  let response: OutboundResponse;
+  try {
+    response = await next(sent);
+  } catch (error) {
+    raw.error = error instanceof HttpError ? error.detail : (error as Error).message;
+    throw error;
+  }
+  raw.status = response.status;
+  raw.answerHeaders = response.headers;
+  pending.open += 1;
+  const body = tee(response.body, (bytes, cut) => {
+    raw.answerBody = bytes;
+    raw.answerCut = cut;
+    pending.open -= 1;
+    settled();
+  });
+  return { ...response, body };
+}
+
+/** The kept answer of the request a re-run makes, or a problem naming what the kept call did not make. */
+function answerKept(pending: PendingCall, raw: RawExchange, served: Served): OutboundResponse {
+  const redact = new CallRedactor(pending.sources);
+  const url = redact.url(raw.url);
+  const at = served.exchanges.findIndex(
+    (exchange, index) =>
+      !served.used.has(index) &&
+      exchange.kind === raw.kind &&
+      (raw.kind === 'proxy' || (exchange.request.method === raw.method && exchange.request.url === url)),
+  );
+  const exchange: KeptExchange | undefined = served.exchanges[at];
+  if (!exchange) {
+    throw new HttpError(
+      502,
+      `svc replay: the recorded call made no ${raw.method} ${url}: the code's request has no recorded answer (replay with live to send it).`,
+      { title: 'Not recorded' },
+    );
+  }
+  served.used.add(at);
+  if (!exchange.answer) {
+    throw new HttpError(502, `svc replay: when recorded, ${raw.method} ${url} had no answer: ${exchange.error}.`, {
+      title: 'Destination unreachable',
+    });
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(exchange.answer.headers)) if (!REFRAMED.has(name)) headers[name] = value;
+  const text = served.restore(exchange.answerText ?? '');
+  headers['content-length'] = String(Buffer.byteLength(text));
+  raw.status = exchange.answer.status;
+  // Kept as it was recorded: the framing served is this re-run's own.
+  raw.answerHeaders = exchange.answer.headers;
+  raw.answerBody = Buffer.from(text);
+  raw.answerCut = exchange.answer.truncated === true;
+  return { status: exchange.answer.status, headers, body: Readable.from([Buffer.from(text)]) };
+}
+
+/** `stream` passed on as it is; its first 64 KB given to `kept` once it has ended or closed. */
+function tee(stream: Readable, kept: (bytes: Buffer, cut: boolean) => void): Readable {
+  const head: Buffer[] = [];
+  let size = 0;
+  let given = false;
+  const give = () => {
+    if (given) return;
+    given = true;
+    kept(Buffer.concat(head), size > KEPT_BODY_BYTES);
+  };
+  const tap = new Transform({
+    transform(chunk: Buffer | string, _encoding, callback) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      if (size < KEPT_BODY_BYTES) head.push(Buffer.from(bytes.subarray(0, KEPT_BODY_BYTES - size)));
+      size += bytes.length;
+      callback(null, bytes);
+    },
+    flush(callback) {
+      give();
+      callback();
+    },
+  });
+  tap.once('close', give);
+  return pipeline(stream, tap, () => give());
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
+}

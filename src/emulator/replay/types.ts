@@ -1,0 +1,85 @@
+/**
+ * What `svc replay` keeps of a past call and answers of a re-run: plain JSON values, redacted
+ * (redact.ts) before they are kept. A call is a list of stages in the order the call passed them;
+ * a re-run makes the same list, and each stage is compared by its name.
+ */
+
+/** A message's body as kept: its first 64 KB as text, JSON parsed when it is JSON. */
+export type KeptBody = unknown;
+
+/** One stage of a call: its name (`destination_answer`, `https 1`) and what passed there. */
+export interface Stage {
+  stage: string;
+  value: unknown;
+}
+
+/** One outbound request of a call and its answer, as kept (what a re-run is answered with). */
+export interface KeptExchange {
+  /** Who sent it: the proxy's forward, or the code of a reactor or a transform. */
+  kind: 'proxy' | 'reactor' | 'transform';
+  request: { method: string; url: string; headers: Record<string, string>; body: KeptBody };
+  /** Undefined: the destination could not be reached (error says why). */
+  answer?: { status: number; headers: Record<string, string | string[]>; body: KeptBody; truncated?: true };
+  error?: string;
+  /** The answer's body as text (JSON unparsed), served to a re-run. */
+  answerText?: string;
+}
+
+/** The inbound request of a proxy call, as its caller sent it (its expressions kept). */
+export interface KeptInbound {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  /** The body as text (its `{{ }}` expressions as sent), undefined when there was none. */
+  body: string | undefined;
+}
+
+interface KeptCallBase {
+  traceId: string;
+  tenantId: string;
+  /** The proxy's or reactor's id and name when it ran. */
+  id: string;
+  name: string;
+  time: string;
+  /** The Application whose permissions detokenized (the caller's, or an anonymous proxy's own). */
+  applicationId: string | undefined;
+  stages: Stage[];
+  exchanges: KeptExchange[];
+}
+
+export interface KeptProxyCall extends KeptCallBase {
+  kind: 'proxy';
+  inbound: KeptInbound;
+}
+
+export interface KeptReactorCall extends KeptCallBase {
+  kind: 'reactor';
+  /** The args as sent, their expressions kept. */
+  args: unknown;
+}
+
+export type KeptCall = KeptProxyCall | KeptReactorCall;
+
+/** One stage compared: what was kept and what the re-run made (null: the stage did not happen). */
+export interface StageDiff {
+  stage: string;
+  same: boolean;
+  recorded: unknown;
+  replayed: unknown;
+}
+
+/** The answer of POST /_emulator/replay/{trace_id}. */
+export interface ReplayAnswer {
+  trace_id: string;
+  /** The re-run's own trace id (its console lines and invocation events carry it). */
+  replay_trace_id: string;
+  kind: 'proxy' | 'reactor';
+  id: string;
+  name: string;
+  /** When the call was made. */
+  time: string;
+  live: boolean;
+  same: boolean;
+  stages: StageDiff[];
+}
