@@ -71,6 +71,14 @@ export class CallSecrets {
     return this.count;
   }
 
+  /** The length of the longest form looked for (what a streamed scan keeps from one chunk to the next). */
+  get longest(): number {
+    let longest = 0;
+    for (const key of this.folded.keys()) longest = Math.max(longest, key.length);
+    for (const key of this.exact.keys()) longest = Math.max(longest, key.length);
+    return longest;
+  }
+
   /** The revealed data of a token: its string leaves and numbers (too-short ones ignored). */
   add(value: unknown, tokenId: string): void {
     walkLeaves(value, 0, (leaf) => this.addValue(leaf, tokenId));
@@ -120,7 +128,8 @@ export class CallSecrets {
     // Escaped twice: JSON inside a JSON string (a body logged as a field).
     fold(JSON.stringify(json).slice(1, -1), 'json');
     fold(encodeURIComponent(value), 'percent');
-    fold(new URLSearchParams({ v: value }).toString().slice(2), 'percent');
+    // A form's encoding: spaces as `+` (what encodeURIComponent leaves of !'()* is rare enough to skip).
+    if (value.includes(' ')) fold(encodeURIComponent(value).replaceAll('%20', '+'), 'percent');
     const bytes = Buffer.from(value, 'utf8');
     fold(bytes.toString('hex'), 'hex');
     for (const text of base64Needles(bytes)) {
@@ -219,8 +228,11 @@ export function luhn(digits: string): boolean {
  */
 function base64Needles(bytes: Buffer): string[] {
   const needles: string[] = [];
+  // One buffer with two bytes before the value: each alignment is a view of it, not a copy.
+  const padded = Buffer.alloc(bytes.length + 2);
+  bytes.copy(padded, 2);
   for (let offset = 0; offset < 3; offset++) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const encoded = padded.subarray(2 - offset).toString('base64');
     const start = Math.ceil((offset * 8) / 6);
     const end = Math.floor(((offset + bytes.length) * 8) / 6);
     if (end - start >= MIN_SECRET_LENGTH) needles.push(encoded.slice(start, end));

@@ -1,0 +1,91 @@
+/**
+ * The guard's checks where they need more than a text: an answer that streams, and the requests
+ * user code sends (an interceptor on the outbound gateway, typed by shape: outbound sits above
+ * this folder and hands it the call's secrets).
+ */
+import { type Readable, Transform } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { EmitEvent } from '../events.js';
+import { type LeakCall, LeakGuard, type LeakMode, type LeakPlace } from './guard.js';
+import type { CallSecrets } from './secrets.js';
+
+/** Kept from one chunk to the next: a card number with separators, or a value's longest form, may span two. */
+const CARRY_MIN = 64;
+
+/**
+ * A streamed answer, scanned as it passes (warn mode: it is never held back): each chunk searched
+ * with the end of the one before, so a value cut in two is found. Told once per form.
+ */
+export function scannedStream(guard: LeakGuard, call: LeakCall, place: LeakPlace, body: Readable): Readable {
+  const decoder = new StringDecoder('utf8');
+  const carry = Math.max(CARRY_MIN, call.secrets.longest * 2);
+  let tail = '';
+  const scan = (text: string) => {
+    const window = tail + text;
+    const found = guard.findIn(call.secrets, window);
+    if (found.length > 0) guard.tell(call, place, found, 'warned');
+    tail = window.slice(-carry);
+  };
+  const pass = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      scan(decoder.write(chunk));
+      done(null, chunk);
+    },
+    flush(done) {
+      scan(decoder.end());
+      done();
+    },
+  });
+  body.on('error', (error) => pass.destroy(error));
+  pass.on('close', () => {
+    if (!body.destroyed) body.destroy();
+  });
+  return body.pipe(pass);
+}
+
+/** A request as the gateway sends it (outbound/types.ts OutboundRequest), by the members checked. */
+interface SentRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: Buffer | string | Readable | undefined;
+}
+
+/** Who sends it (outbound/types.ts OutboundOrigin), by the members read. */
+interface SentBy {
+  kind: 'proxy' | 'reactor' | 'transform';
+  traceId: string;
+  secrets?: CallSecrets | undefined;
+}
+
+/**
+ * The check of user code's https requests: a proxy's transform sending its call's plaintext (or a
+ * card number) to a host other than the proxy's destination is told (warn) or refused (fail: the
+ * request fails with the leak problem's detail, the call answers it). A proxy's forward is what
+ * the proxy is for, and a reactor's requests are what a reactor is for (it calls the payment
+ * provider with the card): neither is checked. A body that streams is not read.
+ */
+export function leakInterceptor(guard: LeakGuard) {
+  return <Q extends SentRequest, A>(request: Q, origin: SentBy, next: (request: Q) => Promise<A>): Promise<A> => {
+    if (!guard.on || origin.kind !== 'transform') return next(request);
+    const call = guard.callOf(origin.traceId);
+    if (!call || call.destination === request.url.origin) return next(request);
+    const body = typeof request.body === 'string' || Buffer.isBuffer(request.body) ? request.body.toString() : '';
+    const text = `${request.url.pathname}${request.url.search}\n${Object.values(request.headers).join('\n')}\n${body}`;
+    guard.check(call, 'outbound', text);
+    return next(request);
+  };
+}
+
+/**
+ * The emulator's guard (createEmulator): every event's text redacted of its call's plaintext before
+ * it is published (`emit`), and the check of user code's requests on the gateway.
+ */
+export function leakGuarded(
+  options: { leakGuard?: LeakMode | undefined; leakGuardAllow?: string[] | undefined },
+  publish: EmitEvent,
+  gateway: { use(interceptor: ReturnType<typeof leakInterceptor>): unknown },
+): { leaks: LeakGuard; emit: EmitEvent } {
+  const leaks = new LeakGuard(options.leakGuard ?? 'warn', options.leakGuardAllow ?? [], publish);
+  gateway.use(leakInterceptor(leaks));
+  return { leaks, emit: leaks.redactingEvents(publish) };
+}
