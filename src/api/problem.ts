@@ -59,6 +59,11 @@ export const PROBLEM_TYPES = {
   loopDetected: 'urn:svc:problem:loop-detected',
   /** svc/testing: a request to an origin a test mocks that none of its intercepts matches (a 502). */
   destinationNotMocked: 'urn:svc:problem:destination-not-mocked',
+  /**
+   * The leak guard in fail mode: a call's answer (or its code's request) held plaintext it detokenized,
+   * or a card number; a 500, as the call's code (or its destination) misbehaved, not its caller.
+   */
+  leak: 'urn:svc:problem:leak',
 } as const;
 export type ProblemType = (typeof PROBLEM_TYPES)[keyof typeof PROBLEM_TYPES];
 

@@ -6,6 +6,7 @@ import { EventHub, type EmulatorEvents } from './events.js';
 import { checkTenantSpec } from './options.js';
 import type { EmulatorOptions, TenantSpec } from './options.js';
 import { OutboundGateway, type OutboundInterceptor } from './outbound/index.js';
+import { leakGuarded } from './leaks/sinks.js';
 import { CallReplays } from './replay/index.js';
 import { type ForkedTenant, type TenantClock, type TenantService, tenantClock } from './services/tenants.js';
 import { type EmulatorReady, start } from './start.js';
@@ -86,7 +87,6 @@ export type {
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const events = new EventHub();
   if (options.onEvent) events.subscribe(options.onEvent);
-  const emit = events.publish;
   const tier = options.tier ?? DEFAULT_TIER;
   const teardown = new Teardown();
   /** When dispose began: the grace of requests in flight and of asynchronous runs counts from it. */
@@ -101,6 +101,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // svc replay's calls, collected from the start: its interceptor is the first (a re-run's requests
   // are answered from what was kept before any mock or recorder sees them).
   const replays = CallReplays.on(gateway, events);
+  const { leaks, emit } = leakGuarded(options, events.publish, gateway);
 
   // Started on the next microtask: whoever subscribes right after createEmulator() sees every event.
   // A failed start closes what it opened (the store's lock above all) and is reported through `ready`.
@@ -114,6 +115,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         teardown,
         gateway,
         replays,
+        leaks,
         disposed: () => disposed,
         stoppingSince: () => stopping,
         madeServices: (services) => (tenantService = services.tenants),

@@ -4,6 +4,8 @@ import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
 import { TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError, type OptionNamer } from './errors.js';
 import type { EventListener } from './events.js';
+import type { LeakMode } from './leaks/guard.js';
+import { leakOptionsProblem } from './leaks/options.js';
 import type { RuntimeOptions } from './runtime/index.js';
 import type { Clock } from './services/applications.js';
 import type { ResultOptions } from './services/reactor-results.js';
@@ -47,6 +49,14 @@ export interface EmulatorOptions {
   leanRoutes?: boolean;
   /** Subscribes to the emulator's events from the start (see Emulator.events). */
   onEvent?: EventListener;
+  /**
+   * The leak guard (README "Leak guard"): `warn` (default) tells of a call's plaintext in its answer or
+   * its code's requests with a `leak` event, `fail` answers the call with a leak problem, `off` checks
+   * nothing. Logs and events are redacted in warn and fail.
+   */
+  leakGuard?: LeakMode;
+  /** Declared test card numbers the card scan leaves alone (a token's value is found whatever this says). */
+  leakGuardAllow?: string[];
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
   fileSystem?: StoreFileSystem;
   clock?: Clock;
@@ -90,6 +100,8 @@ export function checkOptions(options: EmulatorOptions): void {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw refuse(name, `must be a whole number above 0, not ${value}.`);
   }
+  const leaks = leakOptionsProblem(options.leakGuard, options.leakGuardAllow);
+  if (leaks) throw refuse(leaks.option, leaks.reason);
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
   }

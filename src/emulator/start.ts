@@ -18,6 +18,7 @@ import { createHttpServer, type HttpServer } from './http/front.js';
 import { listen } from './http/listen.js';
 import { checkOptions, type EmulatorOptions } from './options.js';
 import type { OutboundGateway } from './outbound/index.js';
+import type { LeakGuard } from './leaks/guard.js';
 import type { CallReplays } from './replay/index.js';
 import { ObservedPipeline } from './replay/observed-pipeline.js';
 import { Runtime } from './runtime/index.js';
@@ -57,6 +58,8 @@ export interface StartContext {
   gateway: OutboundGateway;
   /** svc replay's kept calls (made with the gateway, whose first interceptor is theirs). */
   replays: CallReplays;
+  /** The leak guard (emulator/leaks): the calls that detokenize, and the checks of where their output goes. */
+  leaks: LeakGuard;
   /** Whether dispose was called meanwhile. */
   disposed(): boolean;
   /** When dispose began (0 before): the grace of asynchronous runs counts from it. */
@@ -76,6 +79,7 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
     cipher,
     runtime: runtime.runtime,
     emit,
+    leaks: ctx.leaks,
     tier: ctx.tier,
     transactionTtlMs: options.transactionTtlMs ?? DEFAULT_TRANSACTION_TTL_MS,
     ...(options.syncTimeoutMs !== undefined && { syncTimeoutMs: options.syncTimeoutMs }),
@@ -155,7 +159,7 @@ async function openStore(options: EmulatorOptions, emit: EmitEvent, teardown: Te
  * The sandbox runtime. Its console lines and outbound requests are named by the code's owner,
  * known once the services are made (`ownedBy`).
  */
-function openRuntime({ options, emit, teardown, gateway }: StartContext) {
+function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext) {
   let ownerOf = (_id: string): CodeOwner | undefined => undefined;
   // Closed after the runtime.
   teardown.push(() => gateway.close());
@@ -179,7 +183,9 @@ function openRuntime({ options, emit, teardown, gateway }: StartContext) {
       // request is named by the tenant that owns the code (svc/testing's mocks are per tenant).
       outbound: (request, origin) => {
         const owner = ownerOf(origin.id);
-        return gateway.send(request, owner ? { ...origin, tenantId: owner.tenantId } : origin);
+        // The call's plaintext goes with it: interceptors (the guard, a recorder) redact by provenance.
+        const secrets = leaks.callOf(origin.traceId)?.secrets;
+        return gateway.send(request, { ...origin, ...(owner && { tenantId: owner.tenantId }), secrets });
       },
     },
   );
