@@ -7,7 +7,7 @@ import type { GlobalFlags } from './target/resolve.js';
 import type { IO } from './io/process.js';
 import { Output } from './io/output.js';
 import { Command, CommanderError, register, type RegisteredCommand, type RunHandler } from './registry.js';
-import { reportError } from './io/report.js';
+import { cliProblem, reportError } from './io/report.js';
 import { packageVersion } from '../lib/package-version.js';
 import { asCliError } from './io/resource-errors.js';
 
@@ -57,13 +57,23 @@ export function createProgram(io: IO, argv: string[], run: RunHandler, entries: 
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
-      // Usage errors read like every other error, and are JSON with --json (parsed or not yet).
-      outputError: (text, write) => {
-        const message = text.trim().replace(/^error: /, '');
-        write(
+      // Help written as an error (a group without its verb): with --json, one JSON error instead of prose.
+      writeErr: (text) =>
+        io.stderr.write(
           argv.includes('--json')
-            ? `${JSON.stringify({ error: { title: 'Usage error', detail: message } })}\n`
+            ? `${JSON.stringify({ error: cliProblem(`a command is missing: ${/^Usage: (.*?) \[options\]/.exec(text)?.[1] ?? 'svc'} --help lists them`, 2, true) })}\n`
+            : text,
+        ),
+      // Usage errors read like every other error, and are JSON with --json (parsed or not yet).
+      // Written straight to stderr: commander's `write` here is writeErr, which words help as an error.
+      outputError: (text) => {
+        const message = text
+          .trim()
+          .replace(/^error: /, '')
+          .replace(/\n/g, ' ');
+        io.stderr.write(
+          argv.includes('--json')
+            ? `${JSON.stringify({ error: cliProblem(message, 2, true) })}\n`
             : `Error: ${message[0]?.toUpperCase()}${message.slice(1)}\n`,
         );
       },

@@ -33,3 +33,36 @@ describe('issue 31, low', () => {
     );
   });
 });
+
+describe('--json errors of the CLI itself', () => {
+  test('carry type, title, detail and exit_code as problems do, and no commander prose', async () => {
+    const cwd = await tempDir();
+    const unknown = await runSvc(['reactors', 'list', '--bogus', '--json'], { cwd });
+    expect(unknown.code).toBe(2);
+    expect(JSON.parse(unknown.stderr)).toEqual({
+      error: {
+        type: 'urn:svc:cli:usage-error',
+        title: 'Usage error',
+        detail: "unknown option '--bogus'",
+        exit_code: 2,
+      },
+    });
+    const typo = await runSvc(['reactors', 'lst', '--json'], { cwd });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(typo.stderr).error).toMatchObject({ type: 'urn:svc:cli:usage-error', exit_code: 2 });
+    const bare = await runSvc(['reactors', '--json'], { cwd });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).not.toContain('Usage:');
+    expect(JSON.parse(bare.stderr).error).toMatchObject({
+      type: 'urn:svc:cli:usage-error',
+      detail: 'a command is missing: svc reactors --help lists them',
+    });
+    const user = await runSvc(['invoke', 'reactor', 'x', '--wait', '--json', '--base-url', 'http://127.0.0.1:9'], {
+      cwd,
+    });
+    expect(JSON.parse(user.stderr).error).toMatchObject({ type: 'urn:svc:cli:usage-error', exit_code: 2 });
+    const missing = await runSvc(['tenants', 'list', '--json', '--base-url', 'https://api.example.com'], { cwd });
+    expect(JSON.parse(missing.stderr).error).toMatchObject({ type: 'urn:svc:cli:error', title: 'Error', exit_code: 1 });
+  });
+});

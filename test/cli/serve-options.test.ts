@@ -60,9 +60,12 @@ describe('svc serve --transaction-ttl', () => {
     const result = await serve(['--transaction-ttl', '3 days', '--json']);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stderr)).toEqual({
+      // Shaped as a problem (issue 31): its type and exit code beside the title and detail.
       error: {
+        type: 'urn:svc:cli:usage-error',
         title: 'Usage error',
         detail: '--transaction-ttl takes a duration such as 90s, 30m or 2h, not "3 days".',
+        exit_code: 2,
       },
     });
   });

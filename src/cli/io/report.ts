@@ -12,8 +12,8 @@ import type { IO } from './process.js';
 export function reportError(error: unknown, io: IO, options: { json: boolean; debug: boolean }): number {
   const { message, exitCode, problem, bug } = describe(error);
   if (options.json) {
-    const title = error instanceof UsageError ? 'Usage error' : 'Error';
-    io.stderr.write(`${JSON.stringify({ error: problem ?? { title, detail: message } })}\n`);
+    const usage = error instanceof UsageError;
+    io.stderr.write(`${JSON.stringify({ error: problem ?? cliProblem(message, exitCode, usage) })}\n`);
   } else {
     const shown = safeLines(message, '  ');
     io.stderr.write(bug ? `${shown}\n` : `Error: ${shown}\n`);
@@ -23,6 +23,19 @@ export function reportError(error: unknown, io: IO, options: { json: boolean; de
     else if (!options.json) io.stderr.write('This is a bug in svc; run again with --debug for the stack trace.\n');
   }
   return exitCode;
+}
+
+/** The problem types of the CLI's own errors (a server's problems keep theirs). */
+export const CLI_PROBLEM_TYPES = { usage: 'urn:svc:cli:usage-error', error: 'urn:svc:cli:error' } as const;
+
+/**
+ * An error of the CLI itself as `--json` prints it, shaped as a server's problem is: `type`, `title`,
+ * `detail`, and `exit_code` where a problem has its HTTP `status`.
+ */
+export function cliProblem(detail: string, exitCode: number, usage: boolean) {
+  return usage
+    ? { type: CLI_PROBLEM_TYPES.usage, title: 'Usage error', detail, exit_code: exitCode }
+    : { type: CLI_PROBLEM_TYPES.error, title: 'Error', detail, exit_code: exitCode };
 }
 
 function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
