@@ -663,6 +663,72 @@ async function benchScale() {
   );
 }
 
+/**
+ * The leak guard's cost: the reactor and proxy paths with a detokenized token, against the same
+ * emulator build started with --leak-guard off, in the same run (alternated). p50 within 5%.
+ */
+async function benchLeaks() {
+  process.stderr.write('Leak guard\n');
+  const destination = await startProcess([path.join(here, 'servers.js'), 'destination']);
+  const setUp = async (extra) => {
+    const { child, url } = await serve(['--in-memory', ...extra]);
+    const reactor = await api(url, 'POST', '/reactors', {
+      key: MANAGEMENT_KEY,
+      body: { name: 'bench', code: reactorSource, configuration: {} },
+      expect: 201,
+    });
+    const proxy = await api(url, 'POST', '/proxies', {
+      key: MANAGEMENT_KEY,
+      body: { name: 'bench', destination_url: `${destination.url}/charge` },
+      expect: 201,
+    });
+    const token = await api(url, 'POST', '/tokens', { body: { type: 'token', data: '4000056655665556' }, expect: 201 });
+    const args = { items: [{ price: 2.5, quantity: 4 }], card: `{{ ${token.id} }}` };
+    const charge = { amount: 1000, currency: 'usd', source: `{{ ${token.id} }}`, description: 'bench order' };
+    return {
+      child,
+      react: () =>
+        load(`${url}/reactors/${reactor.id}/react`, {
+          method: 'POST',
+          headers: { 'svc-api-key': PRIVATE_KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ args }),
+          connections: CONNECTIONS,
+          durationMs: DURATION,
+        }),
+      proxy: () =>
+        load(`${url}/proxy`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'svc-api-key': PRIVATE_KEY, 'svc-proxy-key': proxy.key },
+          body: JSON.stringify(charge),
+          connections: PROXY_CONNECTIONS,
+          durationMs: DURATION,
+        }),
+    };
+  };
+  const on = await setUp([]);
+  const off = await setUp(['--leak-guard', 'off']);
+  const runs = await alternate({ reactorOn: on.react, reactorOff: off.react, proxyOn: on.proxy, proxyOff: off.proxy });
+  for (const [figure, guarded, bare] of [
+    ['reactor p50, leak guard on (1 token)', runs.reactorOn, runs.reactorOff],
+    ['proxy p50, leak guard on (1 token)', runs.proxyOn, runs.proxyOff],
+  ]) {
+    const pair = paired(guarded, bare, 'p50');
+    record(
+      figure,
+      round(pair.value, 3),
+      round(pair.baseline, 3),
+      'ms',
+      '<= 1.05x guard off',
+      pair.ratio <= 1.05,
+      `baseline: --leak-guard off, same run; req/s ${round(median(guarded.map((run) => run.rps)))} vs ${round(median(bare.map((run) => run.rps)))}`,
+      pair.ratio,
+    );
+  }
+  await stop(on.child);
+  await stop(off.child);
+  await stop(destination.child);
+}
+
 function table() {
   const header = ['figure', 'value', 'baseline', 'ratio', 'target', 'holds'];
   const lines = rows.map((row) => [
@@ -688,6 +754,7 @@ const suites = {
   store: benchStore,
   scale: benchScale,
   testing: () => benchTesting({ record, quick }),
+  leaks: benchLeaks,
 };
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [

@@ -262,6 +262,15 @@ export const problemSchema = {
       'file',
     ]),
     explanation: explanationSchema,
+    leaks: {
+      type: 'array',
+      description: 'A leak problem: what the leak guard found (never the value).',
+      items: {
+        type: 'object',
+        required: ['place', 'form'],
+        properties: { place: string, form: string, token_id: string, last4: string },
+      },
+    },
   },
 } as const;
 

@@ -58,7 +58,43 @@ export type EmulatorEventInit =
       status?: number | undefined;
       error?: string | undefined;
       delivery: 'pending' | 'delivered' | 'failed';
+    }
+  /**
+   * The leak guard found a call's plaintext (or a card number) where it may not go: which call, which
+   * place, which token and in which form, never the value. `action`: replaced in a log or event
+   * (`redacted`), let through in warn mode (`warned`), or the call answered with a leak problem (`refused`).
+   */
+  | {
+      type: 'leak';
+      traceId: string;
+      tenantId?: string | undefined;
+      /** The call's code, when the place belongs to one. */
+      kind?: 'reactor' | 'proxy' | 'transform' | undefined;
+      id?: string | undefined;
+      name?: string | undefined;
+      place: LeakPlace;
+      tokenId?: string | undefined;
+      form: LeakEventForm;
+      /** A scanned card number's last four digits. */
+      last4?: string | undefined;
+      action: 'redacted' | 'warned' | 'refused';
     };
+
+/** Where a leak was found. */
+export type LeakPlace = 'console' | 'log' | 'event' | 'error' | 'raw' | 'answer' | 'outbound' | 'recording';
+
+/** How the value stood there: as it is or a derived form of it (emulator/leaks/secrets.ts), or a scanned `card`. */
+export type LeakEventForm =
+  | 'plain'
+  | 'base64'
+  | 'base64url'
+  | 'hex'
+  | 'percent'
+  | 'json'
+  | 'card-spaced'
+  | 'card-dashed'
+  | 'case'
+  | 'card';
 
 /** An event as subscribers get it: stamped with the ISO time it was published. */
 export type EmulatorEvent = EmulatorEventInit & { time: string };

@@ -53,6 +53,12 @@ export interface StartOptions {
    * folder of `config` when it is a path, else the current directory.
    */
   projectDir?: string;
+  /**
+   * The leak guard: `fail` by default here (a call that spills its plaintext answers a leak problem,
+   * so a test sees it); `warn` or `off` as svc serve takes them. `leakGuardAllow`: declared test cards.
+   */
+  leakGuard?: 'warn' | 'fail' | 'off';
+  leakGuardAllow?: string[];
 }
 
 /** A running emulator with svc.yaml applied to its template: `tenant()` for each test, `stop()` after all. */
@@ -86,6 +92,8 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     port: 0,
     host: '127.0.0.1',
     ...(options.tier !== undefined && { tier: options.tier }),
+    leakGuard: options.leakGuard ?? 'fail',
+    ...(options.leakGuardAllow !== undefined && { leakGuardAllow: options.leakGuardAllow }),
     runtime: { projectDir },
   });
   const logs = new ConsoleLines(emulator.events);

@@ -11,10 +11,12 @@ export type FeedItem = { kind: 'event'; event: ServeEvent } | { kind: 'note'; no
 export interface FeedTally {
   requests: number;
   failures: number;
+  /** Leak events (the leak guard found a call's plaintext where it may not go). */
+  leaks?: number;
   lastReload?: EventLine | undefined;
 }
 
-export const emptyTally = (): FeedTally => ({ requests: 0, failures: 0 });
+export const emptyTally = (): FeedTally => ({ requests: 0, failures: 0, leaks: 0 });
 
 /** Adds `item` to `tally`: cheap (no formatting, but for a reload), as it runs for every event of a flood. */
 export function tallyItem(tally: FeedTally, item: FeedItem): void {
@@ -29,6 +31,8 @@ export function tallyItem(tally: FeedTally, item: FeedItem): void {
     if (event.status >= 500 || event.status === 408) tally.failures++;
   } else if (event.type === 'error' || (event.type === 'reload' && !event.ok)) {
     tally.failures++;
+  } else if (event.type === 'leak') {
+    tally.leaks = (tally.leaks ?? 0) + 1;
   }
   if (event.type === 'reload') tally.lastReload = formatEvent(event);
 }
@@ -41,6 +45,8 @@ export function tallyItem(tally: FeedTally, item: FeedItem): void {
 export interface DashboardState {
   requests: number;
   failures: number;
+  /** Leak events seen: the dashboard's leak badge (0: none shown). */
+  leaks: number;
   /** The last hot reload, kept in view after its log line scrolls away. */
   lastReload?: EventLine | undefined;
   revealKeys: boolean;
@@ -59,6 +65,7 @@ export type DashboardAction =
 export const initialDashboardState: DashboardState = {
   requests: 0,
   failures: 0,
+  leaks: 0,
   revealKeys: false,
   showHelp: false,
   reapplying: false,
@@ -73,11 +80,12 @@ export function reduceDashboard(state: DashboardState, action: DashboardAction):
         ...state,
         requests: state.requests + tally.requests,
         failures: state.failures + tally.failures,
+        leaks: state.leaks + (tally.leaks ?? 0),
         lastReload: tally.lastReload ?? state.lastReload,
       };
     }
     case 'clear':
-      return { ...state, requests: 0, failures: 0, lastReload: undefined };
+      return { ...state, requests: 0, failures: 0, leaks: 0, lastReload: undefined };
     case 'toggle-keys':
       return { ...state, revealKeys: !state.revealKeys };
     case 'hide-keys':

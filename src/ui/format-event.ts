@@ -151,7 +151,23 @@ function wordEvent(event: ServeEvent): EventLine {
       if (event.delivery === 'failed') spans.push({ text: 'delivery failed', tone: 'fail' });
       return { time, spans };
     }
+    case 'leak':
+      return { time, spans: leakSpans(event) };
   }
+}
+
+/** `leak reactor charge raw: token tok_1 (base64), warned [trace]`: what was found where, never the value. */
+function leakSpans(event: Extract<ServeEvent, { type: 'leak' }>): Span[] {
+  const what = event.tokenId !== undefined ? `token ${event.tokenId} (${event.form})` : `card ****${event.last4 ?? ''}`;
+  const tone: Tone = event.action === 'redacted' ? 'warn' : 'fail';
+  return [
+    { text: 'leak', tone },
+    ...(event.kind !== undefined ? [{ text: event.kind }, { text: event.name ?? '', tone: 'strong' as const }] : []),
+    { text: `${event.place}:` },
+    { text: what },
+    { text: event.action, tone },
+    ...traced(event.traceId),
+  ];
 }
 
 /**

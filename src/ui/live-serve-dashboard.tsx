@@ -128,6 +128,7 @@ export function LiveServeDashboard({
       resources={resources}
       requests={state.requests}
       failures={state.failures}
+      leaks={state.leaks}
       lastReload={state.lastReload}
       reapplying={state.reapplying}
       showHelp={state.showHelp}

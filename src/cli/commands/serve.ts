@@ -12,6 +12,7 @@ import { createServeRelay } from '../serve/relay.js';
 import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve/log.js';
 import { STATE_FLAGS, serveState } from '../serve/state.js';
+import { LEAK_FLAGS, leakOptions } from '../serve/leak-flags.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -71,6 +72,7 @@ export const serve = defineCommand({
     'svc serve',
     'svc serve --config svc.yaml --no-watch',
     'svc serve --port 0 --in-memory --log-format json',
+    'svc serve --leak-guard fail --leak-guard-allow 4242424242424242',
     'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
   ],
   async handler({ options }, { io, globals, flags }) {
@@ -83,6 +85,7 @@ export const serve = defineCommand({
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
+    const leaks = leakOptions(options);
     const state = await serveState(options, io);
     const transactionTtlMs =
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
@@ -110,6 +113,7 @@ export const serve = defineCommand({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
+      ...leaks,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =

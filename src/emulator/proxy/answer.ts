@@ -45,6 +45,11 @@ export async function readForTransform(response: OutboundResponse, url: URL): Pr
   return (await readBounded(response.body, TRANSFORM_PAYLOAD_LIMIT, url, tooLarge)).toString('utf8');
 }
 
+/** A streamed answer read whole before it is sent (the leak guard's fail mode), within `limit` (else a 502). */
+export function readWhole(stream: Readable, limit: number, url: URL, tooLarge: string): Promise<Buffer> {
+  return readBounded(stream, limit, url, tooLarge);
+}
+
 /**
  * A destination's answer read whole, never past `limit` bytes: beyond it the read stops (the
  * connection is dropped, so memory does not grow with what the destination sends) and the call

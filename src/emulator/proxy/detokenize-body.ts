@@ -5,6 +5,7 @@ import { megabytes } from '../../lib/megabytes.js';
 import { HttpError } from '../errors.js';
 import type { Caller } from '../services/applications.js';
 import { CallContext } from '../services/call-context.js';
+import type { CallSecrets } from '../leaks/secrets.js';
 import { expressionsIn, type OutputLimit, type TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import { isBinaryContentType, isJsonContentType } from './forwarded-headers.js';
@@ -41,6 +42,8 @@ export function detokenizeBody(
   proxy: ProxyRecord,
   limit: OutputLimit,
   detokenized: ((count: number) => void) | undefined,
+  /** The call's plaintext (leaks/secrets.ts), for an anonymous caller (a CallContext holds its own). */
+  secrets?: CallSecrets,
 ): Buffer | string {
   // Fast path: most bodies hold no expression at all.
   if (body.indexOf('{{') < 0 || isBinaryContentType(contentType)) return body;
@@ -62,7 +65,7 @@ export function detokenizeBody(
       `Anonymous callers of proxy ${proxy.name} can detokenize only through its Application, and it has none.`,
     );
   }
-  const ctx = caller instanceof CallContext ? caller : { caller };
+  const ctx = caller instanceof CallContext ? caller : { caller, secrets };
   if (isJsonContentType(contentType)) {
     if (exceedsKeys(text))
       throw new HttpError(

@@ -15,6 +15,9 @@ import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
 import type { ProxyRecord } from '../store/records.js';
 import type { CallContext } from '../services/call-context.js';
+import type { LeakCall } from '../leaks/guard.js';
+import { CallSecrets } from '../leaks/secrets.js';
+import { guardedAnswer, watchProxy } from './answer-guard.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
 import type { OutboundGateway } from '../outbound/index.js';
@@ -98,6 +101,26 @@ export class ProxyPipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
+    const { leaks } = this.deps.tokens;
+    if (!leaks.on) return this.pass(call, undefined);
+    // The leak guard watches the call (its console lines, its code's requests) until it is answered.
+    const watched: LeakCall = {
+      tenantId: '',
+      kind: 'proxy',
+      id: '',
+      name: '',
+      traceId: call.traceId,
+      secrets: new CallSecrets(),
+    };
+    leaks.open(watched);
+    try {
+      return guardedAnswer(leaks, watched, await this.pass(call, watched));
+    } finally {
+      leaks.close(watched);
+    }
+  }
+
+  private async pass(call: ProxyCall, watched: LeakCall | undefined): Promise<ProxyAnswer> {
     if (call.hop)
       throw new HttpError(508, 'This request came through a proxy of this emulator: a proxy cannot point at /proxy.', {
         title: 'Proxy loop',
@@ -110,6 +133,7 @@ export class ProxyPipeline {
       call.suffix === '' && call.query === ''
         ? this.plainUrl(proxy)
         : destinationUrl(proxy.destination_url, call.suffix, call.query);
+    if (watched) watchProxy(watched, proxy, url, detokenizer);
     const { keepAlive, connection } = this.reservedHeaders(call);
     // Most proxies have no transform: no await (a turn of the microtask queue each) for those.
     const transforms = {
@@ -127,7 +151,16 @@ export class ProxyPipeline {
     if (body !== undefined) {
       const limit = transforms.request || transforms.response ? TRANSFORM_OUTPUT_LIMIT : growthLimit(body);
       try {
-        body = detokenizeBody(this.deps.tokens, body, contentType, detokenizer, proxy, limit, call.onDetokenized);
+        body = detokenizeBody(
+          this.deps.tokens,
+          body,
+          contentType,
+          detokenizer,
+          proxy,
+          limit,
+          call.onDetokenized,
+          watched?.secrets,
+        );
       } catch (error) {
         // An anonymous caller holds no key of the tenant: it is not told the bound Application's rules.
         throw proxy.require_auth ? error : withheldFromAnonymous(error);
@@ -152,7 +185,14 @@ export class ProxyPipeline {
 
     const response = await this.deps.gateway.send(
       { url, method: call.method, headers, body, keepAlive, connection },
-      { tenantId: proxy.tenant_id, kind: 'proxy', id: proxy.id, name: proxy.name, traceId: call.traceId },
+      {
+        tenantId: proxy.tenant_id,
+        kind: 'proxy',
+        id: proxy.id,
+        name: proxy.name,
+        traceId: call.traceId,
+        secrets: watched?.secrets,
+      },
     );
     const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
 

@@ -15,6 +15,7 @@ import { StateService } from './state.js';
 import { WebhookDeliveries } from './webhook-deliveries.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
 import { DEFAULT_TRANSACTION_TTL_MS, TransactionService } from './transactions.js';
+import type { LeakGuard } from '../leaks/guard.js';
 
 export interface ServiceOptions {
   cipher: Cipher;
@@ -28,6 +29,8 @@ export interface ServiceOptions {
   tier?: Tier;
   transactionTtlMs?: number;
   clock?: Clock;
+  /** The leak guard (emulator/leaks): calls that detokenize are watched by it. */
+  leaks?: LeakGuard;
 }
 
 /**
@@ -76,6 +79,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
   const tokens = new TokenService(store, options.cipher, transactions, clocks, (message) =>
     options.emit({ type: 'error', message }),
   );
+  if (options.leaks) tokens.leaks = options.leaks;
   const webhooks = new WebhookService(store, options.cipher, options.webhooks, clocks);
   const results = new ReactorResults(
     { store, cipher: options.cipher, webhooks, emit: options.emit, clocks },

@@ -72,6 +72,8 @@ export async function invokeCode<T>(
           call.svcOwner,
           call.transactionId,
           call.rerun,
+          // What req.svc detokenizes is the call's plaintext too.
+          deps.tokens.leaks.callOf(call.requestId)?.secrets,
         )
       : null;
     // The tenant's clock, when it was moved: `Date` in the code reads it (0, never moved: nothing is sent).
@@ -95,7 +97,8 @@ export async function invokeCode<T>(
       error instanceof HttpError ? error : undefined,
       (thrown as { userStack?: string }).userStack,
     );
-    throw error;
+    // The event is redacted whatever the mode; the caller's answer is as the mode says.
+    throw deps.tokens.leaks.checkError(deps.tokens.leaks.callOf(call.requestId), error);
   }
 }
 

@@ -9,6 +9,7 @@ import { type Instance, JsonText } from '../runtime/index.js';
 import type { ApplicationRecord, ReactorRecord, ReactorResultRecord } from '../store/records.js';
 import type { Caller } from './applications.js';
 import type { CallContext } from './call-context.js';
+import type { LeakCall } from '../leaks/guard.js';
 import { type CodeCall, invokeCode } from './invocation.js';
 import { lacking, PermissionDenied } from './permission-denied.js';
 import type { Outcome, ReactorResults } from './reactor-results.js';
@@ -158,7 +159,21 @@ export class ReactorInvocations {
   }
 
   private run(ctx: CallContext, code: CodeCall, args: JsonText): Promise<ReactorResponse> {
-    return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value));
+    const { leaks } = this.deps.tokens;
+    if (!leaks.on) return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value));
+    // Watched while it runs (and a while after: its last console lines) under its request id.
+    const watched = reactorLeakCall(ctx, code);
+    leaks.open(watched);
+    return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value)).then(
+      (response) => {
+        leaks.close(watched);
+        return response;
+      },
+      (error: unknown) => {
+        leaks.close(watched);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -188,6 +203,9 @@ export class ReactorInvocations {
     }
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
+    // The raw result is answered, stored and delivered as it is: checked once here (the mode decides).
+    const watched = raw === undefined ? undefined : this.deps.tokens.leaks.callOf(code.requestId);
+    if (watched) this.deps.tokens.leaks.check(watched, 'raw', JSON.stringify(raw));
     if (tokenize === undefined || tokenize === null || code.rerun) return response;
     // Under the bound Application as the call found it; the transaction as it is now (the code may
     // have written in it through req.svc meanwhile).
@@ -220,6 +238,18 @@ export class ReactorInvocations {
     }
     await this.deps.results.finish(record, status, outcome);
   }
+}
+
+/** The leak guard's view of a reactor's run: its plaintext is the call's (args, req.svc). */
+function reactorLeakCall(ctx: CallContext, code: CodeCall): LeakCall {
+  return {
+    tenantId: code.tenantId,
+    kind: 'reactor',
+    id: code.id,
+    name: code.name,
+    traceId: code.requestId,
+    secrets: ctx.secrets,
+  };
 }
 
 /** Who watches a synchronous reactor call pass: its args as sent, what the code returned, its end. */

@@ -4,6 +4,7 @@ import { HttpError } from '../errors.js';
 import type { SvcHandler, SvcMethod } from '../runtime/index.js';
 import { bodyValidator } from '../validation.js';
 import type { Caller } from './applications.js';
+import type { CallSecrets } from '../leaks/secrets.js';
 import type { TokenContext, TokenService } from './tokens.js';
 
 const checkCreate = bodyValidator<CreateTokenBody>(createTokenSchema);
@@ -29,6 +30,8 @@ export function svcHandler(
   transactionId?: string,
   /** A re-run of a kept call (`svc replay`): nothing is written (tokens.create, tokens.delete, tokenize refused). */
   readOnly = false,
+  /** The call's plaintext (leaks/secrets.ts): what req.svc detokenizes is added to it. */
+  secrets?: CallSecrets,
 ): SvcHandler {
   const methods: Record<SvcMethod, (ctx: TokenContext, params: unknown) => unknown> = {
     'tokens.create': (ctx, params) => tokens.create(ctx, checkCreate(params)),
@@ -50,6 +53,6 @@ export function svcHandler(
       });
     const caller = bound();
     if (!caller) throw new HttpError(403, `The Application bound to ${owner} was deleted: req.svc has no grants left.`);
-    return call({ caller, transactionId }, params);
+    return call({ caller, transactionId, secrets }, params);
   };
 }

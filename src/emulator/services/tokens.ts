@@ -12,6 +12,7 @@ import { evaluateTokenAccess, holdsAnywhere, normalizeContainer } from './access
 import type { Caller } from './applications.js';
 import { type Clock, type TenantClocks, tenantClocks } from './tenant-clocks.js';
 import { CallContext } from './call-context.js';
+import { LeakGuard } from '../leaks/guard.js';
 import { filterItems, paginate } from './pagination.js';
 import {
   notFoundExplanation,
@@ -51,6 +52,11 @@ export class TokenService {
   private readonly creator: TokenCreator;
   /** Each tenant's clock: what expiry reads, and the time user code running for a tenant reads (invocation.ts). */
   readonly clocks: TenantClocks;
+  /**
+   * The leak guard watching where the plaintext revealed here goes (emulator/leaks; off until the
+   * emulator gives its own): beside the tokens, as every call that detokenizes holds this service.
+   */
+  leaks = new LeakGuard('off', [], () => {});
 
   constructor(
     private readonly store: Store,

@@ -13,6 +13,8 @@ export interface ServeDashboardProps {
   resources: ServeResource[];
   requests: number;
   failures: number;
+  /** Leak events seen (the leak guard): a badge when any. */
+  leaks?: number;
   lastReload?: EventLine | undefined;
   reapplying: boolean;
   showHelp: boolean;
@@ -64,6 +66,11 @@ export function ServeDashboard(props: ServeDashboardProps) {
         <Text
           {...(failures > 0 && color && { color: 'red' })}
         >{`${failures} failure${failures === 1 ? '' : 's'}`}</Text>
+        {(props.leaks ?? 0) > 0 && (
+          <Text
+            {...(color && { color: 'red', bold: true })}
+          >{`, ${props.leaks} leak${props.leaks === 1 ? '' : 's'}`}</Text>
+        )}
         {reload}
       </Text>
       {props.reapplying && <Text {...(color && { color: 'yellow' })}>Re-applying svc.yaml…</Text>}
