@@ -46,6 +46,7 @@ export class StateService {
     doc = this.adoptSameKeys(tenantId, doc);
     const protectedIds = this.protectedApplications(caller);
     this.check(tenantId, doc, options.replace ? [...protectedIds.keys()] : undefined);
+    this.checkNoLockout(tenantId, doc, protectedIds);
     const current = tenantEntries(store, this.deps.cipher, tenantId);
     const plan: StatePlan = { dry_run: options.dryRun, replace: options.replace, changes: [], unchanged: 0, kept: [] };
     for (const kind of STATE_KINDS) {
@@ -151,6 +152,27 @@ export class StateService {
       if (holder && (holder.tenant_id !== tenantId || holder.id !== proxy.id))
         throw conflict(
           `the key of proxy ${proxy.name} already belongs to another proxy of this emulator (${holder.id})`,
+        );
+    }
+  }
+
+  /**
+   * A kept Application (the caller's, a bootstrap one) may be renamed or given other grants by the
+   * file, but not another key, type or expiry: its key would stop working, as if it were deleted.
+   */
+  private checkNoLockout(tenantId: string, doc: StateDocument, kept: Map<string, string>): void {
+    for (const entry of doc.applications) {
+      const reason = kept.get(entry.id);
+      const current = reason && this.deps.store.applications.get(tenantId, entry.id);
+      if (!current) continue;
+      const changed = [
+        entry.key_hash !== current.key_hash && 'key',
+        entry.type !== current.type && 'type',
+        (entry.expires_at ?? null) !== (current.expires_at ?? null) && 'expiry',
+      ].filter(Boolean);
+      if (changed.length > 0)
+        throw conflict(
+          `it gives Application ${entry.name} (${reason}) another ${changed.join(', ')}, which would lock it out`,
         );
     }
   }
