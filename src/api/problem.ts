@@ -59,6 +59,8 @@ export const PROBLEM_TYPES = {
   loopDetected: 'urn:svc:problem:loop-detected',
   /** svc/testing: a request to an origin a test mocks that none of its intercepts matches (a 502). */
   destinationNotMocked: 'urn:svc:problem:destination-not-mocked',
+  /** Replay (`svc serve --replay`, svc/testing's replay): a request no cassette answers (a 502). */
+  replayMiss: 'urn:svc:problem:replay-miss',
   /**
    * The leak guard in fail mode: a call's answer (or its code's request) held plaintext it detokenized,
    * or a card number; a 500, as the call's code (or its destination) misbehaved, not its caller.

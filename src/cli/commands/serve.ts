@@ -62,6 +62,7 @@ export const serve = defineCommand({
       default: 'tenant',
     },
     ...STATE_FLAGS,
+    ...LEAK_FLAGS,
   ],
   notes: [
     'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
