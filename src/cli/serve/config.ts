@@ -67,19 +67,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     else resources.set(result.address, resourceOf(result.address));
     options.onResources?.([...resources.values()]);
   };
-  const refused = (message: string) =>
-    options.report({ type: 'reload', target: shown, file: shown, ok: false, ms: 0, error: message });
-  // At start there is no code of svc.yaml's serving yet (a reload's words would say the previous one does).
-  const refusedAtStart = (message: string) =>
-    options.report({
-      type: 'error',
-      message: `${shown} was not applied${options.watch ? ' (a save that mends it applies it)' : ''}: ${message}`,
-    });
-  /** A reactor or proxy held back (a file it names does not load): it keeps what the emulator has, or is not made. */
-  const held = ({ address, message, kept }: { address: string; message: string; kept: boolean }) => {
-    if (kept) options.report({ type: 'reload', target: address, file: shown, ok: false, ms: 0, error: message });
-    else options.report({ type: 'warning', message: `${address} held back, not created: ${message}` });
-  };
+  const { refused, refusedAtStart, held, reportNoChanges } = reports(options, shown);
 
   /**
    * One whole apply (`first`: the start's); resolves to what was applied when all of it was. A file
@@ -127,8 +115,6 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     }
   };
 
-  const reportNoChanges = (ms: number) =>
-    options.report({ type: 'reload', target: `${shown} (no changes)`, file: shown, ok: true, ms });
   const onEvent = (event: WatchEvent) => {
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'held') held(event);
@@ -170,6 +156,27 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
       closed = true;
       await watcher?.close();
     },
+  };
+}
+
+/** How an apply's refusals, held resources and no-changes are reported, as events. */
+function reports({ report, watch }: Pick<ServeConfigOptions, 'report' | 'watch'>, shown: string) {
+  return {
+    refused: (message: string) =>
+      report({ type: 'reload', target: shown, file: shown, ok: false, ms: 0, error: message }),
+    // At start no code of svc.yaml's serves yet (a reload's words would say the previous one does).
+    refusedAtStart: (message: string) =>
+      report({
+        type: 'error',
+        message: `${shown} was not applied${watch ? ' (a save that mends it applies it)' : ''}: ${message}`,
+      }),
+    /** A reactor or proxy held back (a file it names does not load): it keeps what the emulator has, or is not made. */
+    held: ({ address, message, kept }: { address: string; message: string; kept: boolean }) => {
+      if (kept) report({ type: 'reload', target: address, file: shown, ok: false, ms: 0, error: message });
+      else report({ type: 'warning', message: `${address} held back, not created: ${message}` });
+    },
+    reportNoChanges: (ms: number) =>
+      report({ type: 'reload', target: `${shown} (no changes)`, file: shown, ok: true, ms }),
   };
 }
 
