@@ -125,23 +125,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     else if (event.type === 'error')
       options.report({ type: 'error', message: `applying ${shown} failed: ${event.message}` });
   };
-  const watchFrom = async (applied: Desired | undefined): Promise<ApplyWatcher | undefined> => {
-    if (!options.watch || options.signal?.aborted) return undefined;
-    const { file, cwd, env, allowOutsideProject } = options;
-    const outside = allowOutsideProject && { allowOutsideProject };
-    const watcher = watchConfig({
-      client,
-      file,
-      cwd,
-      env,
-      ...outside,
-      prune: true,
-      ...(applied && { applied }),
-      onEvent,
-    });
-    await watcher.ready;
-    return watcher;
-  };
+  const watchFrom = (applied: Desired | undefined) => watchApplied(options, client, applied, onEvent);
 
   let watcher = await watchFrom(await applyAll(true));
   let closed = false;
@@ -157,6 +141,30 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
       await watcher?.close();
     },
   };
+}
+
+/** Watches svc.yaml as `applied` (unless `watch` is off or serve is stopping), once watching. */
+async function watchApplied(
+  options: ServeConfigOptions,
+  client: ApiClient,
+  applied: Desired | undefined,
+  onEvent: (event: WatchEvent) => void,
+): Promise<ApplyWatcher | undefined> {
+  if (!options.watch || options.signal?.aborted) return undefined;
+  const { file, cwd, env, allowOutsideProject } = options;
+  const outside = allowOutsideProject && { allowOutsideProject };
+  const watcher = watchConfig({
+    client,
+    file,
+    cwd,
+    env,
+    ...outside,
+    prune: true,
+    ...(applied && { applied }),
+    onEvent,
+  });
+  await watcher.ready;
+  return watcher;
 }
 
 /** How an apply's refusals, held resources and no-changes are reported, as events. */
