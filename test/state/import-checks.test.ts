@@ -90,4 +90,36 @@ describe('state import refuses what would lock out or what a create refuses', ()
     expect((await emu.call('GET', '/tokens', { key: emu.privateKey })).status).toBe(200);
     expect((await emu.call('GET', '/applications')).status).toBe(200);
   });
+
+  test('two Applications of the file on one key, or two proxies on one key', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    await refused(emu, doc({ applications: [app(1, hash('k')), app(2, hash('k'))] }), 422, /same key/);
+    await refused(emu, doc({ proxies: [proxy(3, 'pk'), proxy(4, 'pk')] }), 422, /same key/);
+  });
+
+  test('entries a create refuses: a proxy to a file: URL, a bad token id, container or data, an empty name', async () => {
+    const emu = await startEmulator({ inMemory: true });
+    await refused(emu, doc({ proxies: [proxy(3, 'pk', 'file:///etc/passwd')] }), 422, /proxy 3: destination_url/);
+    await refused(emu, doc({ proxies: [proxy(3, 'pk', 'http://')] }), 422, /proxy 3: destination_url/);
+    await refused(emu, doc({ proxies: [{ ...proxy(3, 'pk'), key: '' }] }), 422, /proxy 3: key/);
+    await refused(emu, doc({ tokens: [token({ id: 'a/b c' })] }), 422, /token a\/b c: id must be/);
+    await refused(emu, doc({ tokens: [token({ containers: ['nope'] })] }), 422, /token tok-1: containers\[0\]/);
+    await refused(emu, doc({ tokens: [token({ containers: [] })] }), 422, /token tok-1: containers/);
+    await refused(emu, doc({ tokens: [token({ type: 'card', data: 'x' })] }), 422, /token tok-1: data/);
+    const badCard = { number: '4242424242424241', expiration_month: 12, expiration_year: 2035 };
+    await refused(emu, doc({ tokens: [token({ type: 'card', data: badCard })] }), 422, /data\.number/);
+    await refused(emu, doc({ applications: [{ ...app(1, hash('k')), name: '' }] }), 422, /name/);
+    await refused(
+      emu,
+      doc({ reactors: [{ id: id(5), name: 'r', code: '', application_id: null, configuration: {}, created_at: T }] }),
+      422,
+      /reactor r: code/,
+    );
+    // A card that expired after it was exported is still a card: it imports.
+    const expired = { number: '4242424242424242', expiration_month: 1, expiration_year: 2020 };
+    const answer = await emu.call('POST', '/_emulator/state', {
+      body: doc({ tokens: [token({ type: 'card', data: expired, containers: ['/pci/'] })] }),
+    });
+    expect(answer.status, answer.text).toBe(200);
+  });
 });

@@ -10,6 +10,7 @@ import type { Caller } from './applications.js';
 import { transformId } from './proxies.js';
 import { checkGrants } from './grants.js';
 import { hashKey } from './keys.js';
+import { checkEntries } from './state-checks.js';
 import { recordOf, sameEntry, tenantEntries } from './state-entries.js';
 import type { TenantClocks } from './tenant-clocks.js';
 
@@ -118,13 +119,7 @@ export class StateService {
   /** Refuses, before anything is written, what the write could not keep its promises with. */
   private check(tenantId: string, doc: StateDocument, keptOnReplace: string[] | undefined): void {
     const { store } = this.deps;
-    for (const kind of STATE_KINDS) {
-      const seen = new Set<string>();
-      for (const entry of doc[kind]) {
-        if (seen.has(entry.id)) throw badFile(`${kind} holds id ${entry.id} twice`);
-        seen.add(entry.id);
-      }
-    }
+    checkEntries(doc, badFile);
     // What a reactor or proxy may be bound to once the import is done.
     const staying = keptOnReplace ?? store.applications.list(tenantId).map((app) => app.id);
     const applications = new Set([...doc.applications.map((app) => app.id), ...staying]);
