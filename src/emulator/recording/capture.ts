@@ -4,6 +4,7 @@
  * change between runs or belong to one hop (date, content-length, trace ids), names in lower case.
  */
 import { pipeline, type Readable, Transform } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { PROXY_HOP_HEADER, TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { megabytes } from '../../lib/megabytes.js';
@@ -92,18 +93,51 @@ export function capturedOf(body: Buffer | string | undefined): CapturedBody {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A captured body as a cassette holds it: text, base64, or omitted with the reason. */
-export function recordedBody(body: CapturedBody): RecordedBody {
+const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+/**
+ * A captured body as a cassette holds it: text, base64, or omitted with the reason. A compressed
+ * body (`encoding`: its content-encoding) is kept decompressed, so that what it holds is redacted and
+ * checked like any other; one that cannot be decompressed (an unknown coding, over the bound, broken)
+ * is omitted: what it holds could not be checked.
+ */
+export function recordedBody(body: CapturedBody, encoding?: string): RecordedBody {
   if (body.size === 0) return {};
   if (body.bytes === undefined)
     return {
       bodyOmitted: `${body.size} bytes, over the ${megabytes(RECORDED_BODY_LIMIT)} a recording keeps of a body`,
     };
-  try {
-    return { body: utf8.decode(body.bytes) };
-  } catch {
-    return { bodyBase64: body.bytes.toString('base64') };
+  let bytes = body.bytes;
+  if (encoding !== undefined) {
+    const decode = DECODERS[encoding];
+    try {
+      if (!decode) throw new Error('unknown');
+      bytes = decode(bytes, { maxOutputLength: RECORDED_BODY_LIMIT });
+    } catch {
+      return { bodyOmitted: `a body encoded as ${encoding.slice(0, 40)} that a recording could not decode and check` };
+    }
   }
+  try {
+    return { body: utf8.decode(bytes) };
+  } catch {
+    return { bodyBase64: bytes.toString('base64') };
+  }
+}
+
+/** The content-encoding of `headers` that is not identity (lower case), and the headers without it. */
+function withoutEncoding(headers: RecordedHeaders): { headers: RecordedHeaders; encoding: string | undefined } {
+  const value = headers['content-encoding'];
+  if (value === undefined) return { headers, encoding: undefined };
+  const { 'content-encoding': _dropped, ...rest } = headers;
+  const encoding = (Array.isArray(value) ? value.join(',') : value).trim().toLowerCase();
+  return encoding === 'identity' || encoding === ''
+    ? { headers: rest, encoding: undefined }
+    : { headers: rest, encoding };
 }
 
 /** The bytes of a recorded body (undefined when it was omitted). */
@@ -124,18 +158,20 @@ export function recordedHeaders(headers: Record<string, string | string[] | unde
   return out;
 }
 
-/** A request as sent, before redaction. */
+/** A request as sent, before redaction (a compressed body decompressed, its content-encoding dropped). */
 export function recordedRequest(request: OutboundRequest, body: CapturedBody): RecordedRequest {
+  const { headers, encoding } = withoutEncoding(recordedHeaders(request.headers));
   return {
     method: request.method.toUpperCase(),
     path: request.url.pathname,
     query: request.url.search.replace(/^\?/, ''),
-    headers: recordedHeaders(request.headers),
-    ...recordedBody(body),
+    headers,
+    ...recordedBody(body, encoding),
   };
 }
 
-/** An answer as received, before redaction. */
+/** An answer as received, before redaction (a compressed body decompressed: it replays uncompressed). */
 export function recordedAnswer(response: OutboundResponse, body: CapturedBody): RecordedAnswer {
-  return { status: response.status, headers: recordedHeaders(response.headers), ...recordedBody(body) };
+  const { headers, encoding } = withoutEncoding(recordedHeaders(response.headers));
+  return { status: response.status, headers, ...recordedBody(body, encoding) };
 }

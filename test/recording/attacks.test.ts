@@ -1,0 +1,134 @@
+/**
+ * Plaintext that tried to reach a cassette another way: a compressed body, another encoder's
+ * escapes and percent-encoding, a value one call revealed and another sent encoded; and file names.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { CallSecrets } from '../../src/emulator/leaks/secrets.js';
+import type { OutboundOrigin, OutboundRequest } from '../../src/emulator/outbound/types.js';
+import { capturedOf, recordedAnswer, recordedRequest } from '../../src/emulator/recording/capture.js';
+import {
+  parseCassette,
+  Recorder,
+  type RecordedExchange,
+  Replayer,
+} from '../../src/emulator/recording/index.js';
+import { tempDir } from '../helpers/temp.js';
+
+const NAME = 'José Müller/12';
+const EMAIL = "o'brien@example.de";
+
+function origin(secrets?: CallSecrets): OutboundOrigin {
+  return { tenantId: 't1', kind: 'reactor', id: 'r1', name: 'pay', traceId: 'trace-1', secrets };
+}
+
+function callSecrets(): CallSecrets {
+  const secrets = new CallSecrets();
+  secrets.add(NAME, 'tok_name');
+  secrets.add(EMAIL, 'tok_email');
+  return secrets;
+}
+
+function exchangeOf(
+  request: OutboundRequest,
+  answer: { headers: Record<string, string>; body: Buffer | string },
+): RecordedExchange {
+  const sent = request.body instanceof Readable ? undefined : request.body;
+  return {
+    request: recordedRequest(request, capturedOf(sent)),
+    answer: recordedAnswer({ status: 200, headers: answer.headers, body: Readable.from([]) }, capturedOf(answer.body)),
+  };
+}
+
+/** Records the exchanges (each with its own origin) and reads back what reached the disk. */
+async function recordAll(items: [RecordedExchange, OutboundOrigin][]) {
+  const dir = await tempDir();
+  const recorder = new Recorder({ dir });
+  for (const [at, [exchange, from]] of items.entries()) recorder.add('https://api.example.com', at + 1, from, exchange);
+  const problems = await recorder.close();
+  const files = (await readdir(dir)).filter((file) => !file.startsWith('.'));
+  const text = files.length === 0 ? '' : await readFile(path.join(dir, files[0]!), 'utf8');
+  return { dir, problems, text };
+}
+
+/** What a cassette's texts say once every encoding is undone (its JSON, percent-encoding, compression). */
+function plainOf(text: string): string {
+  const views: string[] = [text];
+  for (const { request, answer } of parseCassette(text, 'x').exchanges)
+    for (const part of [
+      request.path,
+      request.query,
+      request.body,
+      answer.body,
+      request.bodyBase64,
+      answer.bodyBase64,
+    ]) {
+      if (part === undefined) continue;
+      views.push(part, Buffer.from(part, 'base64').toString('latin1'));
+      try {
+        views.push(JSON.stringify(JSON.parse(part)), ...Object.values(JSON.parse(part)).map(String));
+      } catch {}
+      try {
+        views.push(decodeURIComponent(part.replaceAll('+', ' ')));
+      } catch {}
+    }
+  return views.join('\n');
+}
+
+function expectNoPlaintext(text: string): void {
+  const plain = plainOf(text);
+  for (const needle of ['Müller', 'ller/12', 'brien']) expect(plain).not.toContain(needle);
+}
+
+describe('a compressed body', () => {
+  it('is recorded decompressed and redacted (gzip, deflate, br), and replays as such', async () => {
+    const json = JSON.stringify({ name: NAME });
+    for (const [coding, compress] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+    ] as const) {
+      const body = compress(json);
+      const url = new URL('https://api.example.com/v1/people');
+      const exchange = exchangeOf(
+        { url, method: 'POST', headers: { 'Content-Encoding': coding }, body },
+        { headers: { 'content-encoding': coding, 'content-type': 'application/json' }, body },
+      );
+      const { problems, text } = await recordAll([[exchange, origin(callSecrets())]]);
+      expect(problems).toEqual([]);
+      expectNoPlaintext(text);
+      const cassette = parseCassette(text, 'x');
+      const [recorded] = cassette.exchanges;
+      expect(recorded?.request.body).toBe('{"name":"{{ tok_name }}"}');
+      expect(recorded?.answer.headers['content-encoding']).toBeUndefined();
+
+      // Replayed: the same compressed request matches; the answer comes decompressed, without its coding.
+      const replayer = new Replayer([cassette], { dir: 'x', onMiss: 'fail' });
+      const answer = await replayer.interceptor(
+        { url, method: 'POST', headers: { 'content-encoding': coding }, body },
+        origin(callSecrets()),
+        () => Promise.reject(new Error('not replayed')),
+      );
+      expect(answer.headers['content-encoding']).toBeUndefined();
+      expect(Buffer.concat(await answer.body.toArray()).toString()).toBe('{"name":"{{ tok_name }}"}');
+    }
+  });
+
+  it('that cannot be decoded (unknown coding, broken bytes) is omitted, never kept as bytes', async () => {
+    const body = gzipSync(JSON.stringify({ name: NAME }));
+    for (const coding of ['zstd', 'gzip, gzip']) {
+      const exchange = exchangeOf(
+        { url: new URL('https://api.example.com/v1'), method: 'POST', headers: { 'content-encoding': coding }, body },
+        { headers: { 'content-encoding': 'gzip' }, body: body.subarray(0, 12) },
+      );
+      const { text } = await recordAll([[exchange, origin(callSecrets())]]);
+      expectNoPlaintext(text);
+      const [recorded] = parseCassette(text, 'x').exchanges;
+      expect(recorded?.request.bodyOmitted).toMatch(/could not decode/);
+      expect(recorded?.answer.bodyOmitted).toMatch(/could not decode/);
+    }
+  });
+});
