@@ -1,9 +1,9 @@
 import type { ApiClient } from '../../../client/index.js';
 import { safeText } from '../../../lib/terminal-text.js';
-import { UserError } from '../../io/errors.js';
+import { UsageError, UserError } from '../../io/errors.js';
 import { intOption, urlOption } from '../../io/input.js';
 import { defineCommand } from '../../registry.js';
-import { type Received, startReceiver } from './receiver.js';
+import { type Received, isReceiverItself, startReceiver } from './receiver.js';
 
 /** How much of a body a line shows. */
 const BODY_VIEW = 100;
@@ -48,6 +48,12 @@ export const listen = defineCommand({
         code === 'EADDRINUSE'
           ? `Port ${port} is in use; give another with --port (or none for a free one).`
           : `Cannot listen: ${code ?? (error as Error).message}.`,
+      );
+    }
+    if (forwardTo !== undefined && isReceiverItself(forwardTo, receiver.port)) {
+      await receiver.close();
+      throw new UsageError(
+        `--forward-to is this receiver itself (port ${receiver.port}): each delivery would be forwarded to itself; give your application's URL.`,
       );
     }
     if (ctx.output.json) ctx.io.stdout.write(`${JSON.stringify({ callback_url: receiver.url })}\n`);

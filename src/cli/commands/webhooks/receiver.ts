@@ -3,6 +3,7 @@
  * SVC-SIGNATURE with the tenant's secret, hands it to `report`, forwards it (body and signature
  * headers as they came) when asked, and answers with the forward's status.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BODY_LIMIT_BYTES } from '../../../api/limits.js';
@@ -10,6 +11,12 @@ import { verifySignature } from '../../../api/webhook-signature.js';
 
 /** The headers of a delivery that go on with it to `--forward-to`. */
 const FORWARDED = ['content-type', 'svc-signature', 'svc-webhook-id', 'user-agent'];
+/**
+ * Sent with each forward, holding this receiver's own mark: a request that comes back with it was
+ * forwarded here by this receiver (through another server), and is answered 508, not forwarded
+ * again, so that a forward that leads back here is one extra request, not a loop.
+ */
+const HOP_HEADER = 'svc-listen-hop';
 /** How long a forward may take before the delivery is answered 504. */
 const FORWARD_TIMEOUT_MS = 30_000;
 
@@ -32,9 +39,12 @@ export interface ReceiverOptions {
   report: (received: Received) => void;
 }
 
-export async function startReceiver(options: ReceiverOptions): Promise<{ url: string; close(): Promise<void> }> {
+export async function startReceiver(
+  options: ReceiverOptions,
+): Promise<{ url: string; port: number; close(): Promise<void> }> {
+  const mark = randomUUID();
   const server = createServer((request, response) => {
-    void receive(request, options).then(
+    void receive(request, options, mark).then(
       (status) => {
         if (!response.destroyed) response.writeHead(status).end();
       },
@@ -47,6 +57,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<{ url: st
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -65,10 +76,14 @@ function listen(server: Server, port: number): Promise<void> {
   });
 }
 
-async function receive(request: IncomingMessage, options: ReceiverOptions): Promise<number> {
+async function receive(request: IncomingMessage, options: ReceiverOptions, mark: string): Promise<number> {
   if (request.method !== 'POST') {
     request.resume();
     return 405;
+  }
+  if (request.headers[HOP_HEADER] === mark) {
+    request.resume();
+    return 508;
   }
   const text = await readBody(request);
   if (text === undefined) return 413;
@@ -87,7 +102,7 @@ async function receive(request: IncomingMessage, options: ReceiverOptions): Prom
   };
   if (options.forwardTo !== undefined) {
     // Forwarded whatever the check said: the application's own check is what it is there to try.
-    received.forward = await forward(options.forwardTo, request, text);
+    received.forward = await forward(options.forwardTo, request, text, mark);
     received.answered = received.forward.status ?? 502;
   }
   options.report(received);
@@ -98,8 +113,9 @@ async function forward(
   url: string,
   request: IncomingMessage,
   text: string,
+  mark: string,
 ): Promise<{ status?: number; error?: string }> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { [HOP_HEADER]: mark };
   for (const name of FORWARDED) {
     const value = request.headers[name];
     if (typeof value === 'string') headers[name] = value;
@@ -143,4 +159,13 @@ function parsed(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Whether `url` names this receiver itself (a loopback host, or 0.0.0.0, on its port): forwarding there loops. */
+export function isReceiverItself(url: string, port: number): boolean {
+  const target = new URL(url);
+  const targetPort = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
+  const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host === '0.0.0.0' || host === '::1' || host.startsWith('127.');
+  return loopback && targetPort === port;
 }
