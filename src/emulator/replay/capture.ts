@@ -28,6 +28,12 @@ interface Rerun {
 export class CallCapture {
   private readonly pending = new Map<string, PendingCall>();
   private readonly reruns = new Map<string, Rerun>();
+  /**
+   * The pending call each proxy call opened: its end is told by the call, not by its trace id (a
+   * caller chooses its trace id: another call under the same one, of any tenant, refused before it
+   * began, must not end this one).
+   */
+  private readonly opened = new WeakMap<ProxyCall, PendingCall>();
 
   constructor(private readonly keep: (call: KeptCall) => void) {}
 
@@ -50,6 +56,7 @@ export class CallCapture {
     ): void => {
       const pending = this.open(call.traceId, 'proxy', proxy, caller && 'caller' in caller ? caller.caller : caller);
       if (!pending) return;
+      this.opened.set(call, pending);
       pending.inbound = {
         method: call.method,
         path: call.suffix,
@@ -76,14 +83,21 @@ export class CallCapture {
       this.pending.get(traceId)?.seen.set('result', value);
     },
     ended: (traceId: string, error?: unknown): void => {
-      this.ended(traceId, undefined, error);
+      const pending = this.pending.get(traceId);
+      if (pending) this.end(pending, undefined, error);
     },
   };
 
-  /** The pipeline's answer (or error) of a proxy call. */
-  ended(traceId: string, answer: RawAnswer | undefined, error?: unknown): void {
-    const pending = this.pending.get(traceId);
+  /** The pipeline's answer (or error) of a proxy call (`answer` made only for a call being collected). */
+  proxyEnded(call: ProxyCall, answer: (() => RawAnswer) | undefined, error?: unknown): void {
+    const pending = this.opened.get(call);
     if (!pending) return;
+    this.opened.delete(call);
+    this.end(pending, answer?.(), error);
+  }
+
+  private end(pending: PendingCall, answer: RawAnswer | undefined, error?: unknown): void {
+    if (pending.done) return;
     if (error !== undefined) pending.seen.set('error', error);
     else if (answer) pending.seen.set('answer', answer);
     pending.ended = true;

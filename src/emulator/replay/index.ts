@@ -48,10 +48,10 @@ export class CallReplays {
     try {
       answer = await invoke(call);
     } catch (error) {
-      this.capture.ended(call.traceId, undefined, error);
+      this.capture.proxyEnded(call, undefined, error);
       throw error;
     }
-    if (this.capture.collecting(call.traceId)) this.capture.ended(call.traceId, rawAnswer(answer));
+    this.capture.proxyEnded(call, () => rawAnswer(answer));
     return answer;
   }
 

@@ -1,0 +1,113 @@
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createApplication, createTenant, createToken, sharedEmulator, unique } from '../helpers/emulator.js';
+import { selfSigned } from '../helpers/tls.js';
+
+const emu = sharedEmulator();
+const SECRET = 'ssn-078-05-1120-private';
+
+async function listen(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const replay = (traceId: string, key?: string) =>
+  emu().call('POST', `/_emulator/replay/${traceId}`, { body: {}, ...(key && { key }) });
+
+describe('svc replay attacks', () => {
+  it('a call of another tenant under the same trace id, refused early, does not end the kept call', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const destination = await listen(
+      createServer((request, response) => {
+        request.resume();
+        void gate.then(() => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end('{"ok":true}');
+        });
+      }),
+    );
+    const created = await emu().call('POST', '/proxies', {
+      body: { name: unique('slow'), destination_url: destination.url, require_auth: false },
+    });
+    expect(created.status, created.text).toBe(201);
+    const traceId = unique('order');
+    const pending = emu().call('POST', '/proxy', {
+      key: null,
+      headers: { 'SVC-PROXY-KEY': created.body.key, 'SVC-TRACE-ID': traceId },
+      body: { a: 1 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await createTenant(emu(), unique('other'));
+    const theirs = await emu().call('POST', '/proxy', {
+      key: other.private_key,
+      headers: { 'SVC-PROXY-KEY': 'no-such-proxy-key', 'SVC-TRACE-ID': traceId },
+      body: {},
+    });
+    expect(theirs.status).toBe(404);
+    release();
+    expect((await pending).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await replay(traceId);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.text).not.toMatch(/No proxy has this key/);
+    const kept = answer.body.stages.find((stage: { stage: string }) => stage.stage === 'answer');
+    expect(kept.recorded).toMatchObject({ status: 200, body: { ok: true } });
+    await destination.close();
+  });
+
+  it('a kept answer given its plaintext again is redacted in the re-run, whatever the code does now', async () => {
+    const { key, cert } = await selfSigned();
+    const server = createHttpsServer({ key, cert }, (request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ echoed: body }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const bound = await createApplication(emu(), { type: 'private', permissions: ['token:use'] });
+    const code = (send: string) => `const https = require('node:https');
+module.exports = async (req) => {
+  ${send}
+  const text = await new Promise((resolve, reject) => {
+    const r = https.request({ hostname: '127.0.0.1', port: ${port}, path: '/echo', method: 'POST', ca: req.configuration.ca }, (res) => {
+      let t = ''; res.on('data', (c) => (t += c)); res.on('end', () => resolve(t));
+    });
+    r.on('error', reject);
+    r.end(sent);
+  });
+  return { raw: { answer: JSON.parse(text) } };
+};`;
+    const v1 = code(`const back = await req.svc.detokenize({ s: '{{ ' + req.args.id + ' }}' }); const sent = back.s;`);
+    const v2 = code(`const sent = 'nothing';`);
+    const name = unique('echo');
+    const created = await emu().call('POST', '/reactors', {
+      body: { name, code: v1, configuration: { ca: cert }, application: { id: bound.id } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const token = await createToken(emu(), { type: 'token', data: SECRET });
+    const invoked = await emu().call('POST', `/reactors/${created.body.id}/react`, {
+      key: emu().privateKey,
+      body: { args: { id: token.id } },
+    });
+    expect(invoked.status, invoked.text).toBe(200);
+    const traceId = String(invoked.headers['svc-trace-id']);
+    const first = await replay(traceId);
+    expect(first.status, first.text).toBe(200);
+    expect(first.text).not.toContain(SECRET);
+    const updated = await emu().call('PUT', `/reactors/${created.body.id}`, {
+      body: { name, code: v2, configuration: { ca: cert }, application: { id: bound.id } },
+    });
+    expect(updated.status, updated.text).toBe(200);
+    const second = await replay(traceId);
+    expect(second.status, second.text).toBe(200);
+    expect(second.text).not.toContain(SECRET);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+});
