@@ -10,12 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { CallSecrets } from '../../src/emulator/leaks/secrets.js';
 import type { OutboundOrigin, OutboundRequest } from '../../src/emulator/outbound/types.js';
 import { capturedOf, recordedAnswer, recordedRequest } from '../../src/emulator/recording/capture.js';
-import {
-  parseCassette,
-  Recorder,
-  type RecordedExchange,
-  Replayer,
-} from '../../src/emulator/recording/index.js';
+import { parseCassette, Recorder, type RecordedExchange, Replayer } from '../../src/emulator/recording/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 const NAME = 'José Müller/12';
@@ -130,5 +125,58 @@ describe('a compressed body', () => {
       expect(recorded?.request.bodyOmitted).toMatch(/could not decode/);
       expect(recorded?.answer.bodyOmitted).toMatch(/could not decode/);
     }
+  });
+});
+
+describe("another encoder's escapes", () => {
+  it('JSON \\u escapes and \\/ in an answer, a query encoded otherwise, a form body: redacted', async () => {
+    const url = new URL(
+      `https://api.example.com/users/${encodeURIComponent(NAME).replaceAll('%C3%', '%c3%')}` +
+        `?q=${EMAIL}&r=${encodeURIComponent(NAME).replaceAll('%20', '+')}&keep=a%27b`,
+    );
+    const exchange = exchangeOf(
+      {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `email=${EMAIL.replace('@', '%40')}&name=${encodeURIComponent(NAME).replaceAll('%20', '+')}`,
+      },
+      {
+        headers: { 'content-type': 'application/json' },
+        // As Python's json.dumps and PHP's json_encode write it.
+        body: '{"name": "Jos\\u00e9 M\\u00fcller\\/12", "email": "o\\u0027brien@example.de", "n": 1}',
+      },
+    );
+    const { problems, text } = await recordAll([[exchange, origin(callSecrets())]]);
+    expect(problems).toEqual([]);
+    expectNoPlaintext(text);
+    const [recorded] = parseCassette(text, 'x').exchanges;
+    expect(recorded?.request.path).toBe('/users/{{ tok_name }}');
+    expect(recorded?.request.query).toBe('q={{ tok_email }}&r={{ tok_name }}&keep=a%27b');
+    expect(recorded?.request.body).toBe('email={{ tok_email }}&name={{ tok_name }}');
+    expect(JSON.parse(recorded?.answer.body ?? '')).toEqual({ name: '{{ tok_name }}', email: '{{ tok_email }}', n: 1 });
+  });
+
+  it('a value one call revealed, sent encoded by another call: the check after writing refuses the file', async () => {
+    const revealing = exchangeOf(
+      { url: new URL('https://api.example.com/a'), method: 'GET', headers: {}, body: undefined },
+      { headers: {}, body: '' },
+    );
+    const copying = exchangeOf(
+      { url: new URL(`https://api.example.com/b?email=${EMAIL}`), method: 'GET', headers: {}, body: undefined },
+      { headers: { 'content-type': 'application/json' }, body: '{"name":"Jos\\u00e9 M\\u00fcller\\/12"}' },
+    );
+    const { problems, text } = await recordAll([
+      [revealing, origin(callSecrets())],
+      [copying, origin()],
+    ]);
+    expect(text).toBe('');
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.findings).toEqual(
+      expect.arrayContaining([
+        { tokenId: 'tok_email', form: 'plain' },
+        { tokenId: 'tok_name', form: 'plain' },
+      ]),
+    );
   });
 });

@@ -16,11 +16,12 @@ import {
   CASSETTE_VERSION,
   type Cassette,
   cassetteFileName,
+  parseCassette,
   type RecordedExchange,
   serializeCassette,
 } from './cassette.js';
 import { matchKey } from './match.js';
-import { addConfiguration, findPlaintext, type PlaintextFinding, redactExchange } from './redact.js';
+import { addConfiguration, decodedViews, findPlaintext, type PlaintextFinding, redactExchange } from './redact.js';
 
 /** How long after an exchange its cassette is written (more exchanges meanwhile are written together). */
 export const WRITE_DELAY_MS = 250;
@@ -199,13 +200,16 @@ export class Recorder {
     });
     try {
       await writeFileDurably(staged, text, CASSETTE_MODE);
-      const findings = findPlaintext(await readFile(staged, 'utf8'), {
-        secrets: this.runSecrets,
-        allowCards: this.options.allowCards,
-      });
+      const written = await readFile(staged, 'utf8');
+      const sources = { secrets: this.runSecrets, allowCards: this.options.allowCards };
+      // The file's text, then what its parts hold once decoded (percent-encoding, JSON escapes, bytes).
+      const findings = findPlaintext(written, sources);
+      for (const view of decodedViews(parseCassette(written, staged).exchanges))
+        findings.push(...findPlaintext(view, sources));
       if (findings.length > 0) {
         await unlink(staged).catch(() => {});
-        return { file, findings };
+        const unique = new Map(findings.map((finding) => [JSON.stringify(finding), finding]));
+        return { file, findings: [...unique.values()] };
       }
       await rename(staged, file);
       await syncDir(this.options.dir);

@@ -78,8 +78,16 @@ export function redactHeaders(headers: RecordedHeaders, sources: RedactionSource
 }
 
 /** A body as a recording keeps it; bytes that are not text and hold a secret are omitted, with the reason. */
-export function redactBody<T extends RecordedBody>(message: T, sources: RedactionSources): T {
-  if (message.body !== undefined) return { ...message, body: redactForRecording(message.body, sources) };
+export function redactBody<T extends RecordedBody & { headers?: RecordedHeaders }>(
+  message: T,
+  sources: RedactionSources,
+): T {
+  if (message.body !== undefined) {
+    const body = redactForRecording(message.body, sources);
+    const type = message.headers?.['content-type'];
+    const form = typeof type === 'string' && type.toLowerCase().startsWith('application/x-www-form-urlencoded');
+    return { ...message, body: form ? redactQuery(body, sources) : (redactJsonEscapes(body, sources) ?? body) };
+  }
   if (message.bodyBase64 === undefined) return message;
   const bytes = Buffer.from(message.bodyBase64, 'base64').toString('latin1');
   if (findPlaintext(bytes, sources).length === 0) return message;
@@ -94,14 +102,117 @@ export function redactExchange(exchange: RecordedExchange, sources: RedactionSou
     request: redactBody(
       {
         ...request,
-        path: redactForRecording(request.path, sources),
-        query: redactForRecording(request.query, sources),
+        path: request.path
+          .split('/')
+          .map((segment) => redactComponent(segment, sources, false))
+          .join('/'),
+        query: redactQuery(request.query, sources),
         headers: redactHeaders(request.headers, sources),
       },
       sources,
     ),
     answer: redactBody({ ...answer, headers: redactHeaders(answer.headers, sources) }, sources),
   };
+}
+
+/** A query (or a form body) redacted name by name and value by value, each also as it decodes. */
+function redactQuery(query: string, sources: RedactionSources): string {
+  return query
+    .split('&')
+    .map((pair) =>
+      pair
+        .split('=')
+        .map((part) => redactComponent(part, sources, true))
+        .join('='),
+    )
+    .join('&');
+}
+
+/**
+ * A percent-encoded component redacted as it is, and, when its decoding (another encoder's choice
+ * of characters: `'`, `@`, `+` for a space) still shows plaintext, redacted decoded and encoded again.
+ */
+function redactComponent(text: string, sources: RedactionSources, plus: boolean): string {
+  const redacted = redactForRecording(text, sources);
+  const decoded = percentDecoded(redacted, plus);
+  if (decoded === undefined || findPlaintext(decoded, sources).length === 0) return redacted;
+  return redactForRecording(decoded, sources)
+    .split(/(\{\{[^{}]*\}\})/)
+    .map((piece, at) => (at % 2 === 1 ? piece : encodeURIComponent(piece)))
+    .join('');
+}
+
+/** `text` percent-decoded (`+` as a space in a query), or undefined when it has no encoding or a broken one. */
+function percentDecoded(text: string, plus: boolean): string | undefined {
+  if (!text.includes('%') && !(plus && text.includes('+'))) return undefined;
+  try {
+    return decodeURIComponent(plus ? text.replaceAll('+', ' ') : text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A JSON text whose escapes (`\u00e9`, `\/`, as other encoders write them) still hide plaintext once
+ * decoded: written again with each string redacted. Undefined when there is nothing so hidden.
+ */
+function redactJsonEscapes(text: string, sources: RedactionSources): string | undefined {
+  if (!text.includes('\\')) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (jsonStrings(data).every((leaf) => findPlaintext(leaf, sources).length === 0)) return undefined;
+  return JSON.stringify(data, (_key, value: unknown) => {
+    if (typeof value === 'string') return redactForRecording(value, sources);
+    if (!isPlainObject(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [name, item] of Object.entries(value)) out[redactForRecording(name, sources)] = item;
+    return out;
+  });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Every string of a JSON value (names too), at most 64 levels deep. */
+function jsonStrings(value: unknown, depth = 0, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (depth < 64 && Array.isArray(value)) for (const item of value) jsonStrings(item, depth + 1, out);
+  else if (depth < 64 && isPlainObject(value))
+    for (const [name, item] of Object.entries(value)) {
+      out.push(name);
+      jsonStrings(item, depth + 1, out);
+    }
+  return out;
+}
+
+/**
+ * Every way the texts of a written cassette may still hold plaintext once decoded (the recorder's
+ * check after the file's own text): each part percent-decoded, each JSON body's strings unescaped,
+ * each base64 body's bytes.
+ */
+export function decodedViews(exchanges: readonly RecordedExchange[]): string[] {
+  const views: string[] = [];
+  for (const { request, answer } of exchanges) {
+    for (const text of [request.path, request.query, request.body, answer.body]) {
+      if (text === undefined) continue;
+      for (const plus of [false, true]) {
+        const decoded = percentDecoded(text, plus);
+        if (decoded !== undefined) views.push(decoded);
+      }
+      if (text.includes('\\'))
+        try {
+          views.push(jsonStrings(JSON.parse(text)).join('\n'));
+        } catch {}
+    }
+    for (const base64 of [request.bodyBase64, answer.bodyBase64])
+      if (base64 !== undefined) views.push(Buffer.from(base64, 'base64').toString('latin1'));
+  }
+  return views;
 }
 
 /** Plaintext found where none may be: a secret's token id and form, or a card's last four digits. */
