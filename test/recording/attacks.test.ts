@@ -10,7 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { CallSecrets } from '../../src/emulator/leaks/secrets.js';
 import type { OutboundOrigin, OutboundRequest } from '../../src/emulator/outbound/types.js';
 import { capturedOf, recordedAnswer, recordedRequest } from '../../src/emulator/recording/capture.js';
-import { parseCassette, Recorder, type RecordedExchange, Replayer } from '../../src/emulator/recording/index.js';
+import {
+  cassetteFileName,
+  parseCassette,
+  Recorder,
+  type RecordedExchange,
+  Replayer,
+} from '../../src/emulator/recording/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 const NAME = 'José Müller/12';
@@ -178,5 +184,24 @@ describe("another encoder's escapes", () => {
         { tokenId: 'tok_name', form: 'plain' },
       ]),
     );
+  });
+});
+
+describe('cassette file names', () => {
+  it('two long hosts sharing their first 200 characters, and hosts whose characters were replaced, get files of their own', () => {
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(30)}`;
+    const names = [
+      `https://${long}x.example`,
+      `https://${long}y.example`,
+      'http://[::1]:8080',
+      'http://__1_:8080',
+      'https://api.example.com',
+    ].map(cassetteFileName);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) {
+      expect(name).toMatch(/^[a-z0-9._-]+\.json$/);
+      expect(Buffer.byteLength(name)).toBeLessThan(255);
+    }
+    expect(names[4]).toBe('https_api.example.com_443.json');
   });
 });

@@ -5,6 +5,7 @@
  * that changes between runs, so that re-recording an unchanged run writes the same bytes. Read back
  * with every field checked: a cassette is a file anyone may have edited.
  */
+import { createHash } from 'node:crypto';
 import { stat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { megabytes } from '../../lib/megabytes.js';
@@ -49,16 +50,20 @@ export interface Cassette {
   exchanges: RecordedExchange[];
 }
 
+/** The most of a host a file name holds (a name stays under 255 bytes). */
+const MAX_HOST_IN_NAME = 200;
+
 /** The file a destination's cassette is in: scheme, host and port, safe as a file name on every system. */
 export function cassetteFileName(origin: string): string {
   const url = new URL(origin);
   const scheme = url.protocol.replace(':', '');
   const port = url.port || (scheme === 'https' ? '443' : '80');
-  const host = url.hostname
-    .toLowerCase()
-    .replace(/[^a-z0-9.-]/g, '_')
-    .slice(0, 200);
-  return `${scheme}_${host}_${port}.json`;
+  const hostname = url.hostname.toLowerCase();
+  const host = hostname.replace(/[^a-z0-9.-]/g, '_');
+  if (host === hostname && host.length <= MAX_HOST_IN_NAME) return `${scheme}_${host}_${port}.json`;
+  // Cut or changed: two origins could end up in one file, so the name says which it is.
+  const digest = createHash('sha256').update(url.origin).digest('hex').slice(0, 12);
+  return `${scheme}_${host.slice(0, MAX_HOST_IN_NAME)}_${digest}_${port}.json`;
 }
 
 /** The cassette as written: fixed key order, two-space indent, a final newline. */
