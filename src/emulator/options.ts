@@ -6,7 +6,7 @@ import { EmulatorError, type OptionNamer } from './errors.js';
 import type { EventListener } from './events.js';
 import type { LeakMode } from './leaks/guard.js';
 import { leakOptionsProblem } from './leaks/options.js';
-import type { RuntimeOptions } from './runtime/index.js';
+import type { InspectOptions, RuntimeOptions } from './runtime/index.js';
 import type { Clock } from './services/applications.js';
 import type { ResultOptions } from './services/reactor-results.js';
 import type { WebhookOptions } from './services/webhooks.js';
@@ -28,7 +28,13 @@ export interface EmulatorOptions {
   /** Base64 of the 32-byte key that encrypts token data (default: `master.key` beside the data file). */
   masterKey?: string;
   /** The sandbox: where npm packages resolve from, its processes and limits (see RuntimeOptions). */
-  runtime?: Omit<RuntimeOptions, 'onLog'> & { prewarm?: boolean };
+  runtime?: Omit<RuntimeOptions, 'onLog' | 'inspect'> & { prewarm?: boolean };
+  /**
+   * A debugger attaches to the sandbox on 127.0.0.1:`port` (0: a free one, in `ready.inspectPort`):
+   * it runs without Node's permission model, with no timeouts, one process (README "Debugging
+   * reactor and transform code"). For one's own code only.
+   */
+  inspect?: InspectOptions;
   /** The synchronous reactor timeout (30 s, as on the platform). */
   syncTimeoutMs?: number;
   /** Webhook delivery: attempts, backoff, per-attempt timeout, attempts at once (all tenants, one tenant). */
@@ -77,6 +83,9 @@ export function checkOptions(options: EmulatorOptions): void {
   if (options.managementKey !== undefined && options.managementKey === options.privateKey) {
     throw refuse('privateKey', (name) => `must differ from ${name('managementKey')}.`);
   }
+  const inspectPort = options.inspect?.port;
+  if (options.inspect && !(Number.isInteger(inspectPort) && inspectPort! >= 0 && inspectPort! <= 65535))
+    throw refuse('inspect.port', `must be a whole number from 0 to 65535, not ${inspectPort}.`);
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);

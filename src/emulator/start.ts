@@ -21,7 +21,7 @@ import type { OutboundGateway } from './outbound/index.js';
 import type { LeakGuard } from './leaks/guard.js';
 import type { CallReplays } from './replay/index.js';
 import { ObservedPipeline } from './replay/observed-pipeline.js';
-import { Runtime } from './runtime/index.js';
+import { Runtime, freeInspectPort } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
 import { createServices, type Services } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
@@ -46,6 +46,8 @@ export interface EmulatorReady {
   tier: Tier;
   /** The bootstrap tenant's webhook signing secret (SVC-SIGNATURE). */
   webhookSecret: string;
+  /** With `inspect`: the port on 127.0.0.1 a debugger attaches to. */
+  inspectPort?: number;
 }
 
 /** What a start is given by createEmulator, and how it tells what it made. */
@@ -74,7 +76,9 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
   const { options, emit, teardown } = ctx;
   checkOptions(options);
   const { store, cipher, created, forgetNewKey } = await openStore(options, emit, teardown);
-  const runtime = openRuntime(ctx);
+  // A debugger needs a port that stays the same across the sandbox's restarts: 0 is chosen once here.
+  const inspect = options.inspect && { ...options.inspect, port: options.inspect.port || (await freeInspectPort()) };
+  const runtime = openRuntime(ctx, inspect);
   const services = createServices(store, {
     cipher,
     runtime: runtime.runtime,
@@ -123,7 +127,14 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
   const credentialsFile = await saveCredentials(store, services, bootstrap, url, emit);
   // Booted once serving: its start would compete with the emulator's for the cores.
   if (options.runtime?.prewarm) runtime.runtime.prewarm();
-  return { url, bootstrap, credentialsFile, tier: ctx.tier, webhookSecret };
+  return {
+    url,
+    bootstrap,
+    credentialsFile,
+    tier: ctx.tier,
+    webhookSecret,
+    ...(inspect && { inspectPort: inspect.port }),
+  };
 }
 
 /** The store, and the master key that seals what it holds (made on a first start). */
@@ -159,13 +170,14 @@ async function openStore(options: EmulatorOptions, emit: EmitEvent, teardown: Te
  * The sandbox runtime. Its console lines and outbound requests are named by the code's owner,
  * known once the services are made (`ownedBy`).
  */
-function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext) {
+function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext, inspect: EmulatorOptions['inspect']) {
   let ownerOf = (_id: string): CodeOwner | undefined => undefined;
   // Closed after the runtime.
   teardown.push(() => gateway.close());
   const runtime = new Runtime(
     {
       ...options.runtime,
+      ...(inspect && { inspect }),
       onLog: (entry) => {
         const owner = ownerOf(entry.instance);
         emit({

@@ -13,6 +13,7 @@ import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve/log.js';
 import { STATE_FLAGS, serveState } from '../serve/state.js';
 import { LEAK_FLAGS, leakOptions } from '../serve/leak-flags.js';
+import { INSPECT_FLAGS, SourcePaths, inspectNotice, inspectPort } from '../serve/inspect-flags.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -63,6 +64,7 @@ export const serve = defineCommand({
     },
     ...STATE_FLAGS,
     ...LEAK_FLAGS,
+    ...INSPECT_FLAGS,
   ],
   notes: [
     'Also: --management-key <key> (a global option, env SVC_MANAGEMENT_KEY) is the key of the bootstrap management',
@@ -73,6 +75,7 @@ export const serve = defineCommand({
     'svc serve',
     'svc serve --config svc.yaml --no-watch',
     'svc serve --port 0 --in-memory --log-format json',
+    'svc serve --inspect --config svc.yaml',
     'svc serve --leak-guard fail --leak-guard-allow 4242424242424242',
     'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
   ],
@@ -87,6 +90,9 @@ export const serve = defineCommand({
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
     const leaks = leakOptions(options);
+    const debugPort = inspectPort(options.inspect);
+    // With --inspect, code is compiled under its own file's URL (svc.yaml's, kept at each apply).
+    const sources = debugPort === undefined ? undefined : new SourcePaths();
     const state = await serveState(options, io);
     const transactionTtlMs =
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
@@ -114,6 +120,7 @@ export const serve = defineCommand({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
+      ...(sources && { inspect: { port: debugPort!, sourcePath: sources.lookup } }),
       ...leaks,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
@@ -141,7 +148,17 @@ export const serve = defineCommand({
       throw userError(error);
     }
     await state.importInto(started, () => emulator.dispose());
-    const watch = { watch: options.watch !== false, allowOutsideProject: options.allowOutsideProject ?? false };
+    const watch = {
+      watch: options.watch !== false,
+      allowOutsideProject: options.allowOutsideProject ?? false,
+      sources,
+    };
+    if (started.inspectPort !== undefined)
+      (relay ? relay.publish : log.event)({
+        time: new Date().toISOString(),
+        type: 'warning',
+        message: inspectNotice(started.inspectPort),
+      });
     if (configFile === undefined) await start.done(undefined);
     if (relay) {
       const { serveWithDashboard } = await import('../serve/dashboard.js');
@@ -206,7 +223,7 @@ function startWatch(stop: Promise<string>) {
 async function startConfig(
   file: string,
   started: EmulatorReady,
-  { watch, allowOutsideProject }: { watch: boolean; allowOutsideProject: boolean },
+  { watch, allowOutsideProject, sources }: { watch: boolean; allowOutsideProject: boolean; sources?: SourcePaths },
   io: IO,
   report: (event: EmulatorEvent) => void,
   signal: AbortSignal,
@@ -241,5 +258,6 @@ async function startConfig(
     report: stamp,
     signal,
     ...(onResources && { onResources }),
+    ...(sources && { sources }),
   });
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   ApplyError,
   describeFailure,
+  loadConfig,
   prepareApply,
   watchConfig,
   type ApplyWatcher,
@@ -34,6 +35,8 @@ export interface ServeConfigOptions {
   report: (event: EmulatorEventInit) => void;
   /** What svc.yaml puts on the emulator, after each apply that changed it. */
   onResources?: (resources: ServeResource[]) => void;
+  /** `--inspect`: told each svc.yaml an apply loads, before its changes go (the code's own files). */
+  sources?: { update(desired: Desired): void };
   /**
    * Aborted (Ctrl-C while serve starts): the first apply starts no further change (the one under
    * way ends, as apply writes and journals each step whole) and nothing is watched.
@@ -90,6 +93,7 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
         await prepared.release();
         return undefined;
       }
+      options.sources?.update(prepared.desired);
       const result = await prepared.apply(options.signal ? { signal: options.signal } : {});
       for (const message of prepared.plan.warnings) options.report({ type: 'warning', message });
       for (const each of prepared.plan.held ?? []) held(each);
@@ -115,7 +119,18 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     }
   };
 
+  // A save applied while watching may name other files (a reactor added, a file renamed): read
+  // again for --inspect, whose emulator compiles the code under them from its next call.
+  const refreshSources = () => {
+    const { file, cwd, env, sources } = options;
+    if (!sources) return;
+    void loadConfig(file, { cwd, env, holdBroken: true, ...outsideOf(options) }).then(
+      (desired) => sources.update(desired),
+      () => {},
+    );
+  };
   const onEvent = (event: WatchEvent) => {
+    if (event.type === 'change') refreshSources();
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'held') held(event);
     // The save that mends a refused one is said, even when it leaves things as they were.
@@ -187,6 +202,8 @@ function reports({ report, watch }: Pick<ServeConfigOptions, 'report' | 'watch'>
       report({ type: 'reload', target: `${shown} (no changes)`, file: shown, ok: true, ms }),
   };
 }
+
+const outsideOf = ({ allowOutsideProject }: ServeConfigOptions) => (allowOutsideProject ? { allowOutsideProject } : {});
 
 const DONE: Record<string, string> = {
   create: 'created',

@@ -14,7 +14,7 @@ import {
   type LoadRequest,
   type SerializedError,
 } from './protocol.js';
-import { MODULE_PARAMETERS, MODULE_PREFIX, describeType, locate, userSources } from './stacks.js';
+import { MODULE_PARAMETERS, MODULE_PREFIX, describeType, locate, sourceNames, userSources } from './stacks.js';
 import { USER_ERRORS_SOURCE } from './platform-errors.js';
 
 export type UserErrors = Record<string, new (...args: never[]) => Error>;
@@ -40,6 +40,9 @@ export function loadCode(
   console: unknown,
 ): { loaded: Loaded } | { error: SerializedError } {
   const { code, filename } = request;
+  // A debugger's breakpoints bind to the URL the code is compiled under (the user's own file, with
+  // `svc serve --inspect`); stacks and problems name it by `filename` all the same (stacks.ts).
+  const sourceUrl = request.sourceUrl ?? filename;
   try {
     // As Node compiles a CommonJS module, but strict as the compartment runs it: exact lines, columns and
     // messages for every syntax error, the strict-mode ones (`with`, `010`) too. The directive has a line of
@@ -49,6 +52,7 @@ export function loadCode(
     return { error: syntaxError(error as Error, filename) };
   }
   userSources.add(filename);
+  if (sourceUrl !== filename) sourceNames.set(sourceUrl, filename);
   try {
     // A new compartment's Math.random and Date.now are disabled (the realm's work), and SES leaves out
     // the float arrays (a NaN side channel, of no weight here): Node code expects all of them.
@@ -61,7 +65,7 @@ export function loadCode(
     Object.assign(compartment.globalThis, errors);
     // Same line numbers as the file: the wrapper opens on the code's first line.
     const factory = compartment.evaluate(
-      `${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${filename}`,
+      `${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${sourceUrl}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     const module = { exports: {} as unknown };

@@ -327,8 +327,9 @@ async function invoke(request: InvokeRequest): Promise<void> {
   }
   // A process that has kept a core busy since its last call returned is not given another one, nor
   // one whose thread pool still works for a call that returned (other calls may be under way).
+  // (A debugger's pause between calls, with `inspecting`, would look like such work: not judged.)
   if (
-    (invocations.size === 0 && idle.atArrival && idle.judge(idle.atArrival) >= BUSY_FOR_MS) ||
+    (invocations.size === 0 && !config.inspecting && idle.atArrival && idle.judge(idle.atArrival) >= BUSY_FOR_MS) ||
     leftBehindFor(LEFT_WORK_GRACE_MS)
   ) {
     post({ type: 'busy', id: request.id });

@@ -14,11 +14,15 @@ import type {
   UserRequestOrigin,
 } from './types.js';
 import type { OutboundOwner } from './outbound-requests.js';
+import { InspectorPort, sourceUrlOf } from './inspect.js';
 
 export { UserCodeError } from './user-code-error.js';
 export { JsonText } from './json-text.js';
 export type { Instance } from './instance.js';
+export { INSPECT_HOST, freeInspectPort } from './inspect.js';
 export type {
+  CodeSource,
+  InspectOptions,
   InvokeOptions,
   InvokeResult,
   LoadSpec,
@@ -69,7 +73,10 @@ const DEFAULT_TENANT = 'default';
  * code loads again on its next call).
  */
 export class Runtime {
-  private readonly options: Required<Omit<RuntimeOptions, 'onLog'>> & { onLog: (entry: LogEntry) => void };
+  private readonly options: Required<Omit<RuntimeOptions, 'onLog' | 'inspect'>> & { onLog: (entry: LogEntry) => void };
+  /** A debugger may attach (RuntimeOptions.inspect): one process in all, its port held by one at a time. */
+  private readonly inspect: RuntimeOptions['inspect'];
+  private readonly inspectorPort = new InspectorPort();
   private readonly groups = new Map<string, SandboxGroup>();
   private readonly processes = new Set<SandboxProcess>();
   private readonly owner = new Map<SandboxProcess, SandboxGroup>();
@@ -108,7 +115,10 @@ export class Runtime {
       maxSvcInFlight: options.maxSvcInFlight ?? 100,
       maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
       onLog: options.onLog ?? (() => {}),
+      // With a debugger, one process: the inspector's port is always the one process's.
+      ...(options.inspect && { maxProcesses: 1, maxProcessesPerGroup: 1, spares: 0 }),
     };
+    this.inspect = options.inspect;
     const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
     this.source = {
       start: (group, extra) => this.start(group, extra),
@@ -139,7 +149,9 @@ export class Runtime {
    */
   current(id: string, version: string | number): Instance | undefined {
     const current = this.instances.get(id);
-    return current?.version === version ? current : undefined;
+    if (current?.version !== version) return undefined;
+    // With a debugger, a file svc.yaml now names otherwise is the code's URL from its next load.
+    return this.inspect && current.spec.sourceUrl !== sourceUrlOf(current.spec, this.inspect) ? undefined : current;
   }
 
   /** Sandbox processes running now (spares included): the budget's gauge. */
@@ -156,7 +168,9 @@ export class Runtime {
    * Loads a code version and makes it current for its id. Loading the version already current
    * returns it as it is. Rejects with a 422 UserCodeError (file:line:column) when the code does not load.
    */
-  load(spec: LoadSpec): Promise<Instance> {
+  load(given: LoadSpec): Promise<Instance> {
+    const sourceUrl = sourceUrlOf(given, this.inspect);
+    const spec: LoadSpec = { ...given, sourceUrl };
     const current = this.current(spec.id, spec.version);
     if (current && current.spec.code === spec.code) {
       // Asked for last, it is what stays current, whatever loads were asked for before.
@@ -170,7 +184,7 @@ export class Runtime {
       id: spec.id,
       name: spec.label ?? spec.filename,
     });
-    const key = `${spec.id}\u0000${spec.version}`;
+    const key = `${spec.id}\u0000${spec.version}\u0000${sourceUrl ?? ''}`;
     const inProgress = this.loading.get(key);
     if (inProgress) {
       this.latest.set(spec.id, inProgress);
@@ -229,13 +243,13 @@ export class Runtime {
     const vid = `${spec.id}@${spec.version}#${++this.vidSeq}`;
     let process = await pool.primary();
     try {
-      await process.load(vid, spec.id, spec.code, spec.filename);
+      await process.load(vid, spec.id, spec.code, spec.filename, spec.sourceUrl);
     } catch (error) {
       // The process was stopped under the load for a reason of its own (work an old version left
       // running): once more, in a fresh one.
       if (!(error instanceof SandboxStoppedError)) throw error;
       process = await pool.primary();
-      await process.load(vid, spec.id, spec.code, spec.filename);
+      await process.load(vid, spec.id, spec.code, spec.filename, spec.sourceUrl);
     }
     process.trim(this.options.maxVersionsPerProcess);
     if (this.disposed) {
@@ -295,6 +309,8 @@ export class Runtime {
    */
   private async spawnWithinBudget(group: SandboxGroup, extra: boolean): Promise<SandboxProcess | undefined> {
     for (;;) {
+      // With a debugger, a process that went has exited first: its inspector's port is free.
+      if (this.inspect) await this.inspectorPort.settled();
       if (this.disposed) throw new Error('the runtime is disposed');
       if (this.processCount < this.options.maxProcesses) return this.spawnFor(group);
       const idle = [...this.processes]
@@ -307,10 +323,13 @@ export class Runtime {
         .sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (idle) {
         idle.kill('it made room for other code');
+        // With a debugger, the next one waits for the port (above).
+        if (this.inspect) continue;
         return this.spawnFor(group);
       }
       if (extra) return undefined;
-      if (!this.holdsProcess(group.tenant)) return this.spawnFor(group);
+      // With a debugger, never a second process: another tenant's calls wait for room.
+      if (!this.inspect && !this.holdsProcess(group.tenant)) return this.spawnFor(group);
       // Woken when a call ends or a process goes; a process only booting or loading becomes idle
       // without either, so look again after a while in any case.
       await new Promise<void>((resolve) => {
@@ -342,11 +361,13 @@ export class Runtime {
     const { projectDir, npmAllowlist, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
     const { maxLogBytes, maxLogLines, strayLogLinesPerSecond } = this.options;
     const logLimits = { maxLogBytes, maxLogLines, strayLogLinesPerSecond };
+    const inspecting = this.inspect !== undefined;
     const process = new SandboxProcess(
-      { projectDir, npmAllowlist: [...npmAllowlist], ...logLimits, maxSvcInFlight, maxResultBytes },
-      { memoryMb, loadTimeoutMs, ...logLimits, maxResultBytes, maxSvcInFlight },
+      { projectDir, npmAllowlist: [...npmAllowlist], ...logLimits, maxSvcInFlight, maxResultBytes, inspecting },
+      { memoryMb, loadTimeoutMs, ...logLimits, maxResultBytes, maxSvcInFlight, inspectPort: this.inspect?.port },
       this.options.onLog,
       (dead) => {
+        if (inspecting) this.inspectorPort.released(dead.exited);
         this.processes.delete(dead);
         this.owner.get(dead)?.forget(dead);
         this.owner.delete(dead);

@@ -24,6 +24,11 @@ export interface Watched {
   lastUsed(): number;
   sendProbe(seq: number): void;
   kill(reason: string): void;
+  /**
+   * Not watched at all (a debugger may attach, `svc serve --inspect`): a process paused at a
+   * breakpoint answers no probe and may grow, and nothing outside it can tell a pause from a hang.
+   */
+  readonly off?: boolean;
 }
 
 export class ProcessWatch {
@@ -70,7 +75,7 @@ export class ProcessWatch {
 
   /** Starts (or re-paces) the watch: every 50 ms while the process works or just did, else every second. */
   pace(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.process.off) return;
     const every =
       this.process.working() || performance.now() - this.process.lastUsed() < 2000 ? ACTIVE_TICK_MS : IDLE_TICK_MS;
     if (this.tick && this.tickMs === every) return;

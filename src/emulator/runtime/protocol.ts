@@ -29,6 +29,8 @@ export interface InitRequest {
   maxSvcInFlight: number;
   /** The largest result (its JSON) a call may return. */
   maxResultBytes: number;
+  /** A debugger may pause the process: time with no call running is not judged as busy. */
+  inspecting?: boolean;
 }
 
 export interface LoadRequest {
@@ -37,6 +39,8 @@ export interface LoadRequest {
   vid: string;
   code: string;
   filename: string;
+  /** The URL the code is compiled under (a debugger's breakpoints bind to it); stacks still show `filename`. */
+  sourceUrl?: string;
 }
 
 export interface UnloadRequest {

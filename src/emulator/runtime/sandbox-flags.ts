@@ -21,8 +21,23 @@ export function hostScript(): string {
  * collection and compiler helpers; each thread keeps malloc arenas of its own): 1-1.5 MB less
  * resident per process, at rest and after use, with no call slower (bench/run.js reactor).
  * --optimize-for-size would save 1 MB more but slows CPU-bound user code by a fifth or more.
+ *
+ * With `inspectPort` (`svc serve --inspect`), the inspector listens on 127.0.0.1 only, and the
+ * permission model is off: on Node 20 a process started with both starts no inspector at all.
  */
-export function sandboxFlags(script: string, projectDir: string, memoryMb: number): string[] {
+export function sandboxFlags(script: string, projectDir: string, memoryMb: number, inspectPort?: number): string[] {
+  const common = [
+    `--max-old-space-size=${memoryMb}`,
+    '--max-semi-space-size=1',
+    '--v8-pool-size=1',
+    '--stack-size=984',
+    '--zero-fill-buffers',
+    '--disable-proto=delete',
+    // The host reads Node's table of error classes, to freeze each one (process-lockdown.ts).
+    '--expose-internals',
+    '--no-warnings',
+  ];
+  if (inspectPort !== undefined) return [`--inspect=127.0.0.1:${inspectPort}`, ...common];
   const permission = process.allowedNodeEnvironmentFlags.has('--permission')
     ? '--permission'
     : '--experimental-permission';
@@ -38,19 +53,7 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
     ...packageFiles(runtimeDir),
     '/proc/self/fdinfo',
   ];
-  return [
-    permission,
-    ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`),
-    `--max-old-space-size=${memoryMb}`,
-    '--max-semi-space-size=1',
-    '--v8-pool-size=1',
-    '--stack-size=984',
-    '--zero-fill-buffers',
-    '--disable-proto=delete',
-    // The host reads Node's table of error classes, to freeze each one (process-lockdown.ts).
-    '--expose-internals',
-    '--no-warnings',
-  ];
+  return [permission, ...[...new Set(readable)].map((entry) => `--allow-fs-read=${entry}`), ...common];
 }
 
 /** The package.json files above the runtime (the module loader reads them for "type"). */

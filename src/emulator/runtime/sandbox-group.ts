@@ -81,7 +81,8 @@ export class SandboxGroup {
       else {
         const unpin = process.pin(instance.vid);
         try {
-          await process.load(instance.vid, instance.id, instance.spec.code, instance.spec.filename);
+          const { code, filename, sourceUrl } = instance.spec;
+          await process.load(instance.vid, instance.id, code, filename, sourceUrl);
           outcome = process.invoke(instance.vid, payload, invokeOptions);
         } catch (error) {
           // The process went away under the load: try another. Else the code no longer loads here.

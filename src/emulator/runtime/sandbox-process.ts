@@ -31,6 +31,8 @@ export const BUSY = Symbol('busy');
  */
 export class SandboxProcess {
   readonly booted: Promise<void>;
+  /** Its OS process is gone (its inspector's port free again). */
+  readonly exited: Promise<void>;
   dead = false;
   /** Calls in flight. */
   readonly calls = new Map<number, PendingCall>();
@@ -74,8 +76,10 @@ export class SandboxProcess {
       lastUsed: () => this.lastUsed,
       sendProbe: (seq) => this.send({ type: 'probe', seq }),
       kill: (reason) => this.kill(reason),
+      // A debugger's pause is not seen from outside: nothing is judged while one may attach.
+      off: limits.inspectPort !== undefined,
     });
-    ({ child: this.child, crash: this.crash } = startSandboxChild(init.projectDir, limits.memoryMb));
+    ({ child: this.child, crash: this.crash, exited: this.exited } = startSandboxChild(init.projectDir, limits, onLog));
     this.logs = new ProcessLogs(limits, onLog);
     this.channel = new Channel(this.child.stdio[3] as Duplex, MAX_FRAME_BYTES, {
       message: (message, bytes) => this.receive(message, bytes),
@@ -114,13 +118,13 @@ export class SandboxProcess {
   }
 
   /** Compiles a version; rejects with a 422 (file:line:column) when it does not load. */
-  load(vid: string, instance: string, code: string, filename: string): Promise<void> {
+  load(vid: string, instance: string, code: string, filename: string, sourceUrl?: string): Promise<void> {
     if (this.dead)
       return Promise.reject(problems.stopped(`${filename} did not load`, this.deathReason ?? 'it stopped'));
     const existing = this.versions.touch(vid);
     if (existing) return existing;
     const loading = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.deadline(() => {
         this.pendingLoads.delete(vid);
         reject(problems.loadTimedOut(filename, this.limits.loadTimeoutMs));
         this.kill(`${filename} did not finish loading within ${this.limits.loadTimeoutMs} ms`);
@@ -130,7 +134,7 @@ export class SandboxProcess {
         resolve: () => (clearTimeout(timer), resolve()),
         reject: (error) => (clearTimeout(timer), reject(error)),
       });
-      this.send({ type: 'load', vid, code, filename });
+      this.send({ type: 'load', vid, code, filename, ...(sourceUrl !== undefined && { sourceUrl }) });
       this.watchdog.pace();
     });
     this.versions.add(vid, instance, loading);
@@ -195,7 +199,7 @@ export class SandboxProcess {
       // Sent to a process already held by code that does not yield: it waits behind that code.
       const queued = !this.responsive;
       const sentAt = performance.now();
-      const timer = setTimeout(() => {
+      const timer = this.deadline(() => {
         this.calls.delete(id);
         this.outbound.endOwned(id);
         reject(
@@ -234,6 +238,11 @@ export class SandboxProcess {
       if (!this.dead) this.channel.sendText(frame);
       this.watchdog.pace();
     });
+  }
+
+  /** A timeout's timer; none while a debugger may attach (a call paused at a breakpoint is not over). */
+  private deadline(expire: () => void, ms: number): NodeJS.Timeout | undefined {
+    return this.limits.inspectPort === undefined ? setTimeout(expire, ms) : undefined;
   }
 
   /** Sent while the process was held, and nothing heard of it since: the call never began. */

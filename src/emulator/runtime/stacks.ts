@@ -19,6 +19,8 @@ export const MODULE_PREFIX = `(function (${MODULE_PARAMETERS.join(', ')}) {`;
 
 /** The source names user code runs under: its file names and `node_modules/...` of the packages it loaded. */
 export const userSources = new Set<string>();
+/** Code compiled under another URL than its name (a debugger's `file://` URL of the user's file): the name stacks show. */
+export const sourceNames = new Map<string, string>();
 
 /**
  * Installed as `Error.prepareStackTrace` of the host's start compartment after lockdown(): SES then
@@ -33,7 +35,8 @@ export function prepareUserStack(error: unknown, callSites: readonly CallSite[])
   }
   let frames = '';
   for (const site of callSites) {
-    const file = site.getScriptNameOrSourceURL() ?? site.getFileName();
+    const url = site.getScriptNameOrSourceURL() ?? site.getFileName();
+    const file = url ? (sourceNames.get(url) ?? url) : url;
     if (!file || !userSources.has(file)) continue;
     const name = site.getFunctionName();
     const line = site.getLineNumber() ?? 0;

@@ -33,6 +33,29 @@ export interface LoadSpec {
   group?: string;
   /** How problems name the code ("reactor charge"). Default: the file name. */
   label?: string;
+  /** Whose code it is, as svc.yaml names it: what `inspect.sourcePath` is asked for its file. */
+  source?: CodeSource;
+  /** The URL the code is compiled under, when not its file name: set by the runtime (inspect.ts). */
+  sourceUrl?: string | undefined;
+}
+
+/** A reactor's code, or one of a proxy's two transforms, by the name of its resource. */
+export interface CodeSource {
+  kind: 'reactor' | 'transform';
+  name: string;
+  which?: 'request' | 'response';
+}
+
+/**
+ * Debugging user code (`svc serve --inspect`): each sandbox process listens for a debugger on
+ * 127.0.0.1:`port`, runs without Node's permission model (it cannot be had with the inspector on
+ * Node 20), with no call or load timeout and no watch of its work (a pause at a breakpoint is not
+ * seen from outside); one sandbox process in all, so that the port is always the same process's.
+ */
+export interface InspectOptions {
+  port: number;
+  /** The user's own file of a code (its absolute path): the code's source URL, where breakpoints bind. */
+  sourcePath?: (kind: CodeSource['kind'], name: string, which?: CodeSource['which']) => string | undefined;
 }
 
 export interface InvokeOptions {
@@ -93,12 +116,16 @@ export interface RuntimeOptions {
   maxResultBytes?: number;
   /** Every console line of user code, as it happens. */
   onLog?: (entry: LogEntry) => void;
+  /** A debugger may attach to the sandbox (InspectOptions); off by default. */
+  inspect?: InspectOptions;
 }
 
 /** The limits of one sandbox process, as the emulator holds it to them. */
 export interface SandboxLimits {
   memoryMb: number;
   loadTimeoutMs: number;
+  /** The port a debugger attaches to: no permission model, no timeouts, no watch (InspectOptions). */
+  inspectPort?: number | undefined;
   /**
    * Checked in the emulator again, on what the sandbox sends: console lines and bytes per call and
    * with no call running (log-budget.ts), result bytes, req.svc calls in flight.

@@ -189,6 +189,7 @@ export class ProxyService {
       tenant: sandboxGroupOf(this.store, record.tenant_id),
       group: record.id,
       label: `the ${kind} transform of proxy ${record.name}`,
+      source: { kind: 'transform', name: record.name, which: kind },
     });
     this.owners.set(id, { name: `${record.name} (${kind} transform)`, tenantId: record.tenant_id });
     return instance;

@@ -190,6 +190,7 @@ export class ReactorService {
       // A fork's code runs in its template's processes (a Compartment of its own all the same).
       tenant: sandboxGroupOf(this.options.store, reactor.tenant_id),
       label: `reactor ${reactor.name}`,
+      source: { kind: 'reactor', name: reactor.name },
     });
     // Named only once loaded: a refused update must not relabel the version still serving.
     this.owners.set(reactor.id, { name: reactor.name, tenantId: reactor.tenant_id });
