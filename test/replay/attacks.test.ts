@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createApplication, createTenant, createToken, sharedEmulator, unique } from '../helpers/emulator.js';
 import { selfSigned } from '../helpers/tls.js';
@@ -109,5 +110,42 @@ module.exports = async (req) => {
     expect(second.status, second.text).toBe(200);
     expect(second.text).not.toContain(SECRET);
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('a proxy without transforms replays the same, its answer chunked, sized or gzip-encoded', async () => {
+    const destination = await listen(
+      createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          const zipped = request.url === '/gzip';
+          const body = zipped ? gzipSync(JSON.stringify({ zipped: true })) : Buffer.from('{"plain":true}');
+          const sized = request.url === '/sized' || zipped;
+          response.writeHead(200, {
+            'content-type': 'application/json',
+            ...(zipped && { 'content-encoding': 'gzip' }),
+            ...(sized && { 'content-length': String(body.length) }),
+          });
+          response.end(body);
+        });
+      }),
+    );
+    const created = await emu().call('POST', '/proxies', {
+      body: { name: unique('plain'), destination_url: destination.url, require_auth: false },
+    });
+    expect(created.status, created.text).toBe(201);
+    for (const path of ['/chunked', '/sized', '/gzip']) {
+      const called = await emu().call('POST', `/proxy${path}`, {
+        key: null,
+        headers: { 'SVC-PROXY-KEY': created.body.key },
+        body: {},
+      });
+      expect(called.status, called.text).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const answer = await replay(String(called.headers['svc-trace-id']));
+      expect(answer.status, answer.text).toBe(200);
+      const differing = answer.body.stages.filter((stage: { same: boolean }) => !stage.same);
+      expect(differing, path).toEqual([]);
+    }
+    await destination.close();
   });
 });

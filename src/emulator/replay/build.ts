@@ -3,13 +3,24 @@
  * (redact.ts), the stages in the order the call passed them. A re-run is built the same way, so
  * that a stage compares like with like.
  */
+import { isUtf8 } from 'node:buffer';
 import { problemOf } from '../errors.js';
 import { CallRedactor } from './redact.js';
 import type { PendingCall, RawAnswer, RawExchange } from './pending.js';
 import type { KeptCall, KeptExchange, Stage } from './types.js';
 
-/** Headers that differ on every call whatever the code does: not kept. */
-const VOLATILE_HEADERS = new Set(['date', 'svc-trace-id', 'keep-alive', 'connection', 'transfer-encoding']);
+/**
+ * Headers that differ on every call whatever the code does: not kept. The framing too: a body is
+ * compared itself, and a re-run's answer is framed anew (a chunked answer served with a length).
+ */
+const VOLATILE_HEADERS = new Set([
+  'date',
+  'svc-trace-id',
+  'keep-alive',
+  'connection',
+  'transfer-encoding',
+  'content-length',
+]);
 
 export function buildCall(pending: PendingCall): KeptCall {
   const redact = new CallRedactor(pending.sources);
@@ -70,6 +81,7 @@ function keptExchange(raw: RawExchange, redact: CallRedactor): KeptExchange {
   };
   if (raw.status === undefined) return { kind: raw.kind, request, error: raw.error ?? 'no answer' };
   const body = redact.body(raw.answerBody, raw.answerCut);
+  const bytes = binaryKept(raw, redact);
   return {
     kind: raw.kind,
     request,
@@ -80,7 +92,19 @@ function keptExchange(raw: RawExchange, redact: CallRedactor): KeptExchange {
       ...(body.truncated && { truncated: true }),
     },
     answerText: body.text,
+    ...(bytes !== undefined && { answerBase64: bytes }),
   };
+}
+
+/**
+ * An answer whose bytes are not text (gzip, an image) is served to a re-run as it came (its text
+ * would not be), when it was kept whole and its bytes hold nothing redaction would replace.
+ */
+function binaryKept(raw: RawExchange, redact: CallRedactor): string | undefined {
+  const bytes = raw.answerBody;
+  if (bytes === undefined || raw.answerCut || isUtf8(bytes)) return undefined;
+  const latin1 = bytes.toString('latin1');
+  return redact.text(latin1) === latin1 ? bytes.toString('base64') : undefined;
 }
 
 /** A transform's message (`{ headers, body, ... }`) as kept. */

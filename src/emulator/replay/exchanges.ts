@@ -12,7 +12,7 @@ import { KEPT_BODY_BYTES, CallRedactor } from './redact.js';
 import { KEPT_EXCHANGES, type PendingCall, type RawExchange, type Served } from './pending.js';
 import type { KeptExchange } from './types.js';
 
-/** Headers of a kept answer not served again: the body served is the kept text, framed anew. */
+/** Headers of a kept answer not served again: the body served is the kept text, framed anew (bytes kept as they came keep their encoding). */
 const REFRAMED = new Set(['content-length', 'transfer-encoding', 'content-encoding']);
 
 export async function exchangeOf(
@@ -98,16 +98,18 @@ function answerKept(pending: PendingCall, raw: RawExchange, served: Served): Out
       title: 'Destination unreachable',
     });
   }
+  const bytes = exchange.answerBase64 === undefined ? undefined : Buffer.from(exchange.answerBase64, 'base64');
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(exchange.answer.headers)) if (!REFRAMED.has(name)) headers[name] = value;
-  const text = served.restore(exchange.answerText ?? '');
-  headers['content-length'] = String(Buffer.byteLength(text));
+  for (const [name, value] of Object.entries(exchange.answer.headers))
+    if (!REFRAMED.has(name) || (bytes !== undefined && name === 'content-encoding')) headers[name] = value;
+  const body = bytes ?? Buffer.from(served.restore(exchange.answerText ?? ''));
+  headers['content-length'] = String(body.length);
   raw.status = exchange.answer.status;
   // Kept as it was recorded: the framing served is this re-run's own.
   raw.answerHeaders = exchange.answer.headers;
-  raw.answerBody = Buffer.from(text);
+  raw.answerBody = body;
   raw.answerCut = exchange.answer.truncated === true;
-  return { status: exchange.answer.status, headers, body: Readable.from([Buffer.from(text)]) };
+  return { status: exchange.answer.status, headers, body: Readable.from([body]) };
 }
 
 /** `stream` passed on as it is; its first 64 KB given to `kept` once it has ended or closed. */

@@ -23,6 +23,8 @@ export interface KeptExchange {
   error?: string;
   /** The answer's body as text (JSON unparsed), served to a re-run. */
   answerText?: string;
+  /** The answer's bytes, when they are not text and hold nothing redacted: served as they came. */
+  answerBase64?: string;
 }
 
 /** The inbound request of a proxy call, as its caller sent it (its expressions kept). */
