@@ -40,9 +40,19 @@ export function runChild({ command, args, env, io }: ChildOptions): Promise<numb
     const reason = io.signal.reason;
     child.kill(reason === 'SIGINT' || reason === 'SIGTERM' ? reason : 'SIGTERM');
   };
+  // svc exiting while the command runs (a second Ctrl-C or SIGTERM when the command ignored the
+  // first) takes the command with it: it is not left running against a stopped emulator.
+  const killOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const settled = () => {
+    io.signal.removeEventListener('abort', forward);
+    process.off('exit', killOnExit);
+  };
   return new Promise((resolve, reject) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
-      io.signal.removeEventListener('abort', forward);
+      settled();
       reject(notStarted(command, error));
     });
     child.once('spawn', () => {
@@ -50,7 +60,7 @@ export function runChild({ command, args, env, io }: ChildOptions): Promise<numb
       else io.signal.addEventListener('abort', forward, { once: true });
     });
     child.once('close', (code, signal) => {
-      io.signal.removeEventListener('abort', forward);
+      settled();
       resolve(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
     });
   });
