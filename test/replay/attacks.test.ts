@@ -148,4 +148,40 @@ module.exports = async (req) => {
     }
     await destination.close();
   });
+
+  it("a proxy's configuration values are masked in what is kept, as a recording masks them", async () => {
+    const destination = await listen(
+      createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end('{}');
+        });
+      }),
+    );
+    const merchant = 'msk_live_9f8e7d6c5b4a3210';
+    const created = await emu().call('POST', '/proxies', {
+      body: {
+        name: unique('conf'),
+        destination_url: destination.url,
+        require_auth: false,
+        configuration: { merchant },
+        request_transform: {
+          code: 'module.exports = async (req) => ({ body: { merchant: req.configuration.merchant }, headers: { "content-type": "application/json", "x-merchant": req.configuration.merchant } });',
+        },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const called = await emu().call('POST', '/proxy', {
+      key: null,
+      headers: { 'SVC-PROXY-KEY': created.body.key },
+      body: {},
+    });
+    expect(called.status, called.text).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await replay(String(called.headers['svc-trace-id']));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.text).not.toContain(merchant);
+    await destination.close();
+  });
 });

@@ -117,6 +117,9 @@ export class CallCapture {
     // The set the call's detokenization filled (the leak guard's, when it watches the call).
     if (origin.secrets && origin.secrets !== pending.sources.secrets)
       pending.sources = { ...pending.sources, secrets: origin.secrets };
+    // The code's configuration values (a proxy's forward carries them): masked as a recording masks them.
+    if (origin.configuration && origin.configuration !== pending.sources.configuration)
+      pending.sources = { ...pending.sources, configuration: origin.configuration };
     return exchangeOf(pending, request, origin, next, () => this.settle(pending));
   };
 
