@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { http } from '../helpers/emulator.js';
-import { spawnSvc } from '../helpers/process.js';
+import { execSvc, spawnSvc } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp.js';
 import { eventually } from '../helpers/wait.js';
 import { connectInspector, inspectorTargets } from './cdp.js';
@@ -33,9 +33,12 @@ describe('svc serve --inspect', () => {
     await writeFile(file, code(2));
     await writeFile(path.join(cwd, 'svc.yaml'), SVC_YAML);
     const port = await freePort();
-    const svc = spawnSvc(['serve', '--port', '0', `--inspect=${port}`, '--config', 'svc.yaml', '--log-format', 'json'], {
-      cwd,
-    });
+    const svc = spawnSvc(
+      ['serve', '--port', '0', `--inspect=${port}`, '--config', 'svc.yaml', '--log-format', 'json'],
+      {
+        cwd,
+      },
+    );
     const notice = await svc.waitForLine((line) => line.includes('"warning"') && line.includes('--inspect'), 20_000);
     expect(notice).toContain('permission model');
     expect(notice).toContain(`127.0.0.1:${port}`);
@@ -92,5 +95,13 @@ describe('svc serve --inspect', () => {
     }
     svc.child.kill('SIGINT');
     expect((await svc.exited).code).toBe(0);
+  });
+
+  it('refuses a port that is not one, in one line', async () => {
+    const cwd = await tempDir();
+    const run = await execSvc(['serve', '--port', '0', '--in-memory', '--inspect=nine'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('--inspect takes a port from 0 to 65535');
   });
 });
