@@ -196,8 +196,9 @@ function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext, 
       outbound: (request, origin) => {
         const owner = ownerOf(origin.id);
         // The call's plaintext goes with it: interceptors (the guard, a recorder) redact by provenance.
-        const secrets = leaks.callOf(origin.traceId)?.secrets;
-        return gateway.send(request, { ...origin, ...(owner && { tenantId: owner.tenantId }), secrets });
+        const call = leaks.callOf(origin.traceId);
+        const { secrets, configuration } = call ?? {};
+        return gateway.send(request, { ...origin, ...(owner && { tenantId: owner.tenantId }), secrets, configuration });
       },
     },
   );

@@ -17,6 +17,8 @@ export interface LeakCall {
   secrets: CallSecrets;
   /** A proxy's destination origin: its transforms may send the plaintext there. */
   destination?: string | undefined;
+  /** The configuration values of the code it runs (recordings mask them in its code's requests). */
+  configuration?: readonly string[] | undefined;
 }
 
 /** What was found: a token's value in a form, or a card number from no token. */

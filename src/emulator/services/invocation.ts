@@ -61,6 +61,9 @@ export async function invokeCode<T>(
   finish: (value: unknown) => T | Promise<T>,
 ): Promise<T> {
   const started = performance.now();
+  const watched = deps.tokens.leaks.callOf(call.requestId);
+  // Its code's https requests carry its configuration values: recordings mask them.
+  if (watched && !watched.configuration) watched.configuration = configurationValues(call.configuration);
   try {
     const svc = call.bound
       ? svcHandler(
@@ -73,7 +76,7 @@ export async function invokeCode<T>(
           call.transactionId,
           call.rerun,
           // What req.svc detokenizes is the call's plaintext too.
-          deps.tokens.leaks.callOf(call.requestId)?.secrets,
+          watched?.secrets,
         )
       : null;
     // The tenant's clock, when it was moved: `Date` in the code reads it (0, never moved: nothing is sent).
@@ -100,6 +103,15 @@ export async function invokeCode<T>(
     // The event is redacted whatever the mode; the caller's answer is as the mode says.
     throw deps.tokens.leaks.checkError(deps.tokens.leaks.callOf(call.requestId), error);
   }
+}
+
+/** A configuration's values, listed once per configuration object. */
+const configurationLists = new WeakMap<Record<string, string>, readonly string[]>();
+
+function configurationValues(configuration: Record<string, string>): readonly string[] {
+  let values = configurationLists.get(configuration);
+  if (!values) configurationLists.set(configuration, (values = Object.values(configuration)));
+  return values;
 }
 
 /** The `invocation` event of a call that began at `started` (performance.now()) and ended with `status`. */
