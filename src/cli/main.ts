@@ -123,7 +123,11 @@ export async function runSvc(argv: string[], io: IO, given?: Entries): Promise<n
     const explained = asCliError(await explainKeyError(error, target));
     // --json keeps the server's problem as it came; people read the flags they typed.
     const worded = globals.json ? explained : withFlagNames(explained, ran?.options);
-    return reportError(worded, io, { json: globals.json, debug: globals.debug || argv.includes('--debug') });
+    return reportError(worded, io, {
+      json: globals.json,
+      debug: globals.debug || argv.includes('--debug'),
+      exitCode: ran?.errorExitCode,
+    });
   }
 }
 

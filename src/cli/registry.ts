@@ -27,6 +27,8 @@ export interface CommandDefinition<
   notes?: string[];
   /** Shown after the option list (and the notes) in --help. */
   examples?: string[];
+  /** The exit code of an error, where the command's own codes give 1 a meaning (`svc replay`: 1 differs). */
+  errorExitCode?: number;
   handler(input: CommandInput<OptionsOf<O>, ArgsOf<A>>, ctx: Context): Promise<void | number>;
 }
 

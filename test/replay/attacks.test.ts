@@ -3,7 +3,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { runSvc } from '../helpers/cli.js';
 import { createApplication, createTenant, createToken, sharedEmulator, unique } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/temp.js';
 import { selfSigned } from '../helpers/tls.js';
 
 const emu = sharedEmulator();
@@ -183,5 +185,31 @@ module.exports = async (req) => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.text).not.toContain(merchant);
     await destination.close();
+  });
+
+  it('the CLI exits 2 on an error, apart from 1 (something differs): an unknown trace id, a server without the route', async () => {
+    const run = async (line: string, base = emu().url) =>
+      runSvc(line, { cwd: await tempDir(), env: { SVC_BASE_URL: base, SVC_MANAGEMENT_KEY: emu().managementKey } });
+    const unknown = await run('replay no-such-trace');
+    expect(unknown.code, unknown.stderr).toBe(2);
+    expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
+    const json = await run('replay no-such-trace --json');
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stderr).error.status).toBe(404);
+    const bare = await listen(
+      createServer((request, response) => {
+        request.resume();
+        response.writeHead(404, { 'content-type': 'text/plain' });
+        response.end('not here');
+      }),
+    );
+    const none = await run('replay some-trace', bare.url);
+    expect(none.code, none.stderr).toBe(2);
+    expect(none.stderr.trim().split('\n')).toHaveLength(1);
+    expect(none.stderr).toMatch(/offers no replay/);
+    const noneJson = await run('replay some-trace --json', bare.url);
+    expect(noneJson.code).toBe(2);
+    expect(JSON.parse(noneJson.stderr).error.exit_code).toBe(2);
+    await bare.close();
   });
 });

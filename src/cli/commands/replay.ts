@@ -20,7 +20,8 @@ interface ReplayAnswer {
 
 export const replay = defineCommand({
   name: 'replay',
-  description: "re-run a past call through today's code and diff it stage by stage; exit 1 when something differs",
+  description:
+    "re-run a past call through today's code and diff it stage by stage; exit 0 same, 1 something differs, 2 an error",
   args: [{ name: 'trace_id', description: 'the trace id of a proxy or reactor call (the dashboard, svc logs)' }],
   options: [
     { flags: '--live', description: "send the destination's request to the network instead of the recorded answer" },
@@ -29,6 +30,7 @@ export const replay = defineCommand({
     'The emulator keeps the last 100 calls of each tenant, redacted (token expressions, masked cards, no',
     'credentials). A re-run writes nothing: req.svc writes are refused and no tokenize block is tokenized.',
   ],
+  errorExitCode: 2,
   examples: ['svc replay 4bf92f35-77b3-4da6-a3ce-929d0e0e4736', 'svc replay 4bf92f35-... --live --json'],
   async handler({ args, options }, ctx) {
     const answer = await replayed(ctx, args.trace_id, options.live === true);

@@ -9,8 +9,15 @@ import type { IO } from './process.js';
  * code, and a stack only for bugs, and only with --debug. A message quotes the server, a file or a
  * name: it is made safe for the terminal (lib/terminal-text.ts), any line after its first indented.
  */
-export function reportError(error: unknown, io: IO, options: { json: boolean; debug: boolean }): number {
-  const { message, exitCode, problem, bug } = describe(error);
+export function reportError(
+  error: unknown,
+  io: IO,
+  options: { json: boolean; debug: boolean; exitCode?: number | undefined },
+): number {
+  const described = describe(error);
+  const { message, problem, bug } = described;
+  // A usage error keeps its 2; a command whose 1 means something else (svc replay) gives its own.
+  const exitCode = error instanceof UsageError ? described.exitCode : (options.exitCode ?? described.exitCode);
   if (options.json) {
     const usage = error instanceof UsageError;
     io.stderr.write(`${JSON.stringify({ error: problem ?? cliProblem(message, exitCode, usage) })}\n`);
