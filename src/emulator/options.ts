@@ -58,11 +58,13 @@ export interface EmulatorOptions {
   /**
    * The leak guard (README "Leak guard"): `warn` (default) tells of a call's plaintext in its answer or
    * its code's requests with a `leak` event, `fail` answers the call with a leak problem, `off` checks
-   * nothing. Logs and events are redacted in warn and fail.
+   * neither and tells nothing. Logs, events and recordings are redacted in every mode.
    */
   leakGuard?: LeakMode;
   /** Declared test card numbers the card scan leaves alone (a token's value is found whatever this says). */
   leakGuardAllow?: string[];
+  /** Hosts a call's code may send its plaintext to (a payment provider): `api.example.com` or `*.example.com`. */
+  leakGuardAllowHosts?: string[];
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
   fileSystem?: StoreFileSystem;
   clock?: Clock;
@@ -109,7 +111,7 @@ export function checkOptions(options: EmulatorOptions): void {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw refuse(name, `must be a whole number above 0, not ${value}.`);
   }
-  const leaks = leakOptionsProblem(options.leakGuard, options.leakGuardAllow);
+  const leaks = leakOptionsProblem(options);
   if (leaks) throw refuse(leaks.option, leaks.reason);
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);

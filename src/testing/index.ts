@@ -23,10 +23,12 @@ import { ConsoleLines } from './logs.js';
 import { SpareForks } from './spares.js';
 import { SvcTenant, type TenantContext } from './tenant.js';
 import { WebhookReceiver } from './webhooks.js';
+import { type LeakGuardMode, type LeakGuardSetting, leakGuardOptions } from './leak-options.js';
 
 export type { SvcConfig } from './config.js';
 export type { CallResult, InvokeOptions, ProxyCall, SvcTenant, TenantKeys } from './tenant.js';
 export type { ReceivedWebhook, WebhookReply } from './webhooks.js';
+export type { LeakGuardMode, LeakGuardSetting } from './leak-options.js';
 export type { TenantClock } from './clock.js';
 export type {
   DestinationCall,
@@ -55,9 +57,11 @@ export interface StartOptions {
   projectDir?: string;
   /**
    * The leak guard: `fail` by default here (a call that spills its plaintext answers a leak problem,
-   * so a test sees it); `warn` or `off` as svc serve takes them. `leakGuardAllow`: declared test cards.
+   * so a test sees it); `warn` or `off` as svc serve takes them; or `{ mode, allowCards, allowHosts }`
+   * (declared test cards; hosts a call's code may send its plaintext to, a payment provider's).
+   * `leakGuardAllow`: declared test cards.
    */
-  leakGuard?: 'warn' | 'fail' | 'off';
+  leakGuard?: LeakGuardMode | LeakGuardSetting;
   leakGuardAllow?: string[];
 }
 
@@ -92,8 +96,7 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     port: 0,
     host: '127.0.0.1',
     ...(options.tier !== undefined && { tier: options.tier }),
-    leakGuard: options.leakGuard ?? 'fail',
-    ...(options.leakGuardAllow !== undefined && { leakGuardAllow: options.leakGuardAllow }),
+    ...leakGuardOptions(options),
     runtime: { projectDir },
   });
   const logs = new ConsoleLines(emulator.events);

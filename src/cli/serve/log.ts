@@ -237,6 +237,9 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   'record.dir': '--record',
   'replay.dir': '--replay',
   'replay.onMiss': '--on-miss',
+  leakGuard: '--leak-guard',
+  leakGuardAllow: '--leak-guard-allow',
+  leakGuardAllowHosts: '--leak-guard-allow-host',
 };
 
 /**

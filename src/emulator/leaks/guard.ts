@@ -19,6 +19,8 @@ export interface LeakCall {
   destination?: string | undefined;
   /** The configuration values of the code it runs (recordings mask them in its code's requests). */
   configuration?: readonly string[] | undefined;
+  /** What the guard refused during the call (fail mode): its answer, whatever the code made of the refusal. */
+  refused?: HttpError | undefined;
 }
 
 /** What was found: a token's value in a form, or a card number from no token. */
@@ -45,12 +47,16 @@ interface Watched {
 
 /**
  * The leak guard: which calls run with which plaintext (by trace id and request id), and the checks
- * of every place their output goes. Events are always redacted (redactingEvents); an answer, an
- * error answered, an outbound request is let through with a `leak` event (warn) or refused with a
- * leak problem (fail), as the mode says. Card numbers from no token are found on the same places.
+ * of every place their output goes. Calls are watched and events redacted in every mode (off too:
+ * logs, events and recordings never hold a call's plaintext); an answer, an error answered, an
+ * outbound request is let through with a `leak` event (warn) or refused with a leak problem (fail),
+ * as the mode says, and neither is checked (nor any leak event told) when off. Card numbers from no
+ * token are found on the same places.
  */
 export class LeakGuard {
   readonly allow: ReadonlySet<string>;
+  /** Hosts a call's plaintext may be sent to by its code (exact, or `*.example.com`: any below it). */
+  readonly allowHosts: readonly string[];
   private readonly calls = new Map<string, Watched>();
   private readonly recent = new Map<string, Watched>();
 
@@ -59,17 +65,28 @@ export class LeakGuard {
     allow: Iterable<string>,
     /** Where leak events go (the hub's own publish: they need no redaction). */
     private readonly publish: EmitEvent,
+    allowHosts: Iterable<string> = [],
   ) {
     this.allow = new Set([...allow].map((card) => card.replace(/[ -]/g, '')));
+    this.allowHosts = [...allowHosts].map((host) => host.toLowerCase());
   }
 
+  /** Whether answers and outbound requests are checked and leak events told (not `off`). */
   get on(): boolean {
     return this.mode !== 'off';
   }
 
+  /** Whether a call's code may send its plaintext to `url`'s host (a declared payment provider). */
+  allowsHost(url: URL): boolean {
+    if (this.allowHosts.length === 0) return false;
+    const host = url.hostname.toLowerCase();
+    return this.allowHosts.some((allowed) =>
+      allowed.startsWith('*.') ? host.endsWith(allowed.slice(1)) : allowed === host || allowed === url.host,
+    );
+  }
+
   /** Watches `call` from now, found by its trace id and each of `ids` (an asynchronous run's request id). */
   open(call: LeakCall, ...ids: string[]): void {
-    if (!this.on) return;
     const watched: Watched = { call, told: new Set(), ended: 0 };
     this.calls.set(call.traceId, watched);
     for (const id of ids) this.calls.set(id, watched);
@@ -77,7 +94,6 @@ export class LeakGuard {
 
   /** The call ended: kept a while (bounded) for the lines that arrive after its answer. */
   close(call: LeakCall, ...ids: string[]): void {
-    if (!this.on) return;
     const now = Date.now();
     for (const id of [call.traceId, ...ids]) {
       const watched = this.calls.get(id);
@@ -134,7 +150,18 @@ export class LeakGuard {
     if (found.length === 0) return;
     const action = this.mode === 'fail' ? 'refused' : 'warned';
     this.tell(call, place, found, action);
-    if (action === 'refused') throw leakProblem(call, place, found);
+    if (action !== 'refused') return;
+    const problem = leakProblem(call, place, found);
+    call.refused ??= problem;
+    throw problem;
+  }
+
+  /**
+   * The end of a call: one that had something refused (fail mode) is answered with that leak
+   * problem, even when its code caught the refusal (a failed request it went on without).
+   */
+  settle(call: LeakCall): void {
+    if (call.refused) throw call.refused;
   }
 
   /**
@@ -153,7 +180,6 @@ export class LeakGuard {
 
   /** `emit` with every event's text redacted first (by its call's plaintext, and card numbers), and told. */
   redactingEvents(emit: EmitEvent): EmitEvent {
-    if (!this.on) return emit;
     return (event) => {
       if (event.type === 'leak') return emit(event);
       const { redacted, told } = this.redactEvent(event);
@@ -192,6 +218,7 @@ export class LeakGuard {
     found: Finding[],
   ): void {
     if (watched) return this.tell(watched.call, place, found, 'redacted');
+    if (!this.on) return;
     const tenantId = (event as { tenantId?: string }).tenantId;
     for (const finding of found) {
       this.publish({
@@ -207,6 +234,7 @@ export class LeakGuard {
 
   /** Leak events for what was found in a place of `call`, each (place, token, form, action) once per call. */
   tell(call: LeakCall, place: LeakPlace, found: Finding[], action: 'redacted' | 'warned' | 'refused'): void {
+    if (!this.on) return;
     const told = this.watched(call.traceId)?.told;
     for (const finding of found) {
       const key = `${place} ${finding.tokenId ?? ''} ${finding.form} ${finding.last4 ?? ''} ${action}`;

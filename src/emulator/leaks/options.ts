@@ -2,16 +2,39 @@ import type { LeakMode } from './guard.js';
 
 const MODES: readonly LeakMode[] = ['warn', 'fail', 'off'];
 
+/** A declared card number: 13 to 19 digits, spaces or dashes between them. */
+export const CARD_NUMBER = /^\d(?:[ -]?\d){12,18}$/;
+
+/** A declared host: a name (or IP, optionally `:port`), or `*.` and a name (any host below it). */
+export const ALLOWED_HOST =
+  /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::\d{1,5})?$/i;
+
+/** The emulator's options of the leak guard. */
+export interface LeakGuardOptions {
+  leakGuard?: LeakMode | undefined;
+  leakGuardAllow?: string[] | undefined;
+  leakGuardAllowHosts?: string[] | undefined;
+}
+
 /** What is wrong with the leak guard's options, as `[option, reason]`, or undefined. */
-export function leakOptionsProblem(
-  mode: unknown,
-  allow: unknown,
-): { option: 'leakGuard' | 'leakGuardAllow'; reason: string } | undefined {
+export function leakOptionsProblem(options: {
+  leakGuard?: unknown;
+  leakGuardAllow?: unknown;
+  leakGuardAllowHosts?: unknown;
+}): { option: 'leakGuard' | 'leakGuardAllow' | 'leakGuardAllowHosts'; reason: string } | undefined {
+  const { leakGuard: mode, leakGuardAllow: allow, leakGuardAllowHosts: hosts } = options;
   if (mode !== undefined && !MODES.includes(mode as LeakMode))
     return { option: 'leakGuard', reason: `must be one of ${MODES.join(', ')}.` };
-  if (allow === undefined) return undefined;
-  const cards = Array.isArray(allow) ? allow : [];
-  if (!Array.isArray(allow) || cards.some((card) => typeof card !== 'string' || !/^\d(?:[ -]?\d){12,18}$/.test(card)))
+  if (allow !== undefined && !listOf(allow, CARD_NUMBER))
     return { option: 'leakGuardAllow', reason: 'must be card numbers of 13 to 19 digits (spaces or dashes allowed).' };
+  if (hosts !== undefined && !listOf(hosts, ALLOWED_HOST))
+    return {
+      option: 'leakGuardAllowHosts',
+      reason: 'must be host names (api.example.com, or *.example.com for any host below it), without scheme or path.',
+    };
   return undefined;
+}
+
+function listOf(value: unknown, pattern: RegExp): boolean {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string' && pattern.test(item));
 }

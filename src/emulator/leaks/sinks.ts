@@ -46,6 +46,7 @@ export function scannedStream(guard: LeakGuard, call: LeakCall, place: LeakPlace
 /** A request as the gateway sends it (outbound/types.ts OutboundRequest), by the members checked. */
 interface SentRequest {
   url: URL;
+  method?: string;
   headers: Record<string, string>;
   body: Buffer | string | Readable | undefined;
 }
@@ -58,22 +59,44 @@ interface SentBy {
 }
 
 /**
- * The check of user code's https requests: a proxy's transform sending its call's plaintext (or a
- * card number) to a host other than the proxy's destination is told (warn) or refused (fail: the
- * request fails with the leak problem's detail, the call answers it). A proxy's forward is what
- * the proxy is for, and a reactor's requests are what a reactor is for (it calls the payment
- * provider with the card): neither is checked. A body that streams is not read.
+ * The check of user code's https requests: a reactor's or a transform's code sending its call's
+ * plaintext (or a card number) anywhere but a host declared for it (leakGuardAllowHosts) or, for a
+ * transform, its proxy's destination, is told (warn) or refused (fail: the request fails with the
+ * leak problem's detail, the call answers it). The whole request is looked at as it would leave:
+ * its URL (host, path, query), its headers, its body; a body the code writes over time is scanned
+ * as it passes (warn) or read whole before it is sent (fail). A proxy's forward is what the proxy
+ * is for: not checked.
  */
 export function leakInterceptor(guard: LeakGuard) {
-  return <Q extends SentRequest, A>(request: Q, origin: SentBy, next: (request: Q) => Promise<A>): Promise<A> => {
-    if (!guard.on || origin.kind !== 'transform') return next(request);
+  return async <Q extends SentRequest, A>(request: Q, origin: SentBy, next: (request: Q) => Promise<A>): Promise<A> => {
+    if (!guard.on || origin.kind === 'proxy') return next(request);
     const call = guard.callOf(origin.traceId);
-    if (!call || call.destination === request.url.origin) return next(request);
-    const body = typeof request.body === 'string' || Buffer.isBuffer(request.body) ? request.body.toString() : '';
-    const text = `${request.url.pathname}${request.url.search}\n${Object.values(request.headers).join('\n')}\n${body}`;
-    guard.check(call, 'outbound', text);
-    return next(request);
+    if (!call || call.destination === request.url.origin || guard.allowsHost(request.url)) return next(request);
+    const { body } = request;
+    const head = `${request.method ?? ''} ${request.url.href}\n${headerLines(request.headers)}`;
+    if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
+      guard.check(call, 'outbound', body === undefined ? head : `${head}\n${body.toString()}`);
+      return next(request);
+    }
+    guard.check(call, 'outbound', head);
+    if (guard.mode !== 'fail') return next({ ...request, body: scannedStream(guard, call, 'outbound', body) });
+    // Bounded where it is written (the sandbox's outbound requests: MAX_OUTBOUND_BODY_BYTES).
+    const whole = await readAll(body);
+    guard.check(call, 'outbound', whole.toString());
+    return next({ ...request, body: whole });
   };
+}
+
+function headerLines(headers: Record<string, string>): string {
+  let text = '';
+  for (const name in headers) text += `${name}: ${headers[name]}\n`;
+  return text;
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -81,11 +104,20 @@ export function leakInterceptor(guard: LeakGuard) {
  * it is published (`emit`), and the check of user code's requests on the gateway.
  */
 export function leakGuarded(
-  options: { leakGuard?: LeakMode | undefined; leakGuardAllow?: string[] | undefined },
+  options: {
+    leakGuard?: LeakMode | undefined;
+    leakGuardAllow?: string[] | undefined;
+    leakGuardAllowHosts?: string[] | undefined;
+  },
   publish: EmitEvent,
   gateway: { use(interceptor: ReturnType<typeof leakInterceptor>): unknown },
 ): { leaks: LeakGuard; emit: EmitEvent } {
-  const leaks = new LeakGuard(options.leakGuard ?? 'warn', options.leakGuardAllow ?? [], publish);
+  const leaks = new LeakGuard(
+    options.leakGuard ?? 'warn',
+    options.leakGuardAllow ?? [],
+    publish,
+    options.leakGuardAllowHosts ?? [],
+  );
   gateway.use(leakInterceptor(leaks));
   return { leaks, emit: leaks.redactingEvents(publish) };
 }

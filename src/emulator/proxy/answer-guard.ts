@@ -30,7 +30,12 @@ export function watchProxy(
  */
 export async function guardedAnswer(guard: LeakGuard, watched: LeakCall, answer: ProxyAnswer): Promise<ProxyAnswer> {
   const { body } = answer;
-  if (body === undefined || !readable(answer.headers)) return answer;
+  if (watched.refused) {
+    // Its code's request was refused (fail mode) and the call went on: the leak problem is its answer.
+    if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) body.destroy();
+    throw watched.refused;
+  }
+  if (!guard.on || body === undefined || !readable(answer.headers)) return answer;
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     guard.check(watched, 'answer', body.toString());
     return answer;

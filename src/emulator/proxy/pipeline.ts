@@ -102,8 +102,8 @@ export class ProxyPipeline {
 
   async invoke(call: ProxyCall): Promise<ProxyAnswer> {
     const { leaks } = this.deps.tokens;
-    if (!leaks.on) return this.pass(call, undefined);
-    // The leak guard watches the call (its console lines, its code's requests) until it is answered.
+    // The leak guard watches the call (its console lines, its code's requests) until it is answered,
+    // in every mode: its plaintext is redacted from events and recordings even with the checks off.
     const watched: LeakCall = {
       tenantId: '',
       kind: 'proxy',
@@ -114,7 +114,10 @@ export class ProxyPipeline {
     };
     leaks.open(watched);
     try {
-      return guardedAnswer(leaks, watched, await this.pass(call, watched));
+      return await guardedAnswer(leaks, watched, await this.pass(call, watched));
+    } catch (error) {
+      // Something refused during the call (fail mode) is its answer, whatever its code made of it.
+      throw watched.refused ?? error;
     } finally {
       leaks.close(watched);
     }

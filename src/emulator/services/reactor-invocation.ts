@@ -160,17 +160,19 @@ export class ReactorInvocations {
 
   private run(ctx: CallContext, code: CodeCall, args: JsonText): Promise<ReactorResponse> {
     const { leaks } = this.deps.tokens;
-    if (!leaks.on) return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value));
-    // Watched while it runs (and a while after: its last console lines) under its request id.
+    // Watched while it runs (and a while after: its last console lines) under its request id, in
+    // every mode: events and recordings are redacted of its plaintext even with the checks off.
     const watched = reactorLeakCall(ctx, code);
     leaks.open(watched);
     return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value)).then(
       (response) => {
         leaks.close(watched);
+        leaks.settle(watched);
         return response;
       },
       (error: unknown) => {
         leaks.close(watched);
+        leaks.settle(watched);
         throw error;
       },
     );
