@@ -205,3 +205,37 @@ describe('cassette file names', () => {
     expect(names[4]).toBe('https_api.example.com_443.json');
   });
 });
+
+describe('a hand-edited cassette', () => {
+  it("answers with the replayer's own framing, whatever case or framing headers it holds", async () => {
+    const text = JSON.stringify({
+      version: 1,
+      origin: 'https://api.example.com',
+      exchanges: [
+        {
+          request: { method: 'GET', path: '/v1', query: '', headers: {} },
+          answer: {
+            status: 200,
+            headers: {
+              'Content-Length': '999',
+              'Transfer-Encoding': 'chunked',
+              Connection: 'close',
+              ['__proto__']: 'x',
+              'X-Kept': 'yes',
+            },
+            body: 'hello',
+          },
+        },
+      ],
+    });
+    const replayer = new Replayer([parseCassette(text, 'x')], { dir: 'x', onMiss: 'fail' });
+    const answer = await replayer.interceptor(
+      { url: new URL('https://api.example.com/v1'), method: 'GET', headers: {}, body: undefined },
+      origin(),
+      () => Promise.reject(new Error('not replayed')),
+    );
+    expect(answer.headers).toEqual({ 'content-length': '5', 'x-kept': 'yes' });
+    expect(Object.getPrototypeOf(answer.headers)).toBe(Object.prototype);
+    expect(Buffer.concat(await answer.body.toArray()).toString()).toBe('hello');
+  });
+});

@@ -152,7 +152,8 @@ export function recordedHeaders(headers: Record<string, string | string[] | unde
   const out: RecordedHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (value === undefined || DROPPED_HEADERS.has(lower)) continue;
+    // `__proto__` (a hand-edited cassette's) would set the object's prototype, not a header.
+    if (value === undefined || DROPPED_HEADERS.has(lower) || lower === '__proto__') continue;
     out[lower] = Array.isArray(value) ? [...value] : String(value);
   }
   return out;

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import type { OutboundInterceptor, OutboundNext, OutboundOrigin, OutboundRequest } from '../outbound/types.js';
-import { bodyBytes, capturedOf, recordedRequest } from './capture.js';
+import { bodyBytes, capturedOf, recordedHeaders, recordedRequest } from './capture.js';
 import { type Cassette, cassetteFileName, type RecordedAnswer } from './cassette.js';
 import { matchKey } from './match.js';
 import type { Recorder } from './recorder.js';
@@ -73,7 +73,8 @@ export class Replayer {
     const bytes = answer && bodyBytes(answer);
     if (found && answer && bytes) {
       found.used += 1;
-      const headers = { ...answer.headers, 'content-length': String(bytes.length) };
+      // Framing is the replayer's own, whatever a (hand-edited) cassette says, in whatever case.
+      const headers = { ...recordedHeaders(answer.headers), 'content-length': String(bytes.length) };
       return { status: answer.status, headers, body: Readable.from(bytes.length > 0 ? [bytes] : []) };
     }
     const why = !found
