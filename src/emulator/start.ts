@@ -21,7 +21,7 @@ import type { OutboundGateway } from './outbound/index.js';
 import type { LeakGuard } from './leaks/guard.js';
 import type { CallReplays } from './replay/index.js';
 import { ObservedPipeline } from './replay/observed-pipeline.js';
-import { Runtime, freeInspectPort } from './runtime/index.js';
+import { Runtime, freeInspectPort, inspectNotice } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
 import { createServices, type Services } from './services/index.js';
 import { holdsTokens, sealAtStart } from './services/lost-key.js';
@@ -79,6 +79,7 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
   // A debugger needs a port that stays the same across the sandbox's restarts: 0 is chosen once here.
   const inspect = options.inspect && { ...options.inspect, port: options.inspect.port || (await freeInspectPort()) };
   const runtime = openRuntime(ctx, inspect);
+  if (inspect) emit({ type: 'warning', message: inspectNotice(inspect.port) });
   const services = createServices(store, {
     cipher,
     runtime: runtime.runtime,

@@ -39,7 +39,7 @@ describe('svc serve --inspect', () => {
         cwd,
       },
     );
-    const notice = await svc.waitForLine((line) => line.includes('"warning"') && line.includes('--inspect'), 20_000);
+    const notice = await svc.waitForLine((line) => line.includes('"warning"') && line.includes('Inspect mode'), 20_000);
     expect(notice).toContain('permission model');
     expect(notice).toContain(`127.0.0.1:${port}`);
 

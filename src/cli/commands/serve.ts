@@ -13,7 +13,7 @@ import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve/log.js';
 import { STATE_FLAGS, serveState } from '../serve/state.js';
 import { LEAK_FLAGS, leakOptions } from '../serve/leak-flags.js';
-import { INSPECT_FLAGS, SourcePaths, inspectNotice, inspectPort } from '../serve/inspect-flags.js';
+import { INSPECT_FLAGS, type SourcePaths, serveInspect } from '../serve/inspect-flags.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -90,9 +90,7 @@ export const serve = defineCommand({
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
     const leaks = leakOptions(options);
-    const debugPort = inspectPort(options.inspect);
-    // With --inspect, code is compiled under its own file's URL (svc.yaml's, kept at each apply).
-    const sources = debugPort === undefined ? undefined : new SourcePaths();
+    const inspect = serveInspect(options.inspect);
     const state = await serveState(options, io);
     const transactionTtlMs =
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
@@ -120,7 +118,7 @@ export const serve = defineCommand({
       ...(io.env.SVC_MASTER_KEY !== undefined && { masterKey: io.env.SVC_MASTER_KEY }),
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
-      ...(sources && { inspect: { port: debugPort!, sourcePath: sources.lookup } }),
+      ...inspect.options,
       ...leaks,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
@@ -148,17 +146,7 @@ export const serve = defineCommand({
       throw userError(error);
     }
     await state.importInto(started, () => emulator.dispose());
-    const watch = {
-      watch: options.watch !== false,
-      allowOutsideProject: options.allowOutsideProject ?? false,
-      sources,
-    };
-    if (started.inspectPort !== undefined)
-      (relay ? relay.publish : log.event)({
-        time: new Date().toISOString(),
-        type: 'warning',
-        message: inspectNotice(started.inspectPort),
-      });
+    const watch = inspect.watching(options.watch !== false, options.allowOutsideProject ?? false);
     if (configFile === undefined) await start.done(undefined);
     if (relay) {
       const { serveWithDashboard } = await import('../serve/dashboard.js');

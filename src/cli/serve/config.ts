@@ -119,18 +119,8 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     }
   };
 
-  // A save applied while watching may name other files (a reactor added, a file renamed): read
-  // again for --inspect, whose emulator compiles the code under them from its next call.
-  const refreshSources = () => {
-    const { file, cwd, env, sources } = options;
-    if (!sources) return;
-    void loadConfig(file, { cwd, env, holdBroken: true, ...outsideOf(options) }).then(
-      (desired) => sources.update(desired),
-      () => {},
-    );
-  };
   const onEvent = (event: WatchEvent) => {
-    if (event.type === 'change') refreshSources();
+    if (event.type === 'change') refreshSources(options);
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'held') held(event);
     // The save that mends a refused one is said, even when it leaves things as they were.
@@ -203,7 +193,17 @@ function reports({ report, watch }: Pick<ServeConfigOptions, 'report' | 'watch'>
   };
 }
 
-const outsideOf = ({ allowOutsideProject }: ServeConfigOptions) => (allowOutsideProject ? { allowOutsideProject } : {});
+/**
+ * A save applied while watching may name other files (a reactor added, a file renamed): svc.yaml is
+ * read again for --inspect, whose emulator compiles the code under them from its next call.
+ */
+function refreshSources({ file, cwd, env, allowOutsideProject, sources }: ServeConfigOptions): void {
+  if (!sources) return;
+  void loadConfig(file, { cwd, env, holdBroken: true, ...(allowOutsideProject && { allowOutsideProject }) }).then(
+    (desired) => sources.update(desired),
+    () => {},
+  );
+}
 
 const DONE: Record<string, string> = {
   create: 'created',

@@ -58,10 +58,16 @@ export class SourcePaths {
     this.files.get(`${kind === 'reactor' ? 'reactor' : (which ?? 'request')}\u0000${name}`);
 }
 
-/** The one line `svc serve --inspect` says at its start. */
-export function inspectNotice(port: number): string {
-  return (
-    `--inspect: the sandbox runs without Node's permission model and with no timeouts (your code can read files and start processes as you): for your own code only. ` +
-    `Debugger on 127.0.0.1:${port} (ws:// URL at http://127.0.0.1:${port}/json/list): chrome://inspect, or VS Code "Attach" to port ${port}.`
-  );
+/**
+ * What `--inspect` makes of serve: the emulator's option (its code under the files svc.yaml names),
+ * and svc.yaml's watch options with those files kept up to date. (The emulator says what the mode
+ * lowers itself, as a warning at its start.)
+ */
+export function serveInspect(flag: string | true | undefined) {
+  const port = inspectPort(flag);
+  const sources = port === undefined ? undefined : new SourcePaths();
+  return {
+    options: sources ? { inspect: { port: port!, sourcePath: sources.lookup } } : {},
+    watching: (watch: boolean, allowOutsideProject: boolean) => ({ watch, allowOutsideProject, sources }),
+  };
 }

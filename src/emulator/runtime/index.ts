@@ -19,7 +19,7 @@ import { InspectorPort, sourceUrlOf } from './inspect.js';
 export { UserCodeError } from './user-code-error.js';
 export { JsonText } from './json-text.js';
 export type { Instance } from './instance.js';
-export { INSPECT_HOST, freeInspectPort } from './inspect.js';
+export { INSPECT_HOST, freeInspectPort, inspectNotice } from './inspect.js';
 export type {
   CodeSource,
   InspectOptions,

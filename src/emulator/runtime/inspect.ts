@@ -46,6 +46,14 @@ export class InspectorPort {
   }
 }
 
+/** What a start with a debugger says, once: what the mode lowers, and where to attach. */
+export function inspectNotice(port: number): string {
+  return (
+    `Inspect mode: the sandbox runs without Node's permission model and with no timeouts (your code can read files and start processes as you): for your own code only. ` +
+    `Debugger on ${INSPECT_HOST}:${port} (its ws:// URL at http://${INSPECT_HOST}:${port}/json/list): chrome://inspect, or VS Code "Attach" to port ${port}.`
+  );
+}
+
 /** A port free on 127.0.0.1 now (for `inspect.port` 0: a debugger needs a port that stays the same). */
 export function freeInspectPort(): Promise<number> {
   return new Promise((resolve, reject) => {
