@@ -14,6 +14,7 @@ import {
   cassetteFileName,
   parseCassette,
   Recorder,
+  type RecordingProblem,
   type RecordedExchange,
   Replayer,
 } from '../../src/emulator/recording/index.js';
@@ -237,5 +238,34 @@ describe('a hand-edited cassette', () => {
     expect(answer.headers).toEqual({ 'content-length': '5', 'x-kept': 'yes' });
     expect(Object.getPrototypeOf(answer.headers)).toBe(Object.prototype);
     expect(Buffer.concat(await answer.body.toArray()).toString()).toBe('hello');
+  });
+});
+
+describe('bounds', () => {
+  it('a cassette never grows past what a replay reads, nor a run past its bound in memory', async () => {
+    const dir = await tempDir();
+    const problems: RecordingProblem[] = [];
+    const limit = 64 * 1024;
+    const recorder = new Recorder({ dir, maxCassetteBytes: limit, report: (problem) => problems.push(problem) });
+    const big = 'x'.repeat(10 * 1024);
+    const exchange = (n: number): RecordedExchange => ({
+      request: { method: 'POST', path: `/v1/${n}`, query: '', headers: {}, body: big },
+      answer: { status: 200, headers: {}, body: big },
+    });
+    for (let n = 0; n < 20; n++) recorder.add('https://api.example.com', n, origin(), exchange(n));
+    // Other origins: the run as a whole is bounded too (four cassettes' worth).
+    for (let host = 0; host < 8; host++)
+      for (let n = 0; n < 4; n++) recorder.add(`https://h${host}.example.com`, 100 + n, origin(), exchange(n));
+    expect(await recorder.close()).toEqual([]);
+    const sizes = await Promise.all(
+      (await readdir(dir)).map(async (file) => (await readFile(path.join(dir, file))).length),
+    );
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(limit);
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(4 * limit);
+    const cassette = parseCassette(await readFile(path.join(dir, 'https_api.example.com_443.json'), 'utf8'), 'x');
+    expect(cassette.exchanges.length).toBeGreaterThan(0);
+    expect(problems.map((problem) => problem.error)).toContainEqual(
+      expect.stringMatching(/later ones are not recorded/),
+    );
   });
 });

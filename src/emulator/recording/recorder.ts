@@ -9,12 +9,14 @@ import { readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { syncDir, writeFileDurably } from '../../lib/durable-file.js';
+import { megabytes } from '../../lib/megabytes.js';
 import { CallSecrets } from '../leaks/secrets.js';
 import type { OutboundInterceptor, OutboundNext, OutboundOrigin, OutboundRequest } from '../outbound/types.js';
 import { type CapturedBody, capturedOf, recordedAnswer, recordedRequest, tee } from './capture.js';
 import {
   CASSETTE_VERSION,
   type Cassette,
+  MAX_CASSETTE_BYTES,
   cassetteFileName,
   parseCassette,
   type RecordedExchange,
@@ -28,6 +30,13 @@ export const WRITE_DELAY_MS = 250;
 /** The exchanges a cassette keeps; later ones are not recorded (a warning says so once). */
 export const MAX_EXCHANGES_PER_CASSETTE = 10_000;
 const CASSETTE_MODE = 0o644;
+/** How many cassettes' worth (of the most one may be) a run keeps in memory, all origins together. */
+const RUN_CASSETTES = 4;
+
+/** What an exchange adds to its cassette's file, or a little more (indentation, the file's own lines). */
+function exchangeBytes(exchange: RecordedExchange): number {
+  return Buffer.byteLength(JSON.stringify(exchange)) + 1024;
+}
 
 /** What went wrong with a cassette: refused (plaintext found in it), or not written (the disk's error). */
 export interface RecordingProblem {
@@ -47,6 +56,8 @@ export interface RecorderOptions {
   /** Declared test card numbers (digits), left as they are. */
   allowCards?: ReadonlySet<string>;
   writeDelayMs?: number;
+  /** The most a cassette file may be (what a replay reads); the run keeps at most four times it. */
+  maxCassetteBytes?: number;
 }
 
 interface Entry {
@@ -61,6 +72,8 @@ interface Tape {
   entries: Entry[];
   dirty: boolean;
   full: boolean;
+  /** What its file will weigh, about (never under). */
+  bytes: number;
 }
 
 export class Recorder {
@@ -69,6 +82,8 @@ export class Recorder {
   private readonly runSecrets = new CallSecrets();
   private readonly seenConfigurations = new WeakSet<readonly string[]>();
   private sent = 0;
+  /** What every tape weighs (they are held in memory until the run ends). */
+  private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<RecordingProblem[]> = Promise.resolve([]);
   private closed = false;
@@ -78,8 +93,10 @@ export class Recorder {
   /** A cassette's exchanges kept (replay with on-miss record: what is added goes beside them). */
   seed(cassette: Cassette): void {
     const tape = this.tape(cassette.origin);
-    for (const exchange of cassette.exchanges)
+    for (const exchange of cassette.exchanges) {
       tape.entries.push({ key: matchKey(exchange.request), order: -1_000_000_000 + tape.entries.length, exchange });
+      this.weigh(tape, exchange);
+    }
   }
 
   readonly interceptor: OutboundInterceptor = (request, origin, next) =>
@@ -128,16 +145,15 @@ export class Recorder {
       allowCards: this.options.allowCards,
     });
     const tape = this.tape(destination);
-    if (tape.entries.length >= MAX_EXCHANGES_PER_CASSETTE) {
+    const full = this.fullness(tape, exchangeBytes(redacted));
+    if (full) {
       if (!tape.full) {
         tape.full = true;
-        this.options.report?.({
-          file: this.fileOf(tape),
-          error: `it holds ${MAX_EXCHANGES_PER_CASSETTE} exchanges, the most a cassette keeps: later ones are not recorded`,
-        });
+        this.options.report?.({ file: this.fileOf(tape), error: `${full}: later ones are not recorded` });
       }
       return;
     }
+    this.weigh(tape, redacted);
     tape.entries.push({ key: matchKey(redacted.request), order, exchange: redacted });
     tape.dirty = true;
     this.schedule();
@@ -160,8 +176,25 @@ export class Recorder {
 
   private tape(origin: string): Tape {
     let tape = this.tapes.get(origin);
-    if (!tape) this.tapes.set(origin, (tape = { origin, entries: [], dirty: false, full: false }));
+    if (!tape) this.tapes.set(origin, (tape = { origin, entries: [], dirty: false, full: false, bytes: 0 }));
     return tape;
+  }
+
+  /** Why `tape` cannot take an exchange of `bytes` more (its count, its file's size, the run's), or undefined. */
+  private fullness(tape: Tape, bytes: number): string | undefined {
+    const most = this.options.maxCassetteBytes ?? MAX_CASSETTE_BYTES;
+    if (tape.entries.length >= MAX_EXCHANGES_PER_CASSETTE)
+      return `it holds ${MAX_EXCHANGES_PER_CASSETTE} exchanges, the most a cassette keeps`;
+    if (tape.bytes + bytes > most) return `it would be over ${megabytes(most)}, the most a cassette may be`;
+    if (this.bytes + bytes > RUN_CASSETTES * most)
+      return `the run's cassettes would be over ${megabytes(RUN_CASSETTES * most)}, the most a recording keeps`;
+    return undefined;
+  }
+
+  private weigh(tape: Tape, exchange: RecordedExchange): void {
+    const bytes = exchangeBytes(exchange);
+    tape.bytes += bytes;
+    this.bytes += bytes;
   }
 
   private fileOf(tape: Tape): string {
