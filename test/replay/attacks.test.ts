@@ -213,3 +213,26 @@ module.exports = async (req) => {
     await bare.close();
   });
 });
+
+describe('svc replay with declared test card numbers', () => {
+  const declared = sharedEmulator({ inMemory: true, leakGuardAllow: ['4242 4242 4242 4242'] });
+
+  it('keeps a declared test card as it is (the re-run gets it), and masks any other', async () => {
+    const code = 'module.exports = async (req) => ({ raw: { card: req.args.card, other: req.args.other } });';
+    const created = await declared().call('POST', '/reactors', {
+      body: { name: unique('cards'), code, configuration: {} },
+    });
+    expect(created.status, created.text).toBe(201);
+    const invoked = await declared().call('POST', `/reactors/${created.body.id}/react`, {
+      key: declared().privateKey,
+      body: { args: { card: '4242424242424242', other: '4000056655665556' } },
+    });
+    expect(invoked.status, invoked.text).toBe(200);
+    const answer = await declared().call('POST', `/_emulator/replay/${invoked.headers['svc-trace-id']}`, { body: {} });
+    expect(answer.status, answer.text).toBe(200);
+    const args = answer.body.stages.find((stage: { stage: string }) => stage.stage === 'args');
+    expect(args.recorded).toEqual({ card: '4242424242424242', other: '[card ****5556]' });
+    expect(answer.text).not.toContain('4000056655665556');
+    expect(answer.body.same, answer.text).toBe(true);
+  });
+});

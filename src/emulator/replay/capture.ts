@@ -35,6 +35,9 @@ export class CallCapture {
    */
   private readonly opened = new WeakMap<ProxyCall, PendingCall>();
 
+  /** Declared test card numbers (the leak guard's): kept as they are, as a recording keeps them. */
+  allowCards: ReadonlySet<string> | undefined;
+
   constructor(private readonly keep: (call: KeptCall) => void) {}
 
   /** A re-run's trace id: what it collects goes to `sink`, its requests are answered per `served`. */
@@ -159,7 +162,7 @@ export class CallCapture {
       droppedExchanges: 0,
       console: [],
       droppedLines: 0,
-      sources: {},
+      sources: this.allowCards && this.allowCards.size > 0 ? { allowCards: this.allowCards } : {},
       open: 0,
       ended: false,
       done: false,

@@ -39,6 +39,7 @@ export class CallReplays {
   /** The emulator's parts a re-run goes through; the reactor calls are watched from now on. */
   attach(parts: { store: Store; tokens: TokenService; pipeline: ProxyPipeline; reactors: ReactorInvocations }): void {
     this.parts = parts;
+    this.capture.allowCards = parts.tokens.leaks.allow;
     parts.reactors.observer = this.capture.reactor;
   }
 
