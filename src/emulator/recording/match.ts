@@ -1,7 +1,9 @@
 /**
  * What a replayed request is matched by: method, path, query and body, redacted as a recording is
  * (so today's plaintext reads as the cassette's `{{ token }}`), with each expression numbered in the
- * order it first appears: a recording made with other token ids than today's still matches.
+ * order it first appears: a recording made with other token ids than today's still matches. The
+ * query's parameters match in any order (a name's values in theirs), a JSON body by its value (any
+ * spacing, its members in any order); any other body as it is.
  */
 import type { RecordedRequest } from './cassette.js';
 
@@ -22,14 +24,39 @@ export function matchKey(request: RecordedRequest): string {
   const seen = new Map<string, number>();
   // In the order they are sent: path, query, body.
   const path = numberExpressions(request.path, seen);
-  const query = numberExpressions(request.query, seen);
+  const query = numberExpressions(sortedQuery(request.query), seen);
   const body =
     request.body !== undefined
-      ? `text:${numberExpressions(request.body, seen)}`
+      ? `text:${numberExpressions(canonicalJson(request.body) ?? request.body, seen)}`
       : request.bodyBase64 !== undefined
         ? `base64:${request.bodyBase64}`
         : request.bodyOmitted !== undefined
           ? `omitted:${request.bodyOmitted}`
           : '';
   return [request.method, path, query, body].join('\n');
+}
+
+/** The query's parameters sorted by name (stable: a name's values keep their order). */
+function sortedQuery(query: string): string {
+  if (!query.includes('&')) return query;
+  const name = (pair: string) => pair.split('=', 1)[0] as string;
+  return query
+    .split('&')
+    .sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0))
+    .join('&');
+}
+
+/** A JSON text written one way (no spacing, members sorted by name), or undefined when it is not JSON. */
+function canonicalJson(text: string): string | undefined {
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') return undefined;
+  try {
+    return JSON.stringify(JSON.parse(text), (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : value,
+    );
+  } catch {
+    return undefined;
+  }
 }
