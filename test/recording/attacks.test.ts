@@ -2,7 +2,7 @@
  * Plaintext that tried to reach a cassette another way: a compressed body, another encoder's
  * escapes and percent-encoding, a value one call revealed and another sent encoded; and file names.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -310,5 +310,24 @@ describe('what a replay matches', () => {
     const text = cassette('', 'amount=1&name=x');
     expect(await ask(text, '', 'amount=1&name=x')).toBe(201);
     expect(await ask(text, '', 'name=x&amount=1')).toBe('ERR_SVC_REPLAY_MISS');
+  });
+});
+
+describe('a refused cassette', () => {
+  it('is refused before any of it is written: its plaintext never reaches the disk, even staged', async () => {
+    const dir = await tempDir();
+    // Anything written to the staged file's place fails: a refusal must come before it.
+    await mkdir(path.join(dir, '.https_api.example.com_443.json.check'));
+    const recorder = new Recorder({ dir });
+    const revealed = callSecrets();
+    const exchange = (body: string): RecordedExchange => ({
+      request: { method: 'POST', path: '/v1', query: '', headers: {}, body },
+      answer: { status: 200, headers: {}, body: '' },
+    });
+    recorder.add('https://api.example.com', 1, origin(revealed), exchange(`{"name":"${NAME}"}`));
+    recorder.add('https://api.example.com', 2, origin(), exchange(`{"copied":"${NAME}"}`));
+    expect(await recorder.close()).toEqual([
+      { file: path.join(dir, 'https_api.example.com_443.json'), findings: [{ tokenId: 'tok_name', form: 'plain' }] },
+    ]);
   });
 });

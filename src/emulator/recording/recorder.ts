@@ -2,8 +2,9 @@
  * The recorder: an interceptor on the outbound gateway that copies each exchange as it passes (its
  * bodies teed, never consumed for the caller), redacts it by provenance and keeps it in its
  * destination's cassette, written a little after the last change (and on close). Each file is
- * written beside its place, read back and scanned against every secret of the run: a file still
- * holding one is refused (the previous one stays), the reason told without the value.
+ * scanned against every secret of the run before it is written (one still holding one is refused,
+ * the previous one stays, the reason told without the value), then written beside its place and
+ * read back before it takes that place.
  */
 import { readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -221,7 +222,11 @@ export class Recorder {
     return problems;
   }
 
-  /** Writes a tape's cassette beside its place, checks what was written, and only then puts it in place. */
+  /**
+   * Checks a tape's cassette against every plaintext of the run before any of it reaches the disk
+   * (refused: nothing is written, the previous file stays), writes it beside its place, reads it
+   * back (the disk holds exactly what was checked), and only then puts it in place.
+   */
   private async write(tape: Tape): Promise<RecordingProblem | undefined> {
     const file = this.fileOf(tape);
     const staged = path.join(this.options.dir, `.${path.basename(file)}.check`);
@@ -231,19 +236,18 @@ export class Recorder {
       origin: tape.origin,
       exchanges: entries.map((entry) => entry.exchange),
     });
+    const sources = { secrets: this.runSecrets, allowCards: this.options.allowCards };
+    // The file's text, then what its parts hold once decoded (percent-encoding, JSON escapes, bytes).
+    const findings = findPlaintext(text, sources);
+    for (const view of decodedViews(parseCassette(text, file).exchanges))
+      findings.push(...findPlaintext(view, sources));
+    if (findings.length > 0) {
+      const unique = new Map(findings.map((finding) => [JSON.stringify(finding), finding]));
+      return { file, findings: [...unique.values()] };
+    }
     try {
       await writeFileDurably(staged, text, CASSETTE_MODE);
-      const written = await readFile(staged, 'utf8');
-      const sources = { secrets: this.runSecrets, allowCards: this.options.allowCards };
-      // The file's text, then what its parts hold once decoded (percent-encoding, JSON escapes, bytes).
-      const findings = findPlaintext(written, sources);
-      for (const view of decodedViews(parseCassette(written, staged).exchanges))
-        findings.push(...findPlaintext(view, sources));
-      if (findings.length > 0) {
-        await unlink(staged).catch(() => {});
-        const unique = new Map(findings.map((finding) => [JSON.stringify(finding), finding]));
-        return { file, findings: [...unique.values()] };
-      }
+      if ((await readFile(staged, 'utf8')) !== text) throw new Error('it read back otherwise than it was written');
       await rename(staged, file);
       await syncDir(this.options.dir);
       return undefined;
