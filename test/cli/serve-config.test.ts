@@ -147,6 +147,28 @@ describe('svc serve --config: svc.yaml applied at start and on each save', () =>
     expect(plain.lines().filter((line) => line.event === 'reload')).toEqual([]);
   });
 
+  test("a runtime error's place is said in the user's file (its folder kept), not in the server's name for it", async () => {
+    const failing = "module.exports = async () => {\n  throw new Error('broke here');\n};\n";
+    const { cwd } = await project({
+      'svc.yaml': SVC_YAML.replace('reactors/hello.js', 'code/bad.js'),
+      'code/bad.js': failing,
+    });
+    const served = serve(cwd);
+    try {
+      const invoke = await invoker(cwd, 'hello');
+      await invoke();
+      const failed = await eventually(() => {
+        const line = served.lines().find((each) => each.event === 'invocation' && each.status === 500);
+        expect(line).toBeDefined();
+        return line!;
+      }, 10_000);
+      expect(String(failed.stack)).toContain(`(${path.join('code', 'bad.js')}:2:9)`);
+      expect(String(failed.stack)).not.toContain('hello.js');
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
   test('--config naming a file that does not exist is a one-line error', async () => {
     const { cwd } = await project({});
     const served = serve(cwd, ['--config', 'nope.yaml']);

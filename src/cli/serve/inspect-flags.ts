@@ -4,8 +4,8 @@
  * of it, the files svc.yaml names (SourcePaths, kept by serve/config.ts at each apply), and the line
  * that says what the mode lowers.
  */
-import path from 'node:path';
 import { UsageError } from '../io/errors.js';
+import type { SourcePaths } from './source-paths.js';
 
 export const DEFAULT_INSPECT_PORT = 9229;
 
@@ -25,49 +25,15 @@ export function inspectPort(flag: string | true | undefined): number | undefined
   return Number(flag);
 }
 
-/** What a code file of svc.yaml is, in the terms the emulator asks in (inspect.sourcePath). */
-interface NamedCode {
-  name: string;
-  code?: { path: string };
-  request_transform?: { path: string } | null;
-  response_transform?: { path: string } | null;
-}
-
-/**
- * The user's own file of each reactor and transform, by the name svc.yaml gives it: what the
- * emulator compiles code under, so that breakpoints set in the file bind. Updated from each apply
- * (before its changes are sent); a name it never saw has no file (the code keeps its file name).
- */
-export class SourcePaths {
-  private readonly files = new Map<string, string>();
-
-  /** svc.yaml as loaded for an apply (apply's Desired): its folder, reactors and proxies. */
-  update(desired: { dir: string; reactors: NamedCode[]; proxies: NamedCode[] }): void {
-    const put = (key: string, ref: { path: string } | null | undefined) => {
-      if (ref) this.files.set(key, path.resolve(desired.dir, ref.path));
-    };
-    for (const reactor of desired.reactors) put(`reactor\u0000${reactor.name}`, reactor.code);
-    for (const proxy of desired.proxies) {
-      put(`request\u0000${proxy.name}`, proxy.request_transform);
-      put(`response\u0000${proxy.name}`, proxy.response_transform);
-    }
-  }
-
-  /** The emulator's `inspect.sourcePath`. */
-  readonly lookup = (kind: 'reactor' | 'transform', name: string, which?: 'request' | 'response') =>
-    this.files.get(`${kind === 'reactor' ? 'reactor' : (which ?? 'request')}\u0000${name}`);
-}
-
 /**
  * What `--inspect` makes of serve: the emulator's option (its code under the files svc.yaml names),
  * and svc.yaml's watch options with those files kept up to date. (The emulator says what the mode
  * lowers itself, as a warning at its start.)
  */
-export function serveInspect(flag: string | true | undefined) {
+export function serveInspect(flag: string | true | undefined, sources: SourcePaths) {
   const port = inspectPort(flag);
-  const sources = port === undefined ? undefined : new SourcePaths();
   return {
-    options: sources ? { inspect: { port: port!, sourcePath: sources.lookup } } : {},
+    options: port === undefined ? {} : { inspect: { port, sourcePath: sources.lookup } },
     watching: (watch: boolean, allowOutsideProject: boolean) => ({ watch, allowOutsideProject, sources }),
   };
 }

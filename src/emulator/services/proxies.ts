@@ -1,3 +1,4 @@
+import { transformFileName } from '../../api/code-files.js';
 import { randomUUID } from 'node:crypto';
 import { proxySchema } from '../../api/schemas.js';
 import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
@@ -15,7 +16,6 @@ import { openConfiguration, sealConfiguration } from './configuration.js';
 import { KeyHashes, hashKey, randomBase58 } from './keys.js';
 import { applyMergePatch, requirePatchObject } from './merge-patch.js';
 import { filterItems, paginate } from './pagination.js';
-import { fileNameOf } from './reactors.js';
 import { sandboxGroupOf } from './tenant-sandbox.js';
 
 const checkProxy = bodyValidator<ProxyBody>(proxySchema);
@@ -251,7 +251,7 @@ export class ProxyService {
 }
 
 function transformFile(record: ProxyRecord, kind: TransformKind): string {
-  return fileNameOf(`${record.name}-${kind}-transform`);
+  return transformFileName(record.name, kind);
 }
 
 /** What a proxy's sealed key is bound to (its tenant and id). */

@@ -1,3 +1,4 @@
+import { reactorFileName } from '../../api/code-files.js';
 import { randomUUID } from 'node:crypto';
 import { reactorSchema } from '../../api/schemas.js';
 import type { Tier } from '../../api/tiers.js';
@@ -246,7 +247,5 @@ function versionOf(reactor: ReactorRecord): string {
   return recordCodeVersion(reactor, reactor.code, fileNameOf(reactor.name));
 }
 
-/** The file name stack traces and load errors show for a reactor. */
-export function fileNameOf(name: string): string {
-  return `${name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'reactor'}.js`;
-}
+/** The file name stack traces and load errors show for a reactor (api/code-files.ts). */
+export const fileNameOf = reactorFileName;
