@@ -331,3 +331,36 @@ describe('a refused cassette', () => {
     ]);
   });
 });
+
+describe('credentials no token or configuration explains', () => {
+  it('headers and query or form parameters named as credentials are masked (a key written in the code)', async () => {
+    const exchange = exchangeOf(
+      {
+        url: new URL('https://api.example.com/v1?api_key=hardcoded_key_1&access_token=hardcoded_tok_2&page=2'),
+        method: 'POST',
+        headers: {
+          'X-Stripe-Key': 'hardcoded_key_3',
+          'Idempotency-Key': 'a-new-uuid-every-run',
+          'X-Access-Token': 'hardcoded_tok_4',
+          'Stripe-Signature': 't=1,v1=hardcoded_sig_5',
+          'X-Client-Secret': 'hardcoded_sec_6',
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: 'application/json',
+        },
+        body: 'user=jane&password=hardcoded_pw_7&client_secret=hardcoded_sec_8',
+      },
+      { headers: { 'x-session-id': 'hardcoded_ses_9', 'content-type': 'text/plain' }, body: 'ok' },
+    );
+    const { problems, text } = await recordAll([[exchange, origin()]]);
+    expect(problems).toEqual([]);
+    expect(text).not.toMatch(/hardcoded|a-new-uuid/);
+    const [recorded] = parseCassette(text, 'x').exchanges;
+    expect(recorded?.request.query).toBe('api_key=[masked]&access_token=[masked]&page=2');
+    expect(recorded?.request.body).toBe('user=jane&password=[masked]&client_secret=[masked]');
+    expect(recorded?.request.headers).toMatchObject({
+      accept: 'application/json',
+      'idempotency-key': '[masked]',
+      'x-stripe-key': '[masked]',
+    });
+  });
+});

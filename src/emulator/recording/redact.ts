@@ -1,7 +1,8 @@
 /**
  * What a recording keeps of an exchange, by provenance: every value the call detokenized (and its
  * derived forms) becomes its `{{ token_id }}` expression, the code's configuration values become
- * `[configuration]`, credentials headers (authorization, cookies) are masked whole, and Luhn-valid
+ * `[configuration]`, credentials (authorization, cookies, headers and query or form parameters named
+ * as keys, tokens, secrets, signatures, passwords, sessions) are masked whole, and Luhn-valid
  * numbers no token explains become `[card ****4242]`. Pure: the recorder, the replayer's match and
  * `svc replay`'s store all redact with it. `findPlaintext` is the check a written cassette gets.
  */
@@ -28,6 +29,11 @@ export const MASKED_HEADERS: ReadonlySet<string> = new Set([
   'api-key',
   'x-auth-token',
 ]);
+/** Other headers named as credentials are (a key written in the code, an idempotency key new every run). */
+const CREDENTIAL_HEADER = /key|token|secret|auth|signature|session|passw|credential|cookie/;
+/** Query and form parameters named as a credential (`api_key`, `accessToken`, `client_secret`): values masked. */
+const CREDENTIAL_PARAMETER =
+  /(^|[^a-z0-9])(api[_-]?key|key|((access|refresh|id|auth|bearer)[_-]?)?token|(client[_-]?)?secret|passw(or)?d|pwd|sig(nature)?|auth(orization)?|session([_-]?id)?|credentials?)$/;
 export const MASK = '[masked]';
 export const CONFIGURATION_MASK = '[configuration]';
 /** The token id configuration values are found under (never a real token's: ids have no spaces). */
@@ -68,7 +74,8 @@ export function redactForRecording(text: string, sources: RedactionSources): str
 export function redactHeaders(headers: RecordedHeaders, sources: RedactionSources): RecordedHeaders {
   const out: RecordedHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (MASKED_HEADERS.has(name)) out[name] = Array.isArray(value) ? value.map(() => MASK) : MASK;
+    if (MASKED_HEADERS.has(name) || CREDENTIAL_HEADER.test(name))
+      out[name] = Array.isArray(value) ? value.map(() => MASK) : MASK;
     else
       out[name] = Array.isArray(value)
         ? value.map((item) => redactForRecording(item, sources))
@@ -115,16 +122,19 @@ export function redactExchange(exchange: RecordedExchange, sources: RedactionSou
   };
 }
 
-/** A query (or a form body) redacted name by name and value by value, each also as it decodes. */
+/**
+ * A query (or a form body) redacted name by name and value by value, each also as it decodes; the
+ * value of a parameter named as a credential is masked whole.
+ */
 function redactQuery(query: string, sources: RedactionSources): string {
   return query
     .split('&')
-    .map((pair) =>
-      pair
-        .split('=')
-        .map((part) => redactComponent(part, sources, true))
-        .join('='),
-    )
+    .map((pair) => {
+      const [name = '', ...values] = pair.split('=');
+      if (values.length > 0 && CREDENTIAL_PARAMETER.test((percentDecoded(name, true) ?? name).toLowerCase()))
+        return `${name}=${MASK}`;
+      return [name, ...values].map((part) => redactComponent(part, sources, true)).join('=');
+    })
     .join('&');
 }
 
