@@ -23,7 +23,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The library entry (src/index.ts).
   index: ['api', 'client', 'emulator'],
   // svc/testing: the emulator through its entry, svc.yaml through the apply engine.
-  testing: ['api', 'lib', 'client', 'apply', 'requests', 'emulator', 'emulator/outbound'],
+  testing: ['api', 'lib', 'client', 'apply', 'requests', 'emulator', 'emulator/outbound', 'emulator/recording'],
   // createEmulator: where the emulator is assembled, it may use every part of it.
   emulator: [
     ...EMULATOR_BASE,
@@ -35,6 +35,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'emulator/crypto',
     'emulator/outbound',
     'emulator/leaks',
+    'emulator/recording',
     'emulator/replay',
   ],
   'emulator/kernel': ['api', 'lib'],
@@ -69,6 +70,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'emulator/outbound': ['api', 'lib', 'emulator/kernel', 'emulator/leaks'],
   // The leak guard: a call's plaintext and its forms (pure), the sinks' checks; below every layer that has a sink.
   'emulator/leaks': ['api', 'lib', 'emulator/kernel'],
+  // Recording and replaying destinations: interceptors on the one door out, redacting with the leak guard's sets.
+  'emulator/recording': ['api', 'lib', 'emulator/kernel', 'emulator/outbound', 'emulator/leaks'],
   // svc replay: calls kept as they pass (hooks of the pipeline and the reactor invocation, an
   // interceptor of the gateway) and re-run through them; above proxy and services, below http.
   'emulator/replay': [

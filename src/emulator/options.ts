@@ -8,6 +8,7 @@ import type { LeakMode } from './leaks/guard.js';
 import { leakOptionsProblem } from './leaks/options.js';
 import type { InspectOptions, RuntimeOptions } from './runtime/index.js';
 import type { Clock } from './services/applications.js';
+import { type RecordOptions, type ReplayOptions, recordingOptionsProblem } from './recording/index.js';
 import type { ResultOptions } from './services/reactor-results.js';
 import type { WebhookOptions } from './services/webhooks.js';
 import type { StoreFileSystem } from './store/io.js';
@@ -55,6 +56,10 @@ export interface EmulatorOptions {
   leanRoutes?: boolean;
   /** Subscribes to the emulator's events from the start (see Emulator.events). */
   onEvent?: EventListener;
+  /** Records every exchange with a destination to cassettes in `dir`, redacted (one file per origin). */
+  record?: RecordOptions;
+  /** Answers destinations from the cassettes in `dir`; `onMiss`: fail (default), passthrough or record. */
+  replay?: ReplayOptions;
   /**
    * The leak guard (README "Leak guard"): `warn` (default) tells of a call's plaintext in its answer or
    * its code's requests with a `leak` event, `fail` answers the call with a leak problem, `off` checks
@@ -111,6 +116,8 @@ export function checkOptions(options: EmulatorOptions): void {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw refuse(name, `must be a whole number above 0, not ${value}.`);
   }
+  const recording = recordingOptionsProblem(options.record, options.replay);
+  if (recording) throw refuse(recording.option, recording.reason);
   const leaks = leakOptionsProblem(options);
   if (leaks) throw refuse(leaks.option, leaks.reason);
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {

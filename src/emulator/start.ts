@@ -21,6 +21,7 @@ import type { OutboundGateway } from './outbound/index.js';
 import type { LeakGuard } from './leaks/guard.js';
 import type { CallReplays } from './replay/index.js';
 import { ObservedPipeline } from './replay/observed-pipeline.js';
+import { attachRecording } from './recording/index.js';
 import { Runtime, freeInspectPort, inspectNotice } from './runtime/index.js';
 import type { CodeOwner } from './services/applications.js';
 import { createServices, type Services } from './services/index.js';
@@ -75,6 +76,8 @@ export interface StartContext {
 export async function start(ctx: StartContext): Promise<EmulatorReady> {
   const { options, emit, teardown } = ctx;
   checkOptions(options);
+  // Cassettes read (or the folder checked) before anything opens; written last on dispose.
+  await attachRecording(ctx);
   const { store, cipher, created, forgetNewKey } = await openStore(options, emit, teardown);
   // A debugger needs a port that stays the same across the sandbox's restarts: 0 is chosen once here.
   const inspect = options.inspect && { ...options.inspect, port: options.inspect.port || (await freeInspectPort()) };

@@ -32,6 +32,7 @@ export type { LeakGuardMode, LeakGuardSetting } from './leak-options.js';
 export type { TenantClock } from './clock.js';
 export type {
   DestinationCall,
+  DestinationRecording,
   DestinationRequest,
   DestinationSender,
   MockAnswer,
@@ -137,6 +138,7 @@ export async function startSvc(options: StartOptions): Promise<Svc> {
     logs,
     receiver,
     mocks,
+    outbound: emulator.outbound,
     stopped: () => stopping !== undefined,
   };
   const stop = () => {

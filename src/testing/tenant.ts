@@ -1,7 +1,7 @@
 import type { Agent } from 'node:http';
 import { API_KEY_HEADER, JSON_CONTENT_TYPE, PROXY_KEY_HEADER, TRACE_HEADER } from '../api/headers.js';
 import { ApiClient } from '../client/index.js';
-import type { EmulatorTenants, ForkedTenant } from '../emulator/index.js';
+import type { EmulatorOutbound, EmulatorTenants, ForkedTenant } from '../emulator/index.js';
 import type { DestinationMocks } from '../emulator/outbound/mocks.js';
 import { TenantDestinations } from './destinations.js';
 import { TenantClock } from './clock.js';
@@ -51,6 +51,8 @@ export interface TenantContext {
   receiver: WebhookReceiver;
   /** Every tenant's destination mocks (one interceptor on the emulator's outbound gateway). */
   mocks: DestinationMocks;
+  /** The emulator's outbound gateway (a tenant's recordings and replays attach there). */
+  outbound: EmulatorOutbound;
   /** True once the run was told to stop: its tenants go with the emulator, and a dispose has nothing to do. */
   stopped(): boolean;
 }
@@ -96,7 +98,10 @@ export class SvcTenant {
     this.id = forked.id;
     this.url = context.url;
     this.clock = new TenantClock(context.tenants.clock(forked.id));
-    this.destinations = new TenantDestinations(context.mocks.tenant(this.id));
+    this.destinations = new TenantDestinations(context.mocks.tenant(this.id), {
+      tenantId: this.id,
+      use: (interceptor) => context.outbound.use(interceptor),
+    });
     const byName: Record<string, string> = {};
     const starters = new Set([forked.management_key, forked.private_key]);
     for (const app of forked.applications) if (!starters.has(app.key)) byName[app.name] = app.key;
@@ -153,14 +158,21 @@ export class SvcTenant {
     this.disposing ??= (async () => {
       this.context.logs.forget(this.id);
       this.context.mocks.forget(this.id);
+      // Cassettes are written before the tenant goes; a refused one fails the dispose once the rest is done.
+      const recorded = this.destinations.closeRecordings().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       for (const receiver of this.receivers) this.context.receiver.close(receiver.url);
-      if (this.context.stopped()) return;
-      try {
-        await this.context.tenants.delete(this.id);
-      } catch (error) {
-        // The svc stopped meanwhile: the emulator refuses the delete, as the tenant is going anyway.
-        if (!this.context.stopped()) throw error;
-      }
+      if (!this.context.stopped())
+        try {
+          await this.context.tenants.delete(this.id);
+        } catch (error) {
+          // The svc stopped meanwhile: the emulator refuses the delete, as the tenant is going anyway.
+          if (!this.context.stopped()) throw error;
+        }
+      const refused = await recorded;
+      if (refused !== undefined) throw refused;
     })();
     return this.disposing;
   }

@@ -12,8 +12,10 @@ import { createServeRelay } from '../serve/relay.js';
 import type { ServeResource } from '../../ui/serve-types.js';
 import type { LogFormat } from '../serve/log.js';
 import { STATE_FLAGS, serveState } from '../serve/state.js';
+import { RECORDING_FLAGS, recordingOptions } from '../serve/recording-flags.js';
 import { LEAK_FLAGS, leakOptions } from '../serve/leak-flags.js';
-import { INSPECT_FLAGS, type SourcePaths, serveInspect } from '../serve/inspect-flags.js';
+import { INSPECT_FLAGS, serveInspect } from '../serve/inspect-flags.js';
+import { SourcePaths } from '../serve/source-paths.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -63,6 +65,7 @@ export const serve = defineCommand({
       default: 'tenant',
     },
     ...STATE_FLAGS,
+    ...RECORDING_FLAGS,
     ...LEAK_FLAGS,
     ...INSPECT_FLAGS,
   ],
@@ -75,6 +78,8 @@ export const serve = defineCommand({
     'svc serve',
     'svc serve --config svc.yaml --no-watch',
     'svc serve --port 0 --in-memory --log-format json',
+    'svc serve --record cassettes',
+    'svc serve --replay cassettes --on-miss passthrough',
     'svc serve --inspect --config svc.yaml',
     'svc serve --leak-guard fail --leak-guard-allow 4242424242424242',
     'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
@@ -89,8 +94,11 @@ export const serve = defineCommand({
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
+    const recording = recordingOptions(options, io.cwd);
     const leaks = leakOptions(options);
-    const inspect = serveInspect(options.inspect);
+    // svc.yaml's files, by the names the emulator gives code: a debugger's files, serve's error places.
+    const sources = new SourcePaths(io.cwd);
+    const inspect = serveInspect(options.inspect, sources);
     const state = await serveState(options, io);
     const transactionTtlMs =
       options.transactionTtl === undefined ? undefined : parseDuration(options.transactionTtl, '--transaction-ttl');
@@ -119,12 +127,14 @@ export const serve = defineCommand({
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
       ...inspect.options,
+      ...recording,
       ...leaks,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =
       io.stdout.isTTY === true && options.logFormat === undefined && !io.env.CI ? createServeRelay() : undefined;
-    emulator.events.subscribe(relay ? relay.publish : log.event);
+    const publish = relay ? relay.publish : log.event;
+    emulator.events.subscribe((event) => publish(sources.localizeEvent(event)));
     let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
       quit = resolve;

@@ -97,6 +97,7 @@ export class ProxyPipeline {
    * records are replaced on every change. Never changed after (the forwarder only reads it).
    */
   private readonly plainUrls = new WeakMap<ProxyRecord, URL>();
+  private readonly configurations = new WeakMap<ProxyRecord, readonly string[]>();
 
   constructor(private readonly deps: PipelineDeps) {}
 
@@ -194,6 +195,7 @@ export class ProxyPipeline {
         id: proxy.id,
         name: proxy.name,
         traceId: call.traceId,
+        configuration: this.configurationValues(proxy),
         secrets: watched?.secrets,
       },
     );
@@ -216,6 +218,14 @@ export class ProxyPipeline {
       headers: { ...outHeaders, ...destinationStatus },
       body: outBody === undefined ? undefined : outBody.toString(),
     };
+  }
+
+  /** The proxy's configuration values (recordings mask them): opened once per record. */
+  private configurationValues(proxy: ProxyRecord): readonly string[] {
+    let values = this.configurations.get(proxy);
+    if (!values)
+      this.configurations.set(proxy, (values = Object.values(this.deps.proxies.configurationOf(proxy) ?? {})));
+    return values;
   }
 
   private plainUrl(proxy: ProxyRecord): URL {
