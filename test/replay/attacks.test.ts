@@ -17,6 +17,16 @@ async function listen(server: Server): Promise<{ url: string; close: () => Promi
   return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/** What `find` finds within a generous bound. */
+async function waitFor<T>(find: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const found = find();
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('not found in time');
+}
+
 const replay = (traceId: string, key?: string) =>
   emu().call('POST', `/_emulator/replay/${traceId}`, { body: {}, ...(key && { key }) });
 
@@ -211,6 +221,61 @@ module.exports = async (req) => {
     expect(noneJson.code).toBe(2);
     expect(JSON.parse(noneJson.stderr).error.exit_code).toBe(2);
     await bare.close();
+  });
+
+  it("an anonymous proxy's kept answer given its plaintext again is redacted in the re-run and its events", async () => {
+    const destination = await listen(
+      createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk) => (body += chunk));
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ got: body }));
+        });
+      }),
+    );
+    const app = await createApplication(emu(), { type: 'private', permissions: ['token:use'] });
+    const json = "headers: { 'content-type': 'application/json' }";
+    // The request transform reveals the token itself (req.svc), then no longer does.
+    const revealing = `module.exports = async (req) => { const d = await req.svc.detokenize({ s: '{{ ' + req.args.body.id + ' }}' }); return { body: { s: d.s }, ${json} }; };`;
+    const plain = `module.exports = async (req) => ({ body: { s: 'none' }, ${json} });`;
+    const response = `module.exports = async (req) => { console.log('saw', req.args.body.got); return { body: req.args.body, ${json} }; };`;
+    const created = await emu().call('POST', '/proxies', {
+      body: {
+        name: unique('anon'),
+        destination_url: destination.url,
+        require_auth: false,
+        application: { id: app.id },
+        request_transform: { code: revealing },
+        response_transform: { code: response },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const token = await createToken(emu(), { type: 'token', data: SECRET });
+    const called = await emu().call('POST', '/proxy', {
+      key: null,
+      headers: { 'SVC-PROXY-KEY': created.body.key },
+      body: { id: token.id },
+    });
+    expect(called.status, called.text).toBe(200);
+    const patched = await emu().call('PATCH', `/proxies/${created.body.id}`, {
+      raw: JSON.stringify({ request_transform: { code: plain } }),
+      contentType: 'application/merge-patch+json',
+    });
+    expect(patched.status, patched.text).toBe(204);
+    const before = emu().events.length;
+    const answer = await replay(String(called.headers['svc-trace-id']));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.text).not.toContain(SECRET);
+    const replayed = answer.body.stages.find((stage: { stage: string }) => stage.stage === 'destination_answer');
+    expect(JSON.stringify(replayed.replayed)).toContain(`{{ ${token.id} }}`);
+    const line = await waitFor(() =>
+      emu()
+        .events.slice(before)
+        .find((event) => event.type === 'console' && event.requestId === answer.body.replay_trace_id),
+    );
+    expect(JSON.stringify(line)).not.toContain(SECRET);
+    await destination.close();
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import { Readable, Transform, pipeline } from 'node:stream';
 import { HttpError } from '../errors.js';
+import { CallSecrets } from '../leaks/secrets.js';
 import type { OutboundNext, OutboundOrigin, OutboundRequest, OutboundResponse } from '../outbound/index.js';
 import { KEPT_BODY_BYTES, CallRedactor } from './redact.js';
 import { KEPT_EXCHANGES, type PendingCall, type RawExchange, type Served } from './pending.js';
@@ -102,7 +103,8 @@ function answerKept(pending: PendingCall, raw: RawExchange, served: Served): Out
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(exchange.answer.headers))
     if (!REFRAMED.has(name) || (bytes !== undefined && name === 'content-encoding')) headers[name] = value;
-  const body = bytes ?? Buffer.from(served.restore(exchange.answerText ?? ''));
+  const body =
+    bytes ?? Buffer.from(served.restore(exchange.answerText ?? '', (value, id) => secretsOf(pending).add(value, id)));
   headers['content-length'] = String(body.length);
   raw.status = exchange.answer.status;
   // Kept as it was recorded: the framing served is this re-run's own.
@@ -110,6 +112,16 @@ function answerKept(pending: PendingCall, raw: RawExchange, served: Served): Out
   raw.answerBody = body;
   raw.answerCut = exchange.answer.truncated === true;
   return { status: exchange.answer.status, headers, body: Readable.from([body]) };
+}
+
+/**
+ * The set a re-run's given-back plaintext goes to: the call's own (the leak guard's, which the
+ * interceptor has set by now), or a new one when nothing watches the call.
+ */
+function secretsOf(pending: PendingCall): CallSecrets {
+  let { secrets } = pending.sources;
+  if (!secrets) pending.sources = { ...pending.sources, secrets: (secrets = new CallSecrets()) };
+  return secrets;
 }
 
 /** `stream` passed on as it is; its first 64 KB given to `kept` once it has ended or closed. */

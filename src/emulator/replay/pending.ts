@@ -41,9 +41,10 @@ export interface Served {
   /**
    * A kept answer's `{{ token_id }}` expressions (what redaction made of the plaintext the call
    * revealed) given their plaintext again, under the permissions that revealed it: the code sees
-   * what it saw when the call was made.
+   * what it saw when the call was made. Each value given back is `revealed`: the re-run's own
+   * plaintext, redacted in what it shows and watched by the leak guard.
    */
-  restore: (text: string) => string;
+  restore: (text: string, revealed: (value: string, tokenId: string) => void) => string;
 }
 
 export interface PendingCall {

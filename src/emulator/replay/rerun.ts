@@ -125,15 +125,18 @@ const KEPT_EXPRESSION = /\{\{ ([A-Za-z0-9_-]{1,128}) \}\}/g;
  * Gives a kept answer's expressions their plaintext again, under the permissions of the call (a
  * token whose data is not text, gone, or no longer readable stays an expression).
  */
-function restorer(tokens: TokenService, ctx: TokenContext): (text: string) => string {
-  return (text) =>
+function restorer(tokens: TokenService, ctx: TokenContext): Served['restore'] {
+  return (text, revealed) =>
     text.replace(KEPT_EXPRESSION, (expression, id: string) => {
+      let value: unknown;
       try {
-        const value = tokens.detokenize(ctx, `{{ ${id} }}`);
-        return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : expression;
+        value = tokens.detokenize(ctx, `{{ ${id} }}`);
       } catch {
         return expression;
       }
+      if (typeof value !== 'string' && typeof value !== 'number') return expression;
+      revealed(String(value), id);
+      return String(value);
     });
 }
 
