@@ -143,42 +143,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ready,
     events,
     outbound: { use: (interceptor) => gateway.use(interceptor) },
-    tenants: {
-      async create(spec = {}) {
-        checkTenantSpec(spec);
-        const tenants = await serving('no tenant can be made');
-        const { managementKey, privateKey } = spec;
-        return tenants
-          .create(spec.name ?? 'tenant', {
-            ...(managementKey !== undefined && { managementKey }),
-            ...(privateKey !== undefined && { privateKey }),
-          })
-          .catch(asLibraryError);
-      },
-      async fork(templateId, forkOptions = {}) {
-        return (await serving('no tenant can be forked'))
-          .fork(templateId, forkOptions.name ?? 'fork')
-          .catch(asLibraryError);
-      },
-      async delete(tenantId) {
-        const removed = await (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
+    tenants: libraryTenants(
+      serving,
+      () => tenantService,
+      (tenantId) => {
         gateway.forgetTenant(tenantId);
         replays.store.forget(tenantId);
-        return removed;
       },
-      async settled(tenantId) {
-        return (await serving('no tenant can be waited for')).settled(tenantId);
-      },
-      async webhookSecret(tenantId) {
-        return (await serving('no webhook secret can be read')).webhookSecret(tenantId).catch(asLibraryError);
-      },
-      clock: (tenantId) =>
-        tenantClock(
-          tenantId,
-          () => tenantService,
-          () => serving('no clock can be moved'),
-        ),
-    },
+    ),
     dispose() {
       disposing ??= (async () => {
         disposed = true;
@@ -188,6 +160,48 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       })();
       return disposing;
     },
+  };
+}
+
+/**
+ * `emulator.tenants`: what svc/testing is built on, over the started emulator's TenantService
+ * (`serving` waits for the start, or refuses once stopped); `forget` drops what the emulator keeps
+ * of a deleted tenant outside the store.
+ */
+function libraryTenants(
+  serving: (refused: string) => Promise<TenantService>,
+  current: () => TenantService | undefined,
+  forget: (tenantId: string) => void,
+): EmulatorTenants {
+  return {
+    async create(spec = {}) {
+      checkTenantSpec(spec);
+      const tenants = await serving('no tenant can be made');
+      const { managementKey, privateKey } = spec;
+      return tenants
+        .create(spec.name ?? 'tenant', {
+          ...(managementKey !== undefined && { managementKey }),
+          ...(privateKey !== undefined && { privateKey }),
+        })
+        .catch(asLibraryError);
+    },
+    async fork(templateId, forkOptions = {}) {
+      return (await serving('no tenant can be forked'))
+        .fork(templateId, forkOptions.name ?? 'fork')
+        .catch(asLibraryError);
+    },
+    async delete(tenantId) {
+      const removed = await (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
+      forget(tenantId);
+      return removed;
+    },
+    async settled(tenantId) {
+      return (await serving('no tenant can be waited for')).settled(tenantId);
+    },
+    async webhookSecret(tenantId) {
+      return (await serving('no webhook secret can be read')).webhookSecret(tenantId).catch(asLibraryError);
+    },
+    clock: (tenantId) => tenantClock(tenantId, current, () => serving('no clock can be moved')),
   };
 }
 

@@ -87,16 +87,14 @@ export const serve = defineCommand({
   async handler({ options }, { io, globals, flags }) {
     if (options.data !== undefined && options.inMemory)
       throw new UsageError('--data and --in-memory cannot be used together.');
-    if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
+    if (!/^\d+$/.test(options.port) || Number(options.port) > 65535)
       throw new UsageError(`--port must be a whole number from 0 to 65535, not "${options.port}".`);
-    }
     const configFile = options.config ?? (existsSync(path.join(io.cwd, 'svc.yaml')) ? 'svc.yaml' : undefined);
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
     const recording = recordingOptions(options, io.cwd);
     const leaks = leakOptions(options);
-    // svc.yaml's files, by the names the emulator gives code: a debugger's files, serve's error places.
     const sources = new SourcePaths(io.cwd);
     const inspect = serveInspect(options.inspect, sources);
     const state = await serveState(options, io);
@@ -133,8 +131,7 @@ export const serve = defineCommand({
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =
       io.stdout.isTTY === true && options.logFormat === undefined && !io.env.CI ? createServeRelay() : undefined;
-    const publish = relay ? relay.publish : log.event;
-    emulator.events.subscribe((event) => publish(sources.localizeEvent(event)));
+    emulator.events.subscribe(sources.localized(relay ? relay.publish : log.event));
     let quit: (reason: string) => void = () => {};
     const stop = new Promise<string>((resolve) => {
       quit = resolve;

@@ -58,6 +58,11 @@ export class SourcePaths {
     return text.replace(this.pattern, (serverFile) => this.shown.get(serverFile) ?? serverFile);
   }
 
+  /** A listener of the emulator's events that hands `publish` each one said in the user's files. */
+  localized(publish: (event: EmulatorEvent) => void): (event: EmulatorEvent) => void {
+    return (event) => publish(this.localizeEvent(event));
+  }
+
   /** An event whose message or stack names places in code, said in the user's files. */
   readonly localizeEvent = (event: EmulatorEvent): EmulatorEvent => {
     if (!this.pattern) return event;
