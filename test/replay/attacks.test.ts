@@ -277,6 +277,48 @@ module.exports = async (req) => {
     expect(JSON.stringify(line)).not.toContain(SECRET);
     await destination.close();
   });
+
+  it('an expression a destination answered as text stays text in a re-run: only what the call revealed is given back', async () => {
+    const { key, cert } = await selfSigned();
+    const server = createHttpsServer({ key, cert }, (request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    // The code sends an expression as text (nothing detokenizes it) and looks at what comes back.
+    const code = `const https = require('node:https');
+module.exports = async (req) => {
+  const text = await new Promise((resolve, reject) => {
+    const r = https.request({ hostname: '127.0.0.1', port: ${port}, path: '/echo', method: 'POST', ca: req.configuration.ca }, (res) => {
+      let t = ''; res.on('data', (c) => (t += c)); res.on('end', () => resolve(t));
+    });
+    r.on('error', reject);
+    r.end('{{ ' + req.args.id + ' }}');
+  });
+  return { raw: { expression: text.startsWith('{{'), length: text.length } };
+};`;
+    const created = await emu().call('POST', '/reactors', {
+      body: { name: unique('literal'), code, configuration: { ca: cert } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const token = await createToken(emu(), { type: 'token', data: SECRET });
+    const invoked = await emu().call('POST', `/reactors/${created.body.id}/react`, {
+      key: emu().privateKey,
+      body: { args: { id: token.id } },
+    });
+    expect(invoked.status, invoked.text).toBe(200);
+    expect(invoked.body.raw.expression).toBe(true);
+    const answer = await replay(String(invoked.headers['svc-trace-id']));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.same, answer.text).toBe(true);
+    expect(answer.text).not.toContain(SECRET);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 });
 
 describe('svc replay with declared test card numbers', () => {

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { problemOf } from '../errors.js';
-import { CallRedactor } from './redact.js';
+import { CallRedactor, KEPT_BODY_BYTES } from './redact.js';
 import type { PendingCall, RawAnswer, RawExchange } from './pending.js';
 import type { KeptCall, KeptExchange, Stage } from './types.js';
 
@@ -82,6 +82,7 @@ function keptExchange(raw: RawExchange, redact: CallRedactor): KeptExchange {
   if (raw.status === undefined) return { kind: raw.kind, request, error: raw.error ?? 'no answer' };
   const body = redact.body(raw.answerBody, raw.answerCut);
   const bytes = binaryKept(raw, redact);
+  const revealed = revealedIn(raw.answerBody, redact);
   return {
     kind: raw.kind,
     request,
@@ -93,7 +94,15 @@ function keptExchange(raw: RawExchange, redact: CallRedactor): KeptExchange {
     },
     answerText: body.text,
     ...(bytes !== undefined && { answerBase64: bytes }),
+    ...(revealed.length > 0 && { answerTokens: revealed }),
   };
+}
+
+/** The tokens whose plaintext an answer held (redaction made them expressions): a re-run is given those back. */
+function revealedIn(bytes: Buffer | undefined, redact: CallRedactor): string[] {
+  const { secrets } = redact.sources;
+  if (!bytes || !secrets || secrets.size === 0) return [];
+  return [...new Set(secrets.find(bytes.subarray(0, KEPT_BODY_BYTES).toString('utf8')).map((hit) => hit.tokenId))];
 }
 
 /**

@@ -104,7 +104,12 @@ function answerKept(pending: PendingCall, raw: RawExchange, served: Served): Out
   for (const [name, value] of Object.entries(exchange.answer.headers))
     if (!REFRAMED.has(name) || (bytes !== undefined && name === 'content-encoding')) headers[name] = value;
   const body =
-    bytes ?? Buffer.from(served.restore(exchange.answerText ?? '', (value, id) => secretsOf(pending).add(value, id)));
+    bytes ??
+    Buffer.from(
+      served.restore(exchange.answerText ?? '', exchange.answerTokens ?? [], (value, id) =>
+        secretsOf(pending).add(value, id),
+      ),
+    );
   headers['content-length'] = String(body.length);
   raw.status = exchange.answer.status;
   // Kept as it was recorded: the framing served is this re-run's own.

@@ -39,12 +39,12 @@ export interface Served {
   used: Set<number>;
   live: boolean;
   /**
-   * A kept answer's `{{ token_id }}` expressions (what redaction made of the plaintext the call
-   * revealed) given their plaintext again, under the permissions that revealed it: the code sees
+   * A kept answer's `{{ token_id }}` expressions of `tokens` (what redaction made of the plaintext
+   * the call revealed; an expression the answer held as text stays text) given their plaintext again, under the permissions that revealed it: the code sees
    * what it saw when the call was made. Each value given back is `revealed`: the re-run's own
    * plaintext, redacted in what it shows and watched by the leak guard.
    */
-  restore: (text: string, revealed: (value: string, tokenId: string) => void) => string;
+  restore: (text: string, tokens: readonly string[], revealed: (value: string, tokenId: string) => void) => string;
 }
 
 export interface PendingCall {

@@ -122,12 +122,14 @@ async function rerunReactor(deps: RerunDeps, kept: KeptReactorCall, traceId: str
 const KEPT_EXPRESSION = /\{\{ ([A-Za-z0-9_-]{1,128}) \}\}/g;
 
 /**
- * Gives a kept answer's expressions their plaintext again, under the permissions of the call (a
- * token whose data is not text, gone, or no longer readable stays an expression).
+ * Gives a kept answer's expressions their plaintext again, under the permissions of the call:
+ * only those redaction made (the tokens the answer held the plaintext of); a token whose data is
+ * not text, gone, or no longer readable stays an expression, as does one the answer held as text.
  */
 function restorer(tokens: TokenService, ctx: TokenContext): Served['restore'] {
-  return (text, revealed) =>
+  return (text, given, revealed) =>
     text.replace(KEPT_EXPRESSION, (expression, id: string) => {
+      if (!given.includes(id)) return expression;
       let value: unknown;
       try {
         value = tokens.detokenize(ctx, `{{ ${id} }}`);

@@ -23,6 +23,8 @@ export interface KeptExchange {
   error?: string;
   /** The answer's body as text (JSON unparsed), served to a re-run. */
   answerText?: string;
+  /** The tokens whose plaintext the answer held: only their expressions are given plaintext back in a re-run. */
+  answerTokens?: string[];
   /** The answer's bytes, when they are not text and hold nothing redacted: served as they came. */
   answerBase64?: string;
 }
