@@ -364,3 +364,74 @@ describe('credentials no token or configuration explains', () => {
     });
   });
 });
+
+describe('a cassette edited by hand with a card number in it', () => {
+  it('replays as it is, and recording what a replay missed beside it writes the card masked (not a refusal)', async () => {
+    const dir = await tempDir();
+    const text = JSON.stringify({
+      version: 1,
+      origin: 'https://api.example.com',
+      exchanges: [
+        {
+          request: { method: 'GET', path: '/v1/card', query: '', headers: {} },
+          answer: { status: 200, headers: {}, body: '{"number":"4000056655665556"}' },
+        },
+      ],
+    });
+    const cassette = parseCassette(text, 'x');
+    const problems: RecordingProblem[] = [];
+    const recorder = new Recorder({ dir, report: (problem) => problems.push(problem) });
+    recorder.seed(cassette);
+    const replayer = new Replayer([cassette], { dir, onMiss: 'record', recorder });
+    const replayed = await replayer.interceptor(
+      { url: new URL('https://api.example.com/v1/card'), method: 'GET', headers: {}, body: undefined },
+      origin(),
+      () => Promise.reject(new Error('not replayed')),
+    );
+    expect(Buffer.concat(await replayed.body.toArray()).toString()).toBe('{"number":"4000056655665556"}');
+    recorder.add('https://api.example.com', 1, origin(), {
+      request: { method: 'GET', path: '/v1/missed', query: '', headers: {} },
+      answer: { status: 200, headers: {}, body: 'new' },
+    });
+    expect(await recorder.close()).toEqual([]);
+    expect(problems).toEqual([]);
+    const written = await readFile(path.join(dir, 'https_api.example.com_443.json'), 'utf8');
+    expect(written).not.toContain('4000056655665556');
+    expect(written).toContain('[card ****5556]');
+    expect(written).toContain('/v1/missed');
+  });
+});
+
+it('a hand-written request with a card number or an api_key still matches the request as sent', async () => {
+  const cassette = parseCassette(
+    JSON.stringify({
+      version: 1,
+      origin: 'https://api.example.com',
+      exchanges: [
+        {
+          request: {
+            method: 'POST',
+            path: '/v1',
+            query: 'api_key=abc123',
+            headers: {},
+            body: '{"card":"4000056655665556"}',
+          },
+          answer: { status: 201, headers: {}, body: 'ok' },
+        },
+      ],
+    }),
+    'x',
+  );
+  const replayer = new Replayer([cassette], { dir: 'x', onMiss: 'fail' });
+  const answer = await replayer.interceptor(
+    {
+      url: new URL('https://api.example.com/v1?api_key=abc123'),
+      method: 'POST',
+      headers: {},
+      body: '{"card":"4000056655665556"}',
+    },
+    origin(),
+    () => Promise.reject(new Error('not replayed')),
+  );
+  expect(answer.status).toBe(201);
+});

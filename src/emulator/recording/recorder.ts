@@ -91,10 +91,14 @@ export class Recorder {
 
   constructor(private readonly options: RecorderOptions) {}
 
-  /** A cassette's exchanges kept (replay with on-miss record: what is added goes beside them). */
+  /**
+   * A cassette's exchanges kept (replay with on-miss record: what is added goes beside them), card
+   * numbers a hand may have written in it masked as a recording's are.
+   */
   seed(cassette: Cassette): void {
     const tape = this.tape(cassette.origin);
-    for (const exchange of cassette.exchanges) {
+    for (const edited of cassette.exchanges) {
+      const exchange = redactExchange(edited, { allowCards: this.options.allowCards });
       tape.entries.push({ key: matchKey(exchange.request), order: -1_000_000_000 + tape.entries.length, exchange });
       this.weigh(tape, exchange);
     }
