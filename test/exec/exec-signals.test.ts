@@ -44,3 +44,24 @@ describe('svc exec: a command that ignores signals', () => {
     });
   }
 });
+
+describe('svc exec: what the command started', () => {
+  test('off a terminal, a process the command left behind is stopped with it', async () => {
+    const cwd = await tempDir();
+    // The command starts a grandchild that would run for a minute, prints its pid, and exits 4.
+    const script = [
+      "const { spawn } = require('node:child_process');",
+      "const g = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });",
+      "console.log('pid ' + g.pid);",
+      'process.exit(4);',
+    ].join(' ');
+    const svc = spawnSvc(['exec', '--', process.execPath, '-e', script], { cwd });
+    const pid = Number((await svc.waitForLine((line) => line.startsWith('pid '))).slice(4));
+    onTestFinished(() => {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    });
+    const { code } = await svc.exited;
+    expect(code).toBe(4);
+    await eventually(() => expect(alive(pid)).toBe(false), 10_000);
+  });
+});

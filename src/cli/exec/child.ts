@@ -32,18 +32,30 @@ export function runChild({ command, args, env, io }: ChildOptions): Promise<numb
   // (svc run in-process) are piped to what svc was given.
   const own = [io.stdin === process.stdin, io.stdout === process.stdout, io.stderr === process.stderr];
   const stdio: StdioOptions = own.map((yes) => (yes ? 'inherit' : 'pipe'));
-  const child = spawn(command, [...args], { cwd: io.cwd, env, stdio });
+  // Off a terminal (CI) the command leads a process group of its own, so that what it started (the
+  // workers of a test runner) goes with it. On a terminal it stays in the terminal's group: it may
+  // read the keyboard, and Ctrl-C reaches all of it already.
+  const group = (io.stdin as { isTTY?: boolean }).isTTY !== true && process.platform !== 'win32';
+  const child = spawn(command, [...args], { cwd: io.cwd, env, stdio, detached: group });
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      if (group && child.pid !== undefined) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      // Gone already.
+    }
+  };
   if (!own[0]) child.stdin?.end();
   pipe(child.stdout, io.stdout);
   pipe(child.stderr, io.stderr);
   const forward = () => {
     const reason = io.signal.reason;
-    child.kill(reason === 'SIGINT' || reason === 'SIGTERM' ? reason : 'SIGTERM');
+    kill(reason === 'SIGINT' || reason === 'SIGTERM' ? reason : 'SIGTERM');
   };
   // svc exiting while the command runs (a second Ctrl-C or SIGTERM when the command ignored the
   // first) takes the command with it: it is not left running against a stopped emulator.
   const killOnExit = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) kill('SIGKILL');
   };
   process.once('exit', killOnExit);
   const settled = () => {
@@ -61,6 +73,8 @@ export function runChild({ command, args, env, io }: ChildOptions): Promise<numb
     });
     child.once('close', (code, signal) => {
       settled();
+      // What the command started and left behind does not outlive it (off a terminal: its group).
+      if (group) kill('SIGKILL');
       resolve(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
     });
   });
