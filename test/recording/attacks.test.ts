@@ -2,7 +2,7 @@
  * Plaintext that tried to reach a cassette another way: a compressed body, another encoder's
  * escapes and percent-encoding, a value one call revealed and another sent encoded; and file names.
  */
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -12,6 +12,8 @@ import type { OutboundOrigin, OutboundRequest } from '../../src/emulator/outboun
 import { capturedOf, recordedAnswer, recordedRequest } from '../../src/emulator/recording/capture.js';
 import {
   cassetteFileName,
+  loadCassettes,
+  openRecording,
   parseCassette,
   Recorder,
   type RecordingProblem,
@@ -434,4 +436,33 @@ it('a hand-written request with a card number or an api_key still matches the re
     () => Promise.reject(new Error('not replayed')),
   );
   expect(answer.status).toBe(201);
+});
+
+describe('a folder of cassettes', () => {
+  it('with a .json that is a device, a pipe or a folder: one clear error, never a hang', async () => {
+    const { symlink } = await import('node:fs/promises');
+    const { execFileSync } = await import('node:child_process');
+    for (const make of [
+      (file: string) => symlink('/dev/zero', file),
+      async (file: string) => void execFileSync('mkfifo', [file]),
+      (file: string) => mkdir(file),
+    ]) {
+      const dir = await tempDir();
+      await make(path.join(dir, 'x.json'));
+      await expect(loadCassettes(dir)).rejects.toThrow(/x\.json is not a file/);
+    }
+  });
+
+  it('given as a file: one clear error for record and for replay', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'plain.txt');
+    await writeFile(file, 'x');
+    const use = () => () => {};
+    await expect(openRecording({ record: { dir: file }, use })).rejects.toThrow(
+      `${file} cannot be written to: it is not a folder.`,
+    );
+    await expect(openRecording({ replay: { dir: file }, use })).rejects.toThrow(
+      `${file} cannot be read as a folder of cassettes: it is not a folder.`,
+    );
+  });
 });

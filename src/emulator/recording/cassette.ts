@@ -106,7 +106,10 @@ export class CassetteError extends Error {
 
 /** Reads and checks the cassette in `file`; a CassetteError says what is wrong with it. */
 export async function readCassette(file: string): Promise<Cassette> {
-  const size = (await stat(file)).size;
+  const stats = await stat(file);
+  // A device, a pipe or a folder named x.json (or a link to one) would be read without end, or hang.
+  if (!stats.isFile()) throw new CassetteError(`${file} is not a file: not read.`);
+  const size = stats.size;
   if (size > MAX_CASSETTE_BYTES)
     throw new CassetteError(
       `${file} is ${megabytes(size)}, over the ${megabytes(MAX_CASSETTE_BYTES)} a cassette may be: not read.`,

@@ -137,7 +137,8 @@ async function writableDir(dir: string, option: 'record.dir' | 'replay.dir'): Pr
 function reason(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'it does not exist';
-  if (code === 'ENOTDIR') return 'it is not a folder';
+  // mkdir of a path that is a file: EEXIST.
+  if (code === 'ENOTDIR' || code === 'EEXIST') return 'it is not a folder';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   return error instanceof Error ? error.message : String(error);
 }
