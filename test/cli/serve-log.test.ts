@@ -509,7 +509,7 @@ describe('the pretty log', () => {
     expect(lines().join('\n')).not.toContain('management  ');
   });
 
-  test('one readable line per event, a time first (the wording of the dashboard and svc logs); the user stack indented under a failed invocation', () => {
+  test('one readable line per event, a time first (the wording of the dashboard and svc logs); a 4xx the code chose is its one line', () => {
     const { log, lines, stdout } = logWith('pretty');
     for (const event of Object.values(EVENTS)) log.event(event);
     // The time of the event (UTC, as published), not of the line's writing.
@@ -520,8 +520,6 @@ describe('the pretty log', () => {
       expect.stringMatching(
         new RegExp(`^${time} reactor charge 400 4ms \\[${REQUEST_ID}\\] Bad request: amount is required$`),
       ),
-      '    BadRequestError: amount is required',
-      '        at module.exports (charge.js:2:9)',
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] charging 42$`)),
       expect.stringMatching(new RegExp(`^${time} \\[charge\\] slow upstream$`)),
       expect.stringMatching(new RegExp(`^${time} webhook http://127\\.0\\.0\\.1:9000/hook attempt 1: 204$`)),
@@ -537,6 +535,21 @@ describe('the pretty log', () => {
       ),
     ]);
     expect(stdout()).not.toMatch(/\u001b\[/);
+  });
+
+  test('the user stack is indented under an invocation that failed (5xx)', () => {
+    const { log, lines } = logWith('pretty');
+    log.event({
+      ...EVENTS.failed,
+      status: 500,
+      error: 'amount.toFixed is not a function',
+      stack: 'TypeError: amount.toFixed is not a function\n    at module.exports (charge.js:2:9)',
+    });
+    expect(lines()).toEqual([
+      expect.stringMatching(/^03:04:05 reactor charge 500 4ms \[.+\] amount\.toFixed is not a function$/),
+      '    TypeError: amount.toFixed is not a function',
+      '        at module.exports (charge.js:2:9)',
+    ]);
   });
 
   test('an error without a stack shows its message; a failed webhook without a reason says failed', () => {

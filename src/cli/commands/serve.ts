@@ -195,7 +195,8 @@ function startWatch(stop: Promise<string>) {
   let starting = true;
   let interrupted: string | undefined;
   void stop.then((reason) => {
-    if (starting) interrupted = reason;
+    // `q` is a quit asked for: exit 0 even during the start (its apply stops all the same).
+    if (starting && reason !== 'q') interrupted = reason;
     controller.abort(reason);
   });
   return {
