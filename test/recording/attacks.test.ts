@@ -466,3 +466,25 @@ describe('a folder of cassettes', () => {
     );
   });
 });
+
+it('a JSON body nested deeper than a stack, with an escaped value in it: recorded without the value, no throw', async () => {
+  const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+  const body = `{"name":"Jos\\u00e9 M\\u00fcller\\/12","deep":${deep}}`;
+  // Deeper than 64 levels too (where a walk of the parsed value stops).
+  const nested = `${'['.repeat(100)}"Jos\\u00e9 M\\u00fcller\\/12"${']'.repeat(100)}`;
+  const exchange: RecordedExchange = {
+    request: { method: 'POST', path: '/v1', query: '', headers: {}, body },
+    answer: { status: 200, headers: {}, body: nested },
+  };
+  const { problems, text } = await recordAll([[exchange, origin(callSecrets())]]);
+  expect(problems).toEqual([]);
+  expectNoPlaintext(text);
+  // Matching it does not throw either.
+  const replayer = new Replayer([parseCassette(text, 'x')], { dir: 'x', onMiss: 'fail' });
+  const answer = await replayer.interceptor(
+    { url: new URL('https://api.example.com/v1'), method: 'POST', headers: {}, body },
+    origin(callSecrets()),
+    () => Promise.reject(new Error('not replayed')),
+  );
+  expect(answer.status).toBe(200);
+});

@@ -127,10 +127,16 @@ export class Recorder {
     void Promise.all([requestBody, answered]).then(([asked, answer]) => {
       // A body cut off (the caller gave up) is not an exchange to replay.
       if (!asked.complete || !answer.complete) return;
-      this.add(request.url.origin, order, origin, {
-        request: recordedRequest(request, asked),
-        answer: recordedAnswer(response, answer),
-      });
+      try {
+        this.add(request.url.origin, order, origin, {
+          request: recordedRequest(request, asked),
+          answer: recordedAnswer(response, answer),
+        });
+      } catch (error) {
+        // Never the emulator's crash: the exchange is not recorded, and that is said.
+        const file = path.join(this.options.dir, cassetteFileName(request.url.origin));
+        this.options.report?.({ file, error: `an exchange was not recorded: ${(error as Error).message}` });
+      }
     });
     return response;
   }

@@ -93,7 +93,11 @@ export function redactBody<T extends RecordedBody & { headers?: RecordedHeaders 
     const body = redactForRecording(message.body, sources);
     const type = message.headers?.['content-type'];
     const form = typeof type === 'string' && type.toLowerCase().startsWith('application/x-www-form-urlencoded');
-    return { ...message, body: form ? redactQuery(body, sources) : (redactJsonEscapes(body, sources) ?? body) };
+    if (form) return { ...message, body: redactQuery(body, sources) };
+    // Escapes another encoder chose still hiding a value: written as their characters, and redacted.
+    const unescaped = unescapedJson(body);
+    const hidden = unescaped !== body && findPlaintext(unescaped, sources).length > 0;
+    return { ...message, body: hidden ? redactForRecording(unescaped, sources) : body };
   }
   if (message.bodyBase64 === undefined) return message;
   const bytes = Buffer.from(message.bodyBase64, 'base64').toString('latin1');
@@ -163,41 +167,19 @@ function percentDecoded(text: string, plus: boolean): string | undefined {
 }
 
 /**
- * A JSON text whose escapes (`\u00e9`, `\/`, as other encoders write them) still hide plaintext once
- * decoded: written again with each string redacted. Undefined when there is nothing so hidden.
+ * `text` with the JSON escapes another encoder may choose (`\u00e9`, `\u0027`, `\/`) written as
+ * their characters, those JSON must escape (quotes, backslashes, control characters) left as
+ * they are: the same JSON, in which a value stands as JSON.stringify would write it. Found by one
+ * scan, whatever the nesting.
  */
-function redactJsonEscapes(text: string, sources: RedactionSources): string | undefined {
-  if (!text.includes('\\')) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (jsonStrings(data).every((leaf) => findPlaintext(leaf, sources).length === 0)) return undefined;
-  return JSON.stringify(data, (_key, value: unknown) => {
-    if (typeof value === 'string') return redactForRecording(value, sources);
-    if (!isPlainObject(value)) return value;
-    const out: Record<string, unknown> = {};
-    for (const [name, item] of Object.entries(value)) out[redactForRecording(name, sources)] = item;
-    return out;
+export function unescapedJson(text: string): string {
+  if (!text.includes('\\')) return text;
+  return text.replace(/\\\\|\\u([0-9a-fA-F]{4})|\\\//g, (whole, hex: string | undefined) => {
+    if (whole === '\\/') return '/';
+    if (hex === undefined) return whole;
+    const code = Number.parseInt(hex, 16);
+    return code < 0x20 || code === 0x22 || code === 0x5c ? whole : String.fromCharCode(code);
   });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Every string of a JSON value (names too), at most 64 levels deep. */
-function jsonStrings(value: unknown, depth = 0, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (depth < 64 && Array.isArray(value)) for (const item of value) jsonStrings(item, depth + 1, out);
-  else if (depth < 64 && isPlainObject(value))
-    for (const [name, item] of Object.entries(value)) {
-      out.push(name);
-      jsonStrings(item, depth + 1, out);
-    }
-  return out;
 }
 
 /**
@@ -214,10 +196,8 @@ export function decodedViews(exchanges: readonly RecordedExchange[]): string[] {
         const decoded = percentDecoded(text, plus);
         if (decoded !== undefined) views.push(decoded);
       }
-      if (text.includes('\\'))
-        try {
-          views.push(jsonStrings(JSON.parse(text)).join('\n'));
-        } catch {}
+      const unescaped = unescapedJson(text);
+      if (unescaped !== text) views.push(unescaped);
     }
     for (const base64 of [request.bodyBase64, answer.bodyBase64])
       if (base64 !== undefined) views.push(Buffer.from(base64, 'base64').toString('latin1'));
