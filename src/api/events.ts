@@ -93,7 +93,9 @@ export type LeakEventForm =
   | 'json'
   | 'card-spaced'
   | 'card-dashed'
+  | 'card-grouped'
   | 'case'
+  | 'unicode'
   | 'card';
 
 /** An event as subscribers get it: stamped with the ISO time it was published. */

@@ -170,8 +170,13 @@ export class LeakGuard {
    */
   checkError(call: LeakCall | undefined, error: unknown): unknown {
     if (!this.on || !call || !(error instanceof HttpError) || error.extensions?.leaks) return error;
+    // A CustomHttpResponseError is answered as the code made it: its headers and body are the answer.
+    const { response } = error;
+    const text = response
+      ? `${error.detail}\n${headerText(response.headers)}\n${JSON.stringify(response.body)}`
+      : error.detail;
     try {
-      this.check(call, 'error', error.detail);
+      this.check(call, 'error', text);
     } catch (refused) {
       return refused;
     }
@@ -300,4 +305,14 @@ const PLACE_WORDS: Record<LeakPlace, string> = {
 /** A call's set, made empty for a call that detokenizes nothing (a proxy's anonymous caller with no Application). */
 export function emptySecrets(): CallSecrets {
   return new CallSecrets();
+}
+
+/** Headers as the lines they are sent as (`name: value`), for a check. */
+export function headerText(headers: Record<string, string | string[] | undefined>): string {
+  let text = '';
+  for (const name in headers) {
+    const value = headers[name];
+    text += `${name}: ${Array.isArray(value) ? value.join(', ') : (value ?? '')}\n`;
+  }
+  return text;
 }

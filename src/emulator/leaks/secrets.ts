@@ -19,7 +19,9 @@ export type LeakForm =
   | 'json'
   | 'card-spaced'
   | 'card-dashed'
-  | 'case';
+  | 'card-grouped'
+  | 'case'
+  | 'unicode';
 
 export interface LeakHit {
   tokenId: string;
@@ -45,11 +47,21 @@ interface Needle {
   written: string;
   tokenId: string;
   form: LeakForm;
+  /** All digits: found only where no digit stands right before or after it (not inside a longer number). */
+  digits: boolean;
 }
 
-/** A digit run with at least one space or dash in it (a card number written in groups). */
-const GROUPED_DIGITS = /\d+(?:[ -]\d+)+/g;
+/**
+ * What may stand between the digit groups of a card number: a space, dash, dot, plus (a form's
+ * space), no-break space, or a space, plus or dash percent-encoded.
+ */
+const SEPARATOR = String.raw`(?:[ .+\-\u00a0]|%2[0bBdD])`;
+/** A digit run with at least one separator in it (a card number written in groups). */
+const GROUPED_DIGITS = new RegExp(String.raw`\d+(?:${SEPARATOR}\d+)+`, 'g');
+/** The separators of a run, to strip it to its digits. */
+const SEPARATORS = new RegExp(SEPARATOR, 'g');
 const CARD_DIGITS = /^\d{13,19}$/;
+const ALL_DIGITS = /^\d+$/;
 
 /**
  * The plaintext values one call (or one run, merged) revealed, by token id, and their derived
@@ -116,26 +128,38 @@ export class CallSecrets {
 
   private addValue(value: string, tokenId: string): void {
     if (value.length < MIN_SECRET_LENGTH || this.originals.has(value)) return;
-    this.originals.set(value, { text: value, written: value, tokenId, form: 'plain' });
+    this.originals.set(value, { text: value, written: value, tokenId, form: 'plain', digits: ALL_DIGITS.test(value) });
     this.count = this.originals.size;
     const fold = (written: string, form: LeakForm) => {
       const key = written.toLowerCase();
-      if (!this.folded.has(key)) this.folded.set(key, { text: key, written, tokenId, form });
+      if (!this.folded.has(key))
+        this.folded.set(key, { text: key, written, tokenId, form, digits: ALL_DIGITS.test(key) });
     };
     fold(value, 'plain');
     const json = JSON.stringify(value).slice(1, -1);
-    fold(json, 'json');
-    // Escaped twice: JSON inside a JSON string (a body logged as a field).
-    fold(JSON.stringify(json).slice(1, -1), 'json');
+    // Escaped once, twice (JSON inside a JSON string: a body logged as a field) and three times
+    // (a raw result that is a string of JSON of JSON, as its answer writes it).
+    for (let level = 0, escaped = json; level < 3 && !this.folded.has(escaped.toLowerCase()); level++) {
+      fold(escaped, 'json');
+      escaped = JSON.stringify(escaped).slice(1, -1);
+    }
     fold(encodeURIComponent(value), 'percent');
     // A form's encoding: spaces as `+` (what encodeURIComponent leaves of !'()* is rare enough to skip).
     if (value.includes(' ')) fold(encodeURIComponent(value).replaceAll('%20', '+'), 'percent');
     const bytes = Buffer.from(value, 'utf8');
     fold(bytes.toString('hex'), 'hex');
-    for (const text of base64Needles(bytes)) {
-      if (!this.exact.has(text)) this.exact.set(text, { text, written: text, tokenId, form: 'base64' });
+    // The same letters composed or decomposed (é as one code point or e and an accent).
+    for (const form of ['NFC', 'NFD'] as const) {
+      const normalized = value.normalize(form);
+      if (normalized !== value) fold(normalized, 'unicode');
+    }
+    // base64 of the value, and of its JSON escaping when that differs (base64 of a JSON document).
+    const encoded = json === value ? [bytes] : [bytes, Buffer.from(json, 'utf8')];
+    for (const text of encoded.flatMap(base64Needles)) {
+      if (!this.exact.has(text)) this.exact.set(text, { text, written: text, tokenId, form: 'base64', digits: false });
       const url = text.replaceAll('+', '-').replaceAll('/', '_');
-      if (!this.exact.has(url)) this.exact.set(url, { text: url, written: url, tokenId, form: 'base64url' });
+      if (!this.exact.has(url))
+        this.exact.set(url, { text: url, written: url, tokenId, form: 'base64url', digits: false });
     }
     if (CARD_DIGITS.test(value) && !this.cards.has(value)) this.cards.set(value, tokenId);
   }
@@ -144,46 +168,49 @@ export class CallSecrets {
   private findGroupedCards(text: string, hits: LeakHit[]): void {
     for (const match of text.matchAll(GROUPED_DIGITS)) {
       const run = match[0];
-      const digits = run.replace(/[ -]/g, '');
+      const digits = run.replace(SEPARATORS, '');
       if (digits.length < 13) continue;
       for (const [card, tokenId] of this.cards) {
         const at = digits.indexOf(card);
         if (at < 0) continue;
         const [start, end] = spanOfDigits(run, at, card.length);
         const span = run.slice(start, end);
-        if (!/[ -]/.test(span)) continue; // Found as it is by the plain needle.
-        hits.push({
-          tokenId,
-          form: span.includes(' ') ? 'card-spaced' : 'card-dashed',
-          start: match.index + start,
-          end: match.index + end,
-        });
+        if (/^\d+$/.test(span)) continue; // Found as it is by the plain needle.
+        hits.push({ tokenId, form: groupedForm(span), start: match.index + start, end: match.index + end });
       }
     }
   }
 }
 
+/** How a token's card number stands in groups: spaced (a space, a form's `+`, `%20`), dashed, or other separators. */
+function groupedForm(span: string): LeakForm {
+  if (/^[\d ]+$/.test(span) || /^\d+(?:(?:\+|%20)\d+)+$/.test(span)) return 'card-spaced';
+  if (/^[\d-]+$/.test(span)) return 'card-dashed';
+  return 'card-grouped';
+}
+
 /**
- * Luhn-valid card numbers (13-19 digits, spaces or dashes between them) that begin as an issuer's do
- * (2-6; 13 digits: 4), not part of a longer digit run nor of a dash-joined identifier (a UUID's
- * digit groups), nor in the `allow` list (declared test cards, digits only).
+ * Luhn-valid card numbers (13-19 digits; spaces, dashes, dots, `+` or their percent-encodings
+ * between groups) that begin as an issuer's do (2-6; 13 digits: 4), not part of a longer digit run
+ * nor of an identifier (glued to letters, a UUID's dash-joined groups), not a phone number (after a
+ * `+`), nor in the `allow` list (declared test cards, digits only).
  */
 export function scanCards(text: string, allow?: ReadonlySet<string>): CardHit[] {
   const hits: CardHit[] = [];
   for (const match of text.matchAll(DIGIT_RUNS)) {
     const run = match[0];
     if (run.length < 13) continue;
-    const digits = run.includes(' ') || run.includes('-') ? run.replace(/[ -]/g, '') : run;
+    const digits = /^\d+$/.test(run) ? run : run.replace(SEPARATORS, '');
     if (!cardLike(digits) || allow?.has(digits)) continue;
     const start = match.index;
     const end = start + run.length;
-    if (joined(text, start - 1, -1) || joined(text, end, 1)) continue;
+    if (joined(text, start - 1, -1) || joined(text, end, 1) || text[start - 1] === '+') continue;
     hits.push({ last4: digits.slice(-4), start, end });
   }
   return hits;
 }
 
-const DIGIT_RUNS = /\d+(?:[ -]\d+)*/g;
+const DIGIT_RUNS = new RegExp(String.raw`\d+(?:${SEPARATOR}\d+)*`, 'g');
 
 function cardLike(digits: string): boolean {
   if (digits.length < 13 || digits.length > 19) return false;
@@ -244,6 +271,10 @@ function collect(haystack: string, needle: Needle, hits: LeakHit[], original?: s
   let at = haystack.indexOf(needle.text);
   while (at >= 0) {
     const end = at + needle.text.length;
+    if (needle.digits && (isDigit(haystack, at - 1) || isDigit(haystack, end))) {
+      at = haystack.indexOf(needle.text, at + 1);
+      continue;
+    }
     // Another case of the value itself is its own form; hex or percent-encoding in capitals is still that.
     const form =
       original !== undefined && needle.form === 'plain' && !original.startsWith(needle.written, at)
@@ -288,6 +319,7 @@ function spanOfDigits(run: string, at: number, length: number): [number, number]
   let start = -1;
   for (let i = 0; i < run.length; i++) {
     const code = run.charCodeAt(i);
+    if (code === 37) i += 2; // A percent-encoded separator: its digits are not the number's.
     if (code < 48 || code > 57) continue;
     if (seen === at) start = i;
     seen++;
@@ -303,4 +335,9 @@ function walkLeaves(value: unknown, depth: number, leaf: (text: string) => void)
   else if (depth < 64 && typeof value === 'object' && value !== null) {
     for (const item of Array.isArray(value) ? value : Object.values(value)) walkLeaves(item, depth + 1, leaf);
   }
+}
+
+function isDigit(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code >= 48 && code <= 57;
 }

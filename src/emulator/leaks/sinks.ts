@@ -6,7 +6,7 @@
 import { type Readable, Transform } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { EmitEvent } from '../events.js';
-import { type LeakCall, LeakGuard, type LeakMode, type LeakPlace } from './guard.js';
+import { headerText, type LeakCall, LeakGuard, type LeakMode, type LeakPlace } from './guard.js';
 import type { CallSecrets } from './secrets.js';
 
 /** Kept from one chunk to the next: a card number with separators, or a value's longest form, may span two. */
@@ -73,7 +73,7 @@ export function leakInterceptor(guard: LeakGuard) {
     const call = guard.callOf(origin.traceId);
     if (!call || call.destination === request.url.origin || guard.allowsHost(request.url)) return next(request);
     const { body } = request;
-    const head = `${request.method ?? ''} ${request.url.href}\n${headerLines(request.headers)}`;
+    const head = `${request.method ?? ''} ${request.url.href}\n${headerText(request.headers)}`;
     if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
       guard.check(call, 'outbound', body === undefined ? head : `${head}\n${body.toString()}`);
       return next(request);
@@ -85,12 +85,6 @@ export function leakInterceptor(guard: LeakGuard) {
     guard.check(call, 'outbound', whole.toString());
     return next({ ...request, body: whole });
   };
-}
-
-function headerLines(headers: Record<string, string>): string {
-  let text = '';
-  for (const name in headers) text += `${name}: ${headers[name]}\n`;
-  return text;
 }
 
 async function readAll(body: Readable): Promise<Buffer> {

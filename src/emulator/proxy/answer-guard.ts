@@ -1,5 +1,5 @@
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
-import type { LeakCall, LeakGuard } from '../leaks/guard.js';
+import { headerText, type LeakCall, type LeakGuard } from '../leaks/guard.js';
 import { scannedStream } from '../leaks/sinks.js';
 import type { Caller } from '../services/applications.js';
 import { CallContext } from '../services/call-context.js';
@@ -35,7 +35,10 @@ export async function guardedAnswer(guard: LeakGuard, watched: LeakCall, answer:
     if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) body.destroy();
     throw watched.refused;
   }
-  if (!guard.on || body === undefined || !readable(answer.headers)) return answer;
+  if (!guard.on) return answer;
+  // Its headers (a response transform's, or the destination's passed back) are the caller's too.
+  guard.check(watched, 'answer', headerText(answer.headers));
+  if (body === undefined || !readable(answer.headers)) return answer;
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     guard.check(watched, 'answer', body.toString());
     return answer;
