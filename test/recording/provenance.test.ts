@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSvc, type Svc } from '../../src/testing/index.js';
 import { bodyOf, httpsDestination } from '../emulator/outbound/destination.js';
@@ -16,6 +17,7 @@ import { tempDir } from '../helpers/temp.js';
 const PROJECT = fileURLToPath(new URL('./fixture/svc.yaml', import.meta.url));
 const SIGNING_KEY = 'whsec_reactor_signing_key_456';
 const NAME = 'Jane Q. Public';
+const ACCENTED = 'Zoë Müller-Ångström';
 
 async function cassettesOf(dir: string): Promise<string> {
   const files = (await readdir(dir)).filter((file) => file.endsWith('.json') && !file.startsWith('.'));
@@ -60,6 +62,35 @@ for (const leakGuard of ['warn', 'off'] as const)
       expect(text).toContain('/v1/hooks');
       expect(text).not.toContain(SIGNING_KEY);
       expect(text).toContain('[configuration]');
+      await t.dispose();
+    });
+
+    it('a destination that answers gzip, echoing the value as Python writes JSON: neither form reaches the disk', async () => {
+      const api = await httpsDestination(async (request, response) => {
+        const sent = JSON.parse((await bodyOf(request)).toString());
+        const python = JSON.stringify({ got: sent.card }).replace(
+          /[^\x20-\x7e]/g,
+          (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
+        response.setHeader('content-type', 'application/json');
+        response.setHeader('content-encoding', 'gzip');
+        response.end(gzipSync(python));
+      });
+      const t = await svc.tenant();
+      const name = await t.client.tokens.create({ type: 'token', data: ACCENTED });
+      const dir = await tempDir();
+      const recording = await t.destinations.record(dir);
+      const answer = await t.reactors.invoke('pay', {
+        url: `${api.url}/v1/pay`,
+        body: { n: 1, card: `{{ ${name.id} }}` },
+        ca: api.ca,
+      });
+      expect(answer.body.raw.status, JSON.stringify(answer.body)).toBe(200);
+      await recording.stop();
+      const text = await cassettesOf(dir);
+      const cassette = JSON.parse(text);
+      expect(cassette.exchanges[0].answer.body).toBe(`{"got":"{{ ${name.id} }}"}`);
+      expect(text).not.toMatch(/Mu|M\\u00fc|bodyBase64/);
       await t.dispose();
     });
 
