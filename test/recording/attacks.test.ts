@@ -488,3 +488,19 @@ it('a JSON body nested deeper than a stack, with an escaped value in it: recorde
   );
   expect(answer.status).toBe(200);
 });
+
+it('two recordings of one folder at once (two tenants of one test run): the second is refused, none lost', async () => {
+  const dir = await tempDir();
+  const use = () => () => {};
+  const first = await openRecording({ record: { dir }, use });
+  await expect(openRecording({ record: { dir: `${dir}/.` }, use })).rejects.toThrow(
+    `${dir}/. is being recorded to by another recording: give each its own folder, or stop the other first.`,
+  );
+  await expect(openRecording({ replay: { dir, onMiss: 'record' }, use })).rejects.toThrow(/another recording/);
+  // Replaying it is fine (nothing written).
+  const replay = await openRecording({ replay: { dir }, use });
+  await replay.close();
+  await first.close();
+  const again = await openRecording({ record: { dir }, use });
+  await again.close();
+});

@@ -84,14 +84,17 @@ export async function openRecording(setup: RecordingSetup): Promise<OpenedRecord
     const cassettes = await loadCassettes(replay.dir);
     if (onMiss === 'record') {
       await writableDir(replay.dir, 'replay.dir');
+      claimDir(replay.dir, 'replay.dir');
       recorder = new Recorder({ dir: replay.dir, ...shared });
       for (const cassette of cassettes) recorder.seed(cassette);
     }
     replayer = new Replayer(cassettes, { dir: replay.dir, onMiss, ...(recorder && { recorder }), ...shared });
   } else if (record) {
     await writableDir(record.dir, 'record.dir');
+    claimDir(record.dir, 'record.dir');
     recorder = new Recorder({ dir: record.dir, ...shared });
   }
+  const written = recorder && (replay?.dir ?? record?.dir);
   const removers = [replayer ?? recorder]
     .filter((part) => part !== undefined)
     .map((part) => setup.use(part.interceptor));
@@ -100,7 +103,11 @@ export async function openRecording(setup: RecordingSetup): Promise<OpenedRecord
     flush,
     async close() {
       for (const remove of removers) remove();
-      return recorder ? recorder.close() : [];
+      try {
+        return recorder ? await recorder.close() : [];
+      } finally {
+        if (written !== undefined) recordedDirs.delete(path.resolve(written));
+      }
     },
   };
 }
@@ -123,6 +130,22 @@ export async function loadCassettes(dir: string): Promise<Cassette[]> {
     }
   }
   return cassettes;
+}
+
+/**
+ * The folders being recorded to in this process: two recordings of one folder (two tenants of a
+ * test run) would each write its own cassettes over the other's, losing exchanges.
+ */
+const recordedDirs = new Set<string>();
+
+function claimDir(dir: string, option: 'record.dir' | 'replay.dir'): void {
+  const resolved = path.resolve(dir);
+  if (recordedDirs.has(resolved))
+    throw new RecordingSetupError(
+      option,
+      `${dir} is being recorded to by another recording: give each its own folder, or stop the other first.`,
+    );
+  recordedDirs.add(resolved);
 }
 
 async function writableDir(dir: string, option: 'record.dir' | 'replay.dir'): Promise<void> {
