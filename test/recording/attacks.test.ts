@@ -504,3 +504,23 @@ it('two recordings of one folder at once (two tenants of one test run): the seco
   const again = await openRecording({ record: { dir }, use });
   await again.close();
 });
+
+it('a card security code (shorter than any value looked for) is masked by its name in JSON, a query and a form', async () => {
+  const exchange = exchangeOf(
+    {
+      url: new URL('https://api.example.com/v1/cards?cvc=321&page=2'),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"card":{"cvc":"123","CVV2": 456,"security_code" : "789","exp_month":12}}',
+    },
+    { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'cvv=654&ok=1' },
+  );
+  const { problems, text } = await recordAll([[exchange, origin()]]);
+  expect(problems).toEqual([]);
+  const [recorded] = parseCassette(text, 'x').exchanges;
+  expect(recorded?.request.query).toBe('cvc=[masked]&page=2');
+  expect(JSON.parse(recorded?.request.body ?? '')).toEqual({
+    card: { cvc: '[masked]', CVV2: '[masked]', security_code: '[masked]', exp_month: 12 },
+  });
+  expect(recorded?.answer.body).toBe('cvv=[masked]&ok=1');
+});

@@ -33,7 +33,13 @@ export const MASKED_HEADERS: ReadonlySet<string> = new Set([
 const CREDENTIAL_HEADER = /key|token|secret|auth|signature|session|passw|credential|cookie/;
 /** Query and form parameters named as a credential (`api_key`, `accessToken`, `client_secret`): values masked. */
 const CREDENTIAL_PARAMETER =
-  /(^|[^a-z0-9])(api[_-]?key|key|((access|refresh|id|auth|bearer)[_-]?)?token|(client[_-]?)?secret|passw(or)?d|pwd|sig(nature)?|auth(orization)?|session([_-]?id)?|credentials?)$/;
+  /(^|[^a-z0-9])(api[_-]?key|key|((access|refresh|id|auth|bearer)[_-]?)?token|(client[_-]?)?secret|passw(or)?d|pwd|sig(nature)?|auth(orization)?|session([_-]?id)?|credentials?|cvc2?|cvv2?|csc|security[_-]?code|card[_-]?code)$/;
+/**
+ * A JSON member holding a card's security code: too short to be looked for as a token's value (3-4
+ * digits would be found in every number), so masked by its name wherever it stands.
+ */
+const SECURITY_CODE_MEMBER =
+  /("(?:cvc2?|cvv2?|csc|security[_-]?code|card[_-]?code)"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d+)/gi;
 export const MASK = '[masked]';
 export const CONFIGURATION_MASK = '[configuration]';
 /** The token id configuration values are found under (never a real token's: ids have no spaces). */
@@ -97,7 +103,8 @@ export function redactBody<T extends RecordedBody & { headers?: RecordedHeaders 
     // Escapes another encoder chose still hiding a value: written as their characters, and redacted.
     const unescaped = unescapedJson(body);
     const hidden = unescaped !== body && findPlaintext(unescaped, sources).length > 0;
-    return { ...message, body: hidden ? redactForRecording(unescaped, sources) : body };
+    const redacted = hidden ? redactForRecording(unescaped, sources) : body;
+    return { ...message, body: redacted.replace(SECURITY_CODE_MEMBER, `$1"${MASK}"`) };
   }
   if (message.bodyBase64 === undefined) return message;
   const bytes = Buffer.from(message.bodyBase64, 'base64').toString('latin1');
