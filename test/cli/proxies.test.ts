@@ -520,7 +520,12 @@ describe('invoke proxy', () => {
     expect(json.code).toBe(22);
     expect(json.stdout).toBe('');
     expect(JSON.parse(json.stderr)).toEqual({
-      error: { title: 'Error', detail: 'The destination answered 404 Not Found (--fail).' },
+      error: {
+        type: 'urn:svc:cli:error',
+        title: 'Error',
+        detail: 'The destination answered 404 Not Found (--fail).',
+        exit_code: 22,
+      },
     });
     const broken = await destination({ status: 503, body: 'down' });
     const other = await createProxy({ destination_url: broken.url });

@@ -156,6 +156,11 @@ describe('svc serve --config: svc.yaml applied at start and on each save', () =>
     const served = serve(cwd);
     try {
       const invoke = await invoker(cwd, 'hello');
+      // The start's apply is over (a stop before that would be an interruption, exit 130).
+      await eventually(
+        () => expect(served.lines()).toContainEqual(expect.objectContaining({ event: 'reload', ok: true })),
+        10_000,
+      );
       await invoke();
       const failed = await eventually(() => {
         const line = served.lines().find((each) => each.event === 'invocation' && each.status === 500);

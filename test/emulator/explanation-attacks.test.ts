@@ -129,5 +129,6 @@ describe('the explanation store is bounded by what it holds, not only by count',
     for (let t = 0; t < 256; t++) for (let i = 0; i < 200; i++) store.record(`t${t}`, request(i), heavy());
     expect(store.weight).toBeLessThanOrEqual(EXPLANATION_WEIGHT_LIMIT);
     expect(store.get('t255', 'id-199')).toBeDefined();
-  });
+    // 51,200 heavy refusals: seconds on a quiet machine, far more with both cores busy (a bound, not a timing).
+  }, 180_000);
 });
