@@ -184,6 +184,30 @@ export interface WebhookDelivery {
   event_id: string;
 }
 
+/** One attempt of a webhook delivery: its HTTP status, or why it got none; `resend` for one asked for. */
+export interface WebhookAttempt {
+  attempt: number;
+  at: string;
+  status: number | null;
+  error?: string;
+  resend?: true;
+}
+
+/** One webhook delivery as `GET /_emulator/webhooks` lists it (answer-schemas.ts webhookDeliverySchema). */
+export interface WebhookDeliveryEntry extends WebhookDelivery {
+  /** The asynchronous invocation's id (its result's `id`): what `svc webhooks resend` takes. */
+  id: string;
+  reactor_id: string;
+  /** The reactor's name, null once it is deleted. */
+  reactor: string | null;
+  /** Without the credentials, query string or fragment it may carry. */
+  callback_url: string;
+  next_attempt_at?: string;
+  created_at: string;
+  /** The last attempts (at most 20), oldest first. */
+  attempt_log: WebhookAttempt[];
+}
+
 /** An asynchronous invocation as polled: the event, and its delivery. */
 export interface ReactorResult extends ReactorEvent {
   delivery: WebhookDelivery;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ReactorEvent, ReactorResult } from '../../api/types.js';
+import type { ReactorEvent, ReactorResult, WebhookAttempt } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
 import type { EmitEvent } from '../events.js';
 import { PendingWork } from './pending-work.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
-import type { AttemptRecord, DeliveryRecord, ReactorResultRecord } from '../store/records.js';
+import type { DeliveryRecord, ReactorResultRecord } from '../store/records.js';
 import type { TenantClocks } from './tenant-clocks.js';
 import type { Cipher, Sealed } from '../crypto/cipher.js';
 import type { DeliveryAttempt, Verdict, WebhookService } from './webhooks.js';
@@ -310,7 +310,7 @@ export function afterAttempt(
   now: string,
   resend = false,
 ): DeliveryRecord {
-  const made: AttemptRecord = {
+  const made: WebhookAttempt = {
     attempt: attempt.attempt,
     at: now,
     status: attempt.status ?? null,

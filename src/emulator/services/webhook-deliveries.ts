@@ -1,3 +1,4 @@
+import type { WebhookDeliveryEntry } from '../../api/types.js';
 import type { EmitEvent } from '../events.js';
 import { HttpError, notFound } from '../errors.js';
 import type { ReactorResultRecord } from '../store/records.js';
@@ -6,26 +7,6 @@ import { paginate } from './pagination.js';
 import { type ReactorResults, afterAttempt, shownUrl } from './reactor-results.js';
 import type { TenantClocks } from './tenant-clocks.js';
 import type { WebhookService } from './webhooks.js';
-
-/** One webhook delivery as `GET /_emulator/webhooks` lists it (api/answer-schemas.ts webhookDeliverySchema). */
-export interface DeliveryView {
-  /** The asynchronous invocation's id (its result's `id`): what `svc webhooks resend` takes. */
-  id: string;
-  reactor_id: string;
-  /** The reactor's name, null once it is deleted. */
-  reactor: string | null;
-  /** Without the credentials, query string or fragment it may carry. */
-  callback_url: string;
-  event_id: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status: number | null;
-  last_error?: string;
-  next_attempt_at?: string;
-  created_at: string;
-  /** The last attempts (at most 20), oldest first. */
-  attempt_log: { attempt: number; at: string; status: number | null; error?: string; resend?: true }[];
-}
 
 export interface DeliveryQuery {
   reactor?: string;
@@ -67,7 +48,7 @@ export class WebhookDeliveries {
    * One attempt now of an ended delivery, recorded as an attempt (delivered on a 2xx; failed
    * otherwise). A delivery still pending has its retries under way: 409, with when the next is due.
    */
-  async resend(tenantId: string, id: string): Promise<DeliveryView> {
+  async resend(tenantId: string, id: string): Promise<WebhookDeliveryEntry> {
     const { store, results, webhooks, clocks, emit } = this.deps;
     const record = store.results.get(tenantId, id.toLowerCase());
     if (!record) throw notFound('webhook delivery', id);
@@ -106,7 +87,7 @@ export class WebhookDeliveries {
     return this.view(saved);
   }
 
-  private view(record: ReactorResultRecord): DeliveryView {
+  private view(record: ReactorResultRecord): WebhookDeliveryEntry {
     const { delivery } = record;
     const reactor = this.deps.store.reactors.get(record.tenant_id, record.reactor_id);
     return {

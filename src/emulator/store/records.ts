@@ -1,5 +1,12 @@
 /** What the store holds: wire objects plus the fields that never leave the emulator. */
-import type { Application, ReactorResult, TokenType, TransactionStatus, WebhookDelivery } from '../../api/types.js';
+import type {
+  Application,
+  ReactorResult,
+  TokenType,
+  TransactionStatus,
+  WebhookAttempt,
+  WebhookDelivery,
+} from '../../api/types.js';
 import type { Sealed } from '../crypto/cipher.js';
 
 /**
@@ -56,17 +63,7 @@ export interface DeliveryRecord extends WebhookDelivery {
   /** When the delivery ended (delivered or failed): the retention counts from here. */
   ended_at?: string;
   /** The last attempts (at most 20), each with its time: what `svc webhooks list` shows. */
-  history?: AttemptRecord[];
-}
-
-/** One attempt of a delivery: when, and the receiver's status or why it got none. */
-export interface AttemptRecord {
-  attempt: number;
-  at: string;
-  status: number | null;
-  error?: string;
-  /** Made by `svc webhooks resend`, not by the retries. */
-  resend?: true;
+  history?: WebhookAttempt[];
 }
 
 export interface ApplicationRecord extends Omit<Application, 'key'> {

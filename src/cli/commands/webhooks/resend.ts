@@ -1,7 +1,8 @@
 import { ApiError } from '../../../client/index.js';
 import { UserError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
-import { type Delivery, lastOutcome } from './deliveries.js';
+import type { WebhookDeliveryEntry } from '../../../api/types.js';
+import { lastOutcome } from './deliveries.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -17,9 +18,9 @@ export const resend = defineCommand({
       throw new UserError(
         `No webhook delivery ${JSON.stringify(id)}: an id looks like a UUID (svc webhooks list shows them).`,
       );
-    let delivery: Delivery;
+    let delivery: WebhookDeliveryEntry;
     try {
-      delivery = await (await ctx.client()).request<Delivery>('POST', `/_emulator/webhooks/${id}/resend`);
+      delivery = await (await ctx.client()).request<WebhookDeliveryEntry>('POST', `/_emulator/webhooks/${id}/resend`);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404)
         throw new UserError(`No webhook delivery ${id} (svc webhooks list shows them; results are kept 24 h).`);
