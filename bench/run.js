@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { load, median } from './load.js';
 import { reactorSource } from './reactor.js';
+import { measureReplay } from './replay.js';
 import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
 import { benchTesting } from './testing.js';
@@ -667,6 +668,21 @@ async function benchScale() {
  * The leak guard's cost: the reactor and proxy paths with a detokenized token, against the same
  * emulator build started with --leak-guard off, in the same run (alternated). p50 within 5%.
  */
+/** A destination answered from a cassette (svc serve --replay, t.destinations.replay) beside the gateway's floor. */
+async function benchReplay() {
+  process.stderr.write('Replay\n');
+  const { replayMs, floorMs, exchanges, rounds } = await measureReplay(quick ? 3 : 5);
+  record(
+    'replayed exchange (matched, redacted, answered)',
+    round(replayMs, 3),
+    round(floorMs, 3),
+    'ms',
+    '<= 1 ms',
+    replayMs <= 1,
+    `baseline: the gateway answered by a plain interceptor; ${exchanges} exchanges a round, median of ${rounds}`,
+  );
+}
+
 async function benchLeaks() {
   process.stderr.write('Leak guard\n');
   const destination = await startProcess([path.join(here, 'servers.js'), 'destination']);
@@ -755,6 +771,7 @@ const suites = {
   scale: benchScale,
   testing: () => benchTesting({ record, quick }),
   leaks: benchLeaks,
+  replay: benchReplay,
 };
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [
