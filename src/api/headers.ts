@@ -28,6 +28,19 @@ export const TRACE_HEADER = 'svc-trace-id';
 export const SIGNATURE_HEADER = 'svc-signature';
 /** The same on every attempt of one webhook event, so that receivers can drop repeats. */
 export const WEBHOOK_ID_HEADER = 'svc-webhook-id';
+/**
+ * Hop-by-hop headers (RFC 9110 section 7.6.1, with the older Keep-Alive and Proxy-Connection): they
+ * describe one connection, not the message, so nothing passes them on, lets user code set them or records them.
+ */
+export const HOP_BY_HOP_HEADERS: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+];
 
 export const JSON_CONTENT_TYPE = 'application/json';
 /** What an answer of JSON is sent as. */

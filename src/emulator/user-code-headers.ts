@@ -3,7 +3,7 @@
  * before anything reaches Node's HTTP writer, which would otherwise throw mid-answer and leave the
  * caller with a cut answer (or, for a 1xx status, with no answer at all).
  */
-import { TRACE_HEADER } from '../api/headers.js';
+import { HOP_BY_HOP_HEADERS, TRACE_HEADER } from '../api/headers.js';
 import { PROBLEM_TYPES } from '../api/problem.js';
 import { HttpError, type CustomResponse } from './errors.js';
 
@@ -21,13 +21,7 @@ const NOT_LATIN1 = /[^\x00-\xff]/;
 export const OWNED_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   TRACE_HEADER,
   'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'upgrade',
-  'te',
-  'trailer',
+  ...HOP_BY_HOP_HEADERS,
 ]);
 
 /** Why a header cannot be sent as it is, or undefined when it can. */

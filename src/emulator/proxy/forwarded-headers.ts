@@ -1,6 +1,7 @@
 /** The headers of a proxied call, both ways: what is forwarded, what a transform may set, what comes back (pure). */
 import {
   API_KEY_HEADER,
+  HOP_BY_HOP_HEADERS,
   IDEMPOTENCY_KEY_HEADER,
   PROXY_CONNECTION_HEADER,
   PROXY_HOP_HEADER,
@@ -23,28 +24,14 @@ const NOT_FORWARDED = new Set([
   TRANSACTION_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   PROXY_HOP_HEADER,
+  ...HOP_BY_HOP_HEADERS,
   'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
   'expect',
   'content-length',
 ]);
 
 /** Hop-by-hop headers of a response: they describe one connection, not the message. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-]);
+const HOP_BY_HOP: ReadonlySet<string> = new Set(HOP_BY_HOP_HEADERS);
 
 /**
  * The caller's headers to forward, names in the caller's own case (from Node's rawHeaders);

@@ -5,7 +5,7 @@
  */
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { PROXY_HOP_HEADER, TRACE_HEADER } from '../../api/headers.js';
+import { HOP_BY_HOP_HEADERS, PROXY_HOP_HEADER, TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { megabytes } from '../../lib/megabytes.js';
 import type { OutboundRequest, OutboundResponse } from '../outbound/types.js';
@@ -16,13 +16,7 @@ export const RECORDED_BODY_LIMIT = BODY_LIMIT_BYTES;
 
 /** Headers never recorded: one hop's framing, and what differs on every run. */
 const DROPPED_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
+  ...HOP_BY_HOP_HEADERS,
   'host',
   'content-length',
   'date',
