@@ -71,3 +71,20 @@ export class UnexpectedResponseError extends Error {
     );
   }
 }
+
+/**
+ * The status of an answer saying that the emulator route called is not there, else undefined: a 404
+ * or 405 that is no problem of the svc API (a web page, another API's JSON), or the svc emulator's
+ * own "No route" (a version from before the route). An unknown id is the svc API's 404 and stays an ApiError.
+ */
+export function routeMissingStatus(error: unknown): number | undefined {
+  if (error instanceof UnexpectedResponseError)
+    return error.status === 404 || error.status === 405 ? error.status : undefined;
+  if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) return undefined;
+  const { problem } = error;
+  // The svc API's problems carry their type and the request's trace id; one made up by the client
+  // from another server's JSON carries no trace id.
+  const svc = problem.type.startsWith('urn:svc:problem:') && problem.trace_id !== undefined;
+  const noRoute = problem.detail?.startsWith('No route ') === true;
+  return svc && !noRoute ? undefined : error.status;
+}

@@ -1,5 +1,5 @@
 import type { ExplainRequest, ExplainResponse, StoredExplanation } from '../api/explanation.js';
-import { ApiError, UnexpectedResponseError } from './errors.js';
+import { routeMissingStatus } from './errors.js';
 import type { Requester } from './requester.js';
 
 /**
@@ -45,21 +45,8 @@ export class ExplanationsApi {
     try {
       return await send();
     } catch (error) {
-      const status = offersNone(error);
+      const status = routeMissingStatus(error);
       throw status === undefined ? error : new ExplanationsUnavailableError(this.baseUrl, status);
     }
   }
-}
-
-/** The status of an answer that says the routes are not there, else undefined. */
-function offersNone(error: unknown): number | undefined {
-  if (error instanceof UnexpectedResponseError)
-    return error.status === 404 || error.status === 405 ? error.status : undefined;
-  if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) return undefined;
-  const { problem } = error;
-  // The svc API's problems carry their type and the request's trace id; one made up by the client
-  // from another server's JSON carries no trace id.
-  const svc = problem.type.startsWith('urn:svc:problem:') && problem.trace_id !== undefined;
-  const noRoute = problem.detail?.startsWith('No route ') === true;
-  return svc && !noRoute ? undefined : error.status;
 }

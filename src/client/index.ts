@@ -9,6 +9,7 @@ import type { EventStreamOptions } from './event-stream.js';
 import type { PlainResponse } from './plain-request.js';
 import { ProxiesApi } from './proxies.js';
 import { ReactorsApi } from './reactors.js';
+import { ReplayApi } from './replay.js';
 import type { KeyKind, RequestOptions } from './requester.js';
 import { TokensApi } from './tokens.js';
 import { TransactionsApi } from './transactions.js';
@@ -18,6 +19,7 @@ export { ApplicationsApi } from './applications.js';
 export { ExplanationsApi, ExplanationsUnavailableError } from './explanations.js';
 export { ProxiesApi } from './proxies.js';
 export { ReactorsApi } from './reactors.js';
+export { ReplayApi, ReplayUnavailableError } from './replay.js';
 export type { KeyKind, RequestOptions } from './requester.js';
 export { TokensApi } from './tokens.js';
 export { TransactionsApi } from './transactions.js';
@@ -55,6 +57,7 @@ export class ApiClient {
   readonly reactors: ReactorsApi;
   readonly proxies: ProxiesApi;
   readonly explanations: ExplanationsApi;
+  readonly replay: ReplayApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
@@ -63,6 +66,7 @@ export class ApiClient {
     this.reactors = new ReactorsApi(this);
     this.proxies = new ProxiesApi(this);
     this.explanations = new ExplanationsApi(this, options.baseUrl);
+    this.replay = new ReplayApi(this, options.baseUrl);
   }
 
   /**

@@ -1,22 +1,10 @@
 import { createTwoFilesPatch } from 'diff';
-import { ApiError, UnexpectedResponseError } from '../../client/errors.js';
+import type { ReplayAnswer } from '../../api/replay.js';
+import { ReplayUnavailableError } from '../../client/replay.js';
 import { safeLines, safeText } from '../../lib/terminal-text.js';
 import type { Context } from '../context.js';
 import { UserError } from '../io/errors.js';
 import { defineCommand } from '../registry.js';
-
-/** The answer of POST /_emulator/replay/{trace_id} (see the README). */
-interface ReplayAnswer {
-  trace_id: string;
-  replay_trace_id: string;
-  kind: 'proxy' | 'reactor';
-  id: string;
-  name: string;
-  time: string;
-  live: boolean;
-  same: boolean;
-  stages: { stage: string; same: boolean; recorded: unknown; replayed: unknown }[];
-}
 
 export const replay = defineCommand({
   name: 'replay',
@@ -42,28 +30,12 @@ export const replay = defineCommand({
 });
 
 async function replayed(ctx: Context, traceId: string, live: boolean): Promise<ReplayAnswer> {
-  const client = await ctx.client();
-  const path = `/_emulator/replay/${encodeURIComponent(traceId)}`;
   try {
-    return await client.request<ReplayAnswer>('POST', path, { body: live ? { live } : {}, shape: 'object' });
+    return await (await ctx.client()).replay.rerun(traceId, { live });
   } catch (error) {
-    const status = offersNone(error);
-    if (status !== undefined)
-      throw new UserError(`The server at ${client.baseUrl} offers no replay (HTTP ${status} on /_emulator/replay).`, {
-        cause: error,
-      });
+    if (error instanceof ReplayUnavailableError) throw new UserError(error.message, { cause: error });
     throw error;
   }
-}
-
-/** The status of an answer that says the route is not there (not the svc API's 404 of an unknown trace id). */
-function offersNone(error: unknown): number | undefined {
-  if (error instanceof UnexpectedResponseError)
-    return error.status === 404 || error.status === 405 ? error.status : undefined;
-  if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) return undefined;
-  const { problem } = error;
-  const svc = problem.type.startsWith('urn:svc:problem:') && problem.trace_id !== undefined;
-  return svc && problem.detail?.startsWith('No route ') !== true ? undefined : error.status;
 }
 
 /** Each stage on a line, a unified diff under each that differs; every text made safe for a terminal. */

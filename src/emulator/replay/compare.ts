@@ -1,5 +1,6 @@
 /** Stage by stage, a kept call against its re-run (pure). */
-import type { Stage, StageDiff } from './types.js';
+import type { StageDiff } from '../../api/replay.js';
+import type { Stage } from './types.js';
 
 /**
  * Every stage of either, in the kept call's order (a stage only the re-run has comes after the

@@ -16,9 +16,8 @@ import { CallCapture } from './capture.js';
 import type { RawAnswer } from './pending.js';
 import { rerun } from './rerun.js';
 import { CallStore } from './store.js';
-import type { ReplayAnswer } from './types.js';
+import type { ReplayAnswer } from '../../api/replay.js';
 
-export type { ReplayAnswer, StageDiff } from './types.js';
 export { CALLS_PER_TENANT } from './store.js';
 
 export class CallReplays {

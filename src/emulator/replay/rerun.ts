@@ -22,7 +22,8 @@ import { problem } from './build.js';
 import { compareStages } from './compare.js';
 import { CallRedactor } from './redact.js';
 import type { Served } from './pending.js';
-import type { KeptCall, KeptProxyCall, KeptReactorCall, ReplayAnswer } from './types.js';
+import type { ReplayAnswer } from '../../api/replay.js';
+import type { KeptCall, KeptProxyCall, KeptReactorCall } from './types.js';
 
 /** The most of a re-run's streamed answer read (the rest is cut: only 64 KB is compared). */
 const DRAINED_BYTES = 10 * 1024 * 1024;

@@ -1,7 +1,7 @@
 /**
  * What `svc replay` keeps of a past call and answers of a re-run: plain JSON values, redacted
  * (redact.ts) before they are kept. A call is a list of stages in the order the call passed them;
- * a re-run makes the same list, and each stage is compared by its name.
+ * a re-run makes the same list, and each stage is compared by its name (the answer: api/replay.ts).
  */
 
 /** A message's body as kept: its first 64 KB as text, JSON parsed when it is JSON. */
@@ -64,26 +64,3 @@ export interface KeptReactorCall extends KeptCallBase {
 }
 
 export type KeptCall = KeptProxyCall | KeptReactorCall;
-
-/** One stage compared: what was kept and what the re-run made (null: the stage did not happen). */
-export interface StageDiff {
-  stage: string;
-  same: boolean;
-  recorded: unknown;
-  replayed: unknown;
-}
-
-/** The answer of POST /_emulator/replay/{trace_id}. */
-export interface ReplayAnswer {
-  trace_id: string;
-  /** The re-run's own trace id (its console lines and invocation events carry it). */
-  replay_trace_id: string;
-  kind: 'proxy' | 'reactor';
-  id: string;
-  name: string;
-  /** When the call was made. */
-  time: string;
-  live: boolean;
-  same: boolean;
-  stages: StageDiff[];
-}
