@@ -12,6 +12,7 @@ import { prepareApply, type ApplyOptions, type ApplyResult, type PreparedApply }
 
 export { applyDocument, DOCUMENT_VERSION, type ApplyDocument } from './document.js';
 export { ApplyError } from './errors.js';
+export { applyToFreshTarget } from './fresh.js';
 export { executePlan, describeFailure, type ChangeOutcome, type ExecuteOptions, type Execution } from './execute.js';
 export { importTarget, type ImportOptions, type ImportResult } from './import.js';
 export type { CreatedKey } from './keys.js';

@@ -1,15 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  emptyTargetState,
-  executePlan,
-  identifyTarget,
-  loadConfig,
-  observe,
-  plan as makePlan,
-  type Desired,
-} from '../apply/index.js';
+import { applyToFreshTarget, loadConfig, type Desired } from '../apply/index.js';
 import type { ApiClient } from '../client/index.js';
 
 /** svc.yaml: a path to it (relative to `projectDir`), or the same document as an object. */
@@ -38,14 +30,7 @@ export async function loadSvcConfig(config: SvcConfig, projectDir: string): Prom
  * no state or keys file: the template is new, and every fork gets keys of its own.
  */
 export async function applyToTemplate(desired: Desired, client: ApiClient): Promise<void> {
-  const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
-  const plan = makePlan({
-    desired,
-    state: emptyTargetState(),
-    actual,
-    options: { selfApplicationId: target.selfApplicationId },
-  });
-  const execution = await executePlan(plan, desired, { client });
+  const execution = await applyToFreshTarget(desired, client);
   const failed = execution.outcomes.filter((outcome) => outcome.status === 'failed');
   if (failed.length > 0) {
     const lines = failed.map((outcome) => `  ${outcome.address}: ${outcome.error ?? 'failed'}`);

@@ -3,16 +3,7 @@
  * checks and messages of `svc apply` and `svc serve --config`), with no state or keys file: the
  * emulator is new and in memory, there is nothing for a later apply to remember.
  */
-import {
-  ApplyError,
-  emptyTargetState,
-  executePlan,
-  identifyTarget,
-  loadConfig,
-  observe,
-  plan as makePlan,
-  type CreatedKey,
-} from '../../apply/index.js';
+import { ApplyError, applyToFreshTarget, loadConfig, type CreatedKey } from '../../apply/index.js';
 import type { ApiClient } from '../../client/index.js';
 import { UserError } from '../io/errors.js';
 import { keyVariables } from './environment.js';
@@ -38,14 +29,7 @@ export async function applyExecConfig(options: ExecConfigOptions): Promise<Creat
   }
   // Before anything starts: two names that make one variable.
   keyVariables(desired.applications.map((app) => app.name));
-  const [target, actual] = await Promise.all([identifyTarget(client), observe(client)]);
-  const plan = makePlan({
-    desired,
-    state: emptyTargetState(),
-    actual,
-    options: { selfApplicationId: target.selfApplicationId },
-  });
-  const execution = await executePlan(plan, desired, { client });
+  const execution = await applyToFreshTarget(desired, client);
   const failed = execution.outcomes.find((outcome) => outcome.status !== 'applied');
   if (failed !== undefined) {
     throw new UserError(`${file} did not apply: ${failed.address}: ${failed.error ?? failed.status}`);
