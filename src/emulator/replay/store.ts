@@ -1,10 +1,11 @@
 /**
  * The calls `svc replay` can re-run, in memory: the last CALLS_PER_TENANT per tenant, the oldest
- * dropped first; at most REPLAY_TENANTS tenants, the one heard of least recently dropped (as the
- * explanation store, services/explanations.ts). Count alone does not bound memory (a call keeps up
- * to 64 KB of each body it passed), so each call is weighed by the characters it keeps: a tenant
+ * dropped first; at most REPLAY_TENANTS tenants, the one heard of least recently dropped (a
+ * lib/bounded-store.ts, as the explanation store is). Count alone does not bound memory (a call keeps
+ * up to 64 KB of each body it passed), so each call is weighed by the characters it keeps: a tenant
  * holds at most TENANT_WEIGHT_LIMIT, all tenants together at most REPLAY_WEIGHT_LIMIT.
  */
+import { BoundedStore } from '../../lib/bounded-store.js';
 import type { KeptCall } from './types.js';
 
 export const CALLS_PER_TENANT = 100;
@@ -12,11 +13,6 @@ export const REPLAY_TENANTS = 256;
 /** About 64 MB of text for all tenants, 8 MB for one. */
 export const REPLAY_WEIGHT_LIMIT = 64 * 1024 * 1024;
 export const TENANT_WEIGHT_LIMIT = 8 * 1024 * 1024;
-
-interface Kept {
-  calls: Map<string, { call: KeptCall; weight: number }>;
-  weight: number;
-}
 
 export interface ReplayBounds {
   perTenant: number;
@@ -26,9 +22,7 @@ export interface ReplayBounds {
 }
 
 export class CallStore {
-  private readonly tenants = new Map<string, Kept>();
-  /** The weight of every kept call. */
-  weight = 0;
+  private readonly calls: BoundedStore<KeptCall>;
 
   constructor(
     readonly bounds: ReplayBounds = {
@@ -37,51 +31,36 @@ export class CallStore {
       weight: REPLAY_WEIGHT_LIMIT,
       tenantWeight: TENANT_WEIGHT_LIMIT,
     },
-  ) {}
+  ) {
+    this.calls = new BoundedStore({
+      perOwner: bounds.perTenant,
+      owners: bounds.tenants,
+      weight: bounds.weight,
+      ownerWeight: bounds.tenantWeight,
+    });
+  }
+
+  /** The weight of every kept call. */
+  get weight(): number {
+    return this.calls.weight;
+  }
 
   /** Keeps a call (weighed by its JSON text's length); the newest is always kept, whatever it weighs. */
   add(call: KeptCall): void {
-    const { bounds } = this;
-    let kept = this.tenants.get(call.tenantId);
-    if (kept) this.tenants.delete(call.tenantId);
-    else kept = { calls: new Map(), weight: 0 };
-    this.tenants.set(call.tenantId, kept);
-    if (this.tenants.size > bounds.tenants) this.forget(this.tenants.keys().next().value!);
-    this.drop(kept, call.traceId);
-    const weight = JSON.stringify(call).length;
-    kept.calls.set(call.traceId, { call, weight });
-    kept.weight += weight;
-    this.weight += weight;
-    while (kept.calls.size > 1 && (kept.calls.size > bounds.perTenant || kept.weight > bounds.tenantWeight))
-      this.drop(kept, kept.calls.keys().next().value!);
-    for (const [id, other] of this.tenants) {
-      if (this.weight <= bounds.weight || other === kept) break;
-      this.forget(id);
-    }
+    this.calls.set(call.tenantId, call.traceId, call, JSON.stringify(call).length);
   }
 
   get(tenantId: string, traceId: string): KeptCall | undefined {
-    return this.tenants.get(tenantId)?.calls.get(traceId)?.call;
+    return this.calls.get(tenantId, traceId);
   }
 
   /** How many calls a tenant has kept. */
   count(tenantId: string): number {
-    return this.tenants.get(tenantId)?.calls.size ?? 0;
+    return this.calls.count(tenantId);
   }
 
   /** A deleted tenant's calls go with it. */
   forget(tenantId: string): void {
-    const kept = this.tenants.get(tenantId);
-    if (!kept) return;
-    this.weight -= kept.weight;
-    this.tenants.delete(tenantId);
-  }
-
-  private drop(kept: Kept, traceId: string): void {
-    const stored = kept.calls.get(traceId);
-    if (!stored) return;
-    kept.calls.delete(traceId);
-    kept.weight -= stored.weight;
-    this.weight -= stored.weight;
+    this.calls.forget(tenantId);
   }
 }
