@@ -1,3 +1,4 @@
+import { eventTextMatcher } from '../api/event-filters.js';
 import type { EmulatorEvent } from '../api/events.js';
 import { STATUS_FILTER_PATTERN } from '../api/patterns.js';
 import type { EmulatorEvents } from './events.js';
@@ -166,14 +167,12 @@ export function eventMatcher(
   const reactor = filter.reactor === undefined ? undefined : named(filter.reactor, lookup.reactor, tenantId);
   const proxy = filter.proxy === undefined ? undefined : named(filter.proxy, lookup.proxy, tenantId);
   const status = filter.status === undefined ? undefined : statusTest(filter.status);
-  const grep = filter.grep?.toLowerCase();
+  const text = eventTextMatcher(filter);
   return (event) => {
-    if (filter.since !== undefined && !(Date.parse(event.time) >= filter.since)) return false;
-    if (grep !== undefined && !textOf(event).includes(grep)) return false;
+    if (!text(event)) return false;
     if (reactor && !ofCode(event, 'reactor', reactor)) return false;
     if (proxy && !ofCode(event, 'proxy', proxy)) return false;
     if (status && !status(statusOf(event))) return false;
-    if (filter.request !== undefined && requestOf(event) !== filter.request) return false;
     return true;
   };
 }
@@ -235,21 +234,4 @@ function statusTest(filter: string): (status: number | undefined) => boolean {
 
 function statusOf(event: EmulatorEvent): number | undefined {
   return event.type === 'request' || event.type === 'invocation' || event.type === 'webhook' ? event.status : undefined;
-}
-
-function requestOf(event: EmulatorEvent): string | undefined {
-  if (event.type === 'request') return event.traceId;
-  return event.type === 'invocation' || event.type === 'console' || event.type === 'webhook'
-    ? event.requestId
-    : undefined;
-}
-
-/** Every text of an event (its string fields and numbers: a path, a name, a console line, a status), lowercased. */
-function textOf(event: EmulatorEvent): string {
-  const texts: string[] = [];
-  for (const [key, value] of Object.entries(event)) {
-    if (key === 'time' || key === 'tenantId') continue;
-    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
-  }
-  return texts.join('\n').toLowerCase();
 }

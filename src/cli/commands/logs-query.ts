@@ -1,3 +1,4 @@
+import { eventTextMatcher } from '../../api/event-filters.js';
 import type { EmulatorEvent } from '../../api/events.js';
 import { UsageError } from '../io/errors.js';
 import { dateTimeOption, intOption } from '../io/input.js';
@@ -36,29 +37,11 @@ export interface LocalFilter {
  * `grep` and `tail` ignores them (unknown query parameters), and its events are narrowed here instead.
  */
 export function localMatcher(filter: LocalFilter): (event: EmulatorEvent) => boolean {
-  const since = filter.since === undefined ? undefined : Date.parse(filter.since);
-  const grep = filter.grep?.toLowerCase();
-  return (event) => {
-    if (since !== undefined && !(Date.parse(event.time) >= since)) return false;
-    if (grep !== undefined && !textOf(event).includes(grep)) return false;
-    if (filter.request !== undefined && requestOf(event) !== filter.request) return false;
-    return true;
-  };
-}
-
-function textOf(event: EmulatorEvent): string {
-  const texts: string[] = [];
-  for (const [key, value] of Object.entries(event)) {
-    if (key === 'time' || key === 'tenantId') continue;
-    if (typeof value === 'string' || typeof value === 'number') texts.push(String(value));
-  }
-  return texts.join('\n').toLowerCase();
-}
-
-function requestOf(event: EmulatorEvent): string | undefined {
-  const fields = event as { traceId?: unknown; requestId?: unknown };
-  const id = event.type === 'request' ? fields.traceId : fields.requestId;
-  return typeof id === 'string' ? id : undefined;
+  return eventTextMatcher({
+    since: filter.since === undefined ? undefined : Date.parse(filter.since),
+    grep: filter.grep,
+    request: filter.request,
+  });
 }
 
 /** An event as `--json` prints it: snake_case like the API (`trace_id`, `tenant_id`, `request_id`). */
