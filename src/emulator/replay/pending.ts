@@ -4,7 +4,7 @@
  * (build.ts) when the call has ended and the bodies it streamed have.
  */
 import type { RedactionSources } from '../recording/redact.js';
-import type { KeptCall, KeptExchange, KeptInbound } from './types.js';
+import type { CallIdentity, KeptCall, KeptExchange, KeptInbound } from './types.js';
 
 /** How many outbound exchanges and console lines a kept call holds (the rest counted). */
 export const KEPT_EXCHANGES = 20;
@@ -47,14 +47,8 @@ export interface Served {
   restore: (text: string, tokens: readonly string[], revealed: (value: string, tokenId: string) => void) => string;
 }
 
-export interface PendingCall {
+export interface PendingCall extends CallIdentity {
   kind: 'proxy' | 'reactor';
-  traceId: string;
-  tenantId: string;
-  id: string;
-  name: string;
-  time: string;
-  applicationId: string | undefined;
   inbound?: KeptInbound;
   args?: unknown;
   /** What the stages passed by name: request_transformed, response_transformed, answer, result, error. */

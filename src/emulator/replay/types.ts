@@ -39,7 +39,8 @@ export interface KeptInbound {
   body: string | undefined;
 }
 
-interface KeptCallBase {
+/** Which call, under way (pending.ts) or kept. */
+export interface CallIdentity {
   traceId: string;
   tenantId: string;
   /** The proxy's or reactor's id and name when it ran. */
@@ -48,6 +49,9 @@ interface KeptCallBase {
   time: string;
   /** The Application whose permissions detokenized (the caller's, or an anonymous proxy's own). */
   applicationId: string | undefined;
+}
+
+interface KeptCallBase extends CallIdentity {
   stages: Stage[];
   exchanges: KeptExchange[];
 }
