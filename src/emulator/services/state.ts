@@ -44,6 +44,7 @@ export class StateService {
   async importState(caller: Caller, doc: StateDocument, options: ImportOptions): Promise<StatePlan> {
     const { store } = this.deps;
     const tenantId = caller.tenantId;
+    checkApplicationGrants(doc);
     doc = this.adoptSameKeys(tenantId, doc);
     const protectedIds = this.protectedApplications(caller);
     this.check(tenantId, doc, options.replace ? [...protectedIds.keys()] : undefined);
@@ -97,12 +98,6 @@ export class StateService {
   private adoptSameKeys(tenantId: string, doc: StateDocument): StateDocument {
     const renamed = new Map<string, string>();
     for (const app of doc.applications) {
-      try {
-        checkGrants(app.type, { permissions: app.permissions, rules: app.rules });
-      } catch (error) {
-        if (error instanceof HttpError) throw badFile(`Application ${app.name}: ${error.detail.replace(/\.$/, '')}`);
-        throw error;
-      }
       const holder = this.deps.store.applications.findBy('key', app.key_hash);
       if (holder && holder.tenant_id === tenantId && holder.id !== app.id) renamed.set(app.id, holder.id);
     }
@@ -130,12 +125,6 @@ export class StateService {
         );
     }
     for (const app of doc.applications) {
-      try {
-        checkGrants(app.type, { permissions: app.permissions, rules: app.rules });
-      } catch (error) {
-        if (error instanceof HttpError) throw badFile(`Application ${app.name}: ${error.detail.replace(/\.$/, '')}`);
-        throw error;
-      }
       const holder = store.applications.findBy('key', app.key_hash);
       if (holder && (holder.tenant_id !== tenantId || holder.id !== app.id))
         throw conflict(
@@ -234,4 +223,16 @@ function badFile(detail: string): HttpError {
 
 function conflict(detail: string): HttpError {
   return new HttpError(409, `The state cannot be imported: ${detail}. Nothing changed.`);
+}
+
+/** Each Application's grants checked as a create's would be: a bad one is a bad file naming it. */
+function checkApplicationGrants(doc: StateDocument): void {
+  for (const app of doc.applications) {
+    try {
+      checkGrants(app.type, { permissions: app.permissions, rules: app.rules });
+    } catch (error) {
+      if (error instanceof HttpError) throw badFile(`Application ${app.name}: ${error.detail.replace(/\.$/, '')}`);
+      throw error;
+    }
+  }
 }
