@@ -83,8 +83,8 @@ export type EmulatorEventInit =
 /** Where a leak was found. */
 export type LeakPlace = 'console' | 'log' | 'event' | 'error' | 'raw' | 'answer' | 'outbound' | 'recording';
 
-/** How the value stood there: as it is or a derived form of it (emulator/leaks/secrets.ts), or a scanned `card`. */
-export type LeakEventForm =
+/** A derived form of a call's plaintext the leak guard looks for (emulator/leaks/secrets.ts builds them). */
+export type LeakForm =
   | 'plain'
   | 'base64'
   | 'base64url'
@@ -95,8 +95,10 @@ export type LeakEventForm =
   | 'card-dashed'
   | 'card-grouped'
   | 'case'
-  | 'unicode'
-  | 'card';
+  | 'unicode';
+
+/** How the value stood there: as it is or a derived form of it, or a scanned `card`. */
+export type LeakEventForm = LeakForm | 'card';
 
 /** An event as subscribers get it: stamped with the ISO time it was published. */
 export type EmulatorEvent = EmulatorEventInit & { time: string };

@@ -6,7 +6,8 @@
  * numbers no token explains become `[card ****4242]`. Pure: the recorder, the replayer's match and
  * `svc replay`'s store all redact with it. `findPlaintext` is the check a written cassette gets.
  */
-import { CallSecrets, type LeakForm, maskCards, scanCards } from '../leaks/secrets.js';
+import type { LeakEventForm } from '../../api/events.js';
+import { CallSecrets, maskCards, scanCards } from '../leaks/secrets.js';
 import type { RecordedBody, RecordedExchange, RecordedHeaders } from './cassette.js';
 
 /** What an exchange is redacted against. */
@@ -216,7 +217,7 @@ export function decodedViews(exchanges: readonly RecordedExchange[]): string[] {
 export interface PlaintextFinding {
   /** The token id, 'configuration', or undefined for a card number no token explains. */
   tokenId: string | undefined;
-  form: LeakForm | 'card';
+  form: LeakEventForm;
   last4?: string;
 }
 
