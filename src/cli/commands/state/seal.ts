@@ -55,11 +55,15 @@ export class StateSeal {
       given.kdf !== 'scrypt' ||
       typeof given.salt !== 'string' ||
       typeof given.check !== 'string' ||
-      ![given.n, given.r, given.p].every((value) => Number.isInteger(value) && (value as number) > 0) ||
-      (given.n as number) > 1 << 20
+      !withinCost(given)
     )
       throw new SealError('its "sealed" header is not one this svc knows (aes-256-gcm, scrypt)');
-    const key = derive(passphrase, Buffer.from(given.salt, 'base64'), given as { n: number; r: number; p: number });
+    let key: Buffer;
+    try {
+      key = derive(passphrase, Buffer.from(given.salt, 'base64'), given);
+    } catch (error) {
+      throw new SealError(`its scrypt parameters cannot be used (${(error as Error).message})`);
+    }
     const seal = new StateSeal(key, given as SealHeader);
     let check: unknown;
     try {
@@ -88,6 +92,18 @@ export class StateSeal {
     decipher.setAuthTag(tag);
     return JSON.parse(Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8'));
   }
+}
+
+/**
+ * scrypt's cost as a file may give it: N a power of two, and N * r * p at most 2^23 (this svc writes
+ * 2^18; 2^23 is about a GiB of memory and seconds of work). A file is read before it is trusted, and
+ * a higher cost would hold the command for hours or ask for more memory than there is.
+ */
+function withinCost(given: Partial<SealHeader>): given is Partial<SealHeader> & { n: number; r: number; p: number } {
+  const { n, r, p } = given;
+  if (![n, r, p].every((value) => Number.isInteger(value) && (value as number) > 0)) return false;
+  const cost = given as { n: number; r: number; p: number };
+  return cost.n >= 2 && (cost.n & (cost.n - 1)) === 0 && cost.n * cost.r * cost.p <= 1 << 23;
 }
 
 function derive(passphrase: string, salt: Buffer, cost: { n: number; r: number; p: number }): Buffer {
