@@ -225,15 +225,11 @@ async function startConfig(
   signal: AbortSignal,
   onResources?: (resources: ServeResource[]) => void,
 ): Promise<ServeConfig | undefined> {
-  const [{ startServeConfig }, { readCredentials }] = await Promise.all([
+  const [{ startServeConfig }, { bootstrapKeys }] = await Promise.all([
     import('../serve/config.js'),
-    import('../target/credentials-file.js'),
+    import('../serve/bootstrap-keys.js'),
   ]);
-  const saved =
-    started.credentialsFile === undefined
-      ? undefined
-      : await readCredentials(started.credentialsFile).catch(() => undefined);
-  const managementKey = started.bootstrap.keys.managementKey ?? saved?.management_key;
+  const { managementKey } = await bootstrapKeys(started);
   if (managementKey === undefined) {
     report({
       time: new Date().toISOString(),

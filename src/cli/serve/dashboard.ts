@@ -1,8 +1,8 @@
 import type { EmulatorReady } from '../../emulator/index.js';
 import { renderServeDashboard } from '../../ui/render-serve-dashboard.js';
 import type { ServeKey, ServeResource } from '../../ui/serve-types.js';
+import { bootstrapKeys } from './bootstrap-keys.js';
 import type { IO } from '../io/process.js';
-import { readCredentials } from '../target/credentials-file.js';
 import type { ServeConfig } from './config.js';
 import type { ServeRelay } from './relay.js';
 
@@ -57,10 +57,7 @@ export async function serveWithDashboard(options: DashboardServeOptions): Promis
  * webhook signing secret.
  */
 async function dashboardKeys(started: EmulatorReady): Promise<ServeKey[]> {
-  const file = started.credentialsFile;
-  const saved = file === undefined ? undefined : await readCredentials(file).catch(() => undefined);
-  const management = started.bootstrap.keys.managementKey ?? saved?.management_key;
-  const privateKey = started.bootstrap.keys.privateKey ?? saved?.private_key;
+  const { managementKey: management, privateKey } = await bootstrapKeys(started);
   return [
     ...(management ? [{ name: 'management', value: management }] : []),
     ...(privateKey ? [{ name: 'private', value: privateKey }] : []),

@@ -85,15 +85,11 @@ export async function serveState(
 }
 
 async function clientOf(started: EmulatorReady) {
-  const [{ ApiClient }, { readCredentials }] = await Promise.all([
+  const [{ ApiClient }, { bootstrapKeys }] = await Promise.all([
     import('../../client/index.js'),
-    import('../target/credentials-file.js'),
+    import('./bootstrap-keys.js'),
   ]);
-  const saved =
-    started.credentialsFile === undefined
-      ? undefined
-      : await readCredentials(started.credentialsFile).catch(() => undefined);
-  const managementKey = started.bootstrap.keys.managementKey ?? saved?.management_key;
+  const { managementKey } = await bootstrapKeys(started);
   if (managementKey === undefined)
     throw new UserError(
       'The state cannot be imported or exported: the management key is unknown (pass --management-key).',
