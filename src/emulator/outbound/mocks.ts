@@ -11,6 +11,7 @@ import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import { answerOf, describe, matches, pathText, type DestinationRequest, type MockRule } from './mock-rules.js';
 import type { OutboundInterceptor, OutboundOrigin, OutboundRequest, OutboundResponse } from './types.js';
+import { readAll } from '../../lib/read-all.js';
 
 export type {
   DestinationRequest,
@@ -224,12 +225,6 @@ function requestOf(
     body: body === undefined ? '' : body.toString(),
     from: { kind: origin.kind, name: origin.name, traceId: origin.traceId },
   };
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
 }
 
 /** The problem of a request no mock of its origin matches: what was asked, and what is there. */

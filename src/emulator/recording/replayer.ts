@@ -14,6 +14,7 @@ import { type Cassette, cassetteFileName, type RecordedAnswer } from './cassette
 import { matchKey } from './match.js';
 import type { Recorder } from './recorder.js';
 import { redactExchange } from './redact.js';
+import { readAll } from '../../lib/read-all.js';
 
 export type OnMiss = 'fail' | 'passthrough' | 'record';
 export const ON_MISS: readonly OnMiss[] = ['fail', 'passthrough', 'record'];
@@ -110,10 +111,4 @@ export class Replayer {
     // User code's request fails with this code (and the detail as its message).
     return Object.assign(error, { code: 'ERR_SVC_REPLAY_MISS' });
   }
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
 }

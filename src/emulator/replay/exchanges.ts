@@ -12,6 +12,7 @@ import type { OutboundNext, OutboundOrigin, OutboundRequest, OutboundResponse } 
 import { KEPT_BODY_BYTES, CallRedactor } from './redact.js';
 import { KEPT_EXCHANGES, type PendingCall, type RawExchange, type Served } from './pending.js';
 import type { KeptExchange } from './types.js';
+import { readAll } from '../../lib/read-all.js';
 
 /** Headers of a kept answer not served again: the body served is the kept text, framed anew (bytes kept as they came keep their encoding). */
 const REFRAMED = new Set(['content-length', 'transfer-encoding', 'content-encoding']);
@@ -153,10 +154,4 @@ function tee(stream: Readable, kept: (bytes: Buffer, cut: boolean) => void): Rea
   });
   tap.once('close', give);
   return pipeline(stream, tap, () => give());
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
 }
