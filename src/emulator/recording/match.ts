@@ -6,6 +6,7 @@
  * spacing, its members in any order); any other body as it is.
  */
 import type { RecordedRequest } from './cassette.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 const EXPRESSION = /\{\{\s*([^{}\s]+(?:\s+[^{}\s]+)*)\s*\}\}/g;
 
@@ -27,7 +28,7 @@ export function matchKey(request: RecordedRequest): string {
   const query = numberExpressions(sortedQuery(request.query), seen);
   const body =
     request.body !== undefined
-      ? `text:${numberExpressions(canonicalJson(request.body) ?? request.body, seen)}`
+      ? `text:${numberExpressions(canonicalBody(request.body) ?? request.body, seen)}`
       : request.bodyBase64 !== undefined
         ? `base64:${request.bodyBase64}`
         : request.bodyOmitted !== undefined
@@ -47,16 +48,13 @@ function sortedQuery(query: string): string {
 }
 
 /** A JSON text written one way (no spacing, members sorted by name), or undefined when it is not JSON. */
-function canonicalJson(text: string): string | undefined {
+function canonicalBody(text: string): string | undefined {
   const first = text.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;
   try {
-    return JSON.stringify(JSON.parse(text), (_key, value: unknown) =>
-      typeof value === 'object' && value !== null && !Array.isArray(value)
-        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : value,
-    );
+    return canonicalJson(JSON.parse(text));
   } catch {
+    // Not JSON, or nested deeper than the stack lets it be written again: matched as text.
     return undefined;
   }
 }

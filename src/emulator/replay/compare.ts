@@ -1,6 +1,7 @@
 /** Stage by stage, a kept call against its re-run (pure). */
 import type { StageDiff } from '../../api/replay.js';
 import type { Stage } from './types.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 /**
  * Every stage of either, in the kept call's order (a stage only the re-run has comes after the
@@ -25,21 +26,6 @@ export function compareStages(recorded: readonly Stage[], replayed: readonly Sta
   return names.map((stage) => {
     const before = valueOf(recorded, stage) ?? null;
     const now = valueOf(replayed, stage) ?? null;
-    return { stage, same: canonical(before) === canonical(now), recorded: before, replayed: now };
+    return { stage, same: canonicalJson(before) === canonicalJson(now), recorded: before, replayed: now };
   });
-}
-
-/** JSON with every object's keys sorted. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(sorted(value));
-}
-
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sorted((value as Record<string, unknown>)[key]);
-    return out;
-  }
-  return value;
 }

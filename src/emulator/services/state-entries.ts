@@ -17,6 +17,7 @@ import { openConfiguration, sealConfiguration } from './configuration.js';
 import { hashKey } from './keys.js';
 import { keyContext } from './proxies.js';
 import { type Secret, sealContext } from './token-creation.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 
 export function applicationEntry(record: ApplicationRecord): StateApplication {
   return {
@@ -137,13 +138,5 @@ export function recordOf(
 
 /** The same JSON, whatever the order of its keys: an entry that is unchanged is not written. */
 export function sameEntry(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : 1)))
-      : inner,
-  );
+  return canonicalJson(a) === canonicalJson(b);
 }
