@@ -5,6 +5,7 @@
  * kept at all: authorization headers, cookies, keys (headers and query parameters so named).
  */
 import { type RedactionSources, redactForRecording } from '../recording/redact.js';
+import { exceedsDepth, MAX_DEPTH } from '../../lib/json-depth.js';
 
 /** How much of each body is kept (and compared). */
 export const KEPT_BODY_BYTES = 64 * 1024;
@@ -85,13 +86,17 @@ export class CallRedactor {
   }
 }
 
-/** A body's text as a diff shows it: parsed when it is JSON (redaction keeps JSON strings JSON). */
+/**
+ * A body's text as a diff shows it: parsed when it is JSON (redaction keeps JSON strings JSON), and
+ * nests no deeper than MAX_DEPTH (a deeper one would overflow the stack of the compare and the diff).
+ */
 export function shown(text: string): unknown {
   if (text === '') return null;
   const first = text.trimStart()[0];
   if (first === '{' || first === '[') {
     try {
-      return JSON.parse(text);
+      const value: unknown = JSON.parse(text);
+      if (!exceedsDepth(value, MAX_DEPTH)) return value;
     } catch {}
   }
   return text;
