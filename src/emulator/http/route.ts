@@ -1,4 +1,5 @@
 import { TRANSACTION_HEADER } from '../../api/headers.js';
+import { HttpError } from '../errors.js';
 import type { TenantEventLog } from '../event-log.js';
 import type { ProxyPipeline } from '../proxy/pipeline.js';
 import type { CallReplays } from '../replay/index.js';
@@ -80,6 +81,13 @@ export function empty(status: number): RouteAnswer {
 export function callerOf(call: Exchange): Caller {
   if (!call.caller) throw new Error(`route ${call.method} ${call.url} has no auth`);
   return call.caller;
+}
+
+/** The caller when its key is a management Application's; else a 403 whose detail is `refusal`. */
+export function managementCallerOf(call: Exchange, refusal: string): Caller {
+  const caller = callerOf(call);
+  if (caller.application.type !== 'management') throw new HttpError(403, refusal);
+  return caller;
 }
 
 /** The caller, and the transaction its `SVC-TRANSACTION-ID` header names. */

@@ -20,7 +20,7 @@ import type { CreatedTenant } from '../../../api/types.js';
 import { explainHypothetical } from '../../services/explain-hypothetical.js';
 import { HttpError, fieldError } from '../../errors.js';
 import { healthAnswer } from '../health.js';
-import { type Route, callerOf, json } from '../route.js';
+import { type Route, callerOf, json, managementCallerOf } from '../route.js';
 
 interface CreateTenantBody {
   name?: string;
@@ -160,10 +160,7 @@ export const emulatorRoutes: readonly Route[] = [
     admin: true,
     responses: { 200: { description: 'The secret.', schema: webhookSecretSchema } },
     handler: async (call, { services }) => {
-      const caller = callerOf(call);
-      if (caller.application.type !== 'management') {
-        throw new HttpError(403, 'The webhook signing secret is shown to management Applications only.');
-      }
+      const caller = managementCallerOf(call, 'The webhook signing secret is shown to management Applications only.');
       return json({ secret: await services.webhooks.secret(caller.tenantId) });
     },
   },
@@ -199,10 +196,7 @@ export const emulatorRoutes: readonly Route[] = [
     responses: { 200: { description: 'The decision and its explanation.', schema: explainAnswerSchema } },
     problems: [404],
     handler: (call, { services }) => {
-      const caller = callerOf(call);
-      if (caller.application.type !== 'management') {
-        throw new HttpError(403, 'Hypothetical access is explained to management Applications only.');
-      }
+      const caller = managementCallerOf(call, 'Hypothetical access is explained to management Applications only.');
       return json(explainHypothetical(services, caller, call.body as ExplainRequest));
     },
   },

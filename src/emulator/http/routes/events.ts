@@ -1,9 +1,9 @@
 import type { EmulatorEvent } from '../../../api/events.js';
 import { eventsQuerySchema } from '../../../api/schemas.js';
-import { HttpError, fieldError } from '../../errors.js';
+import { fieldError } from '../../errors.js';
 import { eventMatcher, isStatusFilter, type EventFilter } from '../../event-log.js';
 import type { Exchange } from '../exchange.js';
-import { type Route, type RouteDeps, callerOf } from '../route.js';
+import { type Route, type RouteDeps, managementCallerOf } from '../route.js';
 
 /** A comment line now and then, so that proxies and the client can tell a quiet stream from a dead one. */
 const HEARTBEAT_MS = 15_000;
@@ -50,10 +50,7 @@ export const eventRoutes: readonly Route[] = [
 ];
 
 function streamEvents(call: Exchange, { services, eventLog: log }: RouteDeps): undefined {
-  const caller = callerOf(call);
-  if (caller.application.type !== 'management') {
-    throw new HttpError(403, 'The event stream is shown to management Applications only.');
-  }
+  const caller = managementCallerOf(call, 'The event stream is shown to management Applications only.');
   const query = call.query as EventsQuery;
   if (query.status !== undefined && !isStatusFilter(query.status)) {
     throw fieldError('status must be a status or a class of them: 5xx, 4xx, 404...', {

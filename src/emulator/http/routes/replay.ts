@@ -1,7 +1,7 @@
 import { replayAnswerSchema, replayRequestSchema } from '../../../api/answer-schemas.js';
 import { explanationParamsSchema } from '../../../api/explanation.js';
 import { HttpError } from '../../errors.js';
-import { type Route, callerOf, json } from '../route.js';
+import { type Route, json, managementCallerOf } from '../route.js';
 
 /**
  * `svc replay`: a kept call of the caller's tenant (the last 100 per tenant) run again through
@@ -18,10 +18,7 @@ export const replayRoutes: readonly Route[] = [
     responses: { 200: { description: 'Each stage, kept and re-run.', schema: replayAnswerSchema } },
     problems: [404, 409],
     handler: async (call, { replays }) => {
-      const caller = callerOf(call);
-      if (caller.application.type !== 'management') {
-        throw new HttpError(403, 'Past calls are replayed for management Applications only.');
-      }
+      const caller = managementCallerOf(call, 'Past calls are replayed for management Applications only.');
       const traceId = call.params.trace_id ?? '';
       if (!replays) throw new HttpError(404, `No kept call with trace id ${traceId}: this server keeps none.`);
       const body = (call.body as { live?: boolean } | null | undefined) ?? {};

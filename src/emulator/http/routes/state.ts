@@ -3,14 +3,10 @@ import { type StateDocument, StateFormatError, migrateState, stateImportQuerySch
 import type { Caller } from '../../services/applications.js';
 import { HttpError } from '../../errors.js';
 import type { Exchange } from '../exchange.js';
-import { type Route, callerOf, json } from '../route.js';
+import { type Route, json, managementCallerOf } from '../route.js';
 
 function managementCaller(call: Exchange): Caller {
-  const caller = callerOf(call);
-  if (caller.application.type !== 'management') {
-    throw new HttpError(403, "A tenant's state is exported, imported and reset by management Applications only.");
-  }
-  return caller;
+  return managementCallerOf(call, "A tenant's state is exported, imported and reset by management Applications only.");
 }
 
 function flag(value: unknown): boolean {

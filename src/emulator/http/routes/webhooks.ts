@@ -1,9 +1,8 @@
 import { pageSchema, webhookDeliverySchema } from '../../../api/answer-schemas.js';
 import { MAX_PAGE, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from '../../../api/limits.js';
-import { HttpError } from '../../errors.js';
 import type { DeliveryQuery } from '../../services/webhook-deliveries.js';
 import type { Exchange } from '../exchange.js';
-import { type Route, callerOf, json } from '../route.js';
+import { type Route, json, managementCallerOf } from '../route.js';
 
 const deliveriesQuerySchema = {
   type: 'object',
@@ -24,11 +23,7 @@ const deliveryParamsSchema = {
 
 /** The management key's tenant, or a 403: deliveries carry where a tenant's results go. */
 function managementTenant(call: Exchange): string {
-  const caller = callerOf(call);
-  if (caller.application.type !== 'management') {
-    throw new HttpError(403, 'Webhook deliveries are shown to management Applications only.');
-  }
-  return caller.tenantId;
+  return managementCallerOf(call, 'Webhook deliveries are shown to management Applications only.').tenantId;
 }
 
 /**
