@@ -10,6 +10,7 @@ import type { PlainResponse } from './plain-request.js';
 import { ProxiesApi } from './proxies.js';
 import { ReactorsApi } from './reactors.js';
 import { ReplayApi } from './replay.js';
+import { StateApi } from './state.js';
 import type { KeyKind, RequestOptions } from './requester.js';
 import { TokensApi } from './tokens.js';
 import { TransactionsApi } from './transactions.js';
@@ -20,6 +21,7 @@ export { ExplanationsApi, ExplanationsUnavailableError } from './explanations.js
 export { ProxiesApi } from './proxies.js';
 export { ReactorsApi } from './reactors.js';
 export { ReplayApi, ReplayUnavailableError } from './replay.js';
+export { StateApi } from './state.js';
 export type { KeyKind, RequestOptions } from './requester.js';
 export { TokensApi } from './tokens.js';
 export { TransactionsApi } from './transactions.js';
@@ -58,6 +60,7 @@ export class ApiClient {
   readonly proxies: ProxiesApi;
   readonly explanations: ExplanationsApi;
   readonly replay: ReplayApi;
+  readonly state: StateApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
@@ -67,6 +70,7 @@ export class ApiClient {
     this.proxies = new ProxiesApi(this);
     this.explanations = new ExplanationsApi(this, options.baseUrl);
     this.replay = new ReplayApi(this, options.baseUrl);
+    this.state = new StateApi(this);
   }
 
   /**

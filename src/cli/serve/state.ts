@@ -57,7 +57,7 @@ export async function serveState(
       if (doc === undefined || file === undefined) return;
       let plan: StatePlan;
       try {
-        plan = await (await clientOf(started)).request<StatePlan>('POST', '/_emulator/state', { body: doc });
+        plan = await (await clientOf(started)).state.import(doc);
       } catch (error) {
         await stop();
         throw error;

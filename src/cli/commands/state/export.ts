@@ -42,7 +42,7 @@ export async function exportState(
   plaintext: boolean,
 ): Promise<{ file: string; counts: Record<string, number> }> {
   const seal = plaintext ? undefined : StateSeal.create(await passphrase(io, 'seal'));
-  const doc = await client.request<StateDocument>('GET', '/_emulator/state', { shape: 'object' });
+  const doc = await client.state.export();
   const target = path.resolve(io.cwd, file);
   await writeStateFile(target, sealedDocument(doc, seal));
   return { file: target, counts: countsOf(doc) };

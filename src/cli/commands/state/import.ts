@@ -44,9 +44,5 @@ export async function importState(
     if (error instanceof StateFormatError) throw new UserError(`${file} ${error.message}; nothing changed.`);
     throw error;
   }
-  return client.request<StatePlan>('POST', '/_emulator/state', {
-    body: doc,
-    query: { ...(options.dryRun && { dry_run: '1' }), ...(options.replace && { replace: '1' }) },
-    shape: 'object',
-  });
+  return client.state.import(doc, options);
 }

@@ -1,4 +1,3 @@
-import type { StatePlan } from '../../../api/state.js';
 import { DECLINED, confirm, mustAsk, yesOption } from '../../io/confirm.js';
 import { defineCommand } from '../../registry.js';
 import { printPlan } from './plan.js';
@@ -13,7 +12,7 @@ export const reset = defineCommand({
     const ask = mustAsk(ctx, options.yes === true, "resetting the tenant's state");
     const client = await ctx.client();
     if (ask) {
-      const plan = await client.request<StatePlan>('DELETE', '/_emulator/state', { query: { dry_run: '1' } });
+      const plan = await client.state.reset({ dryRun: true });
       const deleted = plan.changes.length;
       if (deleted === 0) {
         ctx.output.line('Nothing to reset: the tenant holds only what a reset keeps.');
@@ -22,7 +21,7 @@ export const reset = defineCommand({
       printPlan(ctx.output, plan);
       if (!(await confirm(ctx, `Delete these ${deleted} resources of ${client.baseUrl}?`))) return DECLINED;
     }
-    const plan = await client.request<StatePlan>('DELETE', '/_emulator/state', { shape: 'object' });
+    const plan = await client.state.reset();
     await ctx.output.result(plan, () => printPlan(ctx.output, plan));
   },
 });
