@@ -11,6 +11,7 @@ import { ProxiesApi } from './proxies.js';
 import { ReactorsApi } from './reactors.js';
 import { ReplayApi } from './replay.js';
 import { StateApi } from './state.js';
+import { WebhookDeliveriesApi } from './webhooks.js';
 import type { KeyKind, RequestOptions } from './requester.js';
 import { TokensApi } from './tokens.js';
 import { TransactionsApi } from './transactions.js';
@@ -22,6 +23,7 @@ export { ProxiesApi } from './proxies.js';
 export { ReactorsApi } from './reactors.js';
 export { ReplayApi, ReplayUnavailableError } from './replay.js';
 export { StateApi } from './state.js';
+export { WebhookDeliveriesApi, type DeliveryListQuery } from './webhooks.js';
 export type { KeyKind, RequestOptions } from './requester.js';
 export { TokensApi } from './tokens.js';
 export { TransactionsApi } from './transactions.js';
@@ -61,6 +63,7 @@ export class ApiClient {
   readonly explanations: ExplanationsApi;
   readonly replay: ReplayApi;
   readonly state: StateApi;
+  readonly webhookDeliveries: WebhookDeliveriesApi;
 
   constructor(private readonly options: ClientOptions) {
     this.applications = new ApplicationsApi(this);
@@ -71,6 +74,7 @@ export class ApiClient {
     this.explanations = new ExplanationsApi(this, options.baseUrl);
     this.replay = new ReplayApi(this, options.baseUrl);
     this.state = new StateApi(this);
+    this.webhookDeliveries = new WebhookDeliveriesApi(this);
   }
 
   /**

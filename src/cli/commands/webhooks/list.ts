@@ -1,7 +1,6 @@
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import { emptyPage, notePages, pageQuery, pagingOptions } from '../paging.js';
-import type { Page, WebhookDeliveryEntry } from '../../../api/types.js';
 import { attemptLines, lastOutcome } from './deliveries.js';
 
 const STATUSES = ['pending', 'delivered', 'failed'];
@@ -21,10 +20,7 @@ export const list = defineCommand({
     if (status !== undefined && !STATUSES.includes(status))
       throw new UsageError(`--status must be pending, delivered or failed, not ${JSON.stringify(status)}.`);
     const query = { reactor: options.reactor as string | undefined, status, ...pageQuery(options) };
-    const page = await (await ctx.client()).request<Page<WebhookDeliveryEntry>>('GET', '/_emulator/webhooks', {
-      query,
-      shape: 'page',
-    });
+    const page = await (await ctx.client()).webhookDeliveries.list(query);
     await ctx.output.result(page, async () => {
       await ctx.output.table(
         page.data,

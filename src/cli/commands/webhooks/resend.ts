@@ -20,7 +20,7 @@ export const resend = defineCommand({
       );
     let delivery: WebhookDeliveryEntry;
     try {
-      delivery = await (await ctx.client()).request<WebhookDeliveryEntry>('POST', `/_emulator/webhooks/${id}/resend`);
+      delivery = await (await ctx.client()).webhookDeliveries.resend(id);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404)
         throw new UserError(`No webhook delivery ${id} (svc webhooks list shows them; results are kept 24 h).`);
