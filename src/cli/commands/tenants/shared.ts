@@ -1,15 +1,11 @@
 import { ApiError, UnexpectedResponseError } from '../../../client/errors.js';
 import { UserError } from '../../io/errors.js';
-
-/** A base URL on this machine: the emulator's admin routes answer nothing else. */
-export function isLocalUrl(baseUrl: string): boolean {
-  const host = new URL(baseUrl).hostname;
-  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+import { isLoopback } from '../../target/describe.js';
 
 /** `svc tenants` works against the emulator only: a remote target is one line before any request. */
 export function requireEmulator(baseUrl: string): void {
-  if (!isLocalUrl(baseUrl)) {
+  // A base URL on this machine: the emulator's admin routes answer nothing else.
+  if (!isLoopback(baseUrl)) {
     throw new UserError(
       `svc tenants works against the emulator on this machine only (its admin route answers loopback callers); the target is ${baseUrl}. Pass --base-url http://127.0.0.1:8790, or run it where \`svc serve\` runs.`,
     );
