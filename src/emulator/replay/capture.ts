@@ -38,7 +38,11 @@ export class CallCapture {
   /** Declared test card numbers (the leak guard's): kept as they are, as a recording keeps them. */
   allowCards: ReadonlySet<string> | undefined;
 
-  constructor(private readonly keep: (call: KeptCall) => void) {}
+  constructor(
+    private readonly keep: (call: KeptCall) => void,
+    /** Told of a call that could not be kept (a bug in the capture): never its values. */
+    private readonly unkept: (traceId: string, error: unknown) => void = () => {},
+  ) {}
 
   /** A re-run's trace id: what it collects goes to `sink`, its requests are answered per `served`. */
   expect(traceId: string, served: Served, sink: (call: KeptCall) => void): () => void {
@@ -185,8 +189,9 @@ export class CallCapture {
     let call: KeptCall;
     try {
       call = buildCall(pending);
-    } catch {
-      // What cannot be kept is not: a call is never failed by its capture.
+    } catch (error) {
+      // What cannot be kept is not: a call is never failed by its capture, but the loss is said.
+      this.unkept(pending.traceId, error);
       return;
     }
     pending.sink(call);

@@ -22,10 +22,25 @@ export { CALLS_PER_TENANT } from './store.js';
 
 export class CallReplays {
   readonly store = new CallStore();
-  readonly capture = new CallCapture((call) => this.store.add(call));
-  /** Made with the gateway, whose first interceptor is its capture's, and the event hub (console lines). */
+  readonly capture: CallCapture;
+
+  constructor(unkept?: (traceId: string, error: unknown) => void) {
+    this.capture = new CallCapture((call) => this.store.add(call), unkept);
+  }
+
+  /**
+   * Made with the gateway, whose first interceptor is its capture's, and the event hub (console
+   * lines; a call that could not be kept is a warning naming the error's kind only, as its message
+   * may hold the call's plaintext).
+   */
   static on(gateway: OutboundGateway, events: EventHub): CallReplays {
-    const replays = new CallReplays();
+    const replays = new CallReplays((traceId, error) =>
+      events.publish({
+        type: 'warning',
+        traceId,
+        message: `svc replay could not keep call ${traceId} (${error instanceof Error ? error.name : typeof error}): it cannot be replayed.`,
+      }),
+    );
     gateway.use(replays.capture.interceptor);
     events.subscribe(replays.capture.onEvent);
     return replays;
