@@ -6,12 +6,13 @@
  * recorded as its destination receives it (its body's first 64 KB); a request to an origin that has
  * mocks but none that matches fails with a problem of its own type, and is recorded as unmatched.
  */
-import { pipeline, Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import { answerOf, describe, matches, pathText, type DestinationRequest, type MockRule } from './mock-rules.js';
 import type { OutboundInterceptor, OutboundOrigin, OutboundRequest, OutboundResponse } from './types.js';
 import { readAll } from '../../lib/read-all.js';
+import { tapHead } from '../../lib/stream-head.js';
 
 export type {
   DestinationRequest,
@@ -189,24 +190,11 @@ function keptBody(body: Buffer | string | undefined): { body: string; truncated?
 
 /** `stream` passed on as it is, its first 64 KB written into `call.body` once it has ended. */
 function recording(stream: Readable, call: DestinationCall): Readable {
-  const head: Buffer[] = [];
-  let size = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer | string, _encoding, callback) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      // A copy: a slice would hold the whole chunk in memory.
-      if (size < RECORDED_BODY_BYTES) head.push(Buffer.from(bytes.subarray(0, RECORDED_BODY_BYTES - size)));
-      size += bytes.length;
-      callback(null, bytes);
-    },
-    flush(callback) {
-      call.body = Buffer.concat(head).toString();
-      if (size > RECORDED_BODY_BYTES) call.truncated = true;
-      callback();
-    },
+  return tapHead(stream, RECORDED_BODY_BYTES, ({ head, size, complete }) => {
+    if (!complete) return;
+    call.body = head.toString();
+    if (size > RECORDED_BODY_BYTES) call.truncated = true;
   });
-  // Either side's end is the other's: an error of the source fails the request, giving it up ends the source.
-  return pipeline(stream, tap, () => {});
 }
 
 function requestOf(

@@ -3,13 +3,14 @@
  * they stream (never consumed for the caller), at most 5 MB of each kept; headers without those that
  * change between runs or belong to one hop (date, content-length, trace ids), names in lower case.
  */
-import { pipeline, type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { HOP_BY_HOP_HEADERS, PROXY_HOP_HEADER, TRACE_HEADER } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { megabytes } from '../../lib/megabytes.js';
 import type { OutboundRequest, OutboundResponse } from '../outbound/types.js';
 import type { RecordedAnswer, RecordedBody, RecordedHeaders, RecordedRequest } from './cassette.js';
+import { tapHead } from '../../lib/stream-head.js';
 
 /** How much of a body a recording keeps: over it, the exchange is recorded with its body omitted. */
 export const RECORDED_BODY_LIMIT = BODY_LIMIT_BYTES;
@@ -53,30 +54,9 @@ export interface CapturedBody {
 
 /** `stream` passed on as it is; `done` is told what went through once it ends (or is cut off). */
 export function tee(stream: Readable, done: (body: CapturedBody) => void): Readable {
-  const kept: Buffer[] = [];
-  let size = 0;
-  let told = false;
-  const tell = (complete: boolean) => {
-    if (told) return;
-    told = true;
-    done({ bytes: size > RECORDED_BODY_LIMIT ? undefined : Buffer.concat(kept), size, complete });
-  };
-  const tap = new Transform({
-    transform(chunk: Buffer | string, _encoding, callback) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      size += bytes.length;
-      if (size <= RECORDED_BODY_LIMIT) kept.push(bytes);
-      else kept.length = 0;
-      callback(null, bytes);
-    },
-    flush(callback) {
-      tell(true);
-      callback();
-    },
-  });
-  tap.once('close', () => tell(false));
-  // Either side's end is the other's: an error of the source fails the reader, giving up ends the source.
-  return pipeline(stream, tap, () => {});
+  return tapHead(stream, RECORDED_BODY_LIMIT, ({ head, size, complete }) =>
+    done({ bytes: size > RECORDED_BODY_LIMIT ? undefined : head, size, complete }),
+  );
 }
 
 /** A whole body (given at once) as captured. */

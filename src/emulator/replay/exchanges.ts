@@ -5,7 +5,7 @@
  * URL (a proxy's forward: the kept forward, whatever its URL). A request the kept call did not
  * make is a difference, and fails with a problem that says so.
  */
-import { Readable, Transform, pipeline } from 'node:stream';
+import { Readable } from 'node:stream';
 import { HttpError } from '../errors.js';
 import { CallSecrets } from '../leaks/secrets.js';
 import type { OutboundNext, OutboundOrigin, OutboundRequest, OutboundResponse } from '../outbound/index.js';
@@ -13,6 +13,7 @@ import { KEPT_BODY_BYTES, CallRedactor } from './redact.js';
 import { KEPT_EXCHANGES, type PendingCall, type RawExchange, type Served } from './pending.js';
 import type { KeptExchange } from './types.js';
 import { readAll } from '../../lib/read-all.js';
+import { tapHead } from '../../lib/stream-head.js';
 
 /** Headers of a kept answer not served again: the body served is the kept text, framed anew (bytes kept as they came keep their encoding). */
 const REFRAMED = new Set(['content-length', 'transfer-encoding', 'content-encoding']);
@@ -132,26 +133,5 @@ function secretsOf(pending: PendingCall): CallSecrets {
 
 /** `stream` passed on as it is; its first 64 KB given to `kept` once it has ended or closed. */
 function tee(stream: Readable, kept: (bytes: Buffer, cut: boolean) => void): Readable {
-  const head: Buffer[] = [];
-  let size = 0;
-  let given = false;
-  const give = () => {
-    if (given) return;
-    given = true;
-    kept(Buffer.concat(head), size > KEPT_BODY_BYTES);
-  };
-  const tap = new Transform({
-    transform(chunk: Buffer | string, _encoding, callback) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      if (size < KEPT_BODY_BYTES) head.push(Buffer.from(bytes.subarray(0, KEPT_BODY_BYTES - size)));
-      size += bytes.length;
-      callback(null, bytes);
-    },
-    flush(callback) {
-      give();
-      callback();
-    },
-  });
-  tap.once('close', give);
-  return pipeline(stream, tap, () => give());
+  return tapHead(stream, KEPT_BODY_BYTES, ({ head, size }) => kept(head, size > KEPT_BODY_BYTES));
 }
