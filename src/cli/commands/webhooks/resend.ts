@@ -1,10 +1,9 @@
+import { UUID_PATTERN } from '../../../api/patterns.js';
 import { ApiError } from '../../../client/index.js';
 import { UserError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
 import type { WebhookDeliveryEntry } from '../../../api/types.js';
 import { lastOutcome } from './deliveries.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const resend = defineCommand({
   name: 'resend',
@@ -14,7 +13,7 @@ export const resend = defineCommand({
   examples: ['svc webhooks resend 0b6f3c1e-...'],
   async handler({ args }, ctx) {
     const id = args.id;
-    if (!UUID.test(id))
+    if (!UUID_PATTERN.test(id))
       throw new UserError(
         `No webhook delivery ${JSON.stringify(id)}: an id looks like a UUID (svc webhooks list shows them).`,
       );
