@@ -22,5 +22,12 @@ export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
 
+/** A card number declared to the leak guard (a test card): 13 to 19 digits, spaces or dashes between them. */
+export const DECLARED_CARD_PATTERN = /^\d(?:[ -]?\d){12,18}$/;
+
+/** A host declared to the leak guard: a name (or IP, optionally `:port`), or `*.` and a name (any host below it). */
+export const DECLARED_HOST_PATTERN =
+  /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::\d{1,5})?$/i;
+
 /** A status or a class of them, as `svc logs --status` and `GET /_emulator/events?status=` take it: `5xx`, `404`. */
 export const STATUS_FILTER_PATTERN = /^[1-5](?:xx|\d\d)$/i;

@@ -3,11 +3,8 @@
  * HOST`: the flags, and the emulator's `leakGuard`, `leakGuardAllow` and `leakGuardAllowHosts`
  * options made of them.
  */
+import { DECLARED_CARD_PATTERN, DECLARED_HOST_PATTERN } from '../../api/patterns.js';
 import { UsageError } from '../io/errors.js';
-
-// As the emulator checks them (emulator/leaks/options.ts): the CLI reaches the emulator through its entry only.
-const CARD_NUMBER = /^\d(?:[ -]?\d){12,18}$/;
-const ALLOWED_HOST = /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::\d{1,5})?$/i;
 
 export const LEAK_FLAGS = [
   {
@@ -41,11 +38,11 @@ export function leakOptions(flags: {
   leakGuardAllowHosts?: string[];
 } {
   const allow = commaList(flags.leakGuardAllow);
-  const bad = allow?.find((card) => !CARD_NUMBER.test(card));
+  const bad = allow?.find((card) => !DECLARED_CARD_PATTERN.test(card));
   if (bad !== undefined)
     throw new UsageError(`--leak-guard-allow takes card numbers of 13 to 19 digits, comma-separated, not "${bad}".`);
   const hosts = flags.leakGuardAllowHost?.flatMap((value) => commaList(value) ?? []);
-  const badHost = hosts?.find((host) => !ALLOWED_HOST.test(host));
+  const badHost = hosts?.find((host) => !DECLARED_HOST_PATTERN.test(host));
   if (badHost !== undefined)
     throw new UsageError(
       `--leak-guard-allow-host takes a host name (api.example.com, or *.example.com for any host below it), not "${badHost}".`,
