@@ -201,6 +201,7 @@ function refreshSources({ file, cwd, env, allowOutsideProject, sources }: ServeC
   if (!sources) return;
   void loadConfig(file, { cwd, env, holdBroken: true, ...(allowOutsideProject && { allowOutsideProject }) }).then(
     (desired) => sources.update(desired),
+    // A file that does not load is said by the apply's own load; the paths known stay as they were.
     () => {},
   );
 }
