@@ -20,7 +20,7 @@ async function setup() {
   expect(created.status, created.text).toBe(201);
   const id = created.body.id as string;
   const say = async (word: string, traceId?: string) => {
-    const headers = traceId === undefined ? {} : { 'svc-trace-id': traceId };
+    const headers: Record<string, string> = traceId === undefined ? {} : { 'svc-trace-id': traceId };
     return emu.call('POST', `/reactors/${id}/react`, { key: emu.privateKey, body: { args: { word } }, headers });
   };
   const svc = (argv: string[], url = emu.url) =>

@@ -9,7 +9,7 @@ const STYLED = /\u001b\[(?:[0-9;]*;)?(?:1|2|3[0-7]|9[0-7]|38;[0-9;]+)m/;
 
 describe('svc serve on a terminal: the dashboard keeps its promises', () => {
   test('NO_COLOR and FORCE_COLOR=0: no colour, bold or dim anywhere; the plain one has them', async () => {
-    for (const env of [{ NO_COLOR: '1' }, { FORCE_COLOR: '0' }]) {
+    for (const env of [{ NO_COLOR: '1' }, { FORCE_COLOR: '0' }] as Record<string, string>[]) {
       const cwd = await tempDir();
       const run = svcInPty(['serve', '--port', '0', '--in-memory'], { cwd, columns: 120, env });
       await run.waitFor(/q quit/, 20_000);

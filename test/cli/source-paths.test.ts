@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { SourcePaths } from '../../src/cli/serve/source-paths.js';
 
+const TIME = '2030-01-02T03:04:05.678Z';
 const desired = {
   dir: '/project',
   reactors: [
@@ -28,14 +29,15 @@ describe("serve's code places in the user's files", () => {
   });
 
   test('an event is copied with its message and stack localized; one with nothing to change is the same object', () => {
-    const event = { type: 'error' as const, message: 'charge.js:4:1 bad', stack: 'at charge.js:4:1' };
+    const event = { time: TIME, type: 'error' as const, message: 'charge.js:4:1 bad', stack: 'at charge.js:4:1' };
     expect(sources.localizeEvent(event)).toEqual({
+      time: TIME,
       type: 'error',
       message: 'reactors/charge.js:4:1 bad',
       stack: 'at reactors/charge.js:4:1',
     });
     expect(event.message).toBe('charge.js:4:1 bad');
-    const plain = { type: 'warning' as const, message: 'nothing here' };
+    const plain = { time: TIME, type: 'warning' as const, message: 'nothing here' };
     expect(sources.localizeEvent(plain)).toBe(plain);
   });
 

@@ -87,7 +87,7 @@ describe('svc tenants', () => {
       response.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404 }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onTestFinished(() => new Promise((resolve) => server.close(resolve)));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     expectOneLineError(await svc(['tenants', 'create', 'x'], url), 1, /has no tenants admin route \(404\)/);
     expectOneLineError(await svc(['tenants', 'list'], url), 1, /has no tenants admin route \(404\)/);

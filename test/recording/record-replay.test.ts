@@ -120,9 +120,11 @@ describe('recording and replaying destinations (svc/testing)', () => {
       body: { amount: 42, card: `{{ ${other.id} }}` },
     });
     expect(missed.status, JSON.stringify(missed.body)).toBe(502);
-    expect(missed.body.proxy_error).toMatchObject({ type: 'urn:svc:problem:replay-miss', method: 'POST' });
-    expect(missed.body.proxy_error.detail).toContain(`POST ${destinationUrl}/v1/charges has no recorded answer in`);
-    expect(missed.body.proxy_error.detail).toContain(file);
+    expect((missed.body as any).proxy_error).toMatchObject({ type: 'urn:svc:problem:replay-miss', method: 'POST' });
+    expect((missed.body as any).proxy_error.detail).toContain(
+      `POST ${destinationUrl}/v1/charges has no recorded answer in`,
+    );
+    expect((missed.body as any).proxy_error.detail).toContain(file);
     expect(JSON.stringify(missed.body)).not.toContain(CARD);
     await replay.stop();
     await offline.dispose();
@@ -139,11 +141,20 @@ describe('recording and replaying destinations (svc/testing)', () => {
     });
     const t = await svc.tenant();
     const card = await t.client.tokens.create({ type: 'token', data: CARD });
-    const pay = (n: number, path = '/v1/pay') =>
-      t.reactors.invoke('pay', { url: `${api.url}${path}`, body: { n, card: `{{ ${card.id} }}` }, ca: api.ca });
+    const pay = async (n: number, path = '/v1/pay') =>
+      (await t.reactors.invoke('pay', {
+        url: `${api.url}${path}`,
+        body: { n, card: `{{ ${card.id} }}` },
+        ca: api.ca,
+      })) as {
+        body: any;
+      };
     const recording = await t.destinations.record(dir);
     const recorded = await pay(1);
-    expect(recorded.body.raw).toEqual({ status: 200, text: JSON.stringify({ path: '/v1/pay', got: CARD, n: 1 }) });
+    expect((recorded.body as any).raw).toEqual({
+      status: 200,
+      text: JSON.stringify({ path: '/v1/pay', got: CARD, n: 1 }),
+    });
     await recording.stop();
     const [file] = await readdir(dir);
     const text = await readFile(path.join(dir, file!), 'utf8');
@@ -157,8 +168,8 @@ describe('recording and replaying destinations (svc/testing)', () => {
     expect((await pay(1)).body.raw).toEqual(replayedRaw);
     expect(hits).toBe(seen);
     const failed = await pay(2);
-    expect(failed.body.raw.code).toBe('ERR_SVC_REPLAY_MISS');
-    expect(failed.body.raw.error).toContain(`POST ${api.url}/v1/pay has no recorded answer`);
+    expect((failed.body as any).raw.code).toBe('ERR_SVC_REPLAY_MISS');
+    expect((failed.body as any).raw.error).toContain(`POST ${api.url}/v1/pay has no recorded answer`);
     await replay.stop();
 
     const through = await t.destinations.replay(dir, { onMiss: 'passthrough' });
