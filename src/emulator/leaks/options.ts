@@ -1,13 +1,7 @@
+import { DECLARED_CARD_PATTERN, DECLARED_HOST_PATTERN } from '../../api/patterns.js';
 import type { LeakMode } from './guard.js';
 
 const MODES: readonly LeakMode[] = ['warn', 'fail', 'off'];
-
-/** A declared card number: 13 to 19 digits, spaces or dashes between them. */
-export const CARD_NUMBER = /^\d(?:[ -]?\d){12,18}$/;
-
-/** A declared host: a name (or IP, optionally `:port`), or `*.` and a name (any host below it). */
-export const ALLOWED_HOST =
-  /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::\d{1,5})?$/i;
 
 /** The emulator's options of the leak guard. */
 export interface LeakGuardOptions {
@@ -25,9 +19,9 @@ export function leakOptionsProblem(options: {
   const { leakGuard: mode, leakGuardAllow: allow, leakGuardAllowHosts: hosts } = options;
   if (mode !== undefined && !MODES.includes(mode as LeakMode))
     return { option: 'leakGuard', reason: `must be one of ${MODES.join(', ')}.` };
-  if (allow !== undefined && !listOf(allow, CARD_NUMBER))
+  if (allow !== undefined && !listOf(allow, DECLARED_CARD_PATTERN))
     return { option: 'leakGuardAllow', reason: 'must be card numbers of 13 to 19 digits (spaces or dashes allowed).' };
-  if (hosts !== undefined && !listOf(hosts, ALLOWED_HOST))
+  if (hosts !== undefined && !listOf(hosts, DECLARED_HOST_PATTERN))
     return {
       option: 'leakGuardAllowHosts',
       reason: 'must be host names (api.example.com, or *.example.com for any host below it), without scheme or path.',

@@ -10,18 +10,9 @@
  * in groups ("4242 4242 ...", "4242-4242-...") is found by one scan of the text's digit runs.
  */
 
-export type LeakForm =
-  | 'plain'
-  | 'base64'
-  | 'base64url'
-  | 'hex'
-  | 'percent'
-  | 'json'
-  | 'card-spaced'
-  | 'card-dashed'
-  | 'card-grouped'
-  | 'case'
-  | 'unicode';
+import type { LeakForm } from '../../api/events.js';
+
+export type { LeakForm };
 
 export interface LeakHit {
   tokenId: string;

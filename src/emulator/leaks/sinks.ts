@@ -3,6 +3,7 @@
  * user code sends (an interceptor on the outbound gateway, typed by shape: outbound sits above
  * this folder and hands it the call's secrets).
  */
+import { readAll } from '../../lib/read-all.js';
 import { type Readable, Transform } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { EmitEvent } from '../events.js';
@@ -85,12 +86,6 @@ export function leakInterceptor(guard: LeakGuard) {
     guard.check(call, 'outbound', whole.toString());
     return next({ ...request, body: whole });
   };
-}
-
-async function readAll(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-  return Buffer.concat(chunks);
 }
 
 /**
