@@ -158,9 +158,10 @@ describe('svc webhooks list and resend', () => {
     expect((await runSvc(['webhooks', 'list', '--status', 'delivered', ...target], { cwd })).stderr).toContain(
       'No webhook deliveries.',
     );
-    expect(
-      (await runSvc(['webhooks', 'list', '--reactor', 'other', '--json', ...target], { cwd })).json().data,
-    ).toEqual([]);
+    // A reactor name that names nothing is an error (issue 31: as svc logs --reactor), not an empty list.
+    const other = await runSvc(['webhooks', 'list', '--reactor', 'other', '--json', ...target], { cwd });
+    expect(other.code).toBe(1);
+    expect(JSON.parse(other.stderr).error.detail).toMatch(/^No reactor named "other"/);
 
     const again = await runSvc(['webhooks', 'resend', id, ...target], { cwd });
     expect(again.code).toBe(1);
@@ -210,5 +211,20 @@ describe('svc webhooks list and resend', () => {
     // The private key is not a management key: refused by the route.
     const refused = await emu.call('GET', '/_emulator/webhooks', { key: emu.privateKey });
     expect(refused.status).toBe(403);
+  });
+
+  test('list --reactor with a name that names nothing is one line and exit 1, as svc logs says, not an empty list', async () => {
+    const { cwd, target, reactorId } = await setup();
+    expectOneLineError(
+      await runSvc(['webhooks', 'list', '--reactor', 'nope', ...target], { cwd }),
+      1,
+      /^Error: No reactor named "nope"; `svc reactors list` shows them\.$/,
+    );
+    // A name or id that exists, or an id no longer there (a deleted reactor's deliveries), still lists.
+    for (const reactor of ['echo', reactorId, '00000000-0000-4000-8000-000000000000']) {
+      const listed = await runSvc(['webhooks', 'list', '--reactor', reactor, ...target], { cwd });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stderr).toMatch(/No webhook deliveries/);
+    }
   });
 });

@@ -111,7 +111,7 @@ export async function streamEvents(
  * A name resolved to its id (the events of requests carry ids only). An id no longer there is passed as
  * given (a deleted reactor's past events); a name that names nothing is an error, not an empty log.
  */
-async function codeId(client: ApiClient, kind: 'reactor' | 'proxy', given: string): Promise<string> {
+export async function codeId(client: ApiClient, kind: 'reactor' | 'proxy', given: string): Promise<string> {
   try {
     return await (kind === 'reactor' ? resolveReactorId(client, given) : resolveProxyId(client, given));
   } catch (error) {

@@ -1,5 +1,6 @@
 import { UsageError } from '../../io/errors.js';
 import { defineCommand } from '../../registry.js';
+import { codeId } from '../logs.js';
 import { emptyPage, notePages, pageQuery, pagingOptions } from '../paging.js';
 import { attemptLines, lastOutcome } from './deliveries.js';
 
@@ -19,8 +20,12 @@ export const list = defineCommand({
     const status = options.status as string | undefined;
     if (status !== undefined && !STATUSES.includes(status))
       throw new UsageError(`--status must be pending, delivered or failed, not ${JSON.stringify(status)}.`);
-    const query = { reactor: options.reactor as string | undefined, status, ...pageQuery(options) };
-    const page = await (await ctx.client()).webhookDeliveries.list(query);
+    const client = await ctx.client();
+    // A name that names nothing is an error, as in svc logs, not an empty list.
+    const given = options.reactor as string | undefined;
+    const reactor = given === undefined ? undefined : await codeId(client, 'reactor', given);
+    const query = { reactor, status, ...pageQuery(options) };
+    const page = await client.webhookDeliveries.list(query);
     await ctx.output.result(page, async () => {
       await ctx.output.table(
         page.data,
