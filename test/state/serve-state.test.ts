@@ -58,7 +58,7 @@ describe('svc serve --import and --export-on-exit', () => {
     expectOneLineError(
       await runSvc(['serve', '--port', '0', '--in-memory', '--import', 'missing.json'], { cwd }),
       1,
-      /^Error: Cannot read missing\.json \(ENOENT\)\.$/,
+      /^Error: Cannot read missing\.json: no such file\.$/,
     );
     expectOneLineError(
       await runSvc(['serve', '--port', '0', '--in-memory', '--export-on-exit', 'out.json'], { cwd }),

@@ -238,7 +238,14 @@ describe('svc state export, reset, import', () => {
     expectOneLineError(
       await svc(['state', 'import', 'missing.json']),
       1,
-      /^Error: Cannot read missing\.json \(ENOENT\)\.$/,
+      /^Error: Cannot read missing\.json: no such file\.$/,
+    );
+    // A folder given for the file: said in words, not as an error code.
+    expectOneLineError(await svc(['state', 'import', '.']), 1, /^Error: Cannot read \.: it is a folder\.$/);
+    expectOneLineError(
+      await svc(['state', 'export', '.', '--plaintext']),
+      1,
+      /^Error: Cannot write \S+: it is a folder; any previous file there is unchanged\.$/,
     );
     expect(await stateOf(emu)).toEqual(emptied);
     expect((await svc(['state', 'import', 'state.json'])).code).toBe(0);

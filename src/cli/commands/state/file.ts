@@ -97,9 +97,24 @@ export async function writeStateFile(
   try {
     await new DurableJsonFile(file, fs, 2).write(doc);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new UserError(`Cannot write ${file} (${code}); any previous file there is unchanged.`);
+    throw new UserError(`Cannot write ${file}${why(error)}; any previous file there is unchanged.`);
   }
+}
+
+const WHY: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'it is a folder',
+  ENOTDIR: 'a file is in the way of its folder',
+  EACCES: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
+/** Why a file could not be read or written, in words where the error code has some: `: no such file`. */
+function why(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const words = code === undefined ? undefined : WHY[code];
+  return words === undefined ? ` (${code ?? (error as Error).message})` : `: ${words}`;
 }
 
 /** A state file read and parsed, or one line saying why not. */
@@ -111,7 +126,7 @@ export async function readStateFile(file: string, cwd: string): Promise<unknown>
     text = buffer.toString('utf8');
   } catch (error) {
     if (error instanceof UserError) throw error;
-    throw new UserError(`Cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+    throw new UserError(`Cannot read ${file}${why(error)}.`);
   }
   try {
     return JSON.parse(text);
