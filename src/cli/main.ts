@@ -2,6 +2,8 @@ import { getEventListeners } from 'node:events';
 import { commandsFor, type Entry } from './commands/index.js';
 import { createContext, type Context, type GlobalOptions } from './context.js';
 import { explainKeyError } from './target/key-errors.js';
+import { targetSource } from './target/describe.js';
+import { ConnectionError } from '../client/errors.js';
 import { withFlagNames } from './io/field-flags.js';
 import type { GlobalFlags } from './target/resolve.js';
 import type { IO } from './io/process.js';
@@ -123,10 +125,13 @@ export async function runSvc(argv: string[], io: IO, given?: Entries): Promise<n
     const explained = asCliError(await explainKeyError(error, target));
     // --json keeps the server's problem as it came; people read the flags they typed.
     const worded = globals.json ? explained : withFlagNames(explained, ran?.options);
+    // A target that cannot be reached is checked where its URL came from (a profile, SVC_BASE_URL, --base-url).
+    const reached = error instanceof ConnectionError ? await target() : undefined;
     return reportError(worded, io, {
       json: globals.json,
       debug: globals.debug || argv.includes('--debug'),
       exitCode: ran?.errorExitCode,
+      source: reached && targetSource(reached, io.cwd),
     });
   }
 }

@@ -12,9 +12,9 @@ import type { IO } from './process.js';
 export function reportError(
   error: unknown,
   io: IO,
-  options: { json: boolean; debug: boolean; exitCode?: number | undefined },
+  options: { json: boolean; debug: boolean; exitCode?: number | undefined; source?: string | undefined },
 ): number {
-  const described = describe(error);
+  const described = describe(error, options.source);
   const { message, problem, bug } = described;
   // A usage error keeps its 2; a command whose 1 means something else (svc replay) gives its own.
   const exitCode = error instanceof UsageError ? described.exitCode : (options.exitCode ?? described.exitCode);
@@ -45,7 +45,16 @@ export function cliProblem(detail: string, exitCode: number, usage: boolean) {
     : { type: CLI_PROBLEM_TYPES.error, title: 'Error', detail, exit_code: exitCode };
 }
 
-function describe(error: unknown): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
+/** What to check of a target off this machine that cannot be reached: where its URL came from (describe.ts). */
+function checkWhat(source: string | undefined): string {
+  if (source?.startsWith('profile ')) return `the base URL of ${source} (svc profiles list)`;
+  return source === 'SVC_BASE_URL' ? source : '--base-url';
+}
+
+function describe(
+  error: unknown,
+  source?: string,
+): { message: string; exitCode: number; problem?: unknown; bug?: boolean } {
   if (error instanceof ApiError) {
     const { problem } = error;
     // The emulator names no flag of its own: the way to another tier is the CLI's to say.
@@ -66,7 +75,7 @@ function describe(error: unknown): { message: string; exitCode: number; problem?
     const local = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(`${error.url}/`);
     const hint = local
       ? ' Start the emulator with `svc serve`, or pass --base-url.'
-      : ' Check --base-url and your network.';
+      : ` Check ${checkWhat(source)} and your network.`;
     const tls = tlsReason(error.message);
     if (tls === 'wrong version number' && error.url.startsWith('https:')) {
       const plain = `http:${error.url.slice('https:'.length)}`;
