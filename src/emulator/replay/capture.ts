@@ -186,6 +186,13 @@ export class CallCapture {
     pending.done = true;
     if (this.pending.get(pending.traceId) === pending) this.pending.delete(pending.traceId);
     if (pending.conflicted) return;
+    // A call is redacted and weighed after its answer has gone (keeping it is not the caller's wait);
+    // a re-run's is collected at once, as svc replay waits for it.
+    if (pending.sink === this.keep) setImmediate(() => this.keepCall(pending));
+    else this.keepCall(pending);
+  }
+
+  private keepCall(pending: PendingCall): void {
     let call: KeptCall;
     try {
       call = buildCall(pending);
