@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { makeDirectory } from '../lib/make-directory.js';
 import path from 'node:path';
 import { DIR_MODE } from '../lib/durable-file.js';
 import { tryLockFile } from '../lib/file-lock.js';
@@ -25,7 +25,7 @@ export async function lockApply(
   for (;;) {
     let taken: Awaited<ReturnType<typeof tryLockFile>>;
     try {
-      await mkdir(dir, { recursive: true, mode: DIR_MODE });
+      await makeDirectory(dir, DIR_MODE);
       taken = await tryLockFile(file);
     } catch (error) {
       throw new ApplyError(`Cannot lock ${file}: ${(error as Error).message}`);

@@ -1,4 +1,5 @@
-import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { makeDirectory } from '../lib/make-directory.js';
+import { lstat, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from './io/errors.js';
@@ -138,7 +139,7 @@ export async function writeScaffold(
   for (const file of files) {
     const target = path.join(dir, file.path);
     try {
-      await mkdir(path.dirname(target), { recursive: true });
+      await makeDirectory(path.dirname(target));
       // `wx` unless forced: a file that appeared since the check above is still never overwritten.
       await writeFile(target, file.content, { flag: options.force ? 'w' : 'wx' });
     } catch (error) {

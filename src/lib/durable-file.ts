@@ -1,5 +1,6 @@
+import { makeDirectory } from './make-directory.js';
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Files and folders written here hold secrets (keys, key hashes, sealed token data): owner only. */
@@ -91,7 +92,7 @@ export class DurableJsonFile<T> {
  */
 export async function writeFileDurably(file: string, text: string, mode: number): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: mode === FILE_MODE ? DIR_MODE : 0o755 });
+  await makeDirectory(dir, mode === FILE_MODE ? DIR_MODE : 0o755);
   await replaceFile(file, (temp) => writeNewFile(temp, text, mode, true), nodeFileSystem);
   await syncDir(dir);
 }
@@ -128,5 +129,5 @@ export async function syncDir(dir: string, fs: DurableFileSystem = nodeFileSyste
 
 /** Creates `dir` and its parents, owner only. */
 export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  await makeDirectory(dir, DIR_MODE);
 }

@@ -1,5 +1,6 @@
 /** The user's svc config file (`~/.config/svc/config.json`): the saved profiles and the current one. */
-import { mkdir, readFile } from 'node:fs/promises';
+import { makeDirectory } from '../../lib/make-directory.js';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DurableJsonFile } from '../../lib/durable-file.js';
@@ -54,6 +55,6 @@ export async function readProfilesFile(file: string): Promise<ProfilesFile> {
 
 /** Writes the profiles file atomically, owner-only (it holds keys). */
 export async function writeProfilesFile(file: string, config: ProfilesFile): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await makeDirectory(path.dirname(file), 0o700);
   await new DurableJsonFile<ProfilesFile>(file).write(config);
 }

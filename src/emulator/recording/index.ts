@@ -4,8 +4,9 @@
  * gateway, the cassettes loaded (every one checked: one that cannot be used fails the whole set, in
  * one line naming it), and what a write refused said as events.
  */
+import { makeDirectory } from '../../lib/make-directory.js';
 import { constants } from 'node:fs';
-import { access, mkdir, readdir } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Teardown } from '../../lib/teardown.js';
 import { EmulatorError } from '../errors.js';
@@ -150,7 +151,7 @@ function claimDir(dir: string, option: 'record.dir' | 'replay.dir'): void {
 
 async function writableDir(dir: string, option: 'record.dir' | 'replay.dir'): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     await access(dir, constants.W_OK);
   } catch (error) {
     throw new RecordingSetupError(option, `${dir} cannot be written to: ${reason(error)}.`);
