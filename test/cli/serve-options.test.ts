@@ -111,12 +111,15 @@ describe('svc serve: the emulator refuses an option', () => {
     expect(result.stdout).toBe('');
   });
 
-  test.runIf(process.platform === 'linux')('--data under /proc is one line and exit 1, not a start that never ends', async () => {
-    const result = await serve(['--port', '0', '--data', '/proc/svc-no-such-folder/data.json']);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^Error: .*\/proc\/svc-no-such-folder/);
-  });
+  test.runIf(process.platform === 'linux')(
+    '--data under /proc is one line and exit 1, not a start that never ends',
+    async () => {
+      const result = await serve(['--port', '0', '--data', '/proc/svc-no-such-folder/data.json']);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(/^Error: .*\/proc\/svc-no-such-folder/);
+    },
+  );
 
   test('a port in use names --port', async () => {
     const running = await startEmulator({ inMemory: true });

@@ -1,5 +1,5 @@
 // Sends the card to the payment provider: a leak unless its host is declared (allowHosts).
-const https = require('https');
+const https = require('node:https');
 
 module.exports = async function (req) {
   const status = await new Promise((resolve, reject) => {
