@@ -5,6 +5,7 @@
  * result is reported as an emulator event (`reload`, `error`), so that the serve log and the
  * dashboard word it as they word the emulator's own.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
   ApplyError,
@@ -119,8 +120,9 @@ export async function startServeConfig(options: ServeConfigOptions): Promise<Ser
     }
   };
 
+  const refreshSources = sourceRefresher(options);
   const onEvent = (event: WatchEvent) => {
-    if (event.type === 'change') refreshSources(options);
+    if (event.type === 'change') refreshSources();
     if (event.type === 'change') outcome(event.outcome, event.latencyMs);
     else if (event.type === 'held') held(event);
     // The save that mends a refused one is said, even when it leaves things as they were.
@@ -195,15 +197,31 @@ function reports({ report, watch }: Pick<ServeConfigOptions, 'report' | 'watch'>
 
 /**
  * A save applied while watching may name other files (a reactor added, a file renamed): svc.yaml is
- * read again for --inspect, whose emulator compiles the code under them from its next call.
+ * read again, for --inspect (whose emulator compiles the code under them from its next call) and for
+ * serve's error places. Only when svc.yaml itself changed: a save of a code file (the inner loop)
+ * names no other file, and one save's several changes read it once.
  */
-function refreshSources({ file, cwd, env, allowOutsideProject, sources }: ServeConfigOptions): void {
-  if (!sources) return;
-  void loadConfig(file, { cwd, env, holdBroken: true, ...(allowOutsideProject && { allowOutsideProject }) }).then(
-    (desired) => sources.update(desired),
-    // A file that does not load is said by the apply's own load; the paths known stay as they were.
-    () => {},
-  );
+function sourceRefresher({ file, cwd, env, allowOutsideProject, sources }: ServeConfigOptions): () => void {
+  if (!sources) return () => {};
+  let read: string | undefined;
+  return () => {
+    void stat(path.resolve(cwd, file))
+      .then(
+        (found) => {
+          const stamp = `${found.mtimeMs}:${found.size}`;
+          if (stamp === read) return;
+          read = stamp;
+          return loadConfig(file, {
+            cwd,
+            env,
+            holdBroken: true,
+            ...(allowOutsideProject && { allowOutsideProject }),
+          }).then((desired) => sources.update(desired));
+        },
+        // A file that does not load (or is gone) is said by the apply's own load; the paths known stay as they were.
+      )
+      .catch(() => {});
+  };
 }
 
 const DONE: Record<string, string> = {
