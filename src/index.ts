@@ -16,4 +16,5 @@ export {
 } from './emulator/index.js';
 export { ApiClient, ApiError, ConnectionError, type ClientOptions } from './client/index.js';
 export { PROBLEM_TYPES, type Problem, type ProblemType } from './api/problem.js';
+export { DEFAULT_QUOTAS, type QuotaKind, type QuotaSettings } from './api/quotas.js';
 export type * from './api/types.js';

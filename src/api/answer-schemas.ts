@@ -5,6 +5,7 @@
  */
 import { EXPLANATION_DECISIONS, EXPRESSION_OUTCOMES, RULE_CRITERIA } from './explanation.js';
 import { APPLICATION_TYPES, RULE_TRANSFORMS } from './permissions.js';
+import { QUOTA_KINDS } from './quotas.js';
 import { accessRuleSchema, reactorResultSchema, uuid } from './schemas.js';
 import { TOKEN_TYPES } from './types.js';
 
@@ -153,6 +154,11 @@ export const tenantListSchema = closed({
 });
 
 export const webhookSecretSchema = closed({ secret: string });
+
+const quotaUse = closed({ used: { type: 'integer', minimum: 0 }, quota: { type: 'integer', minimum: 1 } });
+
+/** GET /_emulator/quotas: the bytes the tenant keeps against each quota, and all tenants' against `total`. */
+export const quotaUsageSchema = closed(Object.fromEntries(QUOTA_KINDS.map((kind) => [kind, quotaUse])));
 
 /** GET /health: `ok` while the store can write; `unavailable` (503) with the store's words while it cannot. */
 export const healthSchema = closed(

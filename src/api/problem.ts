@@ -66,6 +66,8 @@ export const PROBLEM_TYPES = {
    * or a card number; a 500, as the call's code (or its destination) misbehaved, not its caller.
    */
   leak: 'urn:svc:problem:leak',
+  /** A write that would keep more than a storage quota allows (a 507; README "Quotas"). */
+  quotaExceeded: 'urn:svc:problem:quota-exceeded',
 } as const;
 export type ProblemType = (typeof PROBLEM_TYPES)[keyof typeof PROBLEM_TYPES];
 
@@ -88,6 +90,7 @@ const DEFAULTS: Record<number, [type: ProblemType, title: string]> = {
   500: [PROBLEM_TYPES.internal, 'Internal server error'],
   502: [PROBLEM_TYPES.badGateway, 'Bad gateway'],
   503: [PROBLEM_TYPES.unavailable, 'Service unavailable'],
+  507: [PROBLEM_TYPES.quotaExceeded, 'Insufficient storage'],
   508: [PROBLEM_TYPES.loopDetected, 'Loop detected'],
 };
 

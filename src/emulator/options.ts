@@ -1,6 +1,7 @@
 import { DEFAULT_PORT } from '../api/defaults.js';
 import { MAX_NAME_LENGTH } from '../api/limits.js';
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
+import { type QuotaSettings, quotaProblem } from '../api/quotas.js';
 import { TIERS, type Tier } from '../api/tiers.js';
 import { EmulatorError, type OptionNamer } from './errors.js';
 import type { EventListener } from './events.js';
@@ -70,6 +71,12 @@ export interface EmulatorOptions {
   leakGuardAllow?: string[];
   /** Hosts a call's code may send its plaintext to (a payment provider): `api.example.com` or `*.example.com`. */
   leakGuardAllowHosts?: string[];
+  /**
+   * Storage quotas (README "Quotas"): the bytes of records a tenant may keep, by kind (`tokens`,
+   * `results`, `transactions`, `resources`), in all (`tenant`), and all tenants together (`total`);
+   * each a number of bytes or a size (`'512MB'`, `'1GB'`). A write past one answers 507.
+   */
+  quotas?: QuotaSettings;
   /** The file operations of the store's writes (default node:fs); tests inject disk failures here. */
   fileSystem?: StoreFileSystem;
   clock?: Clock;
@@ -115,6 +122,10 @@ export function checkOptions(options: EmulatorOptions): void {
   ] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw refuse(name, `must be a whole number above 0, not ${value}.`);
+  }
+  for (const [kind, value] of Object.entries(options.quotas ?? {})) {
+    const problem = quotaProblem(kind, value);
+    if (problem) throw refuse(`quotas.${kind}`, problem);
   }
   const recording = recordingOptionsProblem(options.record, options.replay);
   if (recording) throw refuse(recording.option, recording.reason);

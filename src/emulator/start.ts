@@ -7,6 +7,7 @@
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_HOST, DEFAULT_PORT, MASTER_KEY_FILE } from '../api/defaults.js';
+import { quotaLimits } from '../api/quotas.js';
 import type { Tier } from '../api/tiers.js';
 import type { Teardown } from '../lib/teardown.js';
 import { Cipher } from './crypto/cipher.js';
@@ -17,6 +18,7 @@ import { DEFAULT_TIMEOUTS } from './http/connections.js';
 import { createHttpServer, type HttpServer } from './http/front.js';
 import { listen } from './http/listen.js';
 import { checkOptions, type EmulatorOptions } from './options.js';
+import { Quotas } from './quotas.js';
 import type { OutboundGateway } from './outbound/index.js';
 import type { LeakGuard } from './leaks/guard.js';
 import type { CallReplays } from './replay/index.js';
@@ -78,7 +80,8 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
   checkOptions(options);
   // Cassettes read (or the folder checked) before anything opens; written last on dispose.
   await attachRecording(ctx);
-  const { store, cipher, created, forgetNewKey } = await openStore(options, emit, teardown);
+  const quotas = new Quotas(quotaLimits(options.quotas));
+  const { store, cipher, created, forgetNewKey } = await openStore(options, emit, teardown, quotas);
   // A debugger needs a port that stays the same across the sandbox's restarts: 0 is chosen once here.
   const inspect = options.inspect && { ...options.inspect, port: options.inspect.port || (await freeInspectPort()) };
   const runtime = openRuntime(ctx, inspect);
@@ -142,12 +145,13 @@ export async function start(ctx: StartContext): Promise<EmulatorReady> {
 }
 
 /** The store, and the master key that seals what it holds (made on a first start). */
-async function openStore(options: EmulatorOptions, emit: EmitEvent, teardown: Teardown) {
+async function openStore(options: EmulatorOptions, emit: EmitEvent, teardown: Teardown, quotas: Quotas) {
   const store = await Store.open({
     ...(options.data !== undefined && { path: options.data }),
     inMemory: options.inMemory ?? false,
     ...(options.fileSystem && { fileSystem: options.fileSystem }),
     report: (message) => emit({ type: 'error', message }),
+    quotas,
   });
   teardown.push(() => store.close());
   for (const problem of store.problems) emit({ type: 'warning', message: problem });

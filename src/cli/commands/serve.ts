@@ -14,6 +14,7 @@ import type { LogFormat } from '../serve/log.js';
 import { STATE_FLAGS, serveState } from '../serve/state.js';
 import { RECORDING_FLAGS, recordingOptions } from '../serve/recording-flags.js';
 import { LEAK_FLAGS, leakOptions } from '../serve/leak-flags.js';
+import { QUOTA_FLAGS, quotaOptions } from '../serve/quota-flags.js';
 import { INSPECT_FLAGS, serveInspect } from '../serve/inspect-flags.js';
 import { SourcePaths } from '../serve/source-paths.js';
 
@@ -67,6 +68,7 @@ export const serve = defineCommand({
     ...STATE_FLAGS,
     ...RECORDING_FLAGS,
     ...LEAK_FLAGS,
+    ...QUOTA_FLAGS,
     ...INSPECT_FLAGS,
   ],
   notes: [
@@ -82,6 +84,7 @@ export const serve = defineCommand({
     'svc serve --replay cassettes --on-miss passthrough',
     'svc serve --inspect --config svc.yaml',
     'svc serve --leak-guard fail --leak-guard-allow 4242424242424242',
+    'svc serve --quota tokens=1GB --quota tenant=1GB',
     'SVC_MANAGEMENT_KEY=... svc serve --data /tmp/ci.json',
   ],
   async handler({ options }, { io, globals, flags }) {
@@ -95,6 +98,7 @@ export const serve = defineCommand({
     }
     const recording = recordingOptions(options, io.cwd);
     const leaks = leakOptions(options);
+    const quotas = quotaOptions(options);
     const sources = new SourcePaths(io.cwd);
     const inspect = serveInspect(options.inspect, sources);
     const state = await serveState(options, io);
@@ -127,6 +131,7 @@ export const serve = defineCommand({
       ...inspect.options,
       ...recording,
       ...leaks,
+      ...quotas,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { QUOTA_KINDS } from '../../api/quotas.js';
 import type { EmulatorError, EmulatorEvent, EmulatorReady, TenantKeys } from '../../emulator/index.js';
 import { safeText } from '../../lib/terminal-text.js';
 import { formatEvent, formatNote, paintTone, plainLine, type Tone } from '../../ui/format-event.js';
@@ -240,6 +241,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   leakGuard: '--leak-guard',
   leakGuardAllow: '--leak-guard-allow',
   leakGuardAllowHosts: '--leak-guard-allow-host',
+  ...Object.fromEntries(QUOTA_KINDS.map((kind) => [`quotas.${kind}`, `--quota ${kind}`])),
 };
 
 /**

@@ -16,6 +16,7 @@ import { WebhookDeliveries } from './webhook-deliveries.js';
 import { WebhookService, type WebhookOptions } from './webhooks.js';
 import { DEFAULT_TRANSACTION_TTL_MS, TransactionService } from './transactions.js';
 import type { LeakGuard } from '../leaks/guard.js';
+import type { Quotas } from '../quotas.js';
 
 export interface ServiceOptions {
   cipher: Cipher;
@@ -56,6 +57,8 @@ export interface Services {
   explanations: ExplanationStore;
   /** Why the store cannot write now (the file, the cause, the fix), or undefined while it can: for /health. */
   storeProblem(): string | undefined;
+  /** The storage quotas: each tenant's use of them (GET /_emulator/quotas). */
+  quotas: Quotas;
   /**
    * Deletes expired Applications, tokens and reactor results, expires transactions and removes the
    * ended ones past their retention; returns what it removed or ended.
@@ -144,6 +147,7 @@ export function createServices(store: Store, options: ServiceOptions): Services 
     clocks,
     explanations,
     storeProblem: () => store.writeProblem,
+    quotas: store.quotas,
     sweep,
     sweepExpired,
     dispose: async () => {

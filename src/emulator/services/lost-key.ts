@@ -19,6 +19,8 @@ export function holdsTokens(store: Store): boolean {
  */
 export function sealAtStart(store: Store, services: Services, cipher: Cipher, newKey: boolean): Promise<string[]> {
   return store.write((batch) => {
+    // What was kept is sealed anew, never refused by a full quota (that would fail the start).
+    batch.bookkeeping();
     // First: a configuration kept in plaintext reads as it is, and is sealed under the new key too.
     sealPlaintextConfigurations(store, cipher, batch);
     return newKey ? resealLost(store, services, cipher, batch) : [];

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ReactorEvent, ReactorResult, WebhookAttempt } from '../../api/types.js';
 import type { Problem } from '../../api/problem.js';
+import { problemOf } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { isQuotaFull } from '../quotas.js';
 import { PendingWork } from './pending-work.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
@@ -98,7 +100,26 @@ export class ReactorResults {
 
   /** Stores how a run ended, then delivers it; nothing of a result that is gone (its tenant deleted). */
   async finish(record: ReactorResultRecord, status: 'completed' | 'failed', outcome: Outcome): Promise<void> {
-    const done = await this.deps.store.write((batch) => {
+    let done: ReactorResultRecord | undefined;
+    try {
+      done = await this.end(record, status, outcome);
+    } catch (error) {
+      if (!isQuotaFull(error)) throw error;
+      // An outcome past the tenant's quota is not kept: the run ends failed, its webhook saying why.
+      done = await this.end(record, 'failed', { error: problemOf(error) }, true);
+    }
+    if (done) await this.deliver(done);
+  }
+
+  /** Stores how a run ended; a failure's small outcome (`bookkeeping`) whatever the quota says. */
+  private end(
+    record: ReactorResultRecord,
+    status: 'completed' | 'failed',
+    outcome: Outcome,
+    bookkeeping = false,
+  ): Promise<ReactorResultRecord | undefined> {
+    return this.deps.store.write((batch) => {
+      if (bookkeeping) batch.bookkeeping();
       const latest = batch.get(this.deps.store.results, record.tenant_id, record.id);
       if (!latest) return undefined;
       const ended: ReactorResultRecord = {
@@ -110,7 +131,6 @@ export class ReactorResults {
       batch.put(this.deps.store.results, ended);
       return ended;
     });
-    if (done) await this.deliver(done);
   }
 
   /** A result for polling; undefined when there is none of that reactor, or it is past its retention. */
@@ -133,6 +153,7 @@ export class ReactorResults {
     );
     if (changed.length > 0) {
       await this.deps.store.write((batch) => {
+        batch.bookkeeping();
         for (const saved of changed) {
           const stored = batch.get(results, saved.tenant_id, saved.id);
           if (!stored) continue;
@@ -217,6 +238,8 @@ export class ReactorResults {
     };
     await this.deps.webhooks.deliver(event, progress, async (attempt, verdict) => {
       const next = await this.deps.store.write((batch) => {
+        // An attempt is kept whatever the tenant's quota says (at most KEPT_ATTEMPTS a result).
+        batch.bookkeeping();
         // Gone (its tenant deleted): not written back, and the delivery stops.
         const latest = batch.get(this.deps.store.results, record.tenant_id, record.id);
         if (!latest) return undefined;

@@ -171,6 +171,8 @@ export class TenantService {
     }
     if (keys.managementKey !== undefined || keys.privateKey !== undefined) {
       await this.store.write((batch) => {
+        // The start's own keys: never refused by a full quota, which would fail the start.
+        batch.bookkeeping();
         const tenant = batch.get(this.store.tenants, first.id, first.id) ?? first;
         const bootstrap = { ...tenant.bootstrap };
         this.applyKey(batch, tenant, bootstrap, 'management', keys.managementKey);
@@ -207,6 +209,7 @@ export class TenantService {
     }
     if (missing.size === 0) return [];
     await this.store.write((batch) => {
+      batch.bookkeeping();
       for (const [id, createdAt] of missing) {
         const apps = this.store.applications.list(id);
         const starter = (name: string, type: string) => apps.find((app) => app.name === name && app.type === type)?.id;

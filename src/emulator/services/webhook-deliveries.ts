@@ -67,6 +67,7 @@ export class WebhookDeliveries {
     };
     const attempt = await webhooks.once(event, record.delivery.attempts + 1);
     const saved = await store.write((batch) => {
+      batch.bookkeeping();
       const latest = batch.get(store.results, tenantId, record.id);
       if (!latest) throw notFound('webhook delivery', id);
       const verdict = attempt.ok ? ({ next: 'delivered' } as const) : ({ next: 'failed' } as const);

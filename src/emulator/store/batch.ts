@@ -37,6 +37,8 @@ export class ChangeSet {
  */
 export class WriteBatch {
   readonly own = new ChangeSet();
+  /** Kept out of the quotas' check (see bookkeeping). */
+  unmetered = false;
 
   constructor(private readonly earlier: ChangeSet) {}
 
@@ -58,6 +60,15 @@ export class WriteBatch {
     const saved = collection.findBy(index, value);
     const latest = saved && this.get(collection, saved.tenant_id, saved.id);
     return matches(latest) ? latest : undefined;
+  }
+
+  /**
+   * Lets this write pass a full quota (what it adds is still counted): bookkeeping of records
+   * already kept, of a size bounded by their count (a webhook attempt, a run's failure), which a
+   * full tenant must not make fail.
+   */
+  bookkeeping(): void {
+    this.unmetered = true;
   }
 
   put<T extends TenantRecord>(collection: Collection<T>, record: T): void {

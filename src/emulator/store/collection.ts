@@ -1,3 +1,5 @@
+import type { RecordKind } from '../../api/quotas.js';
+import { jsonWeight } from '../../lib/json-weight.js';
 import type { WriteBatch } from './batch.js';
 import { corruptFile } from './errors.js';
 
@@ -28,6 +30,13 @@ export interface CollectionOptions<T> {
   indexes?: Record<string, (record: T) => string | undefined>;
   /** Why a record read from disk cannot be served (a missing field), or undefined when it can. */
   check?: (record: Record<string, unknown>) => string | undefined;
+  /** The quota its records count against, and what one weighs (default: about its JSON's length). */
+  quota?: { kind: RecordKind; weigh?: (record: T) => number };
+}
+
+/** Where a collection counts what its records weigh as they come and go (the emulator's Quotas). */
+export interface Meter {
+  charge(tenantId: string, kind: RecordKind, bytes: number): void;
 }
 
 /** How a collection's writes reach the disk: the store's writer (see writer.ts). */
@@ -46,12 +55,20 @@ export class Collection<T extends TenantRecord> {
   private readonly byTenant = new Map<string, Map<string, T>>();
   private readonly indexes = new Map<string, { of: (record: T) => string | undefined; map: Map<string, T> }>();
   private readonly check: CollectionOptions<T>['check'];
+  /** The quota its records count against (undefined: none). */
+  readonly quotaKind: RecordKind | undefined;
+  private readonly weigh: (record: T) => number;
+  /** Each record's weight, found once: what it was charged is what it releases. */
+  private readonly weights = new WeakMap<T, number>();
 
   constructor(
     readonly name: string,
     private readonly writeFn: WriteFn,
     options: CollectionOptions<T> = {},
+    private readonly meter?: Meter,
   ) {
+    this.quotaKind = options.quota?.kind;
+    this.weigh = options.quota?.weigh ?? jsonWeight;
     const count = options.shards ?? 1;
     this.shards = Array.from({ length: count }, () => new Map<string, T>());
     this.kept = Array.from({ length: count }, (): unknown[] => []);
@@ -94,7 +111,18 @@ export class Collection<T extends TenantRecord> {
 
   /** Adds loaded records to the listing, in the order given (the store sorts them by creation). */
   index(records: T[]): void {
-    for (const record of records) this.remember(record);
+    for (const record of records) {
+      this.remember(record);
+      this.charge(record, 1);
+    }
+  }
+
+  /** What a record weighs against its quota (0 for a collection without one). */
+  weightOf(record: T): number {
+    if (this.quotaKind === undefined) return 0;
+    let weight = this.weights.get(record);
+    if (weight === undefined) this.weights.set(record, (weight = this.weigh(record)));
+    return weight;
   }
 
   get(tenantId: string, id: string): T | undefined {
@@ -164,11 +192,15 @@ export class Collection<T extends TenantRecord> {
   apply(changes: ReadonlyMap<string, Change<T>>): void {
     for (const [key, change] of changes) {
       const previous = this.get(change.tenantId, change.id);
-      if (previous) this.unindex(previous);
+      if (previous) {
+        this.unindex(previous);
+        this.charge(previous, -1);
+      }
       const shard = this.shards[this.shardOf(change.tenantId, change.id)]!;
       if (change.record) {
         shard.set(key, change.record);
         this.remember(change.record);
+        this.charge(change.record, 1);
       } else {
         shard.delete(key);
         this.byTenant.get(change.tenantId)?.delete(change.id);
@@ -184,6 +216,11 @@ export class Collection<T extends TenantRecord> {
       if (typeof record[field] !== 'string' || record[field] === '') return `has no "${field}"`;
     }
     return this.check?.(record);
+  }
+
+  private charge(record: T, sign: 1 | -1): void {
+    if (this.meter && this.quotaKind !== undefined)
+      this.meter.charge(record.tenant_id, this.quotaKind, sign * this.weightOf(record));
   }
 
   /** Map.set keeps an existing key's position, so a replaced record keeps its creation-order place. */

@@ -22,6 +22,9 @@ import type {
   TransactionRecord,
 } from './records.js';
 import { Writer } from './writer.js';
+import { QuotaGate, transactionWeight } from './metering.js';
+import { Quotas } from '../quotas.js';
+import { quotaLimits } from '../../api/quotas.js';
 
 export const STORE_FORMAT = 'svc-store';
 export const STORE_VERSION = 2;
@@ -43,6 +46,8 @@ export interface StoreOptions {
   fileSystem?: StoreFileSystem;
   /** Hears what goes wrong without failing a write (a file finished later); never given secrets. Problems found while opening are in `problems`. */
   report?: (message: string) => void;
+  /** What the tenants' records count against (default: the default quotas, src/api/quotas.ts). */
+  quotas?: Quotas;
 }
 
 interface Manifest {
@@ -78,6 +83,8 @@ export class Store {
     private readonly release: () => Promise<void>,
     fs: StoreFileSystem,
     report: (message: string) => void,
+    /** What the tenants' records count against: charged as they are served, checked before a write. */
+    readonly quotas: Quotas = new Quotas(quotaLimits()),
   ) {
     this.writer = new Writer(
       folder === undefined
@@ -88,28 +95,36 @@ export class Store {
             files: { fileOf: (c, shard) => this.fileOf(c.name, shard, c.shardCount) },
           },
       report,
+      new QuotaGate(quotas),
     );
     this.tenants = this.define<StoredTenant>('tenants');
     this.applications = this.define<ApplicationRecord>('applications', {
+      quota: { kind: 'resources' },
       indexes: { key: (app) => app.key_hash },
     });
     // Tokens are many: 2048 shards keep one write at about 50 records even at 100k tokens, a size
     // whose durable write costs no more than a write of a handful.
-    this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS });
+    this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS, quota: { kind: 'tokens' } });
     // Sharded too: a transaction's create, commit or rollback rewrites one small file, however many
     // ended ones are kept (in one file, 4,000 of them tripled a create + rollback's time).
-    this.transactions = this.define<TransactionRecord>('transactions', { shards: TRANSACTION_SHARDS });
-    this.reactors = this.define<ReactorRecord>('reactors');
-    this.proxies = this.define<ProxyRecord>('proxies', { indexes: { key: (proxy) => proxy.key_hash } });
+    this.transactions = this.define<TransactionRecord>('transactions', {
+      shards: TRANSACTION_SHARDS,
+      quota: { kind: 'transactions', weigh: transactionWeight },
+    });
+    this.reactors = this.define<ReactorRecord>('reactors', { quota: { kind: 'resources' } });
+    this.proxies = this.define<ProxyRecord>('proxies', {
+      indexes: { key: (proxy) => proxy.key_hash },
+      quota: { kind: 'resources' },
+    });
     // Results are sharded like tokens: storing one (every async invoke, every webhook attempt) costs
     // the same however many are kept (in 16 shards, 6,000 results doubled the 202's latency).
-    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: RESULT_SHARDS });
+    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: RESULT_SHARDS, quota: { kind: 'results' } });
   }
 
   static async open(options: StoreOptions): Promise<Store> {
     const report = options.report ?? (() => {});
     const fs = options.fileSystem ?? nodeFileSystem;
-    if (options.inMemory) return new Store(undefined, undefined, async () => {}, fs, report);
+    if (options.inMemory) return new Store(undefined, undefined, async () => {}, fs, report, options.quotas);
     const dataFile = path.resolve(options.path ?? DEFAULT_DATA_PATH);
     const dir = path.dirname(dataFile);
     await ensureDir(dir).catch((error: unknown) => {
@@ -119,7 +134,7 @@ export class Store {
     try {
       const folder = collectionsFolder(dataFile);
       const manifest = await readManifest(dataFile);
-      const store = new Store(dir, folder, release, fs, report);
+      const store = new Store(dir, folder, release, fs, report, options.quotas);
       await store.prepareFolders(dataFile);
       await store.upgrade(dataFile, manifest);
       store.load();
@@ -169,10 +184,12 @@ export class Store {
 
   private define<T extends TenantRecord>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
     const check = recordCheck(name);
-    const collection = new Collection<T>(name, (build) => this.writer.write(build), {
-      ...options,
-      ...(check && { check }),
-    });
+    const collection = new Collection<T>(
+      name,
+      (build) => this.writer.write(build),
+      { ...options, ...(check && { check }) },
+      this.quotas,
+    );
     this.collections.set(name, collection as unknown as Collection<TenantRecord>);
     return collection;
   }

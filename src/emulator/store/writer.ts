@@ -6,6 +6,7 @@ import { DurableJsonFile } from '../../lib/durable-file.js';
 import { StoreError, StoreWriteError } from './errors.js';
 import { describeCause, remedyFor, type StoreFileSystem } from './io.js';
 import type { Journal, JournalChange } from './journal.js';
+import type { QuotaGate } from './metering.js';
 import { type Probe, type ShardRef, WriteFailures } from './write-failure.js';
 
 type AnyCollection = Collection<TenantRecord>;
@@ -58,6 +59,8 @@ export class Writer {
   constructor(
     private readonly disk: { fs: StoreFileSystem; journal: Journal; files: ShardFiles } | null,
     report: (message: string) => void,
+    /** Each write checked against the quotas before it joins its group (none: no quotas). */
+    private readonly gate?: QuotaGate,
   ) {
     this.failures = new WriteFailures(() => this.kick(), report);
   }
@@ -70,9 +73,11 @@ export class Writer {
   write<R>(build: (batch: WriteBatch) => R): Promise<R> {
     if (!this.disk) {
       // In memory there is nothing to wait for: the write is applied at once, in call order.
-      const batch = new WriteBatch(new ChangeSet());
+      const earlier = new ChangeSet();
+      const batch = new WriteBatch(earlier);
       try {
         const result = build(batch);
+        this.gate?.admit(batch, earlier, this.gate.group());
         applyAll(batch.own);
         return Promise.resolve(result);
       } catch (error) {
@@ -200,10 +205,12 @@ export class Writer {
   private async save(group: Waiting[]): Promise<void> {
     const changes = new ChangeSet();
     const accepted: { waiting: Waiting; result: unknown }[] = [];
+    const pending = this.gate?.group();
     for (const waiting of group) {
       const batch = new WriteBatch(changes);
       try {
         const result = waiting.build(batch);
+        this.gate?.admit(batch, changes, pending!);
         changes.merge(batch.own);
         accepted.push({ waiting, result });
       } catch (error) {

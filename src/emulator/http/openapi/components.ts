@@ -70,7 +70,7 @@ function problemTypeSchema(): object {
 }
 
 const STATUS_TITLES: Record<string, string> = Object.fromEntries(
-  [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 417, 422, 429, 431, 500, 502, 503, 508].map((status) => [
+  [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 417, 422, 429, 431, 500, 502, 503, 507, 508].map((status) => [
     String(status),
     problemDefaults(status).title,
   ]),

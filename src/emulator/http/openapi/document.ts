@@ -44,7 +44,7 @@ export function problemStatuses(route: Route, method: Method): number[] {
   const statuses = new Set([400, 408, 431, 500, 503, ...(route.problems ?? [])]);
   if (!route.public || route.proxy) statuses.add(401).add(403);
   if (route.admin) statuses.add(403);
-  if (method !== 'GET') statuses.add(413).add(415);
+  if (method !== 'GET') statuses.add(413).add(415).add(507);
   if (route.path.includes(':') || route.path.includes('*') || route.proxy) statuses.add(404).add(414);
   return [...statuses].sort((a, b) => a - b);
 }

@@ -2,6 +2,7 @@ import {
   createdTenantSchema,
   explainAnswerSchema,
   healthSchema,
+  quotaUsageSchema,
   storedExplanationSchema,
   tenantListSchema,
   webhookSecretSchema,
@@ -162,6 +163,16 @@ export const emulatorRoutes: readonly Route[] = [
     handler: async (call, { services }) => {
       const caller = managementCallerOf(call, 'The webhook signing secret is shown to management Applications only.');
       return json({ secret: await services.webhooks.secret(caller.tenantId) });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/_emulator/quotas',
+    summary: "The bytes the caller's tenant keeps against each storage quota, and all tenants against `total`.",
+    responses: { 200: { description: 'Used and quota in bytes, by quota.', schema: quotaUsageSchema } },
+    handler: (call, { services }) => {
+      const caller = managementCallerOf(call, "The tenant's storage is shown to management Applications only.");
+      return json(services.quotas.usage(caller.tenantId));
     },
   },
   {
