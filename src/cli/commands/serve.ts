@@ -96,9 +96,8 @@ export const serve = defineCommand({
     if (options.config !== undefined && !existsSync(path.resolve(io.cwd, options.config))) {
       throw new UsageError(`--config names ${options.config}, which does not exist.`);
     }
-    const recording = recordingOptions(options, io.cwd);
-    const leaks = leakOptions(options);
-    const quotas = quotaOptions(options);
+    // The options of the flags of a feature, each checked by its own module.
+    const features = { ...recordingOptions(options, io.cwd), ...leakOptions(options), ...quotaOptions(options) };
     const sources = new SourcePaths(io.cwd);
     const inspect = serveInspect(options.inspect, sources);
     const state = await serveState(options, io);
@@ -129,9 +128,7 @@ export const serve = defineCommand({
       debug: globals.debug,
       runtime: { projectDir: io.cwd, prewarm: true, isolation: options.sandboxIsolation },
       ...inspect.options,
-      ...recording,
-      ...leaks,
-      ...quotas,
+      ...features,
     });
     // On a terminal (not in CI, no --log-format asked for) the dashboard; elsewhere lines.
     const relay =
