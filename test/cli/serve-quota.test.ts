@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { formatSize, parseSize } from '../../src/api/quotas.js';
 import { quotaOptions } from '../../src/cli/serve/quota-flags.js';
 import { runSvc } from '../helpers/cli.js';
-import { http } from '../helpers/emulator.js';
+import { http, type HttpResult } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -55,10 +55,7 @@ describe('--quota', () => {
   }
 
   test.each([
-    [
-      'tokens=lots',
-      'Error: --quota tokens takes a size above 0 such as 512MB or 1GB, not "lots".\n',
-    ],
+    ['tokens=lots', 'Error: --quota tokens takes a size above 0 such as 512MB or 1GB, not "lots".\n'],
     ['tokens=0', 'Error: --quota tokens takes a size above 0 such as 512MB or 1GB, not "0".\n'],
     [
       'disk=1GB',
@@ -83,7 +80,18 @@ describe('--quota', () => {
     let out = '';
     const privateKey = 'serve-quota-private-key';
     const running = runSvc(
-      ['serve', '--port', '0', '--in-memory', '--log-format', 'json', '--private-key', privateKey, '--quota', 'tokens=4KB'],
+      [
+        'serve',
+        '--port',
+        '0',
+        '--in-memory',
+        '--log-format',
+        'json',
+        '--private-key',
+        privateKey,
+        '--quota',
+        'tokens=4KB',
+      ],
       { cwd, signal: abort.signal, onStdout: (chunk) => (out += chunk) },
     );
     try {
@@ -95,7 +103,7 @@ describe('--quota', () => {
       }, 10_000);
       const body = { type: 'token', data: 'x'.repeat(1000) };
       const statuses: number[] = [];
-      let refused;
+      let refused: HttpResult | undefined;
       while (refused === undefined && statuses.length < 10) {
         const made = await http(`${url}/tokens`, 'POST', { key: privateKey, body });
         statuses.push(made.status);

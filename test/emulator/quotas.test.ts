@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { TRANSACTION_HEADER } from '../../src/api/headers.js';
 import { PROBLEM_TYPES } from '../../src/api/problem.js';
 import { createEmulator, EmulatorError } from '../../src/emulator/index.js';
-import { createTenant, sharedEmulator, startEmulator, unique, type TestEmulator } from '../helpers/emulator.js';
+import {
+  createTenant,
+  type HttpResult,
+  sharedEmulator,
+  startEmulator,
+  unique,
+  type TestEmulator,
+} from '../helpers/emulator.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/temp.js';
 import { eventually } from '../helpers/wait.js';
@@ -100,7 +107,7 @@ describe('per-tenant quotas', () => {
     const opened = await emu.call('POST', '/transactions', { key: mine.private_key });
     expect(opened.status, opened.text).toBe(201);
     const headers = { [TRANSACTION_HEADER]: opened.body.id as string };
-    let refused;
+    let refused: HttpResult | undefined;
     for (let i = 0; i < 20 && refused === undefined; i++) {
       const staged = await emu.call('POST', '/tokens', {
         key: mine.private_key,
@@ -117,7 +124,7 @@ describe('per-tenant quotas', () => {
     expect((await usage(emu, mine.management_key)).transactions!.used).toBeLessThan(KB);
   });
 
-  it("async results past the quota end failed, the webhook saying why; the emulator serves on", async () => {
+  it('async results past the quota end failed, the webhook saying why; the emulator serves on', async () => {
     const emu = shared();
     const mine = await createTenant(emu, unique('results'));
     const receiver = await startReceiver();
@@ -232,16 +239,25 @@ describe('a restart', () => {
     for (const id of ids.slice(0, 6)) {
       expect((await second.call('DELETE', `/tokens/${id}`, { key: second.privateKey })).status).toBe(204);
     }
-    const small = await second.call('POST', '/tokens', { key: second.privateKey, body: { type: 'token', data: 'small' } });
+    const small = await second.call('POST', '/tokens', {
+      key: second.privateKey,
+      body: { type: 'token', data: 'small' },
+    });
     expect(small.status, small.text).toBe(201);
   });
 });
 
 describe('quota options', () => {
   it.each([
-    [{ tokens: 'lots' }, 'options.quotas.tokens must be a size above 0, like 512MB or 1GB (or a number of bytes), not "lots".'],
+    [
+      { tokens: 'lots' },
+      'options.quotas.tokens must be a size above 0, like 512MB or 1GB (or a number of bytes), not "lots".',
+    ],
     [{ tokens: 0 }, 'options.quotas.tokens must be a size above 0, like 512MB or 1GB (or a number of bytes), not 0.'],
-    [{ disk: '1GB' }, 'options.quotas.disk is not a quota: one of tokens, results, transactions, resources, tenant, total.'],
+    [
+      { disk: '1GB' },
+      'options.quotas.disk is not a quota: one of tokens, results, transactions, resources, tenant, total.',
+    ],
   ])('%j is refused before anything starts', async (quotas, message) => {
     const emulator = createEmulator({ port: 0, inMemory: true, quotas: quotas as never });
     const failed = await emulator.ready.then(

@@ -118,7 +118,10 @@ export class Store {
     });
     // Results are sharded like tokens: storing one (every async invoke, every webhook attempt) costs
     // the same however many are kept (in 16 shards, 6,000 results doubled the 202's latency).
-    this.results = this.define<ReactorResultRecord>('reactor-results', { shards: RESULT_SHARDS, quota: { kind: 'results' } });
+    this.results = this.define<ReactorResultRecord>('reactor-results', {
+      shards: RESULT_SHARDS,
+      quota: { kind: 'results' },
+    });
   }
 
   static async open(options: StoreOptions): Promise<Store> {
