@@ -180,6 +180,41 @@ describe('per-tenant quotas', () => {
     expect(sync.status, sync.text).toBe(200);
   });
 
+  it('a state import past the quota is refused whole; a reset releases what the tenant held', async () => {
+    const emu = shared();
+    const source = await createTenant(emu, unique('source'));
+    const target = await createTenant(emu, unique('target'));
+    for (let i = 0; i < 5; i++) {
+      const made = await emu.call('POST', '/tokens', { key: source.private_key, body: { type: 'token', data: DATA } });
+      expect(made.status, made.text).toBe(201);
+    }
+    const exported = await emu.call('GET', '/_emulator/state', { key: source.management_key });
+    expect(exported.status, exported.text).toBe(200);
+    // The tokens only: the Applications' keys are the source's own.
+    const tokens = { ...exported.body, applications: [] };
+    for (let i = 0; i < 3; i++) {
+      const made = await emu.call('POST', '/tokens', { key: target.private_key, body: { type: 'token', data: DATA } });
+      expect(made.status, made.text).toBe(201);
+    }
+    const held = await usage(emu, target.management_key);
+    // 3 tokens held and 5 imported are 8 of about 137 KB: past 1 MB.
+    const imported = await emu.call('POST', '/_emulator/state', { key: target.management_key, body: tokens });
+    expect(imported.status, imported.text).toBe(507);
+    expect(imported.body.detail).toMatch(/\(quota tokens\)/);
+    expect((await usage(emu, target.management_key)).tokens).toEqual(held.tokens);
+
+    const reset = await emu.call('DELETE', '/_emulator/state', { key: target.management_key });
+    expect(reset.status, reset.text).toBe(200);
+    expect((await usage(emu, target.management_key)).tokens!.used).toBe(0);
+    const again = await emu.call('POST', '/_emulator/state', { key: target.management_key, body: tokens });
+    expect(again.status, again.text).toBe(200);
+    const after = await usage(emu, target.management_key);
+    // The same tokens, but for the fields an import sets of its own (who created them).
+    const theirs = (await usage(emu, source.management_key)).tokens!.used;
+    expect(after.tokens!.used).toBeGreaterThan(5 * 100 * KB);
+    expect(Math.abs(after.tokens!.used - theirs)).toBeLessThan(KB);
+  });
+
   it('the usage route is for management keys', async () => {
     const emu = shared();
     const answer = await emu.call('GET', '/_emulator/quotas', { key: emu.privateKey });
