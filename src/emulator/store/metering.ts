@@ -1,7 +1,7 @@
 import { Growth, type Quotas } from '../quotas.js';
 import { jsonWeight } from '../../lib/json-weight.js';
 import type { ChangeSet, WriteBatch } from './batch.js';
-import type { StagedOp, TransactionRecord } from './records.js';
+import type { StagedOp, TokenRecord, TransactionRecord } from './records.js';
 
 /**
  * The check of each write against the quotas, at its turn in the writer: what it adds by tenant
@@ -52,3 +52,21 @@ export function transactionWeight(transaction: TransactionRecord): number {
   }
   return weight;
 }
+
+/**
+ * A token weighs its sealed secret, its containers and metadata (bounded in count: src/api/limits.ts)
+ * and the rest of its fields as written: what jsonWeight would say, in a tenth of its time (a
+ * tokenize of 10,000 weighs each once).
+ */
+export function tokenWeight(token: TokenRecord): number {
+  const { secret, containers, metadata } = token;
+  let weight = TOKEN_OVERHEAD + token.id.length + token.tenant_id.length + token.type.length;
+  weight += token.created_at.length + (token.created_by?.length ?? 4) + (token.expires_at?.length ?? 2);
+  weight += secret.iv.length + secret.tag.length + secret.ct.length;
+  for (const container of containers) weight += container.length + 3;
+  for (const key in metadata) weight += key.length + (metadata[key]?.length ?? 0) + 6;
+  return weight;
+}
+
+/** The names, quotes and punctuation of a token's fields as written (`{"id":"","tenant_id":""…}`). */
+const TOKEN_OVERHEAD = 150;

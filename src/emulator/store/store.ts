@@ -22,7 +22,7 @@ import type {
   TransactionRecord,
 } from './records.js';
 import { Writer } from './writer.js';
-import { QuotaGate, transactionWeight } from './metering.js';
+import { QuotaGate, tokenWeight, transactionWeight } from './metering.js';
 import { Quotas } from '../quotas.js';
 import { quotaLimits } from '../../api/quotas.js';
 
@@ -104,7 +104,10 @@ export class Store {
     });
     // Tokens are many: 2048 shards keep one write at about 50 records even at 100k tokens, a size
     // whose durable write costs no more than a write of a handful.
-    this.tokens = this.define<TokenRecord>('tokens', { shards: TOKEN_SHARDS, quota: { kind: 'tokens' } });
+    this.tokens = this.define<TokenRecord>('tokens', {
+      shards: TOKEN_SHARDS,
+      quota: { kind: 'tokens', weigh: tokenWeight },
+    });
     // Sharded too: a transaction's create, commit or rollback rewrites one small file, however many
     // ended ones are kept (in one file, 4,000 of them tripled a create + rollback's time).
     this.transactions = this.define<TransactionRecord>('transactions', {
