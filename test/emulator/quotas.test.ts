@@ -251,6 +251,22 @@ describe('the total of all tenants', () => {
   });
 });
 
+describe('writes at once', () => {
+  it('saved together are counted together: no more are kept than the quota holds', async () => {
+    // On disk, writes that arrive together are saved as one group (store/writer.ts).
+    const emu = await startEmulator({ quotas: { tokens: '1MB' } });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        emu.call('POST', '/tokens', { key: emu.privateKey, body: { type: 'token', data: DATA } }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array(7).fill(201), ...Array(13).fill(507)]);
+    const used = (await usage(emu, emu.managementKey)).tokens!;
+    expect(used.used).toBeLessThanOrEqual(used.quota);
+  });
+});
+
 describe('a restart', () => {
   it('counts what the store holds, and a lower quota refuses new records but starts', async () => {
     const dir = await tempDir();
