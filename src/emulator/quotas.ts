@@ -69,8 +69,9 @@ export class Quotas {
 
   /**
    * Refuses (507) a write whose growth would take a tenant's kind, the tenant or all tenants past
-   * their quota, counting `pending` (writes accepted but not yet served) as kept. A write that
-   * frees as much as it adds is never refused, whatever is used.
+   * their quota, counting `pending` (writes accepted but not yet served) as kept. Only what grows
+   * is checked: a write that adds nothing to a kind (a delete, an expiry, a rollback) is never
+   * refused for it, whatever is used; a commit is refused only by the tokens it adds.
    */
   admit(growth: Growth, pending?: Growth): void {
     let allGrowth = 0;
