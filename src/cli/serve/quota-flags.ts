@@ -3,7 +3,7 @@
  * made of it (README "Quotas"), each value checked before anything starts.
  */
 import { DEFAULT_QUOTAS, QUOTA_KINDS, type QuotaKind, formatSize, parseSize } from '../../api/quotas.js';
-import { UserError } from '../io/errors.js';
+import { UsageError } from '../io/errors.js';
 
 export const QUOTA_FLAGS = [
   {
@@ -23,10 +23,10 @@ export function quotaOptions(flags: { quota?: string[] | undefined }): { quotas?
   for (const value of values) {
     const [kind = '', size = ''] = value.split('=', 2).map((part) => part.trim());
     if (!(QUOTA_KINDS as readonly string[]).includes(kind) || !value.includes('='))
-      throw new UserError(`--quota takes KIND=SIZE with KIND one of ${QUOTA_KINDS.join(', ')}, not "${value}".`);
+      throw new UsageError(`--quota takes KIND=SIZE with KIND one of ${QUOTA_KINDS.join(', ')}, not "${value}".`);
     const bytes = parseSize(size);
     if (bytes === undefined)
-      throw new UserError(`--quota ${kind} takes a size above 0 such as 512MB or 1GB, not "${size}".`);
+      throw new UsageError(`--quota ${kind} takes a size above 0 such as 512MB or 1GB, not "${size}".`);
     quotas[kind as QuotaKind] = bytes;
   }
   return { quotas };
