@@ -13,7 +13,7 @@ import type { EmitEvent } from '../events.js';
 import { type ApplicationService, type Caller, callerByKey } from '../services/applications.js';
 import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
-import type { ProxyRecord } from '../store/records.js';
+import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import type { CallContext } from '../services/call-context.js';
 import type { LeakCall } from '../leaks/guard.js';
 import { CallSecrets } from '../leaks/secrets.js';
@@ -172,7 +172,13 @@ export class ProxyPipeline {
     }
 
     // What the call's transforms share (the bound Application, the configuration) is found once.
-    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId, call.rerun !== undefined);
+    const transformCalls = new TransformCalls(
+      this.deps,
+      proxy,
+      call.traceId,
+      call.rerun !== undefined,
+      callerApplication(proxy, detokenizer),
+    );
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await transformCalls.run('request', transforms.request, {
@@ -201,7 +207,10 @@ export class ProxyPipeline {
     );
     const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
 
-    if (!transforms.response) return passedThrough(response, url, destinationStatus);
+    // As the platform does, a response transform runs on a 2xx answer only: any other passes through
+    // as the destination gave it (the leak guard still reads it on its way).
+    if (!transforms.response || response.status < 200 || response.status > 299)
+      return passedThrough(response, url, destinationStatus);
     const text = await readForTransform(response, url);
     const responseType =
       typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
@@ -293,4 +302,13 @@ export class ProxyPipeline {
       ...(call.connection !== undefined && { connection: call.connection }),
     };
   }
+}
+
+/**
+ * The Application whose key called a proxy: with require_auth, the one authenticated (a call's
+ * context or a re-run's caller); without, none (what detokenizes is the proxy's own Application).
+ */
+function callerApplication(proxy: ProxyRecord, detokenizer: Caller | CallContext | undefined): ApplicationRecord | null {
+  if (!proxy.require_auth || detokenizer === undefined) return null;
+  return 'caller' in detokenizer ? detokenizer.caller.application : detokenizer.application;
 }
