@@ -308,7 +308,10 @@ export class ProxyPipeline {
  * The Application whose key called a proxy: with require_auth, the one authenticated (a call's
  * context or a re-run's caller); without, none (what detokenizes is the proxy's own Application).
  */
-function callerApplication(proxy: ProxyRecord, detokenizer: Caller | CallContext | undefined): ApplicationRecord | null {
+function callerApplication(
+  proxy: ProxyRecord,
+  detokenizer: Caller | CallContext | undefined,
+): ApplicationRecord | null {
   if (!proxy.require_auth || detokenizer === undefined) return null;
   return 'caller' in detokenizer ? detokenizer.caller.application : detokenizer.application;
 }

@@ -55,7 +55,11 @@ export class SvcCalls {
         const limit = this.maxInFlight();
         if (caller.svcInFlight >= limit) {
           throw refused(
-            problem(429, 'Too many requests', `Too many req.svc calls in flight (at most ${limit} per invocation); await them.`),
+            problem(
+              429,
+              'Too many requests',
+              `Too many req.svc calls in flight (at most ${limit} per invocation); await them.`,
+            ),
           );
         }
         if (caller.cancelled) throw new Error('This invocation was stopped.');
@@ -64,7 +68,11 @@ export class SvcCalls {
         }
         const id = ++this.seq;
         caller.svcInFlight++;
-        this.pending.set(id, { caller, resolve: (value) => resolve(shape(value)), reject: (answer) => reject(refused(answer)) });
+        this.pending.set(id, {
+          caller,
+          resolve: (value) => resolve(shape(value)),
+          reject: (answer) => reject(refused(answer)),
+        });
         this.post({ type: 'rpc', id, invocation: caller.id, method, params: JSON.stringify(params ?? null) ?? 'null' });
       });
     // A second argument (the SDK's request options: apiKey, correlationId) is not taken: calls act under the bound Application.

@@ -648,9 +648,7 @@ describe('limits enforced from outside the code', () => {
 };`;
     const outcomes = (await value(rt, code, {}, { svc })) as string[];
     expect(outcomes.slice(0, 10)).toEqual(Array(10).fill('ok'));
-    expect(outcomes.slice(10)).toEqual(
-      Array(2).fill('SvcApiError: Request failed with status code 429'),
-    );
+    expect(outcomes.slice(10)).toEqual(Array(2).fill('SvcApiError: Request failed with status code 429'));
     expect(answered).toBe(10);
   });
 
