@@ -1,4 +1,5 @@
 import type { Explanation } from '../../api/explanation.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../user-code-headers.js';
@@ -153,14 +154,18 @@ export function reportInvocation(
     status,
     ms: Math.round((performance.now() - started) * 10) / 10,
     requestId: call.requestId,
-    ...(error && { error: `${error.title}: ${error.detail}${thrownWords(error)}`, stack }),
+    ...(error && { error: `${error.title}: ${thrownWords(error) ?? error.detail}`, stack }),
   });
 }
 
-/** A platform error's `errors`, as the log says them after its detail: ` (amount is required)`. */
-function thrownWords(error: HttpError): string {
+/**
+ * What a platform error the code threw says, for the log: its `errors` (the code's own words, where
+ * the detail is its class's fixed text), or undefined for any other error.
+ */
+function thrownWords(error: HttpError): string | undefined {
+  if (error.type !== PROBLEM_TYPES.userCode) return undefined;
   const words = Object.entries(error.errors ?? {}).flatMap(([field, messages]) =>
     messages.map((message) => (field === 'error' ? message : `${field}: ${message}`)),
   );
-  return words.length === 0 ? '' : ` (${words.join('; ')})`;
+  return words.length === 0 ? undefined : words.join('; ');
 }
