@@ -20,7 +20,8 @@ import { CallSecrets } from '../leaks/secrets.js';
 import { guardedAnswer, watchProxy } from './answer-guard.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
-import type { OutboundGateway } from '../outbound/index.js';
+import type { OutboundGateway, OutboundResponse } from '../outbound/index.js';
+import type { Instance } from '../runtime/index.js';
 import { withheldFromAnonymous } from './anonymous-explanation.js';
 import { destinationUrl } from './destination.js';
 import { detokenizeBody, growthLimit, TRANSFORM_OUTPUT_LIMIT } from './detokenize-body.js';
@@ -205,16 +206,29 @@ export class ProxyPipeline {
         secrets: watched?.secrets,
       },
     );
-    const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
+    return this.answer(call, proxy, url, response, transforms.response, transformCalls);
+  }
 
-    // As the platform does, a response transform runs on a 2xx answer only: any other passes through
-    // as the destination gave it (the leak guard still reads it on its way).
-    if (!transforms.response || response.status < 200 || response.status > 299)
+  /**
+   * The destination's answer as the caller gets it, with SVC-PROXY-DESTINATION-STATUS: through the
+   * response transform when there is one and, as on the platform, the answer is a 2xx; any other
+   * passes through as the destination gave it (the leak guard still reads it on its way).
+   */
+  private async answer(
+    call: ProxyCall,
+    proxy: ProxyRecord,
+    url: URL,
+    response: OutboundResponse,
+    transform: Instance | undefined,
+    transformCalls: TransformCalls,
+  ): Promise<ProxyAnswer> {
+    const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
+    if (!transform || response.status < 200 || response.status > 299)
       return passedThrough(response, url, destinationStatus);
     const text = await readForTransform(response, url);
     const responseType =
       typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
-    const result = await transformCalls.run('response', transforms.response, {
+    const result = await transformCalls.run('response', transform, {
       body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });

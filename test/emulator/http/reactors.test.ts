@@ -1149,13 +1149,16 @@ describe('errors thrown by reactor code', () => {
     ['payment', 402, 'card declined'],
     ['rate', 429, 'slow down'],
     ['required', 400, 'from the module'],
-  ] as const)('maps %s to %i as problem+json, the class's text as detail and the message in errors', async (kind, status, message) => {
-    const result = await invoke(emu(), reactor.id, { args: { kind } });
-    expectProblem(result, status, FIXED[status]!);
-    expect(result.body.errors).toEqual({ error: [message] });
-    expect(result.body.trace_id).toBe(traceId(result));
-    expect(result.text).not.toMatch(/\s{2,}at /);
-  });
+  ] as const)(
+    'maps %s to %i as problem+json, the fixed text of its class as detail and the message in errors',
+    async (kind, status, message) => {
+      const result = await invoke(emu(), reactor.id, { args: { kind } });
+      expectProblem(result, status, FIXED[status]!);
+      expect(result.body.errors).toEqual({ error: [message] });
+      expect(result.body.trace_id).toBe(traceId(result));
+      expect(result.text).not.toMatch(/\s{2,}at /);
+    },
+  );
 
   it('passes a CustomHttpResponseError through as it is', async () => {
     const result = await invoke(emu(), reactor.id, { args: { kind: 'custom' } });
