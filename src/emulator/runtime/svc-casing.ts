@@ -5,11 +5,14 @@
  * `metadata`, which are the user's and kept as given both ways. Pure; in the sandbox process.
  */
 
+const UPPER = /[A-Z]/;
+
 /** The members whose keys are the user's own, never renamed. */
 const KEPT = new Set(['data', 'metadata']);
 
 /** `expiresAt` -> `expires_at`, `searchIndexes` -> `search_indexes`, `URLPath` -> `url_path`; snake_case as it is. */
 export function snakeKey(key: string): string {
+  if (!UPPER.test(key)) return key;
   return key
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
@@ -18,6 +21,7 @@ export function snakeKey(key: string): string {
 
 /** `created_at` -> `createdAt`, `page_number` -> `pageNumber`; camelCase as it is. */
 export function camelKey(key: string): string {
+  if (!key.includes('_') && !key.includes('-')) return key;
   return key.replace(/[_-]+([a-zA-Z0-9])/g, (_, next: string) => next.toUpperCase());
 }
 
@@ -41,7 +45,9 @@ function tokenRenamed(value: unknown, rename: (key: string) => string): unknown 
 
 /** A key set as an own member whatever it is (`__proto__` too: JSON has such keys). */
 function defineKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** A token (tokens.create's body) or a list query as the client sends it: snake_case. */
