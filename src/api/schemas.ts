@@ -96,6 +96,11 @@ export const createTokenSchema = {
     metadata: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 1000 } },
     mask: { not: { type: 'null' } },
     expires_at: { type: ['string', 'null'], format: 'date-time' },
+    // Taken as the platform takes them, though svc computes no fingerprint, deduplicates nothing and
+    // has no search to index for (docs/fidelity.md).
+    fingerprint_expression: { type: ['string', 'null'], maxLength: 1000 },
+    deduplicate_token: { type: ['boolean', 'null'] },
+    search_indexes: { type: ['array', 'null'], maxItems: 20, items: { type: 'string', maxLength: 1000 } },
   },
 } as const;
 

@@ -110,6 +110,12 @@ export interface CreateTokenBody {
   metadata?: Record<string, string>;
   mask?: unknown;
   expires_at?: string | null;
+  /** Taken, not acted on: svc computes no fingerprint. */
+  fingerprint_expression?: string | null;
+  /** Taken, not acted on: svc deduplicates nothing. */
+  deduplicate_token?: boolean | null;
+  /** Taken, not acted on: svc has no token search. */
+  search_indexes?: string[] | null;
 }
 
 export interface TokenListQuery extends ListQuery {

@@ -36,12 +36,17 @@ export class ApiError extends Error {
    * the one-line summary's). The one wording of an ApiError for the CLI and apply.
    */
   get summary(): string {
+    // A platform error user code threw carries its class's fixed text as the detail ("Bad Request")
+    // and the code's own words as `errors` (`{"error": ["amount is required"]}`): those say it.
+    const thrown = this.type === PROBLEM_TYPES.userCode;
     const fields = Object.entries(this.problem.errors ?? {}).flatMap(([field, messages]) =>
-      messages.map((message) => `${field}: ${message}`),
+      messages.map((message) => (thrown && field === 'error' ? message : `${field}: ${message}`)),
     );
     const firstLine = (this.problem.detail ?? '').split('\n')[0] ?? '';
     const detail =
-      fields.length > 0 && (this.type === PROBLEM_TYPES.validation || !firstLine) ? fields.join('; ') : firstLine;
+      fields.length > 0 && (this.type === PROBLEM_TYPES.validation || thrown || !firstLine)
+        ? fields.join('; ')
+        : firstLine;
     return `${this.problem.title} (${this.status})${detail ? `: ${detail}` : ''}`;
   }
 }

@@ -49,7 +49,10 @@ describe('svc invoke reactor --wait', () => {
 
     const json = await svc([...argv, '--json']);
     expect(json.code).toBe(1);
-    expect(json.json()).toMatchObject({ status: 'failed', error: { status: 400, detail: 'amount is required' } });
+    expect(json.json()).toMatchObject({
+      status: 'failed',
+      error: { status: 400, detail: 'Bad Request', errors: { error: ['amount is required'] } },
+    });
     expect(JSON.parse(json.stderr).error).toMatchObject({ status: 400, title: 'Bad request' });
   });
 

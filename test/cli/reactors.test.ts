@@ -654,7 +654,8 @@ describe('invoke reactor', () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({
       status: 400,
       title: 'Bad request',
-      detail: 'amount is required',
+      detail: 'Bad Request',
+      errors: { error: ['amount is required'] },
     });
   });
 

@@ -83,7 +83,7 @@ describe('reactors with svc serve as a real process', () => {
     expect(refused.stderr.trim()).toBe('Error: Bad request (400): amount is required');
     const failed = parse(await serve.waitForLine(jsonEvent('invocation', (value) => value.status === 400)));
     expect(failed).toMatchObject({ name: 'charge', error: 'Bad request: amount is required' });
-    expect(failed.stack).toMatch(/^BadRequestError: amount is required\n.*charge\.js:3:/);
+    expect(failed.stack).toMatch(/^BadRequestError: Bad Request\n.*charge\.js:3:/);
 
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);

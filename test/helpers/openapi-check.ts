@@ -148,7 +148,12 @@ function unexplained(said: string, answer: Answered): string | undefined {
 }
 
 function documentMismatch(said: string, answer: Answered, url: URL): string | undefined {
-  const found = operationOf(answer.method, url.pathname);
+  // One trailing slash names the same route as the router finds it (but a proxy call's, which is the caller's path).
+  const trimmed =
+    url.pathname.length > 1 && url.pathname.endsWith('/') && !url.pathname.startsWith('/proxy')
+      ? url.pathname.slice(0, -1)
+      : url.pathname;
+  const found = operationOf(answer.method, url.pathname) ?? operationOf(answer.method, trimmed);
   const type = answer.contentType?.split(';')[0]?.trim().toLowerCase();
   if (found === undefined) {
     // No operation: the answer is the 404, 405 or refusal of the router, a problem (a proxy_error on /proxy).

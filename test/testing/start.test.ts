@@ -43,7 +43,11 @@ describe('svc/testing: startSvc and tenant()', () => {
     expect(result.traceId).toBe(result.headers['svc-trace-id']);
     const failed = await t.reactors.invoke('fail');
     expect(failed.status).toBe(400);
-    expect(failed.body).toMatchObject({ type: 'urn:svc:problem:user-code', detail: 'always refused' });
+    expect(failed.body).toMatchObject({
+      type: 'urn:svc:problem:user-code',
+      detail: 'Bad Request',
+      errors: { error: ['always refused'] },
+    });
     expect(failed.logs).toEqual(['about to fail']);
     await expect(t.reactors.invoke('nope')).rejects.toThrow(/no reactor named "nope".*counter/);
     await t.dispose();

@@ -110,14 +110,21 @@ function readRequestBody(exchange: Exchange, route: Route | undefined, done: (er
   const { req } = exchange;
   const kind = bodyKind(exchange.method, req.headers, route?.proxy === true);
   if (kind === 'none' || (kind === 'unsupported' && route === undefined)) return done();
-  if (kind === 'unsupported' || kind === 'invalid')
-    return done(Object.assign(new Error('unsupported media type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }));
+  // A route that takes no body (regenerate, POST /transactions, commit, DELETE) takes an empty one
+  // whatever its Content-Type, as clients send it (an SDK's POST with no data still names a type).
+  const bodyless = route !== undefined && exchange.method !== 'PATCH' && takesNoBody(route);
+  if (bodyless && declaredEmpty(req.headers)) return done();
+  const refused = () =>
+    done(Object.assign(new Error('unsupported media type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }));
+  if ((kind === 'unsupported' || kind === 'invalid') && !bodyless) return refused();
   const failed = (error: Error) => {
     exchange.header('connection', 'close');
     done(error);
   };
   readBody(req, kind === 'bytes' ? PROXY_BODY_LIMIT : BODY_LIMIT_BYTES, (error, raw) => {
     if (error) return failed(error);
+    if (bodyless && raw!.length === 0) return done();
+    if (kind === 'unsupported' || kind === 'invalid') return refused();
     if (kind === 'bytes') {
       exchange.body = raw;
       return done();
@@ -129,6 +136,17 @@ function readRequestBody(exchange: Exchange, route: Route | undefined, done: (er
       done();
     });
   });
+}
+
+/** A route that reads no body: no schema or description of one, not a proxy call (a PATCH reads its merge patch). */
+function takesNoBody(route: Route): boolean {
+  return route.proxy !== true && route.schema?.body === undefined && route.jsonBody === undefined;
+}
+
+/** A request that says its body is empty: `Content-Length: 0`, or neither a length nor chunks. */
+function declaredEmpty(headers: IncomingMessage['headers']): boolean {
+  const length = headers['content-length'];
+  return length === '0' || (length === undefined && headers['transfer-encoding'] === undefined);
 }
 
 /** Checks the route's schemas (params, body, query string; a failure names its part), then runs its handler. */

@@ -33,7 +33,8 @@ function compare(a: Entry, b: Entry): number {
 
 /**
  * The routes by method (HEAD: the GET routes that are not proxy calls). A path is matched segment
- * by segment, a static one preferred to a parameter, as written (no slash trimmed or merged), each
+ * by segment, a static one preferred to a parameter, as written (no slash merged; one trailing
+ * slash names the route without it, but on a proxy call), each
  * segment percent-decoded: a % that starts no UTF-8 percent-encoding is a bad target, a parameter
  * over MAX_PARAM_LENGTH matches nothing. An absolute target (`http://host/path`) is matched by its path.
  */
@@ -78,8 +79,13 @@ export function createRouter(routes: readonly Route[]): (method: string, url: st
       }
     }
     let tooLong = false;
+    // A trailing slash names the same route (`POST /applications/`), as the platform's router and
+    // its clients have it; a proxy call's path is the caller's, kept as it is.
+    const trimmed = parts.length > 1 && parts[parts.length - 1] === '' ? parts.slice(0, -1) : undefined;
     for (const entry of entries) {
-      const params = matchSegments(entry.segments, parts);
+      let params = matchSegments(entry.segments, parts);
+      if (params === undefined && trimmed !== undefined && !entry.route.proxy)
+        params = matchSegments(entry.segments, trimmed);
       if (params === 'too-long') tooLong = true;
       else if (params !== undefined)
         return { route: entry.route, params, query: parseQuery(end < target.length ? target.slice(end + 1) : '') };

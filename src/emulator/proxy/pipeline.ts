@@ -13,14 +13,15 @@ import type { EmitEvent } from '../events.js';
 import { type ApplicationService, type Caller, callerByKey } from '../services/applications.js';
 import type { ProxyService } from '../services/proxies.js';
 import type { TokenService } from '../services/tokens.js';
-import type { ProxyRecord } from '../store/records.js';
+import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import type { CallContext } from '../services/call-context.js';
 import type { LeakCall } from '../leaks/guard.js';
 import { CallSecrets } from '../leaks/secrets.js';
 import { guardedAnswer, watchProxy } from './answer-guard.js';
 import { checkedHeaders, withoutOwnedHeaders } from '../user-code-headers.js';
 import { type ProxyAnswer, passedThrough, readForTransform } from './answer.js';
-import type { OutboundGateway } from '../outbound/index.js';
+import type { OutboundGateway, OutboundResponse } from '../outbound/index.js';
+import type { Instance } from '../runtime/index.js';
 import { withheldFromAnonymous } from './anonymous-explanation.js';
 import { destinationUrl } from './destination.js';
 import { detokenizeBody, growthLimit, TRANSFORM_OUTPUT_LIMIT } from './detokenize-body.js';
@@ -172,7 +173,13 @@ export class ProxyPipeline {
     }
 
     // What the call's transforms share (the bound Application, the configuration) is found once.
-    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId, call.rerun !== undefined);
+    const transformCalls = new TransformCalls(
+      this.deps,
+      proxy,
+      call.traceId,
+      call.rerun !== undefined,
+      callerApplication(proxy, detokenizer),
+    );
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await transformCalls.run('request', transforms.request, {
@@ -199,13 +206,29 @@ export class ProxyPipeline {
         secrets: watched?.secrets,
       },
     );
-    const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
+    return this.answer(call, proxy, url, response, transforms.response, transformCalls);
+  }
 
-    if (!transforms.response) return passedThrough(response, url, destinationStatus);
+  /**
+   * The destination's answer as the caller gets it, with SVC-PROXY-DESTINATION-STATUS: through the
+   * response transform when there is one and, as on the platform, the answer is a 2xx; any other
+   * passes through as the destination gave it (the leak guard still reads it on its way).
+   */
+  private async answer(
+    call: ProxyCall,
+    proxy: ProxyRecord,
+    url: URL,
+    response: OutboundResponse,
+    transform: Instance | undefined,
+    transformCalls: TransformCalls,
+  ): Promise<ProxyAnswer> {
+    const destinationStatus = { [PROXY_DESTINATION_STATUS_HEADER]: String(response.status) };
+    if (!transform || response.status < 200 || response.status > 299)
+      return passedThrough(response, url, destinationStatus);
     const text = await readForTransform(response, url);
     const responseType =
       typeof response.headers['content-type'] === 'string' ? response.headers['content-type'] : undefined;
-    const result = await transformCalls.run('response', transforms.response, {
+    const result = await transformCalls.run('response', transform, {
       body: isJsonContentType(responseType) ? parseJsonOr(text, 'The destination answered JSON that', 502) : text,
       headers: responseHeaders(response.headers, false),
     });
@@ -293,4 +316,16 @@ export class ProxyPipeline {
       ...(call.connection !== undefined && { connection: call.connection }),
     };
   }
+}
+
+/**
+ * The Application whose key called a proxy: with require_auth, the one authenticated (a call's
+ * context or a re-run's caller); without, none (what detokenizes is the proxy's own Application).
+ */
+function callerApplication(
+  proxy: ProxyRecord,
+  detokenizer: Caller | CallContext | undefined,
+): ApplicationRecord | null {
+  if (!proxy.require_auth || detokenizer === undefined) return null;
+  return 'caller' in detokenizer ? detokenizer.caller.application : detokenizer.application;
 }

@@ -8,7 +8,7 @@ import type { Instance } from '../runtime/index.js';
 import type { ProxyService, TransformKind } from '../services/proxies.js';
 import { type CodeCall, invokeCode } from '../services/invocation.js';
 import type { TokenService } from '../services/tokens.js';
-import type { ProxyRecord } from '../store/records.js';
+import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
 import { headerOf } from './forwarded-headers.js';
 
 /** The payload limit of a proxy with a transform (spec section 8). */
@@ -36,6 +36,8 @@ export class TransformCalls {
     private readonly requestId: string,
     /** A re-run of a kept call (`svc replay`): `req.svc` may not write. */
     private readonly rerun = false,
+    /** The caller's Application (its key checked), or null for an anonymous proxy's caller: a refusal's explanation names it. */
+    private readonly caller: ApplicationRecord | null = null,
   ) {}
 
   /**
@@ -61,6 +63,7 @@ export class TransformCalls {
       requestId: this.requestId,
       timeoutMs: TRANSFORM_TIMEOUT_MS,
       ...(this.rerun && { rerun: true }),
+      caller: this.caller,
     };
     return invokeCode(deps, call, args, (value) => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {

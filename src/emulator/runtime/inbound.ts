@@ -60,6 +60,7 @@ function isError(value: unknown): value is SerializedError {
   if (value.status !== undefined && !isId(value.status)) return false;
   if (value.stack !== undefined && !isString(value.stack)) return false;
   if (value.location !== undefined && !isString(value.location)) return false;
+  if (value.errors !== undefined && !isErrorLists(value.errors)) return false;
   if (value.custom === undefined) return true;
   const custom = value.custom;
   return (
@@ -68,6 +69,11 @@ function isError(value: unknown): value is SerializedError {
     isRecord(custom.headers) &&
     Object.values(custom.headers).every(isString)
   );
+}
+
+/** A reactor error's `errors`: string lists by key. */
+function isErrorLists(value: unknown): value is Record<string, string[]> {
+  return isRecord(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isString));
 }
 
 function isString(value: unknown): value is string {

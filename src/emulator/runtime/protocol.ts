@@ -81,9 +81,20 @@ export interface RpcReply {
   type: 'rpc-result';
   id: number;
   ok: boolean;
-  /** JSON of the value, or the error as `{ status, title, detail }`. */
+  /** JSON of the value, or the problem the API would have answered (req.svc rejects with it as `data`). */
   value?: string;
-  error?: { status: number; title: string; detail: string };
+  error?: RpcProblem;
+}
+
+/** A refused `req.svc` call's problem: as an HTTP request of the API would have been answered. */
+export interface RpcProblem {
+  type?: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: Record<string, string[]>;
+  /** Why a 401, 403 or detokenization 400 was refused (the API's `explanation`). */
+  explanation?: unknown;
 }
 
 /**
@@ -169,6 +180,8 @@ export interface SerializedError {
   message: string;
   /** The platform error class's status (AuthenticationError 401, ...), when one was thrown. */
   status?: number;
+  /** A platform error's `errors` (what its constructor was given, as string lists by key). */
+  errors?: Record<string, string[]>;
   /** A CustomHttpResponseError's response, passed through as it is. */
   custom?: { status: number; headers: Record<string, string>; body: unknown };
   /** The stack with the sandbox's own frames removed: the user's file and line. */

@@ -6,12 +6,14 @@
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { megabytes } from '../../lib/megabytes.js';
 import type { Loaded } from './compartment.js';
-import { USER_ERROR_STATUS } from './platform-errors.js';
+import { REACTOR_ERROR_BASE, isErrorStatus } from './platform-errors.js';
 import type { FromSandbox, SerializedError } from './protocol.js';
 import { describeThrown, locate } from './stacks.js';
 
 /** What a thrown error may carry to the emulator: a message or stack is cut at this many characters. */
 const MAX_ERROR_TEXT = 16 * 1024;
+/** The keys of a reactor error's `errors` an answer carries at most. */
+const MAX_ERROR_KEYS = 100;
 /** A custom response's headers, as JSON, at most. */
 const MAX_CUSTOM_HEADERS = 64 * 1024;
 
@@ -89,14 +91,15 @@ export function serializeError(error: unknown, loaded: Loaded, limit: number): S
     }
     if (error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error)) {
       const { name, message, stack } = error as Error;
-      const platform = Object.keys(USER_ERROR_STATUS).find(
-        (known) => loaded.errors[known] !== undefined && error instanceof loaded.errors[known],
-      );
+      const base = loaded.errors[REACTOR_ERROR_BASE];
+      const platform = base !== undefined && error instanceof base;
+      const status = platform ? (error as { status?: unknown }).status : undefined;
       return {
         kind: 'user',
         name: typeof name === 'string' ? cut(name) : 'Error',
         message: cut(String(message)),
-        ...(platform && { status: USER_ERROR_STATUS[platform]! }),
+        ...(platform && { status: isErrorStatus(status) ? status : 500 }),
+        ...(platform && { errors: plainErrors((error as { errors?: unknown }).errors) }),
         ...(typeof stack === 'string' && { stack: cut(stack), location: locate(cut(stack), loaded.filename) }),
       };
     }
@@ -111,6 +114,29 @@ export function cut(text: string): string {
   return text.length > MAX_ERROR_TEXT
     ? `${text.slice(0, MAX_ERROR_TEXT)}… [cut at ${MAX_ERROR_TEXT} characters]`
     : text;
+}
+
+/**
+ * A reactor error's `errors` as the answer carries them: string lists by key, whatever the code
+ * made of the property since its constructor set it; a key or message cut to size, at most
+ * MAX_ERROR_KEYS keys and MAX_ERROR_TEXT characters of text in all.
+ */
+function plainErrors(errors: unknown): Record<string, string[]> {
+  // No prototype: a key `__proto__` is a key like any other.
+  const result: Record<string, string[]> = Object.create(null);
+  if (typeof errors !== 'object' || errors === null) return result;
+  let budget = MAX_ERROR_TEXT;
+  for (const [key, value] of Object.entries(errors).slice(0, MAX_ERROR_KEYS)) {
+    const messages = (Array.isArray(value) ? value : [value]).map((item) => cut(String(item)));
+    const size = key.length + messages.reduce((sum, message) => sum + message.length, 0);
+    if (size > budget) {
+      result[cut(key)] = [`… [errors cut at ${MAX_ERROR_TEXT} characters]`];
+      break;
+    }
+    budget -= size;
+    result[key] = messages;
+  }
+  return result;
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {

@@ -1,12 +1,16 @@
 /**
- * `req.svc` inside the sandbox process: each call is an `rpc` message to the emulator, answered
- * under the bound Application's permissions (services/req-svc.ts), and settled here when its
- * `rpc-result` comes back, as the platform's error class of its status.
+ * `req.svc` inside the sandbox process: the client the platform injects (the vendor's JS SDK), as
+ * far as the emulator answers it. Each call is an `rpc` message to the emulator, answered under the
+ * bound Application's permissions (services/req-svc.ts) and settled here when its `rpc-result`
+ * comes back. As that client does, a token's fields are sent snake_cased and come back camelCased
+ * (svc-casing.ts), tokenize and detokenize as they are; a refusal rejects with `SvcApiError` (the
+ * SDK's BasisTheoryApiError renamed): `status`, and the problem the API answered as `data`.
  */
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import type { Loaded } from './compartment.js';
-import { USER_ERROR_STATUS } from './platform-errors.js';
+import { API_ERROR_CLASS } from './platform-errors.js';
 import type { FromSandbox, SvcMethod, ToSandbox } from './protocol.js';
+import { tokenRequest, tokenResponse } from './svc-casing.js';
 
 /** What `req.svc` needs of the call it serves (its record is the host's, out of user code's reach). */
 export interface SvcCaller {
@@ -15,13 +19,18 @@ export interface SvcCaller {
   svcInFlight: number;
 }
 
-type ErrorClass = new (message: string) => Error;
+type ApiErrorClass = new (message: string, status: number, data: unknown) => Error;
+
+/** The problem of a refusal the sandbox makes itself, as the API would have answered it. */
+function problem(status: number, title: string, detail: string) {
+  return { type: `urn:svc:problem:${status === 429 ? 'rate-limited' : 'bad-request'}`, title, status, detail };
+}
 
 export class SvcCalls {
   private seq = 0;
   private readonly pending = new Map<
     number,
-    { caller: SvcCaller; resolve: (value: unknown) => void; reject: (problem: unknown) => void }
+    { caller: SvcCaller; resolve: (value: unknown) => void; reject: (answer: { status: number }) => void }
   >();
 
   constructor(
@@ -37,40 +46,42 @@ export class SvcCalls {
 
   /** The `req.svc` of one invocation of `loaded`: frozen, its methods user code cannot replace. */
   clientFor(caller: SvcCaller, loaded: Loaded) {
-    const call = (method: SvcMethod, params: unknown) =>
+    const ApiError = loaded.errors[API_ERROR_CLASS] as unknown as ApiErrorClass;
+    // As the SDK's axios says it; the problem is the error's `data`.
+    const refused = (answer: { status: number }) =>
+      new ApiError(`Request failed with status code ${answer.status}`, answer.status, answer);
+    const call = (method: SvcMethod, params: unknown, shape: (value: unknown) => unknown = (value) => value) =>
       new Promise((resolve, reject) => {
         const limit = this.maxInFlight();
         if (caller.svcInFlight >= limit) {
-          throw new (loaded.errors.RateLimitError as ErrorClass)(
-            `Too many req.svc calls in flight (at most ${limit} per invocation); await them.`,
+          throw refused(
+            problem(
+              429,
+              'Too many requests',
+              `Too many req.svc calls in flight (at most ${limit} per invocation); await them.`,
+            ),
           );
         }
         if (caller.cancelled) throw new Error('This invocation was stopped.');
         if (exceedsDepth(params, MAX_DEPTH)) {
-          throw new (loaded.errors.BadRequestError as ErrorClass)(
-            `The JSON is nested deeper than ${MAX_DEPTH} levels.`,
-          );
+          throw refused(problem(400, 'Bad request', `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
         }
         const id = ++this.seq;
         caller.svcInFlight++;
         this.pending.set(id, {
           caller,
-          resolve,
-          reject: (problem) => {
-            const { status, detail } = problem as { status: number; detail: string };
-            const name = Object.entries(USER_ERROR_STATUS).find(([, code]) => code === status)?.[0];
-            const Class = ((name ? loaded.errors[name] : undefined) ?? Error) as ErrorClass;
-            reject(new Class(detail));
-          },
+          resolve: (value) => resolve(shape(value)),
+          reject: (answer) => reject(refused(answer)),
         });
         this.post({ type: 'rpc', id, invocation: caller.id, method, params: JSON.stringify(params ?? null) ?? 'null' });
       });
+    // A second argument (the SDK's request options: apiKey, correlationId) is not taken: calls act under the bound Application.
     return harden({
       tokens: {
-        create: (body: unknown) => call('tokens.create', body),
-        retrieve: (id: unknown) => call('tokens.retrieve', id),
+        create: (body: unknown) => call('tokens.create', tokenRequest(body), tokenResponse),
+        retrieve: (id: unknown) => call('tokens.retrieve', id, tokenResponse),
         delete: (id: unknown) => call('tokens.delete', id),
-        list: (query: unknown) => call('tokens.list', query ?? {}),
+        list: (query: unknown) => call('tokens.list', tokenRequest(query ?? {}), tokenResponse),
       },
       tokenize: (body: unknown) => call('tokenize', body),
       detokenize: (body: unknown) => call('detokenize', body),
@@ -84,6 +95,6 @@ export class SvcCalls {
     this.pending.delete(message.id);
     pending.caller.svcInFlight--;
     if (message.ok) pending.resolve(message.value === undefined ? undefined : JSON.parse(message.value));
-    else pending.reject(message.error);
+    else pending.reject(message.error ?? { status: 500 });
   }
 }

@@ -5,7 +5,7 @@
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { MAX_JSON_KEYS, exceedsKeys } from '../../lib/json-keys.js';
 import { megabytes } from '../../lib/megabytes.js';
-import type { SvcMethod, ToSandbox } from './protocol.js';
+import type { RpcProblem, SvcMethod, ToSandbox } from './protocol.js';
 import type { SvcHandler } from './types.js';
 import { UserCodeError } from './user-code-error.js';
 
@@ -40,13 +40,38 @@ export async function answerSvc(
     const value = await call.svc(method, body).finally(() => call.svcInFlight--);
     return { ok: true, value: JSON.stringify(value ?? null) };
   } catch (error) {
-    const {
-      status = 500,
-      title = 'Internal server error',
-      detail = 'req.svc failed',
-    } = error as { status?: number; title?: string; detail?: string };
-    return { ok: false, error: { status, title, detail } };
+    return { ok: false, error: rpcProblem(error) };
   }
+}
+
+/**
+ * What refused a `req.svc` call, as the problem its HTTP request would have been answered with (an
+ * HttpError's members, read as data: the runtime imports no emulator error but its own).
+ */
+function rpcProblem(error: unknown): RpcProblem {
+  const {
+    type,
+    status = 500,
+    title = 'Internal server error',
+    detail = 'req.svc failed',
+    errors,
+    extensions,
+  } = error as {
+    type?: string;
+    status?: number;
+    title?: string;
+    detail?: string;
+    errors?: Record<string, string[]>;
+    extensions?: { explanation?: unknown };
+  };
+  return {
+    ...(typeof type === 'string' && { type }),
+    title,
+    status,
+    detail,
+    ...(errors && { errors }),
+    ...(extensions?.explanation !== undefined && { explanation: extensions.explanation }),
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { PROBLEM_TYPES, type ProblemLocation } from '../../api/problem.js';
 /** Where in a code file a load problem is (the problem's `location`): here for the runtime, which imports no api/. */
 export type CodeLocation = ProblemLocation;
 import { HttpError } from '../errors.js';
-import { USER_ERROR_STATUS } from './platform-errors.js';
+import { isErrorStatus } from './platform-errors.js';
 import type { SerializedError } from './protocol.js';
 import type { LogEntry } from './types.js';
 
@@ -26,6 +26,10 @@ export class UserCodeError extends HttpError {
       retryAfter?: number;
       /** Code that does not load: the file and where in it, the problem's `location` extension. */
       location?: CodeLocation;
+      /** A platform error's `errors` (what its constructor was given), the problem's `errors`. */
+      errors?: Record<string, string[]> | undefined;
+      /** A refusal's `explanation` (a 401 or 403 the code chose): who asked, and that the code refused. */
+      explanation?: unknown;
     } = {},
   ) {
     super(status, detail, {
@@ -44,7 +48,13 @@ export class UserCodeError extends HttpError {
                 : PROBLEM_TYPES.userCode,
       response: options.custom,
       retryAfter: options.retryAfter,
-      ...(options.location && { extensions: { location: options.location } }),
+      errors: options.errors,
+      ...((options.location !== undefined || options.explanation !== undefined) && {
+        extensions: {
+          ...(options.location && { location: options.location }),
+          ...(options.explanation !== undefined && { explanation: options.explanation }),
+        },
+      }),
     });
   }
 
@@ -64,9 +74,10 @@ export class UserCodeError extends HttpError {
 /** The sandbox process went away while loading code, for a reason of its own: loading again may work. */
 export class SandboxStoppedError extends UserCodeError {}
 
-const PLATFORM_STATUSES = new Set(Object.values(USER_ERROR_STATUS));
-
-/** The status of what user code threw: the platform classes' own, a custom response's, else 500. */
+/**
+ * What user code threw, as the emulator answers it: a custom response as it was given; a platform
+ * error with its class's status, its fixed text as `detail` and its `errors`; anything else a 500.
+ */
 export function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCodeError {
   if (error.custom) {
     // The status as the code gave it (the emulator refuses one outside 200-599, naming the code); the
@@ -90,14 +101,19 @@ export function fromSerialized(error: SerializedError, logs: LogEntry[]): UserCo
       title: 'Invalid result',
       logs,
     });
-  const status = error.status !== undefined && PLATFORM_STATUSES.has(error.status) ? error.status : 500;
-  // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does; a
-  // platform error's message is the code's answer to its caller, and stays as it was written.
+  if (error.status !== undefined) {
+    // A platform error's answer is the code's answer to its caller, as the platform words it.
+    // The sandbox is not trusted: a status no error has is a 500.
+    return new UserCodeError(isErrorStatus(error.status) ? error.status : 500, String(error.message), {
+      userStack: error.stack,
+      logs,
+      errors: error.errors ?? {},
+    });
+  }
+  // An unexpected error says where it was thrown (`charge.js:3:9: TypeError: ...`), as a load error does.
   const where = error.location === undefined ? '' : `${error.location}: `;
-  const thrown = `${where}${String(error.name)}: ${String(error.message)}`;
-  const detail = error.status !== undefined ? String(error.message) : thrown;
-  return new UserCodeError(status, detail, {
-    ...(error.status === undefined && { title: 'User code error' }),
+  return new UserCodeError(500, `${where}${String(error.name)}: ${String(error.message)}`, {
+    title: 'User code error',
     userStack: error.stack,
     logs,
   });

@@ -1,7 +1,9 @@
+import type { Explanation } from '../../api/explanation.js';
+import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import { checkedCustomResponse } from '../user-code-headers.js';
-import type { Instance } from '../runtime/index.js';
+import { type Instance, UserCodeError } from '../runtime/index.js';
 import type { ApplicationRecord } from '../store/records.js';
 import { svcHandler } from './req-svc.js';
 import type { TokenService } from './tokens.js';
@@ -41,6 +43,11 @@ export interface CodeCall {
   timeoutMs: number;
   /** A re-run of a kept call (`svc replay`): `req.svc` reads, and refuses every write. */
   rerun?: boolean;
+  /**
+   * The Application whose key made the call (checked before the code ran), named by the explanation
+   * of a refusal the code chose; null: an anonymous proxy's caller, which sent no key.
+   */
+  caller?: ApplicationRecord | null;
 }
 
 /** What running code needs of the emulator. */
@@ -91,7 +98,7 @@ export async function invokeCode<T>(
     reportInvocation(deps.emit, call, started, 200);
     return result;
   } catch (thrown) {
-    const error = checkedCustomResponse(thrown, call.owner);
+    const error = refusedByCode(checkedCustomResponse(thrown, call.owner), call);
     reportInvocation(
       deps.emit,
       call,
@@ -103,6 +110,21 @@ export async function invokeCode<T>(
     // The event is redacted whatever the mode; the caller's answer is as the mode says.
     throw deps.tokens.leaks.checkError(deps.tokens.leaks.callOf(call.requestId), error);
   }
+}
+
+/**
+ * A 401 or 403 the code chose (an AuthenticationError, an AuthorizationError) explained as what it
+ * is: the caller's key was checked and the code refused, not an unauthenticated request.
+ */
+function refusedByCode(error: unknown, call: CodeCall): unknown {
+  if (!(error instanceof UserCodeError) || (error.status !== 401 && error.status !== 403) || error.custom) return error;
+  const application = call.caller ?? null;
+  const explanation: Explanation = {
+    decision: 'denied',
+    reason: `${call.owner} refused the call: its code threw a ${error.status} (${error.detail})${application ? '' : '; the caller sent no key, as the proxy allows'}.`,
+    application: application && { id: application.id, name: application.name, type: application.type },
+  };
+  return new UserCodeError(error.status, error.detail, { ...error.options, explanation });
 }
 
 /** A configuration's values, listed once per configuration object. */
@@ -132,6 +154,18 @@ export function reportInvocation(
     status,
     ms: Math.round((performance.now() - started) * 10) / 10,
     requestId: call.requestId,
-    ...(error && { error: `${error.title}: ${error.detail}`, stack }),
+    ...(error && { error: `${error.title}: ${thrownWords(error) ?? error.detail}`, stack }),
   });
+}
+
+/**
+ * What a platform error the code threw says, for the log: its `errors` (the code's own words, where
+ * the detail is its class's fixed text), or undefined for any other error.
+ */
+function thrownWords(error: HttpError): string | undefined {
+  if (error.type !== PROBLEM_TYPES.userCode) return undefined;
+  const words = Object.entries(error.errors ?? {}).flatMap(([field, messages]) =>
+    messages.map((message) => (field === 'error' ? message : `${field}: ${message}`)),
+  );
+  return words.length === 0 ? undefined : words.join('; ');
 }

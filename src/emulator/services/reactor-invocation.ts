@@ -155,6 +155,7 @@ export class ReactorInvocations {
       transactionId: ctx.transactionId,
       requestId,
       timeoutMs,
+      caller: ctx.caller.application,
     };
   }
 

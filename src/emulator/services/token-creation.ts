@@ -30,7 +30,19 @@ export interface Prepared {
   idField?: string;
 }
 
-const TOKEN_FIELDS = new Set(['id', 'type', 'data', 'containers', 'metadata', 'mask', 'expires_at']);
+// The last three are taken as the platform takes them and not acted on (docs/fidelity.md).
+const TOKEN_FIELDS = new Set([
+  'id',
+  'type',
+  'data',
+  'containers',
+  'metadata',
+  'mask',
+  'expires_at',
+  'fingerprint_expression',
+  'deduplicate_token',
+  'search_indexes',
+]);
 const CUSTOM_ID = new RegExp(TOKEN_ID_PATTERN);
 
 /** What a token's secret is sealed with (its tenant and id), so that it opens as that token only. */

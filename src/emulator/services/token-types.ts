@@ -42,6 +42,14 @@ function digits(value: unknown): string | undefined {
   return /^\d+$/.test(stripped) ? stripped : undefined;
 }
 
+/**
+ * A month or a year as the platform takes it: a number, or a string of digits (`"06"`, `"2030"`,
+ * as the vendor's own examples send them) taken as that number; anything else as it was given.
+ */
+function wholeNumber(value: unknown): unknown {
+  return typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value;
+}
+
 function normalizeCard(fields: Record<string, unknown>, errors: FieldErrors, now: Date, at: string): CardData {
   const number = digits(fields.number);
   if (fields.number === undefined) errors.add(`${at}.number`, 'is required');
@@ -49,8 +57,8 @@ function normalizeCard(fields: Record<string, unknown>, errors: FieldErrors, now
     errors.add(`${at}.number`, 'must be 12 to 19 digits');
   else if (!luhn(number)) errors.add(`${at}.number`, 'is not a valid card number (Luhn check failed)');
 
-  const month = fields.expiration_month;
-  const year = fields.expiration_year;
+  const month = wholeNumber(fields.expiration_month);
+  const year = wholeNumber(fields.expiration_year);
   if (month === undefined) errors.add(`${at}.expiration_month`, 'is required');
   else if (!Number.isInteger(month) || (month as number) < 1 || (month as number) > 12)
     errors.add(`${at}.expiration_month`, 'must be an integer from 1 to 12');

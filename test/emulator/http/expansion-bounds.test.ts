@@ -115,7 +115,7 @@ describe('detokenization output is bounded as it is built', () => {
       '    await req.svc.detokenize({ expressions });',
       '    return { raw: { refused: false } };',
       '  } catch (error) {',
-      '    return { raw: { refused: true, name: error.name, message: error.message } };',
+      '    return { raw: { refused: true, name: error.name, message: error.data.detail } };',
       '  }',
       '};',
       '',

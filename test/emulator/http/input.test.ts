@@ -139,7 +139,7 @@ describe('JSON nested past the limit', () => {
         'module.exports = async (req) => {',
         '  let data = 1;',
         '  for (let i = 0; i < 5000; i++) data = [data];',
-        "  try { await req.svc.tokens.create({ type: 'token', data }); } catch (error) { return { raw: { status: error.status, message: error.message } }; }",
+        "  try { await req.svc.tokens.create({ type: 'token', data }); } catch (error) { return { raw: { status: error.status, message: error.data.detail } }; }",
         "  return { raw: 'created' };",
         '};',
       ].join('\n'),

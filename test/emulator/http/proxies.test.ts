@@ -1042,7 +1042,10 @@ describe('invoking a proxy: transforms', () => {
     const target = await destination();
     const code = source("module.exports = async (req) => { throw new BadRequestError('amount is required'); };");
     const proxy = await createProxy(emu(), { destination_url: target.url, request_transform: { code } });
-    expectProxyError(await invoke(emu(), proxy.key, 'POST', { body: {} }), 400, /amount is required/);
+    const refused = await invoke(emu(), proxy.key, 'POST', { body: {} });
+    // As the platform answers it: the class's text as detail, the message in errors.
+    expectProxyError(refused, 400, /^Bad Request$/);
+    expect(refused.body.proxy_error.errors).toEqual({ error: ['amount is required'] });
     expect(target.requests).toHaveLength(0);
   });
 

@@ -15,7 +15,7 @@ const WAITER = `module.exports = async function (req) {
     const made = await req.svc.tokens.create({ type: 'token', data: req.args.data ?? 'made late' });
     return { raw: { created: made.id } };
   } catch (error) {
-    return { raw: { refused: error.name, status: error.status, message: error.message } };
+    return { raw: { refused: error.name, status: error.status, message: error.data.detail } };
   }
 };`;
 
@@ -58,7 +58,7 @@ describe('a call in flight', () => {
     expect((await emu().call('DELETE', `/applications/${bound.id}`)).status).toBe(204);
     const answer = await call;
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body.raw).toMatchObject({ refused: 'AuthorizationError', status: 403 });
+    expect(answer.body.raw).toMatchObject({ refused: 'SvcApiError', status: 403 });
     expect(answer.body.raw.message).toMatch(/The Application bound to reactor .* was deleted/);
   });
 
@@ -76,7 +76,7 @@ describe('a call in flight', () => {
     });
     expect(narrowed.status, narrowed.text).toBe(200);
     const answer = await call;
-    expect(answer.body.raw).toMatchObject({ refused: 'AuthorizationError', status: 403 });
+    expect(answer.body.raw).toMatchObject({ refused: 'SvcApiError', status: 403 });
   });
 
   it('ends with a problem naming the deletion when its reactor is deleted, and the delete does not wait', async () => {
@@ -101,7 +101,7 @@ describe('a call in flight', () => {
       emu(),
       `module.exports = async (req) => {
         try { await req.svc.tokens.create({ type: 'token', data: 'x'.repeat(6 * 1024 * 1024) }); return { raw: 'created' }; }
-        catch (error) { return { raw: { status: error.status, message: error.message } }; }
+        catch (error) { return { raw: { status: error.status, message: error.data.detail } }; }
       };`,
       bound.id,
     );

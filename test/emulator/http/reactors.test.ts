@@ -958,7 +958,7 @@ describe('POST /reactors/{id}/react', () => {
     expect(viaBlock.body.created_by).toBe(bound.id);
   });
 
-  it('lets the code catch the AuthorizationError of a req.svc call its Application may not make', async () => {
+  it('lets the code catch the SvcApiError of a req.svc call its Application may not make (status, the problem as data)', async () => {
     const bound = await application(emu(), { type: 'private', permissions: ['token:create'] });
     const plain = await createToken(emu(), { type: 'token', data: 'guarded' });
     const code = source(
@@ -968,7 +968,7 @@ describe('POST /reactors/{id}/react', () => {
       '    return { raw: { threw: false } };',
       '  } catch (error) {',
       '    if (req.args.rethrow) throw error;',
-      '    return { raw: { threw: true, name: error.name, isAuthorizationError: error instanceof AuthorizationError, isError: error instanceof Error, message: error.message } };',
+      '    return { raw: { threw: true, name: error.name, isApiError: error instanceof SvcApiError, isError: error instanceof Error, status: error.status, detail: error.data.detail } };',
       '  }',
       '};',
     );
@@ -977,14 +977,19 @@ describe('POST /reactors/{id}/react', () => {
     expect(caught.status, caught.text).toBe(200);
     expect(caught.body.raw).toEqual({
       threw: true,
-      name: 'AuthorizationError',
-      isAuthorizationError: true,
+      name: 'SvcApiError',
+      isApiError: true,
       isError: true,
-      message: expect.stringMatching(/token:use/),
+      status: 403,
+      detail: expect.stringMatching(/token:use/),
     });
     expect(caught.text).not.toContain('guarded');
-    // Not caught, it is the invocation's 403.
-    expectProblem(await invoke(emu(), reactor.id, { args: { id: plain.id, rethrow: true } }), 403, /token:use/);
+    // Not caught, it fails the invocation as any error that is not a platform error class (500).
+    expectProblem(
+      await invoke(emu(), reactor.id, { args: { id: plain.id, rethrow: true } }),
+      500,
+      /SvcApiError: Request failed with status code 403$/,
+    );
   });
 
   it("a tokenize block its Application may not write: 403 naming that Application (not the caller's key), raw kept", async () => {
@@ -1097,6 +1102,14 @@ describe('POST /reactors/{id}/react', () => {
 });
 
 describe('errors thrown by reactor code', () => {
+  /** The detail of each class, fixed (the vendor's reactor-formulas SDK). */
+  const FIXED: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Authentication Failed',
+    402: 'Invalid Payment Method',
+    403: 'Forbidden',
+    429: 'Rate Limit Exceeded',
+  };
   const emu = sharedEmulator(OPTIONS);
   const lines = [
     'module.exports = async function (req) {',
@@ -1136,12 +1149,16 @@ describe('errors thrown by reactor code', () => {
     ['payment', 402, 'card declined'],
     ['rate', 429, 'slow down'],
     ['required', 400, 'from the module'],
-  ] as const)('maps %s to %i as problem+json with the message as detail', async (kind, status, message) => {
-    const result = await invoke(emu(), reactor.id, { args: { kind } });
-    expectProblem(result, status, message);
-    expect(result.body.trace_id).toBe(traceId(result));
-    expect(result.text).not.toMatch(/\s{2,}at /);
-  });
+  ] as const)(
+    'maps %s to %i as problem+json, the fixed text of its class as detail and the message in errors',
+    async (kind, status, message) => {
+      const result = await invoke(emu(), reactor.id, { args: { kind } });
+      expectProblem(result, status, FIXED[status]!);
+      expect(result.body.errors).toEqual({ error: [message] });
+      expect(result.body.trace_id).toBe(traceId(result));
+      expect(result.text).not.toMatch(/\s{2,}at /);
+    },
+  );
 
   it('passes a CustomHttpResponseError through as it is', async () => {
     const result = await invoke(emu(), reactor.id, { args: { kind: 'custom' } });
@@ -1391,7 +1408,13 @@ describe('asynchronous invocation with a webhook (Enterprise)', () => {
       id: accepted.body.id,
       reactor_id: reactor.id,
       status: 'failed',
-      error: { type: expect.any(String), title: expect.any(String), status: 400, detail: 'refused: no way' },
+      error: {
+        type: expect.any(String),
+        title: expect.any(String),
+        status: 400,
+        detail: 'Bad Request',
+        errors: { error: ['refused: no way'] },
+      },
       started_at: expect.any(String),
       completed_at: expect.any(String),
     });

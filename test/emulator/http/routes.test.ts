@@ -56,7 +56,8 @@ describe('the one path', () => {
     ['OPTIONS', '/health', 404],
     ['OPTIONS', '/tokens/%zz', 400],
     ['PROPFIND', '/tokens/%zz', 400],
-    ['GET', '/health/', 404],
+    // One trailing slash names the route (client-wire.test.ts); two do not.
+    ['GET', '/health//', 404],
     ['GET', '//health', 404],
   ])('%s %s: %i', async (method, target, status) => {
     const response = await request(`${emu().url}${target}`, { method: method as never });

@@ -414,14 +414,14 @@ describe('memory, CPU and the process budget', () => {
   it.each([
     [
       'in one loop',
-      `for (let i = 0; i < 20000; i++) calls.push(req.svc.tokens.list({}).then(() => 'ok', (e) => e.name));`,
+      `for (let i = 0; i < 20000; i++) calls.push(req.svc.tokens.list({}).then(() => 'ok', (e) => (e.status === 429 ? e.name : 'other')));`,
     ],
     [
       'mixed methods, from timers',
-      `await new Promise((resolve) => setTimeout(() => { for (let i = 0; i < 20000; i++) calls.push((i % 2 ? req.svc.tokenize({ i }) : req.svc.tokens.retrieve('t' + i)).then(() => 'ok', (e) => e.name)); resolve(); }, 1));`,
+      `await new Promise((resolve) => setTimeout(() => { for (let i = 0; i < 20000; i++) calls.push((i % 2 ? req.svc.tokenize({ i }) : req.svc.tokens.retrieve('t' + i)).then(() => 'ok', (e) => (e.status === 429 ? e.name : 'other'))); resolve(); }, 1));`,
     ],
   ])(
-    '20,000 un-awaited req.svc calls %s: at most maxSvcInFlight reach the emulator at once, the rest are RateLimitErrors',
+    '20,000 un-awaited req.svc calls %s: at most maxSvcInFlight reach the emulator at once, the rest are 429 SvcApiErrors',
     async (_name, storm) => {
       const rt = runtime();
       let inFlight = 0;
@@ -435,7 +435,7 @@ describe('memory, CPU and the process budget', () => {
       const outcome = await value(
         rt,
         `module.exports = async (req) => { const calls = []; ${storm} const out = await Promise.all(calls);
-        return { ok: out.filter((x) => x === 'ok').length, refused: out.filter((x) => x === 'RateLimitError').length }; };`,
+        return { ok: out.filter((x) => x === 'ok').length, refused: out.filter((x) => x === 'SvcApiError').length }; };`,
         {},
         { svc, timeoutMs: 15_000 },
       );
@@ -807,7 +807,7 @@ describe('beyond the list: the invocation record, timer handles, shared process 
         const line = 'x'.repeat(100000);
         for (let i = 0; i < 20; i++) console.log(line);
         const calls = [];
-        for (let i = 0; i < 500; i++) calls.push(req.svc.tokenize({ i }).then(() => 'ok', (e) => e.name));
+        for (let i = 0; i < 500; i++) calls.push(req.svc.tokenize({ i }).then(() => 'ok', (e) => (e.status === 429 ? e.name : 'other')));
         const out = await Promise.all(calls);
         return out.filter((x) => x === 'ok').length;`),
         {},

@@ -359,20 +359,25 @@ describe('errors', () => {
   const rt = sharedRuntime();
 
   const classes = [
-    ['AuthenticationError', 401, 'Authentication failed'],
+    ['AuthenticationError', 401, 'Authentication Failed'],
     ['AuthorizationError', 403, 'Forbidden'],
-    ['BadRequestError', 400, 'Bad request'],
-    ['InvalidPaymentMethodError', 402, 'Invalid payment method'],
-    ['RateLimitError', 429, 'Rate limit exceeded'],
+    ['BadRequestError', 400, 'Bad Request'],
+    ['InvalidPaymentMethodError', 402, 'Invalid Payment Method'],
+    ['InvalidReactorConfigurationError', 400, 'Invalid Reactor Configuration'],
+    ['RateLimitError', 429, 'Rate Limit Exceeded'],
+    ['ReactorRuntimeError', 500, 'Reactor Runtime Error'],
+    ['ServiceUnavailableError', 503, 'Service Unavailable'],
   ] as const;
 
-  it.each(classes)('maps %s to %i, as a global and from @svc/errors', async (name, status, fallback) => {
+  // The vendor's reactor-formulas SDK: the class's fixed text is the detail, the argument the errors.
+  it.each(classes)('maps %s to %i, as a global and from @svc/errors', async (name, status, fixed) => {
     const global = await rejection(
       run(rt(), `module.exports = async () => { throw new ${name}('because ${name}'); };`),
     );
     expect(global.status).toBe(status);
-    expect(global.detail).toBe(`because ${name}`);
-    expect(global.userStack).toMatch(new RegExp(`^${name}: because ${name}\\n`));
+    expect(global.detail).toBe(fixed);
+    expect(global.errors).toEqual({ error: [`because ${name}`] });
+    expect(global.userStack).toMatch(new RegExp(`^${name}: ${fixed}\\n`));
 
     const required = await rejection(
       run(
@@ -381,7 +386,8 @@ describe('errors', () => {
       ),
     );
     expect(required.status).toBe(status);
-    expect(required.detail).toBe(fallback);
+    expect(required.detail).toBe(fixed);
+    expect(required.errors).toEqual({ error: ['Something went wrong. Please try again.'] });
   });
 
   it('makes the classes work with instanceof, and the global and module ones the same', async () => {
@@ -396,7 +402,7 @@ module.exports = async () => {
   }
 };`,
       ),
-    ).toEqual([true, true, true, false, 400, 'BadRequestError', 'x', true, true]);
+    ).toEqual([true, true, true, false, 400, 'BadRequestError', 'Bad Request', true, true]);
   });
 
   it('lets user classes extend the platform classes', async () => {
@@ -406,7 +412,7 @@ module.exports = async () => {
         `class PaymentDeclined extends BadRequestError {}
 module.exports = async () => { const e = new PaymentDeclined('declined'); return [e instanceof BadRequestError, e.status, e.name, e.message]; };`,
       ),
-    ).toEqual([true, 400, 'PaymentDeclined', 'declined']);
+    ).toEqual([true, 400, 'PaymentDeclined', 'Bad Request']);
   });
 
   // By class, not by name: `class PaymentDeclined extends BadRequestError` is a 400 too.
@@ -446,9 +452,10 @@ module.exports = async () => { const e = new PaymentDeclined('declined'); return
         `module.exports = async () => { throw new (require('@svc/errors').CustomHttpResponseError)({ status: 9999, body: 'x' }); };`,
       ),
     );
+    // As the vendor's class does: a status that is no integer from 100 to 599 throws in its constructor.
     expect(bad.status).toBe(500);
-    // As given: the emulator refuses it with a problem naming the code (see the HTTP tests).
-    expect(bad.custom).toEqual({ status: 9999, headers: {}, body: 'x' });
+    expect(bad.custom).toBeUndefined();
+    expect(bad.detail).toMatch(/Error: status is not a valid integer$/);
   });
 
   it('answers any other error with 500 and a stack of the user’s own frames', async () => {
@@ -641,9 +648,7 @@ describe('limits enforced from outside the code', () => {
 };`;
     const outcomes = (await value(rt, code, {}, { svc })) as string[];
     expect(outcomes.slice(0, 10)).toEqual(Array(10).fill('ok'));
-    expect(outcomes.slice(10)).toEqual(
-      Array(2).fill('RateLimitError: Too many req.svc calls in flight (at most 10 per invocation); await them.'),
-    );
+    expect(outcomes.slice(10)).toEqual(Array(2).fill('SvcApiError: Request failed with status code 429'));
     expect(answered).toBe(10);
   });
 
@@ -1008,13 +1013,14 @@ describe('req.svc', () => {
     expect(outcome).toEqual(calls.map(([method, params]) => ({ answered: method, params })));
   });
 
-  it('turns the handler’s problem into the matching platform error inside user code', async () => {
+  // The vendor's JS client rejects with BasisTheoryApiError (here SvcApiError): status, and the problem as data.
+  it('rejects a refused call with SvcApiError carrying the status and the problem', async () => {
     const code = `module.exports = async (req) => {
   try {
     await req.svc.detokenize('{{ t }}');
     return 'no error';
   } catch (e) {
-    return [e.name, e.message, e.status ?? null, e instanceof AuthorizationError, e instanceof BadRequestError, e instanceof AuthenticationError, e instanceof Error];
+    return [e.name, e.message, e.status ?? null, e.data ?? null, e instanceof SvcApiError, e instanceof require('@svc/errors').BasisTheoryApiError, e instanceof Error];
   }
 };`;
     const failWith =
@@ -1022,37 +1028,30 @@ describe('req.svc', () => {
       async () => {
         throw problem;
       };
-    expect(await value(rt(), code, {}, { svc: failWith({ status: 403, title: 'Forbidden', detail: 'no' }) })).toEqual([
-      'AuthorizationError',
-      'no',
-      403,
-      true,
-      false,
-      false,
-      true,
-    ]);
-    expect(
-      await value(rt(), code, {}, { svc: failWith({ status: 400, title: 'Bad Request', detail: 'bad token' }) }),
-    ).toEqual(['BadRequestError', 'bad token', 400, false, true, false, true]);
-    expect(
-      await value(rt(), code, {}, { svc: failWith({ status: 401, title: 'Unauthorized', detail: 'who?' }) }),
-    ).toEqual(['AuthenticationError', 'who?', 401, false, false, true, true]);
-    expect(
-      await value(
-        rt(),
-        code,
-        {},
-        { svc: failWith({ status: 404, title: 'Not Found', detail: 'No token with id t.' }) },
-      ),
-    ).toEqual(['Error', 'No token with id t.', null, false, false, false, true]);
+    for (const [status, title, detail] of [
+      [403, 'Forbidden', 'no'],
+      [400, 'Bad Request', 'bad token'],
+      [401, 'Unauthorized', 'who?'],
+      [404, 'Not Found', 'No token with id t.'],
+    ] as const) {
+      expect(await value(rt(), code, {}, { svc: failWith({ status, title, detail }) })).toEqual([
+        'SvcApiError',
+        `Request failed with status code ${status}`,
+        status,
+        { status, title, detail },
+        true,
+        true,
+        true,
+      ]);
+    }
     // A host failure without a problem shape shows no host detail.
     expect(await value(rt(), code, {}, { svc: failWith(new Error('host internals: /srv/secret')) })).toEqual([
-      'Error',
-      'req.svc failed',
-      null,
-      false,
-      false,
-      false,
+      'SvcApiError',
+      'Request failed with status code 500',
+      500,
+      { status: 500, title: 'Internal server error', detail: 'req.svc failed' },
+      true,
+      true,
       true,
     ]);
   });
@@ -1070,8 +1069,9 @@ describe('req.svc', () => {
         },
       ),
     );
-    expect(error.status).toBe(403);
-    expect(error.detail).toBe('token:read is needed');
+    // Not a platform error class: the code failed, as any other error it lets through.
+    expect(error.status).toBe(500);
+    expect(error.detail).toMatch(/SvcApiError: Request failed with status code 403$/);
   });
 
   it('is frozen: user code cannot replace its methods', async () => {
@@ -1106,7 +1106,7 @@ describe('req.svc over the real token service', () => {
     const revealed = await req.svc.detokenize({ card: '{{ ' + token.id + ' }}' });
     return { id: token.id, type: token.type, revealed };
   } catch (e) {
-    return { id: token.id, type: token.type, error: [e.name, e instanceof AuthorizationError, e.status, e.message] };
+    return { id: token.id, type: token.type, error: [e.name, e instanceof SvcApiError, e.status, e.data.detail] };
   }
 };`;
 
@@ -1141,7 +1141,7 @@ describe('req.svc over the real token service', () => {
     }
   });
 
-  it('refuses detokenize to an Application without token:use, as an AuthorizationError in user code', async () => {
+  it('refuses detokenize to an Application without token:use, as an SvcApiError in user code', async () => {
     const rt = runtime();
     const { services, tenantId, application } = await setup(rt);
     try {
@@ -1158,7 +1158,7 @@ describe('req.svc over the real token service', () => {
         { svc: svcHandler(services.tokens, () => ({ tenantId, application: limited }), 'reactor test') },
       );
       const outcome = result.value as { id: string; error: unknown[] };
-      expect(outcome.error).toEqual(['AuthorizationError', true, 403, expect.stringContaining('token:use')]);
+      expect(outcome.error).toEqual(['SvcApiError', true, 403, expect.stringContaining('token:use')]);
     } finally {
       services.dispose();
     }
