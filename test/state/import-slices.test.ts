@@ -3,9 +3,11 @@
  * time), and is still one write: what the tenant changed meanwhile is planned again before it.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createTenant, sharedEmulator, unique } from '../helpers/emulator.js';
+import { eventually } from '../helpers/wait.js';
 
 const emulator = sharedEmulator();
 
@@ -25,16 +27,32 @@ function stateOf(count: number): { text: string; ids: string[] } {
   return { text, ids: tokens.map((token) => token.id) };
 }
 
+/** The bytes waiting in a loopback TCP socket's queues, by its ports (Linux: /proc/net/tcp and tcp6). */
+async function queued(localPort: number, remotePort: number): Promise<number | undefined> {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = (await readFile(table, 'utf8').catch(() => '')).split('\n');
+    for (const line of lines) {
+      const [, local, remote, , queues] = line.trim().split(/\s+/);
+      if (local?.endsWith(`:${hex(localPort)}`) && remote?.endsWith(`:${hex(remotePort)}`)) {
+        const [tx, rx] = queues!.split(':').map((n) => Number.parseInt(n, 16));
+        return tx! + rx!;
+      }
+    }
+  }
+  return undefined;
+}
+
 /**
- * Posts the import; `whenSent` runs once its whole body is with the emulator's socket (the import's
- * work starts as the emulator reads its end). Resolves with its answer.
+ * Posts the import; `whenRead` runs once the emulator has read its whole body (nothing left queued
+ * on either end of its connection): the import's work has begun. Resolves with its answer.
  */
 function postImport(
   url: string,
   key: string,
   text: string,
   query: string,
-  whenSent: () => void,
+  whenRead: () => void,
 ): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -48,7 +66,14 @@ function postImport(
       },
     );
     request.on('error', reject);
-    request.end(text, whenSent);
+    request.end(text, async () => {
+      const { localPort, remotePort } = request.socket!;
+      await eventually(async () => {
+        expect(await queued(localPort!, remotePort!)).toBe(0);
+        expect(await queued(remotePort!, localPort!)).toBe(0);
+      }, 30_000);
+      whenRead();
+    });
   });
 }
 
@@ -81,7 +106,7 @@ describe('a large state import is sliced', () => {
   it('a token created while a replacing import yields is planned again and deleted by its one write', async () => {
     const emu = emulator();
     const tenant = await createTenant(emu, unique('replacer'));
-    const { text } = stateOf(3000);
+    const { text } = stateOf(5000);
     const order: string[] = [];
     let created: Promise<string> | undefined;
     const imported = postImport(emu.url, tenant.management_key, text, '?replace=1', () => {
