@@ -63,6 +63,12 @@ export class TlsParser {
     );
   }
 
+  /** Material of `pool` that failed (here, or where its context was made): refused at once from now on. */
+  remember(pool: string, key: string, error: Error): void {
+    this.refused.set(`${pool}\u0000${key}`, error);
+    if (this.refused.size > REFUSALS_KEPT) this.refused.delete(this.refused.keys().next().value!);
+  }
+
   /** Whether the same material of `pool` is being parsed now (a second request waits for it, at no cost). */
   parsing(pool: string, key: string): boolean {
     return this.pending.has(`${pool}\u0000${key}`);
@@ -134,11 +140,8 @@ export class TlsParser {
     clearTimeout(current.timer);
     this.current = undefined;
     const { job } = current;
-    if (!outcome.ok && outcome.code !== UNAVAILABLE) {
-      const id = `${job.pool}\u0000${job.key}`;
-      this.refused.set(id, tlsError(outcome.code, outcome.message));
-      if (this.refused.size > REFUSALS_KEPT) this.refused.delete(this.refused.keys().next().value!);
-    }
+    if (!outcome.ok && outcome.code !== UNAVAILABLE)
+      this.remember(job.pool, job.key, tlsError(outcome.code, outcome.message));
     job.settle(outcome);
     this.next();
   }

@@ -17,11 +17,11 @@ const IDLE_SOCKET_MS = 10_000;
 const KEPT_CONTEXTS = 8;
 /**
  * The TLS material (a `ca` bundle, a certificate and key) a pool may have parsed anew: at most
- * TLS_BURST_BYTES at once, then TLS_BYTES_PER_SECOND. Material is parsed first in a process of its
- * own, within a time budget (tls-parser.ts: an encrypted key's PBKDF2 count is work no byte count
- * bounds), then its context is made on the emulator's thread with the key decrypted (a 500 KB `ca`
- * of 780 certificates holds it 110 ms): a pool that gave new material with every request would
- * hold it for every tenant. A context once made is kept, so a pool that reuses its options parses
+ * TLS_BURST_BYTES at once, then TLS_BYTES_PER_SECOND. Material with a key is parsed first in a
+ * process of its own, within a time budget (tls-parser.ts: an encrypted key's PBKDF2 count is work
+ * no byte count bounds); the context is made on the emulator's thread, with the key decrypted (a
+ * 500 KB `ca` of 780 certificates holds it 110 ms): a pool that gave new material with every
+ * request would hold it for every tenant. A context once made is kept, so a pool that reuses its options parses
  * them once.
  */
 export const TLS_BURST_BYTES = 1024 * 1024;
@@ -105,7 +105,12 @@ export class UserConnections {
     return pool;
   }
 
-  /** A context of new material: paid for, parsed in the parse process, then made with its key decrypted. */
+  /**
+   * A context of new material, paid for. Material with a `key` is parsed first in the parse process
+   * (an encrypted key's PBKDF2 count is the key's to choose, and a key with no passphrase may be
+   * encrypted too); the context is then made here with the key decrypted. A `ca` or `cert` alone is
+   * parsed here: its work grows with its bytes, which the budget counts.
+   */
   private async made(name: string, pool: Pool, key: string, options: OutboundTls): Promise<tls.SecureContext> {
     const refused = this.parser.refusal(name, key);
     if (refused) throw refused;
@@ -113,29 +118,29 @@ export class UserConnections {
     if (!this.parser.parsing(name, key)) this.pay(pool, options);
     const { ca, cert, passphrase, ciphers, minVersion, maxVersion } = options;
     let decrypted: string | undefined;
+    if (options.key !== undefined) {
+      const material = { ca, cert, key: options.key, passphrase, ciphers, minVersion, maxVersion };
+      try {
+        decrypted = await this.parser.parse(name, key, material);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_SVC_TLS_TIMEOUT') pool.budget -= TLS_TIMEOUT_COST_BYTES;
+        throw error;
+      }
+    }
     try {
-      decrypted = await this.parser.parse(name, key, {
-        ca,
-        cert,
-        key: options.key,
-        passphrase,
-        ciphers,
-        minVersion,
-        maxVersion,
+      // No passphrase: the key is the one the parse decrypted, nothing left to derive on this thread.
+      return tls.createSecureContext({
+        ...(ca !== undefined && { ca }),
+        ...(cert !== undefined && { cert }),
+        ...(decrypted !== undefined && { key: decrypted }),
+        ...(ciphers !== undefined && { ciphers }),
+        ...(minVersion !== undefined && { minVersion: minVersion as tls.SecureVersion }),
+        ...(maxVersion !== undefined && { maxVersion: maxVersion as tls.SecureVersion }),
       });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_SVC_TLS_TIMEOUT') pool.budget -= TLS_TIMEOUT_COST_BYTES;
+      this.parser.remember(name, key, error as Error);
       throw error;
     }
-    // No passphrase: the key is the one the parse decrypted, nothing left to derive on this thread.
-    return tls.createSecureContext({
-      ...(ca !== undefined && { ca }),
-      ...(cert !== undefined && { cert }),
-      ...(decrypted !== undefined && { key: decrypted }),
-      ...(ciphers !== undefined && { ciphers }),
-      ...(minVersion !== undefined && { minVersion: minVersion as tls.SecureVersion }),
-      ...(maxVersion !== undefined && { maxVersion: maxVersion as tls.SecureVersion }),
-    });
   }
 
   /** Takes the material's bytes off the pool's budget, or throws ERR_SVC_TLS_BUDGET. */
