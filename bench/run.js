@@ -13,6 +13,8 @@ import { reactorSource } from './reactor.js';
 import { measureReplay } from './replay.js';
 import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
+import { measureStateImport } from './state.js';
+import { measureTenants } from './tenants.js';
 import { benchTesting } from './testing.js';
 import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
@@ -126,7 +128,10 @@ function serve(extra = [], options = {}) {
 async function api(url, method, pathname, { key = PRIVATE_KEY, body, contentType = 'application/json', expect } = {}) {
   const response = await request(url + pathname, {
     method,
-    headers: { 'svc-api-key': key, ...(body !== undefined && { 'content-type': contentType }) },
+    headers: {
+      ...(key !== null && { 'svc-api-key': key }),
+      ...(body !== undefined && { 'content-type': contentType }),
+    },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.body.text();
@@ -665,6 +670,68 @@ async function benchScale() {
 }
 
 /**
+ * Many active tenants (bench/tenants.js): 50 tenants called round-robin against 8, each count in
+ * an emulator of its own. Target: the p50 of 50 within 2x of 8's.
+ */
+async function benchTenants() {
+  process.stderr.write('Many tenants\n');
+  const figures = {};
+  for (const tenants of [8, 50]) {
+    const { child, url } = await serve(['--in-memory']);
+    const passes = quick ? 2 : 5;
+    figures[tenants] = await measureTenants({
+      url,
+      pid: child.pid,
+      api,
+      processTreeMemory,
+      tenants,
+      passes,
+      label: 'rr',
+    });
+    await stop(child);
+  }
+  const [few, many] = [figures[8], figures[50]];
+  record(
+    '50 tenants round-robin vs 8, reactor p50',
+    many.p50,
+    few.p50,
+    'ms',
+    '<= 2x 8 tenants',
+    many.p50 <= 2 * few.p50,
+    `${Math.round(many.rps)} vs ${Math.round(few.rps)} calls/s; ${many.processes} processes, ${Math.round(many.rss)} MB RSS`,
+  );
+}
+
+/**
+ * A large state import and a 10,000-token tokenize against /health (bench/state.js): the longest
+ * /health took while each ran, beside /health alone.
+ */
+async function benchState() {
+  process.stderr.write('State import and tokenize\n');
+  const { child, url } = await serve(['--in-memory']);
+  const figures = await measureStateImport({ url, api, tokens: quick ? 5000 : 10_000 });
+  await stop(child);
+  record(
+    `POST /_emulator/state of ${figures.megabytes.toFixed(1)} MB: slowest /health meanwhile`,
+    figures.importWorstMs,
+    figures.idleWorstMs,
+    'ms',
+    '<= 250 ms',
+    figures.importWorstMs <= 250,
+    `the import took ${Math.round(figures.importMs)} ms; baseline: /health alone`,
+  );
+  record(
+    'POST /tokenize of 10,000 tokens: slowest /health meanwhile',
+    figures.tokenizeWorstMs,
+    figures.idleWorstMs,
+    'ms',
+    '<= 250 ms',
+    figures.tokenizeWorstMs <= 250,
+    `the tokenize took ${Math.round(figures.tokenizeMs)} ms`,
+  );
+}
+
+/**
  * The leak guard's cost: the reactor and proxy paths with a detokenized token, against the same
  * emulator build started with --leak-guard off, in the same run (alternated). p50 within 5%.
  */
@@ -769,6 +836,8 @@ const suites = {
   proxy: benchProxy,
   store: benchStore,
   scale: benchScale,
+  tenants: benchTenants,
+  state: benchState,
   testing: () => benchTesting({ record, quick }),
   leaks: benchLeaks,
   replay: benchReplay,

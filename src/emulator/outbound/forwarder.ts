@@ -107,7 +107,7 @@ export class Forwarder {
     return pool;
   }
 
-  private sendWithNodeHttp(request: OutboundRequest, hop: boolean, pool: string): Promise<OutboundResponse> {
+  private async sendWithNodeHttp(request: OutboundRequest, hop: boolean, pool: string): Promise<OutboundResponse> {
     const client = request.url.protocol === 'https:' ? https : http;
     const headers: Record<string, string> = hop
       ? { ...request.headers, [PROXY_HOP_HEADER]: '1' }
@@ -124,21 +124,27 @@ export class Forwarder {
       !hasHeader(headers, 'transfer-encoding')
     )
       headers['Content-Length'] = String(Buffer.byteLength(body));
+    // User code's TLS options, over its pool's agent and a context made once, its material parsed
+    // off this thread (or refused: ERR_SVC_TLS_BUDGET, ERR_SVC_TLS_TIMEOUT, ERR_SVC_TLS_REFUSED).
+    const { tls } = request;
+    let connection: https.RequestOptions;
+    try {
+      connection = tls !== undefined && client === https ? await this.users.optionsOf(pool, tls) : { agent: false };
+    } catch (error) {
+      if (body instanceof Readable) body.destroy();
+      throw error;
+    }
+    const options: https.RequestOptions = {
+      method: request.method,
+      headers,
+      ...(tls as https.RequestOptions),
+      ...connection,
+    };
     return new Promise((resolve, reject) => {
-      // Given up before it left (an interceptor took its time): it never does.
+      // Given up before it left (an interceptor, or its TLS material's parse, took its time): it never does.
       if (request.signal?.aborted) {
         if (body instanceof Readable) body.destroy();
         return reject(Object.assign(new Error('The request was given up before it was sent.'), { code: 'ABORT_ERR' }));
-      }
-      // User code's TLS options, over its pool's agent and a context made once (or refused: ERR_SVC_TLS_BUDGET).
-      let options: https.RequestOptions;
-      try {
-        const { tls } = request;
-        const connection = tls !== undefined && client === https ? this.users.optionsOf(pool, tls) : { agent: false };
-        options = { method: request.method, headers, ...(tls as https.RequestOptions), ...connection };
-      } catch (error) {
-        if (body instanceof Readable) body.destroy();
-        return reject(error);
       }
       const outgoing = client.request(request.url, options, (incoming) => {
         clearTimeout(headersTimer);

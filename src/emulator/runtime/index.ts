@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { SandboxStoppedError } from './user-code-error.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
 import { Instance } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
 import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
+import { ProcessBudget, defaultMemoryBudgetMb } from './process-budget.js';
 import type {
   LoadSpec,
   LogEntry,
@@ -17,6 +17,7 @@ import type { OutboundOwner } from './outbound-requests.js';
 import { InspectorPort, sourceUrlOf } from './inspect.js';
 
 export { UserCodeError } from './user-code-error.js';
+export { codeVersion, recordCodeVersion } from './code-version.js';
 export { JsonText } from './json-text.js';
 export type { Instance } from './instance.js';
 export { INSPECT_HOST, freeInspectPort, inspectNotice } from './inspect.js';
@@ -37,25 +38,6 @@ export type {
 } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
 
-/** A version that changes exactly when the code (or the file name its stack traces show) does. */
-export function codeVersion(code: string, filename: string): string {
-  return createHash('sha256').update(filename).update('\u0000').update(code).digest('hex').slice(0, 16);
-}
-
-const recordVersions = new WeakMap<object, Map<string, string>>();
-
-/**
- * codeVersion of code a stored record holds, hashed once per record object and file name rather
- * than on every call: records are replaced on every change, never edited in place.
- */
-export function recordCodeVersion(record: object, code: string, filename: string): string {
-  let byFile = recordVersions.get(record);
-  if (!byFile) recordVersions.set(record, (byFile = new Map()));
-  let version = byFile.get(filename);
-  if (version === undefined) byFile.set(filename, (version = codeVersion(code, filename)));
-  return version;
-}
-
 const DEFAULT_TENANT = 'default';
 
 /**
@@ -67,10 +49,11 @@ const DEFAULT_TENANT = 'default';
  * then unloaded; a version that fails to load leaves the old one serving.
  *
  * The budget, shared fairly: every group may always have one process (a tenant is never made to
- * wait for another's calls); `maxProcesses` bounds the processes beyond that, and a group's extras
- * (a second one while its first is held by code that does not yield) are taken only when room is
- * free at once, never waited for. At the cap, the least recently used idle process makes room (its
- * code loads again on its next call).
+ * wait for another's calls); `maxProcesses` and `memoryBudgetMb` (process-budget.ts: the processes'
+ * measured memory) bound the processes beyond that, and a group's extras (a second one while its
+ * first is held by code that does not yield) are taken only when room is free at once, never
+ * waited for. At the cap, the least recently used idle process makes room (its code loads again on
+ * its next call); a group's first process idle for `keepWarmMs` is stopped, giving its memory back.
  */
 export class Runtime {
   private readonly options: Required<Omit<RuntimeOptions, 'onLog' | 'inspect'>> & { onLog: (entry: LogEntry) => void };
@@ -88,6 +71,7 @@ export class Runtime {
   /** The load asked for last, per id: it, and no earlier one finishing later, becomes current. */
   private readonly latest = new Map<string, Promise<Instance>>();
   private readonly source: ProcessSource;
+  private readonly budget: ProcessBudget;
   /** Starts waiting for room within the budget (another owner of a tenant, with `isolation: 'owner'`). */
   private readonly waiting: (() => void)[] = [];
   private disposed = false;
@@ -101,11 +85,13 @@ export class Runtime {
     this.options = {
       projectDir: options.projectDir ?? process.cwd(),
       npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
-      maxProcesses: options.maxProcesses ?? 8,
+      maxProcesses: options.maxProcesses ?? 64,
+      memoryBudgetMb: options.memoryBudgetMb ?? defaultMemoryBudgetMb(),
       maxProcessesPerGroup: options.maxProcessesPerGroup ?? 2,
       maxVersionsPerProcess: options.maxVersionsPerProcess ?? 256,
       isolation: options.isolation ?? 'tenant',
       idleMs: options.idleMs ?? 10_000,
+      keepWarmMs: options.keepWarmMs ?? 300_000,
       memoryMb: options.memoryMb ?? 256,
       spares: options.spares ?? 0,
       loadTimeoutMs: options.loadTimeoutMs ?? 5_000,
@@ -119,13 +105,15 @@ export class Runtime {
       ...(options.inspect && { maxProcesses: 1, maxProcessesPerGroup: 1, spares: 0 }),
     };
     this.inspect = options.inspect;
-    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs } = this.options;
+    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs, keepWarmMs } = this.options;
+    this.budget = new ProcessBudget(this.options.maxProcesses, this.options.memoryBudgetMb);
     this.source = {
       start: (group, extra) => this.start(group, extra),
       released: () => this.released(),
       maxProcessesPerGroup,
       maxVersionsPerProcess,
       idleMs,
+      keepWarmMs,
     };
   }
 
@@ -312,7 +300,7 @@ export class Runtime {
       // With a debugger, a process that went has exited first: its inspector's port is free.
       if (this.inspect) await this.inspectorPort.settled();
       if (this.disposed) throw new Error('the runtime is disposed');
-      if (this.processCount < this.options.maxProcesses) return this.spawnFor(group);
+      if (this.budget.hasRoom(this.processes)) return this.spawnFor(group);
       const idle = [...this.processes]
         .filter((process) => {
           if (process.dead) return false;
@@ -394,7 +382,7 @@ export class Runtime {
   }
 
   private refill(count: number): void {
-    while (!this.disposed && this.spares.length < count && this.processCount < this.options.maxProcesses)
+    while (!this.disposed && this.spares.length < count && this.budget.hasRoom(this.processes))
       this.spares.push(this.spawn());
   }
 }

@@ -39,6 +39,8 @@ export class ProcessWatch {
   /** Busy time the probes found with no call running, less the quiet time. */
   private busyMs = 0;
   private bootRss = 0;
+  /** The process's resident memory when last read (bytes; 0 before its boot or where /proc is missing). */
+  rssBytes = 0;
   private tick: NodeJS.Timeout | undefined;
   private tickMs = 0;
   private stopped = false;
@@ -62,6 +64,7 @@ export class ProcessWatch {
   /** Booted: memory is counted from here. */
   booted(): void {
     this.bootRss = this.rss() ?? 0;
+    this.rssBytes = this.bootRss;
   }
 
   /** A probe's answer: how busy the process was with no call running. */
@@ -93,6 +96,7 @@ export class ProcessWatch {
   private check(): void {
     if (this.stopped) return;
     const rss = this.rss();
+    if (rss !== undefined) this.rssBytes = rss;
     const limit = this.process.memoryMb;
     if (rss !== undefined && this.bootRss > 0 && rss - this.bootRss > limit * 1024 * 1024) {
       return this.process.kill(`it ran out of memory (limit ${limit} MB)`);

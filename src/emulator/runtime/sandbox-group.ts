@@ -12,6 +12,7 @@ export interface ProcessSource {
   readonly maxProcessesPerGroup: number;
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
+  readonly keepWarmMs: number;
 }
 
 /**
@@ -173,18 +174,21 @@ export class SandboxGroup {
     this.reapers.delete(process);
   }
 
-  /** An extra process goes after `idleMs` without calls; the first stays warm (unless the owner is gone). */
+  /**
+   * An extra process goes after `idleMs` without calls; the first stays warm `keepWarmMs` (its
+   * memory then goes back to the budget, process-budget.ts), or 1 s once the owner is gone.
+   */
   private scheduleReap(process: SandboxProcess, evenFirst = false): void {
-    if (process.dead || (process.calls.size > 0 && !evenFirst) || (this.processes.indexOf(process) <= 0 && !evenFirst))
-      return;
+    if (process.dead || (process.calls.size > 0 && !evenFirst)) return;
     this.keep(process);
+    const first = this.processes.indexOf(process) <= 0;
     const timer = setTimeout(
       () => {
         this.reapers.delete(process);
-        if (process.calls.size > 0) return this.scheduleReap(process, evenFirst);
-        if (evenFirst || this.processes.indexOf(process) > 0) process.kill('it was idle');
+        if (process.calls.size > 0 || process.preparing) return this.scheduleReap(process, evenFirst);
+        process.kill('it was idle');
       },
-      evenFirst ? 1000 : this.source.idleMs,
+      evenFirst ? 1000 : first ? this.source.keepWarmMs : this.source.idleMs,
     );
     timer.unref();
     this.reapers.set(process, timer);

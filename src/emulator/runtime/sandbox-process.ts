@@ -52,8 +52,8 @@ export class SandboxProcess {
   readonly logs: ProcessLogs;
   private deathReason: string | undefined;
   lastUsed = performance.now();
-  /** Memory, liveness, and work left running with no call (process-watch.ts). */
-  private readonly watchdog: ProcessWatch;
+  /** Memory (what it holds of the budget: process-budget.ts), liveness, and work left running with no call (process-watch.ts). */
+  readonly watchdog: ProcessWatch;
   /** User code's `https` requests, sent out from here (outbound-requests.ts). */
   private readonly outbound: OutboundRequests;
 

@@ -85,15 +85,23 @@ export interface RuntimeOptions {
   isolation?: 'tenant' | 'owner';
   /**
    * Sandbox processes in all beyond each group's first (which no group is refused: no tenant waits
-   * for another's calls). Default 8.
+   * for another's calls), at most. Default 64.
    */
   maxProcesses?: number;
+  /**
+   * The resident memory sandbox processes may hold in all, in MB, each counted as last measured: a
+   * process beyond a group's first starts only within it (docs/sandbox.md). Default half the memory
+   * free when the runtime starts, from 512 MB to 8 GB.
+   */
+  memoryBudgetMb?: number;
   /** Sandbox processes one group (tenant) may use at once (a second one while the first is held by a CPU-bound call). Default 2. */
   maxProcessesPerGroup?: number;
   /** Code versions one process keeps loaded; the least recently used beyond it are unloaded (and reloaded on demand). Default 256. */
   maxVersionsPerProcess?: number;
   /** How long an extra process (beyond an owner's first) may sit idle before it is stopped. Default 10 s. */
   idleMs?: number;
+  /** How long a group's first process stays booted with no call; then it is stopped (its code loads again at its next call). Default 5 min. */
+  keepWarmMs?: number;
   /** Memory of each sandbox process beyond its start (heap and ArrayBuffers), in MB. Default 256. */
   memoryMb?: number;
   /** Unassigned sandbox processes kept booted, so that a new tenant's first load costs milliseconds. Default 0 (`prewarm` boots one). */

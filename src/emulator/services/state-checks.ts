@@ -9,6 +9,7 @@ import { MAX_NAME_LENGTH } from '../../api/limits.js';
 import { HTTP_URL_PATTERN, TOKEN_ID_PATTERN, TOKEN_ID_RULE } from '../../api/patterns.js';
 import { FieldErrors, HttpError } from '../errors.js';
 import { CONTAINER_PATTERN } from './access.js';
+import { inSlices } from './state-import.js';
 import { normalizeTokenData } from './token-types.js';
 
 const TOKEN_ID = new RegExp(TOKEN_ID_PATTERN);
@@ -16,8 +17,8 @@ const HTTP_URL = new RegExp(HTTP_URL_PATTERN);
 /** A card's expiry is checked against this: a card that expired after its export is still a token. */
 const LONG_AGO = new Date(0);
 
-/** Throws a 422 (`badFile`) for the first entry of `doc` that cannot be imported. */
-export function checkEntries(doc: StateDocument, badFile: (detail: string) => HttpError): void {
+/** Rejects with a 422 (`badFile`) for the first entry of `doc` that cannot be imported; tokens checked a slice at a time. */
+export async function checkEntries(doc: StateDocument, badFile: (detail: string) => HttpError): Promise<void> {
   for (const kind of STATE_KINDS) {
     const seen = new Set<string>();
     for (const entry of doc[kind]) {
@@ -27,6 +28,10 @@ export function checkEntries(doc: StateDocument, badFile: (detail: string) => Ht
   }
   const problem = firstProblem(doc);
   if (problem) throw badFile(problem);
+  await inSlices(doc.tokens, (token) => {
+    const bad = badToken(token);
+    if (bad) throw badFile(`token ${token.id}: ${bad}`);
+  });
 }
 
 function firstProblem(doc: StateDocument): string | undefined {
@@ -48,10 +53,6 @@ function firstProblem(doc: StateDocument): string | undefined {
       badUrl(proxy.destination_url) ??
       (proxy.key === '' ? 'key is empty' : sharedKey(proxyKeys, proxy.key, what));
     if (bad) return `${what}: ${bad}`;
-  }
-  for (const token of doc.tokens) {
-    const bad = badToken(token);
-    if (bad) return `token ${token.id}: ${bad}`;
   }
   return undefined;
 }

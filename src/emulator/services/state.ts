@@ -1,4 +1,4 @@
-import { STATE_KINDS, type StateDocument, type StateKind, type StatePlan, sortState } from '../../api/state.js';
+import { type StateDocument, type StateKind, type StatePlan, sortState } from '../../api/state.js';
 import { packageVersion } from '../../lib/package-version.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { HttpError } from '../errors.js';
@@ -11,7 +11,8 @@ import { transformId } from './proxies.js';
 import { checkGrants } from './grants.js';
 import { hashKey } from './keys.js';
 import { checkEntries } from './state-checks.js';
-import { recordOf, sameEntry, tenantEntries } from './state-entries.js';
+import { tenantEntries } from './state-entries.js';
+import { ImportPlan, collectionOf } from './state-import.js';
 import type { TenantClocks } from './tenant-clocks.js';
 
 export interface ImportOptions {
@@ -19,8 +20,6 @@ export interface ImportOptions {
   /** The tenant ends equal to the file (but the key making the call, and the tenant's bootstrap Applications). */
   replace: boolean;
 }
-
-type Entry = StateDocument[StateKind][number];
 
 /**
  * A tenant's state exported, imported and reset (`svc state`, `/_emulator/state`). An import is one
@@ -42,35 +41,36 @@ export class StateService {
   }
 
   async importState(caller: Caller, doc: StateDocument, options: ImportOptions): Promise<StatePlan> {
-    const { store } = this.deps;
+    const { store, cipher } = this.deps;
     const tenantId = caller.tenantId;
     checkApplicationGrants(doc);
     doc = this.adoptSameKeys(tenantId, doc);
     const protectedIds = this.protectedApplications(caller);
-    this.check(tenantId, doc, options.replace ? [...protectedIds.keys()] : undefined);
+    const keptOnReplace = options.replace ? [...protectedIds.keys()] : undefined;
+    await checkEntries(doc, badFile);
+    this.check(tenantId, doc, keptOnReplace);
     this.checkNoLockout(tenantId, doc, protectedIds);
-    const current = tenantEntries(store, this.deps.cipher, tenantId);
-    const plan: StatePlan = { dry_run: options.dryRun, replace: options.replace, changes: [], unchanged: 0, kept: [] };
-    for (const kind of STATE_KINDS) {
-      const now = new Map<string, Entry>(current[kind].map((entry) => [entry.id, entry]));
-      const wanted = new Set(doc[kind].map((entry) => entry.id));
-      for (const entry of doc[kind]) {
-        const before = now.get(entry.id);
-        if (before && sameEntry(before, entry)) plan.unchanged++;
-        else plan.changes.push({ kind, id: entry.id, name: nameOf(entry), action: before ? 'update' : 'create' });
-      }
-      if (!options.replace) continue;
-      for (const entry of current[kind]) {
-        if (wanted.has(entry.id)) continue;
-        const reason = kind === 'applications' ? protectedIds.get(entry.id) : undefined;
-        if (reason) plan.kept.push({ kind, id: entry.id, name: nameOf(entry), reason });
-        else plan.changes.push({ kind, id: entry.id, name: nameOf(entry), action: 'delete' });
-      }
-    }
-    if (options.dryRun || plan.changes.length === 0) return plan;
+    const now = this.deps.clocks.now(tenantId).toISOString();
+    const planned = new ImportPlan({ store, cipher, tenantId, doc, replace: options.replace, protectedIds, now });
+    await planned.make();
+    if (options.dryRun) return planned.plan(true);
+    await planned.prepare();
+    // The last turn before the write: the store's checks again, and what changed meanwhile planned again.
+    this.check(tenantId, doc, keptOnReplace);
+    this.checkNoLockout(tenantId, doc, protectedIds);
+    planned.settle();
+    const plan = planned.plan(false);
+    if (plan.changes.length === 0) return plan;
     const clearAll = options.replace;
     await store.write((batch) => {
-      for (const change of plan.changes) this.applyChange(batch, tenantId, doc, change);
+      for (const change of plan.changes) {
+        const collection = collectionOf(store, change.kind);
+        if (change.action === 'delete') batch.delete(collection, tenantId, change.id);
+        else {
+          const record = planned.records.get(`${change.kind}\u0000${change.id}`)!;
+          batch.put(collection, withAuthors(change.kind, record, batch.get(collection, tenantId, change.id)));
+        }
+      }
       // The file holds no transactions or async results: a tenant made equal to it has none.
       if (clearAll) {
         deleteAll(batch, store.transactions, tenantId);
@@ -114,7 +114,6 @@ export class StateService {
   /** Refuses, before anything is written, what the write could not keep its promises with. */
   private check(tenantId: string, doc: StateDocument, keptOnReplace: string[] | undefined): void {
     const { store } = this.deps;
-    checkEntries(doc, badFile);
     // What a reactor or proxy may be bound to once the import is done.
     const staying = keptOnReplace ?? store.applications.list(tenantId).map((app) => app.id);
     const applications = new Set([...doc.applications.map((app) => app.id), ...staying]);
@@ -170,18 +169,6 @@ export class StateService {
     return kept;
   }
 
-  private applyChange(batch: WriteBatch, tenantId: string, doc: StateDocument, change: StatePlan['changes'][number]) {
-    const collection = this.collectionOf(change.kind);
-    if (change.action === 'delete') {
-      batch.delete(collection, tenantId, change.id);
-      return;
-    }
-    const entry = doc[change.kind].find((candidate) => candidate.id === change.id)!;
-    const existing = batch.get(collection, tenantId, change.id) as { created_by?: string; modified_by?: string };
-    const now = this.deps.clocks.now(tenantId).toISOString();
-    batch.put(collection, recordOf(change.kind, this.deps.cipher, tenantId, entry, now, existing) as TenantRecord);
-  }
-
   /** Code that changed or went is unloaded: the next call loads what the store now holds. */
   private async unloadChanged(plan: StatePlan): Promise<void> {
     const { runtime } = this.deps;
@@ -196,21 +183,16 @@ export class StateService {
       }
     }
   }
-
-  private collectionOf(kind: StateKind): Collection<TenantRecord> {
-    const { store } = this.deps;
-    const collections = {
-      applications: store.applications,
-      reactors: store.reactors,
-      proxies: store.proxies,
-      tokens: store.tokens,
-    };
-    return collections[kind] as unknown as Collection<TenantRecord>;
-  }
 }
 
-function nameOf(entry: Entry): string | null {
-  return 'name' in entry ? entry.name : null;
+/** The record to put, with who made it and who last changed it as the record it replaces says. */
+function withAuthors(kind: StateKind, record: TenantRecord, existing: TenantRecord | undefined): TenantRecord {
+  const { created_by, modified_by } = (existing ?? {}) as { created_by?: string; modified_by?: string };
+  return {
+    ...record,
+    ...(created_by !== undefined && { created_by }),
+    ...(modified_by !== undefined && kind !== 'tokens' && { modified_by }),
+  };
 }
 
 function deleteAll<T extends TenantRecord>(batch: WriteBatch, collection: Collection<T>, tenantId: string): void {

@@ -1,0 +1,132 @@
+/**
+ * A large state import lets other requests run while it checks, compares and seals (a slice at a
+ * time), and is still one write: what the tenant changed meanwhile is planned again before it.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createTenant, sharedEmulator, unique } from '../helpers/emulator.js';
+import { eventually } from '../helpers/wait.js';
+
+const emulator = sharedEmulator();
+
+/** A state document of `count` tokens of about 500 bytes each. */
+function stateOf(count: number): { text: string; ids: string[] } {
+  const created_at = new Date().toISOString();
+  const tokens = Array.from({ length: count }, (_, i) => ({
+    id: randomUUID(),
+    type: 'token',
+    containers: ['/general/high/'],
+    metadata: { n: String(i) },
+    expires_at: null,
+    created_at,
+    data: { note: 'x'.repeat(300), n: i },
+  }));
+  const text = JSON.stringify({ svc_state: 1, applications: [], reactors: [], proxies: [], tokens });
+  return { text, ids: tokens.map((token) => token.id) };
+}
+
+/** The bytes waiting in a loopback TCP socket's queues, by its ports (Linux: /proc/net/tcp and tcp6). */
+async function queued(localPort: number, remotePort: number): Promise<number | undefined> {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = (await readFile(table, 'utf8').catch(() => '')).split('\n');
+    for (const line of lines) {
+      const [, local, remote, , queues] = line.trim().split(/\s+/);
+      if (local?.endsWith(`:${hex(localPort)}`) && remote?.endsWith(`:${hex(remotePort)}`)) {
+        const [tx, rx] = queues!.split(':').map((n) => Number.parseInt(n, 16));
+        return tx! + rx!;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Posts the import; `whenRead` runs once the emulator has read its whole body (nothing left queued
+ * on either end of its connection): the import's work has begun. Resolves with its answer.
+ */
+function postImport(
+  url: string,
+  key: string,
+  text: string,
+  query: string,
+  whenRead: () => void,
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/_emulator/state${query}`,
+      { method: 'POST', headers: { 'svc-api-key': key, 'content-type': 'application/json' } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(body) }));
+      },
+    );
+    request.on('error', reject);
+    request.end(text, async () => {
+      const { localPort, remotePort } = request.socket!;
+      await eventually(async () => {
+        expect(await queued(localPort!, remotePort!)).toBe(0);
+        expect(await queued(remotePort!, localPort!)).toBe(0);
+      }, 30_000);
+      whenRead();
+    });
+  });
+}
+
+describe('a large state import is sliced', () => {
+  it('/health is answered while a 2.5 MB import is checked, compared and sealed', async () => {
+    const emu = emulator();
+    const tenant = await createTenant(emu, unique('importer'));
+    const { text, ids } = stateOf(5000);
+    const order: string[] = [];
+    let health: Promise<void> | undefined;
+    const imported = postImport(emu.url, tenant.management_key, text, '', () => {
+      health = emu.call('GET', '/health', { key: null }).then((answer) => {
+        expect(answer.status).toBe(200);
+        order.push('health');
+      });
+    }).then((answer) => {
+      order.push('import');
+      return answer;
+    });
+    const answer = await imported;
+    await health;
+    expect(order).toEqual(['health', 'import']);
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 300)).toBe(200);
+    expect(answer.body.changes).toHaveLength(5000);
+    const last = await emu.call('GET', `/tokens/${ids[4999]}`, { key: tenant.private_key });
+    expect(last.status, last.text).toBe(200);
+    expect(last.body.id).toBe(ids[4999]);
+  });
+
+  it('a token created while a replacing import yields is planned again and deleted by its one write', async () => {
+    const emu = emulator();
+    const tenant = await createTenant(emu, unique('replacer'));
+    const { text } = stateOf(5000);
+    const order: string[] = [];
+    let created: Promise<string> | undefined;
+    const imported = postImport(emu.url, tenant.management_key, text, '?replace=1', () => {
+      created = emu
+        .call('POST', '/tokens', { key: tenant.private_key, body: { type: 'token', data: 'made meanwhile' } })
+        .then((answer) => {
+          expect(answer.status, answer.text).toBe(201);
+          order.push('create');
+          return answer.body.id as string;
+        });
+    }).then((answer) => {
+      order.push('import');
+      return answer;
+    });
+    const answer = await imported;
+    const id = await created!;
+    expect(order).toEqual(['create', 'import']);
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 300)).toBe(200);
+    expect(answer.body.changes).toContainEqual({ kind: 'tokens', id, name: null, action: 'delete' });
+    const gone = await emu.call('GET', `/tokens/${id}`, { key: tenant.private_key });
+    expect(gone.status).toBe(404);
+  });
+});
