@@ -11,6 +11,7 @@
  * call's work (an AsyncResource made when the request was).
  */
 import { AsyncResource } from 'node:async_hooks';
+import { METHODS, STATUS_CODES } from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import type { RequestOwner } from './facades.js';
 import {
@@ -20,7 +21,7 @@ import {
   type FromSandbox,
   type HttpsReply,
 } from './protocol.js';
-import { type RequestHead, readRequest, type RequestSpec, validHeader } from './https-options.js';
+import { type RequestHead, readRequest, type RequestSpec, type Scheme, validHeader } from './https-options.js';
 import { bodyTooLarge, oversizedHead } from './outbound-bounds.js';
 
 /** Whose work a request is: a call (its id) or a version's top-level code. */
@@ -372,13 +373,16 @@ export class Agent {
   destroy(): void {}
 }
 
-/** `require('https')` as user code sees it, its requests sent over `link`. */
-export function httpsFacade(owner: () => HttpsOwner | undefined, link: HttpsLink): object {
+/**
+ * `require('https')` (or, with `http:`, `require('http')`) as user code sees it, its requests sent
+ * over `link`: both leave from the emulator's outbound gateway, the one door out.
+ */
+export function httpsFacade(owner: () => HttpsOwner | undefined, link: HttpsLink, scheme: Scheme = 'https:'): object {
   const request = (...args: unknown[]): SandboxRequest => {
     const starter = owner();
     if (!starter || starter.finished)
       throw new Error('The call that would make this request has returned: outbound requests belong to their call.');
-    const outgoing = new SandboxRequest(link, readRequest(args), starter);
+    const outgoing = new SandboxRequest(link, readRequest(args, scheme), starter);
     const end = () =>
       outgoing.destroy(
         plainError({ code: 'ERR_CALL_ENDED', message: 'The call that made this request has ended.' }, 'ended'),
@@ -392,5 +396,12 @@ export function httpsFacade(owner: () => HttpsOwner | undefined, link: HttpsLink
     outgoing.end();
     return outgoing;
   };
-  return { request, get, Agent, globalAgent: new Agent() };
+  return {
+    request,
+    get,
+    Agent,
+    globalAgent: new Agent(),
+    STATUS_CODES: { ...STATUS_CODES },
+    METHODS: [...METHODS],
+  };
 }

@@ -1,0 +1,116 @@
+/**
+ * The built-in modules `require` serves in the sandbox (compartment.ts), as the platform's Node 16
+ * has them for the code it runs and the packages of its list: each Node's own where it holds no
+ * capability, a facade where it would (https-facade.ts, facades.ts, process-facade.ts). All of it
+ * is hardened by the host afterwards (freeze-reachable.ts).
+ *
+ * Which ones: the platform documents buffer, crypto, https, querystring and stream; what the
+ * packages of its list require at load adds http, path, url, util, events, string_decoder, zlib,
+ * assert and punycode (axios, node-fetch, xmlbuilder2, csv-parse, node-jose...), and `process` and
+ * `timers` are Node's globals as modules. `os`, `tty`, `net`, `child_process`, `worker_threads` and
+ * the rest are not served: nothing on the list needs them at load, and each reaches the host.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type WorkOwner, cryptoFacade, ownedModule } from './facades.js';
+import { type HttpsLink, type HttpsOwner, httpsFacade } from './https-facade.js';
+
+const hostRequire = createRequire(import.meta.url);
+
+/** The folder user code runs in, as the platform's runtime reports it (`process.cwd()`). */
+export const USER_CWD = '/var/task';
+
+/**
+ * Modules only the allowlisted packages' own code may require, refusing every use: `fs` (form-data,
+ * under axios, requires it at load, and uses it only for file streams). User code gets "Cannot require".
+ */
+export const PACKAGE_ONLY_MODULES = ['fs'] as const;
+
+/** `path` with the sandbox's folder, never the host's, as what relative paths resolve against. */
+function pathFacade(): object {
+  const flavour = (base: typeof path.posix, root: string): Record<string, unknown> => ({
+    ...base,
+    resolve: (...paths: string[]) => base.resolve(root, ...paths),
+    relative: (from: string, to: string) => base.relative(base.resolve(root, from), base.resolve(root, to)),
+  });
+  const posix = flavour(path.posix, USER_CWD);
+  const win32 = flavour(path.win32, 'C:\\');
+  posix.posix = posix;
+  posix.win32 = win32;
+  win32.posix = posix;
+  win32.win32 = win32;
+  return posix;
+}
+
+/** `url` whose pathToFileURL resolves a relative path against the sandbox's folder, not the host's. */
+function urlFacade(): object {
+  const url = hostRequire('node:url') as typeof import('node:url');
+  return {
+    ...url,
+    pathToFileURL: (file: string, options?: object) =>
+      url.pathToFileURL(path.posix.resolve(USER_CWD, String(file)), options as never),
+  };
+}
+
+/**
+ * `assert` whose failures without a message say so in words: Node's would read the source of the
+ * failing call from disk (a file of the host's, by the name in the stack) to quote it.
+ */
+function assertFacade(): object {
+  const assert = hostRequire('node:assert') as typeof import('node:assert');
+  const FALSY = 'The expression evaluated to a falsy value';
+  const guard = (check: (value: unknown, message?: unknown) => void) =>
+    function ok(this: unknown, ...args: unknown[]) {
+      if (args.length === 0) return Reflect.apply(check, undefined, []);
+      return Reflect.apply(check, undefined, [args[0], args[1] ?? (args[0] ? undefined : FALSY)]);
+    };
+  const strict = Object.assign(guard(assert.strict as never), { ...assert.strict });
+  const facade = Object.assign(guard(assert as never), { ...assert });
+  facade.ok = guard(assert.ok as never);
+  strict.ok = guard(assert.strict.ok as never);
+  facade.strict = strict;
+  strict.strict = strict;
+  return facade;
+}
+
+/** `fs` for the packages that require it at load: every function refuses (the sandbox has no file system). */
+function refusingFs(): object {
+  const fs = hostRequire('node:fs') as Record<string, unknown>;
+  const facade: Record<string, unknown> = { constants: { ...(fs.constants as object) } };
+  for (const name of Object.keys(fs)) {
+    if (typeof fs[name] !== 'function' || !/^[a-z]/.test(name)) continue;
+    facade[name] = () => {
+      throw Object.assign(new Error(`fs.${name} is not available: the sandbox has no file system.`), {
+        code: 'ERR_ACCESS_DENIED',
+      });
+    };
+  }
+  return facade;
+}
+
+/** Every module `require` can serve, by its bare name (`node:` prefixes are taken off before). */
+export function userModules(
+  owner: () => HttpsOwner | undefined,
+  link: HttpsLink,
+  timers: Record<string, unknown>,
+): Record<string, unknown> {
+  const workOwner = owner as () => WorkOwner | undefined;
+  return {
+    assert: assertFacade(),
+    buffer: hostRequire('node:buffer'),
+    crypto: cryptoFacade(workOwner),
+    events: hostRequire('node:events'),
+    fs: refusingFs(),
+    http: httpsFacade(owner, link, 'http:'),
+    https: httpsFacade(owner, link, 'https:'),
+    path: pathFacade(),
+    punycode: hostRequire('node:punycode'),
+    querystring: hostRequire('node:querystring'),
+    stream: hostRequire('node:stream'),
+    string_decoder: hostRequire('node:string_decoder'),
+    timers: { ...timers },
+    url: urlFacade(),
+    util: hostRequire('node:util'),
+    zlib: ownedModule(hostRequire('node:zlib') as object, workOwner),
+  };
+}
