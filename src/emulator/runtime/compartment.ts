@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import { neutralizeSesTriggers } from './neutralize.js';
+import { defineConstructorInExtends, neutralizeSesTriggers } from './neutralize.js';
 import {
   BUILTIN_ALLOWLIST,
   ERRORS_MODULE,
@@ -68,7 +68,7 @@ export function loadCode(
     Object.assign(compartment.globalThis, errors);
     // Same line numbers as the file: the wrapper opens on the code's first line.
     const factory = compartment.evaluate(
-      `${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${sourceUrl}`,
+      `${MODULE_PREFIX}${neutralizeSesTriggers(defineConstructorInExtends(code))}\n})\n//# sourceURL=${sourceUrl}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     const module = { exports: {} as unknown };
@@ -169,7 +169,7 @@ function makeRequire(
     const sourceName = path.relative(config.projectDir, file).split(path.sep).join('/');
     userSources.add(sourceName);
     const factory = compartment.evaluate(
-      `${MODULE_PREFIX}${neutralizeSesTriggers(source.replace(/^#!.*/, ''))}\n})\n//# sourceURL=${sourceName}`,
+      `${MODULE_PREFIX}${neutralizeSesTriggers(defineConstructorInExtends(source.replace(/^#!.*/, '')))}\n})\n//# sourceURL=${sourceName}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     Reflect.apply(factory, module.exports, [

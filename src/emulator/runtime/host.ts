@@ -26,7 +26,7 @@ import {
 } from './process-lockdown.js';
 import type { WorkOwner } from './facades.js';
 import { Agent, HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse } from './https-facade.js';
-import { enableOverrides, removeLaterNodeIntrinsics } from './node16.js';
+import { lockdownAsNode16 } from './node16.js';
 import { userProcess } from './process-facade.js';
 import { userModules } from './user-modules.js';
 import { freezeReachable } from './freeze-reachable.js';
@@ -106,19 +106,7 @@ closeInheritedDescriptors();
 Buffer.poolSize = 0;
 restrictNetwork();
 
-// lockdown() in two halves: between them the realm becomes Node 16's (node16.ts).
-repairIntrinsics({
-  errorTaming: 'unsafe', // keep stacks: users need their file and line (prepareUserStack trims them)
-  localeTaming: 'unsafe',
-  consoleTaming: 'unsafe',
-  overrideTaming: 'severe', // let user code assign e.g. `obj.toString = ...` on its own objects
-  stackFiltering: 'verbose',
-  errorTrapping: 'none',
-  unhandledRejectionTrapping: 'none',
-});
-enableOverrides();
-removeLaterNodeIntrinsics();
-hardenIntrinsics();
+lockdownAsNode16();
 // Hardened below with the rest: every compartment's Error hands it out, one object for all of them.
 Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
 

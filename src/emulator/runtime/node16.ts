@@ -7,6 +7,25 @@
  * allowlisted packages need is removed (they were written for Node 16).
  */
 
+/**
+ * SES's lockdown() in its two halves, the realm made Node 16's between them: after the repair
+ * (SES has taken what it uses), before the intrinsics are hardened.
+ */
+export function lockdownAsNode16(): void {
+  repairIntrinsics({
+    errorTaming: 'unsafe', // keep stacks: users need their file and line (prepareUserStack trims them)
+    localeTaming: 'unsafe',
+    consoleTaming: 'unsafe',
+    overrideTaming: 'severe', // let user code assign e.g. `obj.toString = ...` on its own objects
+    stackFiltering: 'verbose',
+    errorTrapping: 'none',
+    unhandledRejectionTrapping: 'none',
+  });
+  enableOverrides();
+  removeLaterNodeIntrinsics();
+  hardenIntrinsics();
+}
+
 /** The platform's Node version, as `process.version` and the messages say it. */
 export const PLATFORM_NODE_VERSION = 'v16.20.2';
 
@@ -104,11 +123,13 @@ export function removeLaterNodeIntrinsics(): void {
 
 /**
  * The properties libraries written for Node 16 assign on objects of their own that inherit them
- * from a frozen prototype (TypeScript's `__extends` sets `constructor` on a new prototype made from
- * Array's or Error's; `toString`, `name`, `message`, `valueOf`, `toJSON` are assigned as well).
- * SES's `overrideTaming: 'severe'` covers Object.prototype and a few others, not these.
+ * from a frozen prototype (`toString`, `name`, `message`, `valueOf`, `toJSON`). SES's
+ * `overrideTaming: 'severe'` covers Object.prototype and a few others, not these. Not `constructor`:
+ * Node's util.inspect names an object by its prototype's `constructor` data property, and an array
+ * would print as `Object(1) [ 1 ]`; the assignment of it that libraries make (TypeScript's
+ * `__extends`) is taken care of where their code loads (neutralize.ts).
  */
-const OVERRIDDEN = ['constructor', 'toString', 'toLocaleString', 'valueOf', 'toJSON', 'name', 'message'];
+const OVERRIDDEN = ['toString', 'toLocaleString', 'valueOf', 'toJSON', 'name', 'message'];
 
 /**
  * Every prototype of the realm's constructors (and the iterator and generator prototypes user code

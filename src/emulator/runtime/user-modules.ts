@@ -52,24 +52,78 @@ function urlFacade(): object {
   };
 }
 
+interface AssertionFields {
+  message?: string;
+  actual?: unknown;
+  expected?: unknown;
+  operator?: string;
+  generatedMessage?: boolean;
+}
+
 /**
- * `assert` whose failures without a message say so in words: Node's would read the source of the
- * failing call from disk (a file of the host's, by the name in the stack) to quote it.
+ * `assert.AssertionError` as user code gets it: Node's fields, on the Error the language's errors
+ * extend once lockdown has run (frozen by it). Node's own AssertionError extends the realm's first
+ * Error, which holds V8's stack switches and is never handed out. Made after lockdown: before it,
+ * TypeError's parent is still that first Error.
+ */
+function userAssertionError() {
+  const SharedError = Object.getPrototypeOf(TypeError) as ErrorConstructor;
+  return class AssertionError extends SharedError {
+    readonly code = 'ERR_ASSERTION';
+    readonly generatedMessage: boolean;
+    readonly actual: unknown;
+    readonly expected: unknown;
+    readonly operator: string | undefined;
+
+    constructor(options: AssertionFields = {}) {
+      super(options.message ?? `${String(options.actual)} ${String(options.operator)} ${String(options.expected)}`);
+      this.name = 'AssertionError';
+      this.generatedMessage = options.generatedMessage ?? options.message === undefined;
+      this.actual = options.actual;
+      this.expected = options.expected;
+      this.operator = options.operator;
+    }
+  };
+}
+
+/**
+ * `assert`: Node's checks, its failures thrown as the AssertionError above (Node's own extends the
+ * realm's first Error), and a failure without a message said in words (Node's would read the
+ * source of the failing call from disk, a file of the host's by the name in the stack, to quote it).
  */
 function assertFacade(): object {
   const assert = hostRequire('node:assert') as typeof import('node:assert');
   const FALSY = 'The expression evaluated to a falsy value';
-  const guard = (check: (value: unknown, message?: unknown) => void) =>
-    function ok(this: unknown, ...args: unknown[]) {
-      if (args.length === 0) return Reflect.apply(check, undefined, []);
-      return Reflect.apply(check, undefined, [args[0], args[1] ?? (args[0] ? undefined : FALSY)]);
+  const AssertionError = userAssertionError();
+  const convert = (error: unknown): unknown => {
+    if (!(error instanceof assert.AssertionError)) return error;
+    const { message, actual, expected, operator, generatedMessage } = error;
+    return new AssertionError({ message, actual, expected, operator, generatedMessage });
+  };
+  const wrap = (check: (...args: unknown[]) => unknown, name: string) => {
+    const checked = (...args: unknown[]) => {
+      if (['ok', 'assert', 'strict'].includes(name) && args.length > 0 && !args[0] && args[1] === undefined)
+        args = [args[0], FALSY];
+      try {
+        const result = Reflect.apply(check, undefined, args);
+        return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(convert(error))) : result;
+      } catch (error) {
+        throw convert(error);
+      }
     };
-  const strict = Object.assign(guard(assert.strict as never), { ...assert.strict });
-  const facade = Object.assign(guard(assert as never), { ...assert });
-  facade.ok = guard(assert.ok as never);
-  strict.ok = guard(assert.strict.ok as never);
-  facade.strict = strict;
-  strict.strict = strict;
+    Object.defineProperty(checked, 'name', { value: name });
+    return checked;
+  };
+  const module = (from: Record<string, unknown>, name: string) => {
+    const facade = wrap(from as never, name) as ((...args: unknown[]) => unknown) & Record<string, unknown>;
+    for (const [key, member] of Object.entries(from))
+      if (typeof member === 'function' && /^[a-z]/.test(key)) facade[key] = wrap(member as never, key);
+    facade.AssertionError = AssertionError;
+    return facade;
+  };
+  const facade = module(assert as never, 'assert');
+  facade.strict = module(assert.strict as never, 'strict');
+  (facade.strict as Record<string, unknown>).strict = facade.strict;
   return facade;
 }
 
