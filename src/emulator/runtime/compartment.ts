@@ -131,7 +131,8 @@ function makeRequire(
       if (name === ERRORS_MODULE) return errors;
       if (builtinModules.includes(bare)) {
         // User code gets the allowlisted built-ins; the packages' own code, also those only they need (`fs`).
-        if (!(bare in modules) || (user && !(BUILTIN_ALLOWLIST as readonly string[]).includes(bare))) throw refuse(name);
+        if (!(bare in modules) || (user && !(BUILTIN_ALLOWLIST as readonly string[]).includes(bare)))
+          throw refuse(name);
         return modules[bare];
       }
       const isPath = name.startsWith('.') || name.startsWith('/');

@@ -25,7 +25,8 @@ import {
   userPerformance,
 } from './process-lockdown.js';
 import type { WorkOwner } from './facades.js';
-import { Agent, HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse } from './https-facade.js';
+import { HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse } from './https-facade.js';
+import { Agent } from './http-module.js';
 import { lockdownAsNode16 } from './node16.js';
 import { userProcess } from './process-facade.js';
 import { userModules } from './user-modules.js';

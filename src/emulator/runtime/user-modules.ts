@@ -13,7 +13,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type WorkOwner, cryptoFacade, ownedModule } from './facades.js';
-import { type HttpsLink, type HttpsOwner, httpsFacade } from './https-facade.js';
+import { httpsFacade } from './http-module.js';
+import type { HttpsLink, HttpsOwner } from './https-facade.js';
 
 const hostRequire = createRequire(import.meta.url);
 

@@ -83,8 +83,19 @@ describe('globals', () => {
           Object.getPrototypeOf(Object.getPrototypeOf(process)) === Object.prototype];`),
       ),
     ).toEqual({
-      value: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', true, 'undefined', 'undefined', 'undefined',
-        'undefined', true],
+      value: [
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        true,
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        true,
+      ],
     });
   });
 
@@ -99,7 +110,12 @@ describe('globals', () => {
   });
 
   it('answers a lookup of an undeclared host global with undefined, not the host value', async () => {
-    expect(await value(rt(), attempt(`return String(process.mainModule) + ' ' + typeof setUncaughtExceptionCaptureCallback;`))).toEqual({
+    expect(
+      await value(
+        rt(),
+        attempt(`return String(process.mainModule) + ' ' + typeof setUncaughtExceptionCaptureCallback;`),
+      ),
+    ).toEqual({
       value: 'undefined undefined',
     });
   });

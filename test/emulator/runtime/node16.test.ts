@@ -47,9 +47,34 @@ describe('process is Node 16’s, with nothing of the host', () => {
   });
 
   it('has no member that reaches the host', async () => {
-    const denied = ['exit', 'kill', 'abort', 'binding', '_linkedBinding', 'dlopen', 'chdir', 'umask', 'memoryUsage',
-      'resourceUsage', 'cpuUsage', 'setuid', 'reallyExit', 'mainModule', 'stdout', 'stderr', 'stdin', 'report',
-      'permission', 'getBuiltinModule', 'channel', 'send', 'disconnect', 'config', 'features', 'moduleLoadList'];
+    const denied = [
+      'exit',
+      'kill',
+      'abort',
+      'binding',
+      '_linkedBinding',
+      'dlopen',
+      'chdir',
+      'umask',
+      'memoryUsage',
+      'resourceUsage',
+      'cpuUsage',
+      'setuid',
+      'reallyExit',
+      'mainModule',
+      'stdout',
+      'stderr',
+      'stdin',
+      'report',
+      'permission',
+      'getBuiltinModule',
+      'channel',
+      'send',
+      'disconnect',
+      'config',
+      'features',
+      'moduleLoadList',
+    ];
     expect(
       await value(
         rt(),
@@ -85,7 +110,9 @@ describe('process is Node 16’s, with nothing of the host', () => {
        };`,
     );
     expect(result.value).toEqual(['tick', 'promise']);
-    expect(result.logs.map((entry) => `${entry.level} ${entry.text}`)).toEqual(['warn (node) DeprecationWarning: careful']);
+    expect(result.logs.map((entry) => `${entry.level} ${entry.text}`)).toEqual([
+      'warn (node) DeprecationWarning: careful',
+    ]);
   });
 });
 
@@ -175,7 +202,9 @@ describe('the language is Node 16’s', () => {
       '[3,1,2].toSorted is not a function (the platform runs Node 16: Array.prototype.toSorted arrived in Node 20)',
     );
     const clone = await rejection(run(rt(), `module.exports = async () => structuredClone({ a: 1 });`));
-    expect(clone.message).toContain('structuredClone is not a function (the platform runs Node 16: structuredClone arrived in Node 17)');
+    expect(clone.message).toContain(
+      'structuredClone is not a function (the platform runs Node 16: structuredClone arrived in Node 17)',
+    );
   });
 
   it('what Node 16 has stays: at, Object.hasOwn, Error cause, AbortSignal.timeout', async () => {
@@ -192,8 +221,8 @@ describe('the language is Node 16’s', () => {
 describe('libraries assign constructor, toString and name on their own objects', () => {
   it('as TypeScript’s __extends and hand-made classes do, while the shared prototypes stay frozen', async () => {
     const result = await run(
-        rt(),
-        `function MyList() {}
+      rt(),
+      `function MyList() {}
          function __() { this.constructor = MyList; }
          __.prototype = Array.prototype;
          MyList.prototype = new __();

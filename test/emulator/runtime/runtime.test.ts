@@ -222,7 +222,9 @@ module.exports.digest = (s) => crypto.createHash('sha1').update(s).digest('hex')
 module.exports.sandboxed = () => [typeof process, typeof require('util').inspect, typeof (function () { return this; })()];`,
       'lib.js': `exports.pad = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;`,
     });
-    await pkg('uses-fs', { 'index.js': `const fs = require('fs'); module.exports = () => fs.readFileSync('/etc/hostname');` });
+    await pkg('uses-fs', {
+      'index.js': `const fs = require('fs'); module.exports = () => fs.readFileSync('/etc/hostname');`,
+    });
     await pkg('uses-child', { 'index.js': `module.exports = require('child_process');` });
     await pkg('sneaky', { 'index.js': `module.exports = require('../../outside.js');` });
     await pkg('unlisted', { 'index.js': `module.exports = 'unlisted';` });
