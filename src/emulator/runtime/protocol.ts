@@ -251,6 +251,7 @@ export const BUILTIN_ALLOWLIST = [
   'events',
   'http',
   'https',
+  'os',
   'path',
   'process',
   'punycode',

@@ -6,9 +6,10 @@
  *
  * Which ones: the platform documents buffer, crypto, https, querystring and stream; what the
  * packages of its list require at load adds http, path, url, util, events, string_decoder, zlib,
- * assert and punycode (axios, node-fetch, xmlbuilder2, csv-parse, node-jose...), and `process` and
- * `timers` are Node's globals as modules. `os`, `tty`, `net`, `child_process`, `worker_threads` and
- * the rest are not served: nothing on the list needs them at load, and each reaches the host.
+ * assert, punycode and os (axios, node-fetch, xmlbuilder2, csv-parse, node-jose, openpgp...), and
+ * `process` and `timers` are Node's globals as modules. `tty`, `net`, `child_process`,
+ * `worker_threads` and the rest are not served: nothing on the list needs them at load, and each
+ * reaches the host.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -128,6 +129,36 @@ function assertFacade(): object {
   return facade;
 }
 
+/**
+ * `os` with nothing of the host: the answers of a fixed machine of the platform's kind (openpgp
+ * sizes its worker pool by `os.cpus().length`). Static data (EOL, constants) is Node's.
+ */
+function osFacade(): object {
+  const os = hostRequire('node:os') as typeof import('node:os');
+  const MEMORY = 512 * 1024 * 1024;
+  return {
+    EOL: '\n',
+    devNull: '/dev/null',
+    constants: os.constants,
+    arch: () => 'x64',
+    platform: () => 'linux',
+    type: () => 'Linux',
+    release: () => '',
+    version: () => '',
+    endianness: () => 'LE',
+    hostname: () => 'localhost',
+    homedir: () => USER_CWD,
+    tmpdir: () => '/tmp',
+    uptime: () => 0,
+    loadavg: () => [0, 0, 0],
+    totalmem: () => MEMORY,
+    freemem: () => MEMORY,
+    cpus: () => [{ model: '', speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }],
+    networkInterfaces: () => ({}),
+    userInfo: () => ({ uid: 1000, gid: 1000, username: 'sbx_user', homedir: USER_CWD, shell: null }),
+  };
+}
+
 /** `fs` for the packages that require it at load: every function refuses (the sandbox has no file system). */
 function refusingFs(): object {
   const fs = hostRequire('node:fs') as Record<string, unknown>;
@@ -157,6 +188,7 @@ export function userModules(
     events: hostRequire('node:events'),
     fs: refusingFs(),
     http: httpsFacade(owner, link, 'http:'),
+    os: osFacade(),
     https: httpsFacade(owner, link, 'https:'),
     path: pathFacade(),
     punycode: hostRequire('node:punycode'),

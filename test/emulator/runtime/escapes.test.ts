@@ -26,7 +26,6 @@ describe('require', () => {
     'vm',
     'module',
     'net',
-    'os',
     'tty',
     'inspector',
     'v8',
@@ -164,7 +163,7 @@ describe('globals', () => {
     const code = `module.exports = async function (req) {
       const roots = [['util', require('util')], ['buffer', require('buffer')], ['crypto', require('crypto')], ['https', require('https')],
         ['querystring', require('querystring')], ['stream', require('stream')], ['url', require('url')], ['errors', require('@svc/errors')],
-        ...['http', 'path', 'events', 'zlib', 'assert', 'string_decoder', 'punycode', 'timers', 'process'].map((name) => [name, require(name)]),
+        ...['http', 'path', 'events', 'zlib', 'assert', 'string_decoder', 'punycode', 'timers', 'process', 'os'].map((name) => [name, require(name)]),
         ['req', req], ['module', module], ['require', require], ['console', console], ['globalThis', globalThis],
         ['timeout', setTimeout(() => {}, 1)], ['immediate', setImmediate(() => {})], ['hash', require('crypto').createHash('sha256')],
         ['abort', new AbortController()], ['url object', new URL('https://example.com/')]];

@@ -124,11 +124,17 @@ describe('the built-in modules', () => {
         `module.exports = async (req) => ({
           loaded: req.args.filter((name) => { const m = require(name); return (typeof m === 'object' || typeof m === 'function') && m === require('node:' + name); }),
           fs: (() => { try { require('fs'); return 'loaded'; } catch (e) { return e.message.slice(0, 23); } })(),
-          os: (() => { try { require('os'); return 'loaded'; } catch (e) { return e.message.slice(0, 23); } })(),
+          tty: (() => { try { require('tty'); return 'loaded'; } catch (e) { return e.message.slice(0, 24); } })(),
+          os: [require('os').cpus().length, require('os').hostname(), require('os').homedir(), require('os').EOL],
         });`,
         { args: [...BUILTIN_ALLOWLIST] },
       ),
-    ).toEqual({ loaded: [...BUILTIN_ALLOWLIST], fs: 'Cannot require "fs": on', os: 'Cannot require "os": on' });
+    ).toEqual({
+      loaded: [...BUILTIN_ALLOWLIST],
+      fs: 'Cannot require "fs": on',
+      tty: 'Cannot require "tty": on',
+      os: [1, 'localhost', '/var/task', '\n'],
+    });
   });
 
   it('path, url and assert answer with nothing of the host’s folders or files', async () => {

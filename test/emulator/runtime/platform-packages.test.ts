@@ -4,7 +4,7 @@
  * usual job: one typical call each. HTTP clients go out through the outbound gateway to a real
  * plain-http server on loopback. Needs the build (`npm run build`).
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -171,5 +171,31 @@ describe('the rest of the list loads and works', () => {
           return { valid: await schema.isValid({ pan: '4242424242424242' }), invalid, rows: parse('a,b\\n1,2', { columns: true }), jws: verified.payload.toString() };
         };`),
     ).toEqual({ valid: true, invalid: 'ValidationError', rows: [{ a: '1', b: '2' }], jws: 'payload' });
+  });
+
+  it('openpgp encrypts and decrypts, pdf-lib writes and reads a PDF, mastercard-oauth1-signer signs', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const outcome = await call(
+      `const openpgp = require('openpgp');
+       const { PDFDocument } = require('pdf-lib');
+       const oauth = require('mastercard-oauth1-signer');
+       module.exports = async (req) => {
+         const { privateKey, publicKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519', userIDs: [{ name: 'svc' }], format: 'armored' });
+         const encrypted = await openpgp.encrypt({ message: await openpgp.createMessage({ text: 'secret pan' }), encryptionKeys: await openpgp.readKey({ armoredKey: publicKey }) });
+         const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ armoredMessage: encrypted }), decryptionKeys: await openpgp.readPrivateKey({ armoredKey: privateKey }) });
+         const pdf = await PDFDocument.create();
+         pdf.addPage().drawText('receipt');
+         const bytes = await pdf.save();
+         const header = oauth.getAuthorizationHeader('https://api.example.com/x?a=1', 'POST', '{"b":2}', 'consumer-key', req.args.key);
+         return {
+           pgp: [encrypted.startsWith('-----BEGIN PGP MESSAGE-----'), data],
+           pdf: [String.fromCharCode(...bytes.slice(0, 5)), (await PDFDocument.load(bytes)).getPageCount()],
+           oauth: [header.startsWith('OAuth '), /oauth_consumer_key="consumer-key"/.test(header), /oauth_signature_method="RSA-SHA256"/.test(header),
+             Buffer.from(decodeURIComponent(/oauth_signature="([^"]+)"/.exec(header)[1]), 'base64').length],
+         };
+       };`,
+      { key: privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+    );
+    expect(outcome).toEqual({ pgp: [true, 'secret pan'], pdf: ['%PDF-', 1], oauth: [true, true, true, 256] });
   });
 });

@@ -27,7 +27,7 @@ function loadFor(rt: Runtime, tenant: string, code: string) {
  */
 const WALK = `module.exports = async () => {
   const roots = [[globalThis, 'globalThis', 'namespace']];
-  for (const name of ['assert', 'buffer', 'crypto', 'events', 'http', 'https', 'path', 'punycode', 'querystring',
+  for (const name of ['assert', 'buffer', 'crypto', 'events', 'http', 'https', 'os', 'path', 'punycode', 'querystring',
     'stream', 'string_decoder', 'timers', 'url', 'util', 'zlib'])
     roots.push([require(name), name, 'namespace']);
   const seen = new Set([globalThis.global]);
