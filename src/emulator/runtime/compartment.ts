@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import { neutralizeSesTriggers } from './neutralize.js';
+import { defineConstructorInExtends, neutralizeSesTriggers } from './neutralize.js';
 import {
   BUILTIN_ALLOWLIST,
   ERRORS_MODULE,
@@ -16,6 +16,7 @@ import {
 } from './protocol.js';
 import { MODULE_PARAMETERS, MODULE_PREFIX, describeType, locate, sourceNames, userSources } from './stacks.js';
 import { USER_ERRORS_SOURCE } from './platform-errors.js';
+import { NODE16_ABSENT_GLOBALS, withPlatformHint } from './node16.js';
 
 export type UserErrors = Record<string, new (...args: never[]) => Error>;
 
@@ -61,15 +62,18 @@ export function loadCode(
     const compartment = new Compartment({ __options__: true, globals: endowed, name: filename });
     // Node's `global` is the global object itself.
     compartment.globalThis.global = compartment.globalThis;
+    // The language's globals of later Nodes a compartment has of its own (node16.ts).
+    for (const [name] of NODE16_ABSENT_GLOBALS) Reflect.deleteProperty(compartment.globalThis, name);
     const errors = compartment.evaluate(USER_ERRORS_SOURCE) as UserErrors;
     Object.assign(compartment.globalThis, errors);
     // Same line numbers as the file: the wrapper opens on the code's first line.
     const factory = compartment.evaluate(
-      `${MODULE_PREFIX}${neutralizeSesTriggers(code)}\n})\n//# sourceURL=${sourceUrl}`,
+      `${MODULE_PREFIX}${neutralizeSesTriggers(defineConstructorInExtends(code))}\n})\n//# sourceURL=${sourceUrl}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     const module = { exports: {} as unknown };
-    const require = makeRequire(compartment, errors, modules, config);
+    // `require('process')` is the version's own `process`, as the global is.
+    const require = makeRequire(compartment, errors, { ...modules, process: globals.process }, config);
     Reflect.apply(factory, module.exports, [module.exports, require, module, filename, path.dirname(filename)]);
     if (typeof module.exports !== 'function') {
       return {
@@ -92,7 +96,8 @@ export function loadCode(
         },
       };
     }
-    const { name, message, stack } = (error ?? {}) as Error;
+    const { name, stack } = (error ?? {}) as Error;
+    const message = withPlatformHint(String((error as Error | undefined)?.message));
     const location = typeof stack === 'string' ? locate(stack, filename) : undefined;
     return {
       error: {
@@ -125,7 +130,9 @@ function makeRequire(
       const bare = name.startsWith('node:') ? name.slice(5) : name;
       if (name === ERRORS_MODULE) return errors;
       if (builtinModules.includes(bare)) {
-        if (!(bare in modules)) throw refuse(name);
+        // User code gets the allowlisted built-ins; the packages' own code, also those only they need (`fs`).
+        if (!(bare in modules) || (user && !(BUILTIN_ALLOWLIST as readonly string[]).includes(bare)))
+          throw refuse(name);
         return modules[bare];
       }
       const isPath = name.startsWith('.') || name.startsWith('/');
@@ -163,7 +170,7 @@ function makeRequire(
     const sourceName = path.relative(config.projectDir, file).split(path.sep).join('/');
     userSources.add(sourceName);
     const factory = compartment.evaluate(
-      `${MODULE_PREFIX}${neutralizeSesTriggers(source.replace(/^#!.*/, ''))}\n})\n//# sourceURL=${sourceName}`,
+      `${MODULE_PREFIX}${neutralizeSesTriggers(defineConstructorInExtends(source.replace(/^#!.*/, '')))}\n})\n//# sourceURL=${sourceName}`,
       EVALUATE_OPTIONS,
     ) as (...args: unknown[]) => void;
     Reflect.apply(factory, module.exports, [

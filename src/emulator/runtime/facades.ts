@@ -43,13 +43,7 @@ function begin(starter: WorkOwner | undefined): { done: () => void } {
  * is one of the wrapped ones; a call with no function among its arguments is synchronous.
  */
 export function cryptoFacade(owner: () => WorkOwner | undefined): object {
-  const facade: Record<string, unknown> = {};
-  for (const name of Object.keys(crypto)) {
-    if (CRYPTO_DENIED.has(name)) continue;
-    const value = (crypto as unknown as Record<string, unknown>)[name];
-    // Classes (Hash, KeyObject...) are constructed, not called with a callback.
-    facade[name] = typeof value === 'function' && /^[a-z]/.test(name) ? ownedCallbacks(value as Work, owner) : value;
-  }
+  const facade = ownedModule(crypto, owner, CRYPTO_DENIED);
   const subtle = ownedPromises(crypto.webcrypto.subtle, owner);
   facade.subtle = subtle;
   facade.webcrypto = {
@@ -60,6 +54,25 @@ export function cryptoFacade(owner: () => WorkOwner | undefined): object {
     CryptoKey: crypto.webcrypto.CryptoKey,
     [Symbol.toStringTag]: 'Crypto',
   };
+  return facade;
+}
+
+/**
+ * A module's members, each function (classes aside) wrapped as `crypto`'s are: what it starts on
+ * the thread pool (zlib's gzip, crypto's pbkdf2) belongs to the call that starts it. `denied` are left out.
+ */
+export function ownedModule(
+  module: object,
+  owner: () => WorkOwner | undefined,
+  denied: ReadonlySet<string> = new Set(),
+): Record<string, unknown> {
+  const facade: Record<string, unknown> = {};
+  for (const name of Object.keys(module)) {
+    if (denied.has(name)) continue;
+    const value = (module as Record<string, unknown>)[name];
+    // Classes (Hash, KeyObject, Gzip...) are constructed, not called with a callback.
+    facade[name] = typeof value === 'function' && /^[a-z]/.test(name) ? ownedCallbacks(value as Work, owner) : value;
+  }
   return facade;
 }
 

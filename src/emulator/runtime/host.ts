@@ -2,12 +2,12 @@
  * The sandbox process: runs the code versions of one tenant (or one owner), each in an SES
  * Compartment of its own, in a Node process that the emulator started with no file descriptor of its own but a channel
  * (fd 3), under Node's permission model (see sandbox-process.ts for the flags). User code sees
- * Node 16's safe globals and a `require` that serves facades of the allowlisted modules; it never
- * sees `process`, a Node object of the network stack, or anything of the emulator.
+ * Node 16's safe globals (node16.ts), a `process` of its own (process-facade.ts) and a `require`
+ * that serves facades of the allowlisted modules (user-modules.ts); it never sees the sandbox's
+ * `process`, a Node object of the network stack, or anything of the emulator.
  */
 import 'ses';
 import { Socket } from 'node:net';
-import { createRequire } from 'node:module';
 import { releaseWhenIdle } from '../../lib/idle-release.js';
 import { AsyncOwner } from './async-owner.js';
 import { UserConsole } from './user-console.js';
@@ -24,8 +24,12 @@ import {
   restrictNetwork,
   userPerformance,
 } from './process-lockdown.js';
-import { type WorkOwner, cryptoFacade } from './facades.js';
-import { Agent, HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse, httpsFacade } from './https-facade.js';
+import type { WorkOwner } from './facades.js';
+import { HttpsLink, type HttpsOwner, SandboxRequest, SandboxResponse } from './https-facade.js';
+import { Agent } from './http-module.js';
+import { lockdownAsNode16 } from './node16.js';
+import { userProcess } from './process-facade.js';
+import { userModules } from './user-modules.js';
 import { freezeReachable } from './freeze-reachable.js';
 import {
   MAX_INBOUND_FRAME_BYTES,
@@ -41,8 +45,6 @@ import type { CallLogBudget } from './log-budget.js';
 import { resultError, resultFrame, serializeError, cut } from './results.js';
 import { SvcCalls } from './svc-client.js';
 import { VersionClocks } from './user-date.js';
-
-const hostRequire = createRequire(import.meta.url);
 
 interface Invocation {
   id: number;
@@ -105,22 +107,14 @@ closeInheritedDescriptors();
 Buffer.poolSize = 0;
 restrictNetwork();
 
-lockdown({
-  errorTaming: 'unsafe', // keep stacks: users need their file and line (prepareUserStack trims them)
-  localeTaming: 'unsafe',
-  consoleTaming: 'unsafe',
-  overrideTaming: 'severe', // let user code assign e.g. `obj.toString = ...` on its own objects
-  stackFiltering: 'verbose',
-  errorTrapping: 'none',
-  unhandledRejectionTrapping: 'none',
-});
+lockdownAsNode16();
 // Hardened below with the rest: every compartment's Error hands it out, one object for all of them.
 Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
 
-/** What user code is handed of the host: the globals, and the modules `require` serves. */
-// A timer a call sets belongs to it: cleared when the call ends, so that no call leaves work
-// running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
-// probe recycles a process that keeps a core busy between calls.
+// What user code is handed of the host: the globals, and the modules `require` serves. A timer a
+// call sets belongs to it: cleared when the call ends, so that no call leaves work running (a
+// spinning interval) in the process. Top-level code's timers stay; the emulator's probe recycles
+// a process that keeps a core busy between calls.
 const { timeoutSignal, ...TIMERS } = sandboxTimers((clear) => {
   const owner = timerOwner();
   // Work of nobody's (no call's, no version's) would outlive everything: refused as a finished call's.
@@ -147,15 +141,7 @@ const HOST_GLOBALS = {
 };
 // User code's requests go over the channel (made below) to the emulator, which sends them out.
 const httpsLink = new HttpsLink((message) => post(message));
-const MODULES: Record<string, unknown> = {
-  buffer: hostRequire('node:buffer'),
-  crypto: cryptoFacade(timerOwner),
-  https: httpsFacade(timerOwner, httpsLink),
-  querystring: hostRequire('node:querystring'),
-  stream: hostRequire('node:stream'),
-  url: hostRequire('node:url'),
-  util: hostRequire('node:util'),
-};
+const MODULES = userModules(timerOwner, httpsLink, TIMERS);
 confineProcessState();
 const writableSlots = freezeReachable(
   [
@@ -230,13 +216,19 @@ function onMessage(message: ToSandbox): void {
       const owner: TimerOwner = { finished: false, timers: new Set(), jobs: 0, vid: message.vid };
       versionRecords.set(token, owner);
       tokens.set(owner, token);
+      const versionConsole = userConsole.forVersion(message.vid);
       const outcome = context.run(token, () =>
         loadCode(
           message,
           config!,
           MODULES,
-          { ...HOST_GLOBALS, performance: userPerformance(), Date: clocks.dateFor(message.vid) },
-          userConsole.forVersion(message.vid),
+          {
+            ...HOST_GLOBALS,
+            performance: userPerformance(),
+            Date: clocks.dateFor(message.vid),
+            process: userProcess({ owner: timerOwner, console: versionConsole }),
+          },
+          versionConsole,
         ),
       );
       userConsole.loading = null;

@@ -20,7 +20,7 @@ import {
   type FromSandbox,
   type HttpsReply,
 } from './protocol.js';
-import { type RequestHead, readRequest, type RequestSpec, validHeader } from './https-options.js';
+import { type RequestHead, type RequestSpec, validHeader } from './https-options.js';
 import { bodyTooLarge, oversizedHead } from './outbound-bounds.js';
 
 /** Whose work a request is: a call (its id) or a version's top-level code. */
@@ -30,7 +30,7 @@ export interface HttpsOwner extends RequestOwner {
 }
 
 /** The error a sandbox sees: a plain Error with the code and message of the emulator's, nothing else. */
-function plainError(error: unknown, fallback: string): Error {
+export function plainError(error: unknown, fallback: string): Error {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   const plain = new Error(typeof message === 'string' ? message : fallback);
   if (typeof code === 'string') (plain as Error & { code: string }).code = code;
@@ -361,36 +361,4 @@ export class SandboxRequest extends Writable {
       throw Object.assign(error, { code: 'ERR_HTTP_HEADERS_SENT' });
     }
   }
-}
-
-/** Accepted for compatibility (`agent: new https.Agent({ keepAlive: true })`); the emulator's connections are used. */
-export class Agent {
-  readonly options: Record<string, unknown>;
-  constructor(options: unknown = {}) {
-    this.options = typeof options === 'object' && options !== null ? { ...(options as object) } : {};
-  }
-  destroy(): void {}
-}
-
-/** `require('https')` as user code sees it, its requests sent over `link`. */
-export function httpsFacade(owner: () => HttpsOwner | undefined, link: HttpsLink): object {
-  const request = (...args: unknown[]): SandboxRequest => {
-    const starter = owner();
-    if (!starter || starter.finished)
-      throw new Error('The call that would make this request has returned: outbound requests belong to their call.');
-    const outgoing = new SandboxRequest(link, readRequest(args), starter);
-    const end = () =>
-      outgoing.destroy(
-        plainError({ code: 'ERR_CALL_ENDED', message: 'The call that made this request has ended.' }, 'ended'),
-      );
-    starter.timers.add(end);
-    outgoing.once('close', () => starter.timers.delete(end));
-    return outgoing;
-  };
-  const get = (...args: unknown[]): SandboxRequest => {
-    const outgoing = request(...args);
-    outgoing.end();
-    return outgoing;
-  };
-  return { request, get, Agent, globalAgent: new Agent() };
 }

@@ -92,14 +92,20 @@ export function validHeader(name: string, value: unknown): HeaderValue {
   return normalized;
 }
 
-/** Reads Node's `(url, options, callback)` / `(options, callback)` forms. */
-export function readRequest(args: unknown[]): RequestSpec {
+/** The module a request is made with: `https` (TLS, port 443) or `http` (plain, port 80). */
+export type Scheme = 'https:' | 'http:';
+
+/** Reads Node's `(url, options, callback)` / `(options, callback)` forms, for `https` or `http`. */
+export function readRequest(args: unknown[], scheme: Scheme = 'https:'): RequestSpec {
+  const module = scheme.slice(0, -1);
   let [first, second, third] = args;
   const options: Options = {};
   if (typeof first === 'string' || first instanceof URL) {
     const url = new URL(String(first));
-    if (url.protocol !== 'https:')
-      throw new TypeError(`Only https: URLs can be requested from the sandbox (not ${url.protocol}).`);
+    if (url.protocol !== scheme)
+      throw Object.assign(new TypeError(`Protocol "${url.protocol}" not supported. Expected "${scheme}"`), {
+        code: 'ERR_INVALID_PROTOCOL',
+      });
     options.hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     if (url.port) options.port = Number(url.port);
     options.path = `${url.pathname}${url.search}`;
@@ -114,23 +120,25 @@ export function readRequest(args: unknown[]): RequestSpec {
     second = undefined;
   }
   if (second !== undefined && second !== null) {
-    if (typeof second !== 'object') throw new TypeError('https.request options must be an object.');
-    copyOptions(second as Record<string, unknown>, options);
+    if (typeof second !== 'object') throw new TypeError(`${module}.request options must be an object.`);
+    copyOptions(second as Record<string, unknown>, options, scheme);
   }
   if (third !== undefined && typeof third !== 'function')
-    throw new TypeError('The https.request callback must be a function.');
+    throw new TypeError(`The ${module}.request callback must be a function.`);
   return {
-    head: headOf(options),
+    head: headOf(options, scheme),
     callback: third as RequestSpec['callback'],
     timeout: options.timeout,
     signal: options.signal,
   };
 }
 
-function copyOptions(from: Record<string, unknown>, to: Options): void {
+function copyOptions(from: Record<string, unknown>, to: Options, scheme: Scheme): void {
   const protocol = from.protocol;
-  if (protocol !== undefined && protocol !== null && protocol !== 'https:') {
-    throw new TypeError(`Only https: can be requested from the sandbox (not ${String(protocol)}).`);
+  if (protocol !== undefined && protocol !== null && protocol !== scheme) {
+    throw Object.assign(new TypeError(`Protocol "${String(protocol)}" not supported. Expected "${scheme}"`), {
+      code: 'ERR_INVALID_PROTOCOL',
+    });
   }
   for (const name of STRING_OPTIONS) {
     const value = from[name];
@@ -150,7 +158,7 @@ function copyOptions(from: Record<string, unknown>, to: Options): void {
   }
 }
 
-function headOf(options: Options): RequestHead {
+function headOf(options: Options, scheme: Scheme): RequestHead {
   const method = options.method ?? 'GET';
   if (!TOKEN.test(method))
     throw nodeError(TypeError, 'ERR_INVALID_HTTP_TOKEN', `Method must be a valid HTTP token ["${method}"]`);
@@ -158,14 +166,17 @@ function headOf(options: Options): RequestHead {
   if (INVALID_PATH.test(path))
     throw nodeError(TypeError, 'ERR_UNESCAPED_CHARACTERS', 'Request path contains unescaped characters');
   const host = options.hostname ?? options.host ?? 'localhost';
-  const port = options.port ?? 443;
+  const port = options.port ?? (scheme === 'https:' ? 443 : 80);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw nodeError(RangeError, 'ERR_SOCKET_BAD_PORT', `Port should be >= 0 and < 65536. Received ${String(port)}.`);
   const authority = host.includes(':') ? `[${host}]` : host;
-  const url = `https://${authority}:${port}${path.startsWith('/') ? path : `/${path}`}`;
+  const url = `${scheme}//${authority}:${port}${path.startsWith('/') ? path : `/${path}`}`;
   const tls: HttpsTls = {};
-  for (const name of TLS_STRING_OPTIONS) if (options[name] !== undefined) tls[name] = options[name];
-  if (options.rejectUnauthorized !== undefined) tls.rejectUnauthorized = options.rejectUnauthorized;
+  // A plain-http request has no TLS to configure: what was given for it is not used.
+  if (scheme === 'https:') {
+    for (const name of TLS_STRING_OPTIONS) if (options[name] !== undefined) tls[name] = options[name];
+    if (options.rejectUnauthorized !== undefined) tls.rejectUnauthorized = options.rejectUnauthorized;
+  }
   if (options.family !== undefined) tls.family = options.family;
   const head = new RequestHead(method.toUpperCase(), host, path, url, tls);
   for (const [name, value] of options.headers ?? []) head.set(name, value);

@@ -47,3 +47,22 @@ function rewrite(text: string, kind: 'literal' | 'comment'): string {
     .replace(/<!--/g, '\\u003c!--')
     .replace(/-->/g, '--\\u003e');
 }
+
+/**
+ * TypeScript's `__extends` helper (and its minified forms) makes a class's prototype with
+ * `function __() { this.constructor = d; }` on a new object inheriting the parent's prototype. For a
+ * parent of the language (Array, Map: xmlbuilder2's classes extend Array), that prototype is frozen
+ * and its `constructor` read-only, so the assignment throws (the "override mistake"). The helper's
+ * body is rewritten to define the property, which is what the assignment does on a prototype that
+ * is not frozen: the same enumerable, writable own `constructor`.
+ */
+const EXTENDS_HELPER = /function\s*([\w$]*)\s*\(\)\s*\{\s*this\.constructor\s*=\s*([\w$]+)\s*;?\s*\}/g;
+
+export function defineConstructorInExtends(source: string): string {
+  if (!source.includes('this.constructor')) return source;
+  return source.replace(
+    EXTENDS_HELPER,
+    (_match, name: string, value: string) =>
+      `function ${name}() { Object.defineProperty(this, "constructor", { value: ${value}, writable: true, enumerable: true, configurable: true }); }`,
+  );
+}

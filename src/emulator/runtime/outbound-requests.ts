@@ -129,8 +129,9 @@ export class OutboundRequests {
     } catch {
       return this.refuse(id, 'ERR_INVALID_URL', 'Invalid URL');
     }
-    if (url.protocol !== 'https:')
-      return this.refuse(id, 'ERR_INVALID_PROTOCOL', 'Only https: can be requested from the sandbox.');
+    // User code's `https` and `http` requests both leave through the gateway (plain http as the platform allows it).
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      return this.refuse(id, 'ERR_INVALID_PROTOCOL', 'Only https: and http: can be requested from the sandbox.');
     const oversized = oversizedHead(message);
     if (oversized) return this.refuse(id, oversized.code, oversized.message);
     const first = Buffer.from(message.body, 'base64');

@@ -253,23 +253,73 @@ export const SVC_METHODS = [
 ] as const;
 export type SvcMethod = (typeof SVC_METHODS)[number];
 
-/** The built-in modules user code may require (Node 16's, as the platform allows), each as a facade. */
-export const BUILTIN_ALLOWLIST = ['buffer', 'crypto', 'https', 'querystring', 'stream', 'url', 'util'] as const;
+/**
+ * The built-in modules user code may require (Node 16's, as the platform allows them and as the
+ * packages of its list need them), each Node's own or a facade (user-modules.ts).
+ */
+export const BUILTIN_ALLOWLIST = [
+  'assert',
+  'buffer',
+  'crypto',
+  'events',
+  'http',
+  'https',
+  'os',
+  'path',
+  'process',
+  'punycode',
+  'querystring',
+  'stream',
+  'string_decoder',
+  'timers',
+  'url',
+  'util',
+  'zlib',
+] as const;
 
 /**
- * npm packages the platform allows user code to require, resolved from the user's project and
- * evaluated inside the sandbox (their own requires obey the same rules).
+ * The npm packages the platform's Node 16 runtime (node-bt) allows, with the version range its
+ * "Reactor Dependencies" page documents: resolved from the user's project and evaluated inside the
+ * sandbox (their own requires obey the same rules). Its reactor-formulas SDK is `@svc/errors` here.
  */
-export const DEFAULT_NPM_ALLOWLIST = [
-  'crypto-js',
-  'date-fns',
-  'jose',
-  'lodash',
-  'moment',
-  'qs',
-  'uuid',
-  'validator',
-] as const;
+export const PLATFORM_NPM_PACKAGES = {
+  '@adyen/api-library': '^10.3.0',
+  '@basis-theory/apple-pay-js': '^2.0.0',
+  '@basis-theory/basis-theory-js': '^1.80.0',
+  '@basis-theory/google-pay-js': '^1.0.0',
+  '@basis-theory/shopify-js': '^1.0.0',
+  'aws-sdk': '^2.1478.0',
+  axios: '^0.27.2',
+  braintree: '^3.18.0',
+  'crypto-js': '^4.1.1',
+  'csv-parse': '^5.5.2',
+  dropbox: '^10.34.0',
+  'dwolla-v2': '^3.4.0',
+  exceljs: '^4.4.0',
+  'fast-xml-parser': '^4.4.1',
+  'json-stable-stringify': '^1.1.1',
+  jsonpath: '^1.1.1',
+  'mastercard-client-encryption': '^1.9.0',
+  'mastercard-oauth1-signer': '^1.1.6',
+  'node-fetch': '^2.7.0',
+  'node-forge': '^1.3.1',
+  'node-jose': '^2.2.0',
+  openpgp: '^5.10.2',
+  'pdf-lib': '^1.17.1',
+  pdfkit: '^0.13.0',
+  'snakecase-keys': '^5.5.0',
+  soap: '^1.0.0',
+  ssh2: '^1.14.0',
+  stripe: '^8.222.0',
+  'tesseract.js': '^4.1.4',
+  twilio: '^4.19.0',
+  uuid: '^8.3.2',
+  xmlbuilder2: '^3.0.2',
+  yup: '^1.3.2',
+} as const;
+
+/** The names of PLATFORM_NPM_PACKAGES: what user code may require by default. */
+export const DEFAULT_NPM_ALLOWLIST = Object.keys(PLATFORM_NPM_PACKAGES) as (keyof typeof PLATFORM_NPM_PACKAGES)[];
 
 /** A module of svc's own that user code can require for the platform's error classes. */
 export const ERRORS_MODULE = '@svc/errors';

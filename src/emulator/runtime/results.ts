@@ -6,6 +6,7 @@
 import { MAX_DEPTH, exceedsDepth } from '../../lib/json-depth.js';
 import { megabytes } from '../../lib/megabytes.js';
 import type { Loaded } from './compartment.js';
+import { withPlatformHint } from './node16.js';
 import { REACTOR_ERROR_BASE, isErrorStatus } from './platform-errors.js';
 import type { FromSandbox, SerializedError } from './protocol.js';
 import { describeThrown, locate } from './stacks.js';
@@ -97,7 +98,7 @@ export function serializeError(error: unknown, loaded: Loaded, limit: number): S
       return {
         kind: 'user',
         name: typeof name === 'string' ? cut(name) : 'Error',
-        message: cut(String(message)),
+        message: cut(withPlatformHint(String(message))),
         ...(platform && { status: isErrorStatus(status) ? status : 500 }),
         ...(platform && { errors: plainErrors((error as { errors?: unknown }).errors) }),
         ...(typeof stack === 'string' && { stack: cut(stack), location: locate(cut(stack), loaded.filename) }),

@@ -36,6 +36,11 @@ export function sandboxFlags(script: string, projectDir: string, memoryMb: numbe
     // The host reads Node's table of error classes, to freeze each one (process-lockdown.ts).
     '--expose-internals',
     '--no-warnings',
+    // Packages resolve as on the platform's Node 16: no "module-sync" export condition (Node 20.19's
+    // require(esm) turns it on, and a package's ES module file cannot load as CommonJS).
+    ...(process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
+      ? ['--no-experimental-require-module']
+      : []),
   ];
   if (inspectPort !== undefined) return [`--inspect=127.0.0.1:${inspectPort}`, ...common];
   const permission = process.allowedNodeEnvironmentFlags.has('--permission')

@@ -251,7 +251,7 @@ describe('user code’s https requests leave from the emulator', () => {
     });
   }, 60_000);
 
-  it('a destination that cannot be reached fails the request with Node’s code; only https: is sent', async () => {
+  it('a destination that cannot be reached fails the request with Node’s code; each module sends its own protocol', async () => {
     const outcome = await value(
       runtime(),
       `const https = require('https');
@@ -260,14 +260,18 @@ describe('user code’s https requests leave from the emulator', () => {
            const r = https.get('https://127.0.0.1:1/');
            r.on('error', (e) => resolve(e.code + ' ' + Object.getOwnPropertyNames(e).sort().join()));
          });
+         const refusedPlain = await new Promise((resolve) => {
+           require('http').get('http://127.0.0.1:1/').on('error', (e) => resolve(e.code));
+         });
          let plain;
-         try { https.get('http://127.0.0.1:1/'); } catch (e) { plain = e.name + ': ' + e.message; }
-         return { refused, plain };
+         try { https.get('http://127.0.0.1:1/'); } catch (e) { plain = e.name + ' ' + e.code + ': ' + e.message; }
+         return { refused, refusedPlain, plain };
        };`,
     );
     expect(outcome).toEqual({
       refused: 'ECONNREFUSED code,message,stack',
-      plain: 'TypeError: Only https: URLs can be requested from the sandbox (not http:).',
+      refusedPlain: 'ECONNREFUSED',
+      plain: 'TypeError ERR_INVALID_PROTOCOL: Protocol "http:" not supported. Expected "https:"',
     });
   });
 

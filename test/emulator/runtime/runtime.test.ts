@@ -222,14 +222,17 @@ module.exports.digest = (s) => crypto.createHash('sha1').update(s).digest('hex')
 module.exports.sandboxed = () => [typeof process, typeof require('util').inspect, typeof (function () { return this; })()];`,
       'lib.js': `exports.pad = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;`,
     });
-    await pkg('uses-fs', { 'index.js': `module.exports = require('fs');` });
+    await pkg('uses-fs', {
+      'index.js': `const fs = require('fs'); module.exports = () => fs.readFileSync('/etc/hostname');`,
+    });
+    await pkg('uses-child', { 'index.js': `module.exports = require('child_process');` });
     await pkg('sneaky', { 'index.js': `module.exports = require('../../outside.js');` });
     await pkg('unlisted', { 'index.js': `module.exports = 'unlisted';` });
     await writeFile(path.join(dir, 'outside.js'), `module.exports = 'outside';`);
     return dir;
   }
 
-  const allowlist = ['leftpad-x', 'uses-fs', 'sneaky', 'not-installed'];
+  const allowlist = ['leftpad-x', 'uses-fs', 'uses-child', 'sneaky', 'not-installed'];
   const names = [...BUILTIN_ALLOWLIST, ...allowlist, '@svc/errors'].join(', ');
 
   it('serves an allowlisted package (with its own requires) inside the sandbox, and refuses the rest', async () => {
@@ -242,7 +245,7 @@ module.exports.sandboxed = () => [typeof process, typeof require('util').inspect
         `const leftpad = require('leftpad-x');
 module.exports = async () => [leftpad('7', 3), leftpad.digest('svc'), leftpad.sandboxed(), require('leftpad-x') === leftpad];`,
       ),
-    ).toEqual(['  7', createHash('sha1').update('svc').digest('hex'), ['undefined', 'function', 'undefined'], true]);
+    ).toEqual(['  7', createHash('sha1').update('svc').digest('hex'), ['object', 'function', 'undefined'], true]);
 
     // Not on the list, though installed.
     expect(await value(rt, attempt(`return require('unlisted');`))).toEqual({
@@ -252,9 +255,12 @@ module.exports = async () => [leftpad('7', 3), leftpad.digest('svc'), leftpad.sa
     expect(await value(rt, attempt(`return require('not-installed');`))).toEqual({
       threw: `Error: Cannot find module "not-installed" in your project: install it (npm install not-installed).`,
     });
-    // An allowlisted package's own requires obey the built-in allowlist ...
-    expect(await value(rt, attempt(`return require('uses-fs');`))).toEqual({
-      threw: `Error: Cannot require "fs": only these modules are available: ${names}.`,
+    // An allowlisted package's own requires obey the built-in allowlist (its `fs` refuses every use) ...
+    expect(await value(rt, attempt(`return require('uses-fs')();`))).toEqual({
+      threw: `Error: fs.readFileSync is not available: the sandbox has no file system.`,
+    });
+    expect(await value(rt, attempt(`return require('uses-child');`))).toEqual({
+      threw: `Error: Cannot require "child_process": only these modules are available: ${names}.`,
     });
     // ... and cannot leave node_modules.
     expect(await value(rt, attempt(`return require('sneaky');`))).toEqual({
@@ -266,14 +272,14 @@ module.exports = async () => [leftpad('7', 3), leftpad.digest('svc'), leftpad.sa
     });
   });
 
-  it('refuses an allowlisted package that requires fs at load time with a 422', async () => {
+  it('refuses an allowlisted package that requires child_process at load time with a 422', async () => {
     const projectDir = await project();
     const rt = runtime({ projectDir, npmAllowlist: allowlist });
     const error = await rejection(
-      load(rt, `const fsViaPackage = require('uses-fs');\nmodule.exports = async () => 1;`),
+      load(rt, `const childViaPackage = require('uses-child');\nmodule.exports = async () => 1;`),
     );
     expect(error.status).toBe(422);
-    expect(error.detail).toContain(`Cannot require "fs": only these modules are available: ${names}.`);
+    expect(error.detail).toContain(`Cannot require "child_process": only these modules are available: ${names}.`);
     expect(error.detail).toMatch(new RegExp(`^${FILENAME}:1:\\d+: Error: `));
   });
 
