@@ -128,13 +128,13 @@ export class StateService {
       const holder = store.applications.findBy('key', app.key_hash);
       if (holder && (holder.tenant_id !== tenantId || holder.id !== app.id))
         throw conflict(
-          `the key of Application ${app.name} already belongs to ${heldBy(holder, tenantId, 'Application')}`,
+          `the key of Application ${app.name} already belongs to ${heldBy(holder, tenantId, 'an', 'Application')}`,
         );
     }
     for (const proxy of doc.proxies) {
       const holder = store.proxies.findBy('key', hashKey(proxy.key));
       if (holder && (holder.tenant_id !== tenantId || holder.id !== proxy.id))
-        throw conflict(`the key of proxy ${proxy.name} already belongs to ${heldBy(holder, tenantId, 'proxy')}`);
+        throw conflict(`the key of proxy ${proxy.name} already belongs to ${heldBy(holder, tenantId, 'a', 'proxy')}`);
     }
   }
 
@@ -220,10 +220,10 @@ function badFile(detail: string): HttpError {
 }
 
 /** Who holds a key: named only within the caller's tenant (another tenant's ids are not the caller's to learn). */
-function heldBy(holder: { tenant_id: string; id: string }, tenantId: string, kind: string): string {
+function heldBy(holder: { tenant_id: string; id: string }, tenantId: string, article: string, kind: string): string {
   return holder.tenant_id === tenantId
     ? `another ${kind} of this tenant (${holder.id})`
-    : `a ${kind} of another tenant`;
+    : `${article} ${kind} of another tenant`;
 }
 
 function conflict(detail: string): HttpError {
