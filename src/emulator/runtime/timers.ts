@@ -62,8 +62,13 @@ type Callback = (...args: unknown[]) => unknown;
  * is then cleared at once (work a call left behind cannot start timers). `scope()` names whose
  * timer it is (the call, or the version's top-level code): ids are numbered per scope, and an id
  * clears only a timer of the scope that uses it, so that no call can clear, or count, another's.
+ * `ran()` is told after each callback has run (in the callback's own async context).
  */
-export function sandboxTimers(own: (clear: () => void) => boolean, scope: () => object | undefined) {
+export function sandboxTimers(
+  own: (clear: () => void) => boolean,
+  scope: () => object | undefined,
+  ran: () => void = () => {},
+) {
   const books = new WeakMap<object, { seq: number; byId: Map<number, TimerHandle> }>();
   const unowned = {};
   const bookOf = () => {
@@ -89,7 +94,11 @@ export function sandboxTimers(own: (clear: () => void) => boolean, scope: () => 
       const timer = set(
         (...args: unknown[]) => {
           if (!repeats) forget();
-          return Reflect.apply(callback as Callback, handle, args);
+          try {
+            return Reflect.apply(callback as Callback, handle, args);
+          } finally {
+            ran();
+          }
         },
         ...rest,
       );
