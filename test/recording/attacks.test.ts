@@ -578,3 +578,20 @@ describe('a cassette that is not what it seems', () => {
     ).toBeTruthy();
   });
 });
+
+describe('what a crash leaves in a folder of cassettes', () => {
+  it('its staged .<cassette>.json.check files are removed when a recording opens there (cassettes and other files stay)', async () => {
+    for (const open of [
+      (dir: string) => openRecording({ record: { dir }, use: () => () => {} }),
+      (dir: string) => openRecording({ replay: { dir, onMiss: 'record' }, use: () => () => {} }),
+    ]) {
+      const dir = await tempDir();
+      await writeFile(path.join(dir, '.https_api.example.com_443.json.check'), '{"half": ');
+      await writeFile(path.join(dir, '.notes'), 'mine');
+      await writeFile(path.join(dir, 'readme.txt'), 'mine');
+      const opened = await open(dir);
+      expect((await readdir(dir)).sort()).toEqual(['.notes', 'readme.txt']);
+      await opened.close();
+    }
+  });
+});

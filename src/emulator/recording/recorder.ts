@@ -26,6 +26,10 @@ import {
 import { matchKey } from './match.js';
 import { addConfiguration, decodedViews, findPlaintext, type PlaintextFinding, redactExchange } from './redact.js';
 
+/** Where a cassette is written before it takes its place (a crash may leave it: removed at the next open). */
+export const stagedName = (cassette: string) => `.${cassette}.check`;
+export const STAGED_NAME = /^\..+\.json\.check$/;
+
 /** How long after an exchange its cassette is written (more exchanges meanwhile are written together). */
 export const WRITE_DELAY_MS = 250;
 /** The exchanges a cassette keeps; later ones are not recorded (a warning says so once). */
@@ -239,7 +243,7 @@ export class Recorder {
    */
   private async write(tape: Tape): Promise<RecordingProblem | undefined> {
     const file = this.fileOf(tape);
-    const staged = path.join(this.options.dir, `.${path.basename(file)}.check`);
+    const staged = path.join(this.options.dir, stagedName(path.basename(file)));
     const entries = [...tape.entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.order - b.order));
     const text = serializeCassette({
       version: CASSETTE_VERSION,
