@@ -68,21 +68,34 @@ export function cassetteFileName(origin: string): string {
 
 /** The cassette as written: fixed key order, two-space indent, a final newline. */
 export function serializeCassette(cassette: Cassette): string {
+  const parts = cassette.exchanges.map(exchangePart);
+  return cassetteHead(cassette.origin, parts.length) + parts.join(PART_SEPARATOR) + cassetteTail(parts.length);
+}
+
+/** The text of a cassette before its exchanges (as JSON.stringify with a two-space indent writes it). */
+export function cassetteHead(origin: string, count: number): string {
+  return `{\n  "version": ${CASSETTE_VERSION},\n  "origin": ${JSON.stringify(origin)},\n  "exchanges": [${count === 0 ? '' : '\n    '}`;
+}
+
+/** What stands between two exchanges of a cassette, and what follows the last. */
+export const PART_SEPARATOR = ',\n    ';
+export function cassetteTail(count: number): string {
+  return `${count === 0 ? '' : '\n  '}]\n}\n`;
+}
+
+/** One exchange as a cassette writes it (at its indent inside `exchanges`; JSON strings hold no newline). */
+export function exchangePart({ request, answer }: RecordedExchange): string {
   const ordered = {
-    version: cassette.version,
-    origin: cassette.origin,
-    exchanges: cassette.exchanges.map(({ request, answer }) => ({
-      request: {
-        method: request.method,
-        path: request.path,
-        query: request.query,
-        headers: sortedHeaders(request.headers),
-        ...bodyFields(request),
-      },
-      answer: { status: answer.status, headers: sortedHeaders(answer.headers), ...bodyFields(answer) },
-    })),
+    request: {
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      headers: sortedHeaders(request.headers),
+      ...bodyFields(request),
+    },
+    answer: { status: answer.status, headers: sortedHeaders(answer.headers), ...bodyFields(answer) },
   };
-  return `${JSON.stringify(ordered, null, 2)}\n`;
+  return JSON.stringify(ordered, null, 2).replaceAll('\n', '\n    ');
 }
 
 function sortedHeaders(headers: RecordedHeaders): RecordedHeaders {
