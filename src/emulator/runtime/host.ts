@@ -121,24 +121,13 @@ Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prep
 // A timer a call sets belongs to it: cleared when the call ends, so that no call leaves work
 // running (a spinning interval) in the process. Top-level code's timers stay; the emulator's
 // probe recycles a process that keeps a core busy between calls.
-const { timeoutSignal, ...TIMERS } = sandboxTimers(
-  (clear) => {
-    const owner = timerOwner();
-    // Work of nobody's (no call's, no version's) would outlive everything: refused as a finished call's.
-    if (!owner || owner.finished) return false;
-    owner.timers.add(clear);
-    return true;
-  },
-  timerOwner,
-  () => {
-    // A version's top-level timer runs with no call of its own: what it set of the process-wide
-    // defaults is put back as it ends, and again once its microtasks have run (processDefaults).
-    const token = context.get();
-    if (typeof token === 'object' && token !== null && records.has(token)) return;
-    defaults.reset();
-    setImmediate(() => defaults.reset());
-  },
-);
+const { timeoutSignal, ...TIMERS } = sandboxTimers((clear) => {
+  const owner = timerOwner();
+  // Work of nobody's (no call's, no version's) would outlive everything: refused as a finished call's.
+  if (!owner || owner.finished) return false;
+  owner.timers.add(clear);
+  return true;
+}, timerOwner);
 // This process serves user code only: its AbortSignal.timeout is the one on the calls' timers.
 Object.defineProperty(AbortSignal, 'timeout', { value: timeoutSignal, writable: true, configurable: true });
 const HOST_GLOBALS = {

@@ -1,4 +1,5 @@
 import { promisify } from 'node:util';
+import { resetProcessDefaults } from './process-lockdown.js';
 
 /**
  * The timers user code gets. Node's own Timeout and Immediate objects are links of the process's
@@ -57,18 +58,27 @@ export class TimerHandle {
 type Callback = (...args: unknown[]) => unknown;
 
 /**
+ * Runs a timer's callback; then puts back the process-wide defaults (process-lockdown.ts), now and
+ * once its microtasks have run: a top-level timer runs with no call around it to put them back, and
+ * what it set would reach the calls that run meanwhile (another version's, another tenant's fork).
+ */
+function fire(callback: Callback, handle: TimerHandle, args: unknown[]): unknown {
+  try {
+    return Reflect.apply(callback, handle, args);
+  } finally {
+    resetProcessDefaults();
+    setImmediate(resetProcessDefaults);
+  }
+}
+
+/**
  * `setTimeout` & co. for user code. `own(clear)` is told of every timer set, so that the call that
  * set it can clear it when it ends; it answers false when that call is already over, and the timer
  * is then cleared at once (work a call left behind cannot start timers). `scope()` names whose
  * timer it is (the call, or the version's top-level code): ids are numbered per scope, and an id
  * clears only a timer of the scope that uses it, so that no call can clear, or count, another's.
- * `ran()` is told after each callback has run (in the callback's own async context).
  */
-export function sandboxTimers(
-  own: (clear: () => void) => boolean,
-  scope: () => object | undefined,
-  ran: () => void = () => {},
-) {
+export function sandboxTimers(own: (clear: () => void) => boolean, scope: () => object | undefined) {
   const books = new WeakMap<object, { seq: number; byId: Map<number, TimerHandle> }>();
   const unowned = {};
   const bookOf = () => {
@@ -94,11 +104,7 @@ export function sandboxTimers(
       const timer = set(
         (...args: unknown[]) => {
           if (!repeats) forget();
-          try {
-            return Reflect.apply(callback as Callback, handle, args);
-          } finally {
-            ran();
-          }
+          return fire(callback as Callback, handle, args);
         },
         ...rest,
       );
