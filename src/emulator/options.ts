@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { DEFAULT_PORT } from '../api/defaults.js';
 import { MAX_NAME_LENGTH } from '../api/limits.js';
 import { GIVEN_KEY_PATTERN } from '../api/patterns.js';
@@ -100,6 +101,14 @@ export function checkOptions(options: EmulatorOptions): void {
   const inspectPort = options.inspect?.port;
   if (options.inspect && !(Number.isInteger(inspectPort) && inspectPort! >= 0 && inspectPort! <= 65535))
     throw refuse('inspect.port', `must be a whole number from 0 to 65535, not ${inspectPort}.`);
+  if (options.inspect && options.host !== undefined && !isLoopbackHost(options.host))
+    // The debugger itself listens on 127.0.0.1, but reactor code runs without the permission model: any
+    // API caller who can reach the emulator would run code on this machine as its user.
+    throw refuse(
+      'inspect',
+      (name) =>
+        `cannot be used with ${name('host')} ${options.host}: without the permission model, reactor code anyone sends to the emulator would run as this machine's user. Use ${name('host')} 127.0.0.1 (an SSH tunnel reaches it from elsewhere).`,
+    );
   const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw refuse('port', `must be a whole number from 0 to 65535, not ${port}.`);
@@ -134,6 +143,14 @@ export function checkOptions(options: EmulatorOptions): void {
   if (options.tier !== undefined && !TIERS.includes(options.tier)) {
     throw refuse('tier', `must be one of ${TIERS.join(', ')}.`);
   }
+}
+
+/** A host only this machine reaches: localhost, 127.0.0.0/8, ::1 (or 127.x written as IPv6). */
+function isLoopbackHost(host: string): boolean {
+  const address = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (address === 'localhost' || address === '::1') return true;
+  const v4 = address.replace(/^::ffff:/, '');
+  return isIPv4(v4) && v4.startsWith('127.');
 }
 
 /** What `emulator.tenants.create` takes: the tenant's name, and the keys of its two Applications if given. */

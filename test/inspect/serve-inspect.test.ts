@@ -104,4 +104,14 @@ describe('svc serve --inspect', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toContain('--inspect takes a port from 0 to 65535');
   });
+
+  it('refuses --inspect with a --host other machines reach, in one line: their API calls would run code without the permission model', async () => {
+    const cwd = await tempDir();
+    for (const host of ['0.0.0.0', '::']) {
+      const run = await execSvc(['serve', '--port', '0', '--in-memory', '--host', host, '--inspect=0'], { cwd });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/--inspect .*--host 127\.0\.0\.1/);
+    }
+  });
 });

@@ -449,7 +449,7 @@ describe('a folder of cassettes', () => {
     ]) {
       const dir = await tempDir();
       await make(path.join(dir, 'x.json'));
-      await expect(loadCassettes(dir)).rejects.toThrow(/x\.json is not a file/);
+      await expect(loadCassettes(dir)).rejects.toThrow(/x\.json is (not a file|a link to a file out of the folder)/);
     }
   });
 
@@ -523,4 +523,75 @@ it('a card security code (shorter than any value looked for) is masked by its na
     card: { cvc: '[masked]', CVV2: '[masked]', security_code: '[masked]', exp_month: 12 },
   });
   expect(recorded?.answer.body).toBe('cvv=[masked]&ok=1');
+});
+
+describe('a cassette that is not what it seems', () => {
+  const exchange = (answer: Record<string, unknown>) =>
+    JSON.stringify({
+      version: 1,
+      origin: 'https://api.example.com',
+      exchanges: [{ request: { method: 'GET', path: '/v1', query: '', headers: {} }, answer }],
+    });
+
+  it("a link to a file out of the folder, or a file that is not JSON: refused without a character of the file's", async () => {
+    const { symlink } = await import('node:fs/promises');
+    const outside = await tempDir();
+    const secret = path.join(outside, 'master.key');
+    await writeFile(secret, 'S3CRETKEYMATERIAL0123456789');
+    const links = [secret, '/proc/self/environ'];
+    for (const target of links) {
+      const dir = await tempDir();
+      await symlink(target, path.join(dir, 'x.json'));
+      const error = await loadCassettes(dir).then(
+        () => undefined,
+        (failure: Error) => failure,
+      );
+      expect(error?.message, target).toMatch(/x\.json is a link to a file out of the folder: not read\./);
+    }
+    const dir = await tempDir();
+    await writeFile(path.join(dir, 'x.json'), 'S3CRETKEYMATERIAL0123456789');
+    const error = await loadCassettes(dir).catch((failure: Error) => failure);
+    expect((error as Error).message).toMatch(/x\.json is not JSON/);
+    expect((error as Error).message).not.toMatch(/S3C/);
+    // A link inside the folder to a cassette of the folder is read as that cassette.
+    const inside = await tempDir();
+    await writeFile(path.join(inside, 'real.json'), exchange({ status: 200, headers: {}, body: 'ok' }));
+    await symlink(path.join(inside, 'real.json'), path.join(inside, 'x.json'));
+    expect(await loadCassettes(inside)).toHaveLength(2);
+  });
+
+  it('an answer with an interim status (100, 101, 103) or a header value HTTP cannot carry: refused at load, naming the exchange', () => {
+    for (const status of [100, 101, 103, 199])
+      expect(() => parseCassette(exchange({ status, headers: {}, body: '' }), 'c.json')).toThrow(
+        `c.json is not a cassette: exchanges[0].answer.status ${status} is an interim status, not an answer.`,
+      );
+    for (const value of ['a\r\nx-injected: 1', 'a\nb', 'a\u0000b', 'euro \u20ac', ['ok', 'a\rb']])
+      expect(() => parseCassette(exchange({ status: 200, headers: { 'x-h': value }, body: '' }), 'c.json')).toThrow(
+        /c\.json is not a cassette: exchanges\[0\]\.answer\.headers\["x-h"\] holds a character HTTP cannot carry/,
+      );
+    expect(() => parseCassette(exchange({ status: 200, headers: { 'x h': 'v' }, body: '' }), 'c.json')).toThrow(
+      /exchanges\[0\]\.answer\.headers\["x h"\] is not a header name/,
+    );
+    // Latin-1 and tabs are what HTTP carries: kept.
+    expect(
+      parseCassette(exchange({ status: 200, headers: { 'x-h': 'caf\u00e9\tok' }, body: '' }), 'c.json'),
+    ).toBeTruthy();
+  });
+});
+
+describe('what a crash leaves in a folder of cassettes', () => {
+  it('its staged .<cassette>.json.check files are removed when a recording opens there (cassettes and other files stay)', async () => {
+    for (const open of [
+      (dir: string) => openRecording({ record: { dir }, use: () => () => {} }),
+      (dir: string) => openRecording({ replay: { dir, onMiss: 'record' }, use: () => () => {} }),
+    ]) {
+      const dir = await tempDir();
+      await writeFile(path.join(dir, '.https_api.example.com_443.json.check'), '{"half": ');
+      await writeFile(path.join(dir, '.notes'), 'mine');
+      await writeFile(path.join(dir, 'readme.txt'), 'mine');
+      const opened = await open(dir);
+      expect((await readdir(dir)).sort()).toEqual(['.notes', 'readme.txt']);
+      await opened.close();
+    }
+  });
 });

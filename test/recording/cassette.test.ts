@@ -1,9 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CallSecrets } from '../../src/emulator/leaks/secrets.js';
 import type { OutboundOrigin } from '../../src/emulator/outbound/types.js';
-import { parseCassette } from '../../src/emulator/recording/cassette.js';
+import { parseCassette, serializeCassette } from '../../src/emulator/recording/cassette.js';
 import {
   loadCassettes,
   matchKey,
@@ -118,6 +118,25 @@ describe('cassettes on disk', () => {
     expect(problems).toEqual(refused);
     expect(await readFile(file, 'utf8')).toBe(first);
     expect(JSON.stringify(refused)).not.toContain('Jane');
+  });
+
+  it('a run of large answers: held on disk (sealed), not in memory, and written as the cassette format says', async () => {
+    const dir = await tempDir();
+    const recorder = new Recorder({ dir });
+    const big = (n: number) => `{"n":${n},"pad":"${'x'.repeat(1024 * 1024)}"}`;
+    for (let n = 0; n < 12; n++) recorder.add('https://api.example.com', n, origin(), exchange(`{"n":${n}}`, big(n)));
+    // Once written, the recorder holds in memory the places of its exchanges, not their bodies.
+    expect(await recorder.flush()).toEqual([]);
+    expect(recorder.heldBytes).toBe(0);
+    expect(await recorder.close()).toEqual([]);
+    const file = path.join(dir, 'https_api.example.com_443.json');
+    const text = await readFile(file, 'utf8');
+    const cassette = parseCassette(text, file);
+    // Every exchange, in the order of what they are matched by.
+    const numbers = cassette.exchanges.map((item) => JSON.parse(item.answer.body!).n as number);
+    expect(numbers.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(text).toBe(serializeCassette(cassette));
+    expect((await readdir(dir)).filter((name) => name !== 'https_api.example.com_443.json')).toEqual([]);
   });
 
   it('hostile cassettes: bad JSON, a wrong version, a wrong shape, a missing folder each get one clear error', async () => {

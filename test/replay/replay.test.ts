@@ -127,6 +127,23 @@ describe('svc replay: a proxy with both transforms', () => {
     await destination.close();
   });
 
+  it('a call whose body was over the 64 KB kept is refused in one line, not re-run with its body cut', async () => {
+    const destination = await echoDestination();
+    const proxy = await proxyWithTransforms(destination.url);
+    const answer = await emu().call('POST', '/proxy/charge', {
+      key: emu().privateKey,
+      headers: { 'SVC-PROXY-KEY': proxy.key },
+      body: { card: 'none', amount: 1, pad: 'x'.repeat(70 * 1024) },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    const run = await svc(`replay ${String(answer.headers['svc-trace-id'])}`);
+    expect(run.code, run.stdout + run.stderr).not.toBe(0);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/\(409\): Call .* sent a body over 64 KB/);
+    expect(destination.seen).toHaveLength(1);
+    await destination.close();
+  });
+
   it('keeps no plaintext: the stored call holds the expression, not the card number', async () => {
     const destination = await echoDestination();
     const proxy = await proxyWithTransforms(destination.url);

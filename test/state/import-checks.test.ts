@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { createTenant, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const T = '2026-01-01T00:00:00.000Z';
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -121,5 +121,27 @@ describe('state import refuses what would lock out or what a create refuses', ()
       body: doc({ tokens: [token({ type: 'card', data: expired, containers: ['/pci/'] })] }),
     });
     expect(answer.status, answer.text).toBe(200);
+  });
+
+  test("a key already held in another tenant is refused without naming that tenant's Application or proxy", async () => {
+    const emu = await startEmulator({ inMemory: true });
+    const made = await emu.call('POST', '/proxies', {
+      body: { name: 'theirs', destination_url: 'http://127.0.0.1:9/', require_auth: false },
+    });
+    expect(made.status, made.text).toBe(201);
+    const apps = (await state(emu)).applications as { id: string; key_hash: string }[];
+    const theirApp = apps.find((entry) => entry.key_hash === hash(emu.privateKey))!;
+    const other = await createTenant(emu);
+    const attempts = [
+      doc({ applications: [app(1, hash(emu.privateKey))] }),
+      doc({ proxies: [proxy(3, made.body.key)] }),
+    ];
+    for (const body of attempts) {
+      const answer = await emu.call('POST', '/_emulator/state', { key: other.management_key, body });
+      expect(answer.status, answer.text).toBe(409);
+      expect(answer.body.detail).toMatch(/another tenant/);
+      expect(answer.text).not.toContain(theirApp.id);
+      expect(answer.text).not.toContain(made.body.id);
+    }
   });
 });

@@ -260,7 +260,7 @@ describe('svc state export, reset, import', () => {
     const b = ['--base-url', emu.url, '--management-key', tenant.body.management_key];
     // The same file into another tenant of the same emulator: its Application keys are another's.
     const clash = await runSvc(['state', 'import', 'state.json', ...b], { cwd });
-    expectOneLineError(clash, 1, /already belongs to another Application of this emulator/);
+    expectOneLineError(clash, 1, /already belongs to an Application of another tenant/);
     const doc = JSON.parse(await readFile(path.join(cwd, 'state.json'), 'utf8'));
     doc.reactors[0].application_id = '99999999-9999-4999-8999-999999999999';
     const answer = await emu.call('POST', '/_emulator/state', { body: doc });

@@ -228,6 +228,8 @@ function keysShownNowhere(pretty: boolean): string {
 const FLAG_OF: Readonly<Record<string, string>> = {
   port: '--port',
   host: '--host',
+  inspect: '--inspect',
+  'inspect.port': '--inspect',
   data: '--data',
   inMemory: '--in-memory',
   managementKey: '--management-key',

@@ -121,15 +121,22 @@ export function rawAnswer(
  * Errors node:http meets before a request reaches a route (bytes that are not HTTP, a bad
  * Content-Length, headers too large, a request too slow): answered with a problem, then the
  * connection is closed, since the parser cannot find where the next request would begin. The
- * answer to an earlier, complete request on that connection is let finish first.
+ * answer to an earlier, complete request on that connection is let finish first. A connection in
+ * `lastAnswered` has had its answer (a request refused with Connection: close): it is only closed.
  */
-export function clientErrorHandler(emit: EmitEvent, answerError: ErrorAnswer) {
+export function clientErrorHandler(emit: EmitEvent, answerError: ErrorAnswer, lastAnswered: WeakSet<Socket>) {
   return (error: NodeJS.ErrnoException, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    const { status, detail } = describeClientError(error);
-    emit({ type: 'warning', message: `answered ${status} and closed a connection: ${detail}` });
     // node:http's own handler looks here too: the response of the request being answered, if any.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (lastAnswered.has(socket)) {
+      // A request refused before its body was read has had the connection's last answer: no second one.
+      if (!pending || pending.writableFinished) socket.end();
+      else pending.once('close', () => socket.destroy());
+      return;
+    }
+    const { status, detail } = describeClientError(error);
+    emit({ type: 'warning', message: `answered ${status} and closed a connection: ${detail}` });
     const request = brokenRequest(error, pending);
     const answer = () => {
       if (socket.writable) socket.end(rawAnswer(answerError, status, detail, request), () => socket.destroy());

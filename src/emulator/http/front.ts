@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { HttpError } from '../errors.js';
 import type { TenantEventLog } from '../event-log.js';
 import type { EmitEvent } from '../events.js';
@@ -80,10 +81,17 @@ export function createHttpServer(options: ServerOptions): HttpServer {
     res.once('close', () => inFlight.delete(res));
   };
 
+  // Connections whose last answer is given (see clientErrorHandler).
+  const lastAnswered = new WeakSet<Socket>();
   const server = createServer(http, (req, res) => {
     track(res);
     const malformed = malformedHeaders(req);
-    if (malformed) return refuse(req, res, malformed);
+    if (malformed) {
+      // The parser may refuse the rest (a bad Transfer-Encoding): this answer is the connection's last.
+      res.setHeader('connection', 'close');
+      lastAnswered.add(req.socket);
+      return refuse(req, res, malformed);
+    }
     handle(req, res);
   });
   // An Expect other than 100-continue: node:http would answer a bare 417.
@@ -97,7 +105,7 @@ export function createHttpServer(options: ServerOptions): HttpServer {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.requestTimeout = http.requestTimeout;
   server.setTimeout(0);
-  server.on('clientError', clientErrorHandler(emit, answerError));
+  server.on('clientError', clientErrorHandler(emit, answerError, lastAnswered));
 
   return {
     server,
@@ -131,7 +139,22 @@ function malformedHeaders(req: IncomingMessage): HttpError | undefined {
     if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
   }
   if (hosts > 1) return new HttpError(400, `A request carries one Host header; this one has ${hosts}.`);
-  return undefined;
+  return transferEncodingError(req.headers['transfer-encoding']);
+}
+
+/**
+ * A Transfer-Encoding other than chunked (svc reads no other coding): node:http hands the request over, then its
+ * parser refuses the body, which would be a second answer on the connection. One 400 instead, and
+ * the connection closed (where the next request would begin is unknown).
+ */
+function transferEncodingError(value: string | undefined): HttpError | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim().toLowerCase() === 'chunked') return undefined;
+  const given = JSON.stringify(value.slice(0, 100));
+  return new HttpError(
+    400,
+    `Transfer-Encoding ${given} is not read here: send the body with Content-Length or Transfer-Encoding: chunked.`,
+  );
 }
 
 function expectationError(req: IncomingMessage): HttpError {

@@ -6,7 +6,7 @@
  * with every field checked: a cassette is a file anyone may have edited.
  */
 import { createHash } from 'node:crypto';
-import { stat, readFile } from 'node:fs/promises';
+import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { megabytes } from '../../lib/megabytes.js';
 import { isRecord } from '../../lib/is-record.js';
@@ -68,21 +68,34 @@ export function cassetteFileName(origin: string): string {
 
 /** The cassette as written: fixed key order, two-space indent, a final newline. */
 export function serializeCassette(cassette: Cassette): string {
+  const parts = cassette.exchanges.map(exchangePart);
+  return cassetteHead(cassette.origin, parts.length) + parts.join(PART_SEPARATOR) + cassetteTail(parts.length);
+}
+
+/** The text of a cassette before its exchanges (as JSON.stringify with a two-space indent writes it). */
+export function cassetteHead(origin: string, count: number): string {
+  return `{\n  "version": ${CASSETTE_VERSION},\n  "origin": ${JSON.stringify(origin)},\n  "exchanges": [${count === 0 ? '' : '\n    '}`;
+}
+
+/** What stands between two exchanges of a cassette, and what follows the last. */
+export const PART_SEPARATOR = ',\n    ';
+export function cassetteTail(count: number): string {
+  return `${count === 0 ? '' : '\n  '}]\n}\n`;
+}
+
+/** One exchange as a cassette writes it (at its indent inside `exchanges`; JSON strings hold no newline). */
+export function exchangePart({ request, answer }: RecordedExchange): string {
   const ordered = {
-    version: cassette.version,
-    origin: cassette.origin,
-    exchanges: cassette.exchanges.map(({ request, answer }) => ({
-      request: {
-        method: request.method,
-        path: request.path,
-        query: request.query,
-        headers: sortedHeaders(request.headers),
-        ...bodyFields(request),
-      },
-      answer: { status: answer.status, headers: sortedHeaders(answer.headers), ...bodyFields(answer) },
-    })),
+    request: {
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      headers: sortedHeaders(request.headers),
+      ...bodyFields(request),
+    },
+    answer: { status: answer.status, headers: sortedHeaders(answer.headers), ...bodyFields(answer) },
   };
-  return `${JSON.stringify(ordered, null, 2)}\n`;
+  return JSON.stringify(ordered, null, 2).replaceAll('\n', '\n    ');
 }
 
 function sortedHeaders(headers: RecordedHeaders): RecordedHeaders {
@@ -104,9 +117,20 @@ export class CassetteError extends Error {
   override readonly name = 'CassetteError';
 }
 
-/** Reads and checks the cassette in `file`; a CassetteError says what is wrong with it. */
+/**
+ * Reads and checks the cassette in `file`; a CassetteError says what is wrong with it, never what
+ * the file holds (a link to `/proc/self/environ` or a key file must not put its first characters in an
+ * error). A link is followed only to a file within the cassette's own folder.
+ */
 export async function readCassette(file: string): Promise<Cassette> {
-  const stats = await stat(file);
+  let real = file;
+  if ((await lstat(file)).isSymbolicLink()) {
+    real = await realpath(file);
+    const within = path.relative(await realpath(path.dirname(file)), real);
+    if (within === '' || within.startsWith('..') || path.isAbsolute(within))
+      throw new CassetteError(`${file} is a link to a file out of the folder: not read.`);
+  }
+  const stats = await stat(real);
   // A device, a pipe or a folder named x.json (or a link to one) would be read without end, or hang.
   if (!stats.isFile()) throw new CassetteError(`${file} is not a file: not read.`);
   const size = stats.size;
@@ -114,7 +138,7 @@ export async function readCassette(file: string): Promise<Cassette> {
     throw new CassetteError(
       `${file} is ${megabytes(size)}, over the ${megabytes(MAX_CASSETTE_BYTES)} a cassette may be: not read.`,
     );
-  return parseCassette(await readFile(file, 'utf8'), file);
+  return parseCassette(await readFile(real, 'utf8'), file);
 }
 
 /** Parses and checks a cassette's text (`file` names it in errors). */
@@ -123,13 +147,17 @@ export function parseCassette(text: string, file: string): Cassette {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new CassetteError(`${file} is not JSON (${(error as Error).message}).`);
+    // Where, never what: the parser's message quotes the text.
+    const message = (error as Error).message;
+    const at = /position (\d+)/.exec(message)?.[1];
+    const where = /end of JSON/.test(message) ? ' (it ends early)' : at === undefined ? '' : ` (at character ${at})`;
+    throw new CassetteError(`${file} is not JSON${where}.`);
   }
   const bad = (what: string) => new CassetteError(`${file} is not a cassette: ${what}.`);
   if (!isRecord(data)) throw bad('it is not a JSON object');
   if (data.version !== CASSETTE_VERSION)
     throw new CassetteError(
-      `${file} is a cassette of version ${JSON.stringify(data.version) ?? 'none'}; this svc reads version ${CASSETTE_VERSION}.`,
+      `${file} is a cassette of version ${typeof data.version === 'number' ? data.version : 'none'}; this svc reads version ${CASSETTE_VERSION}.`,
     );
   if (typeof data.origin !== 'string' || !isOrigin(data.origin)) throw bad('"origin" is not an http(s) origin');
   if (!Array.isArray(data.exchanges)) throw bad('"exchanges" is not a list');
@@ -162,11 +190,17 @@ function exchangeProblem(exchange: unknown): string | undefined {
   const status = answer.status;
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)
     return '.answer.status is not an HTTP status';
+  // An interim answer written as the final one: the caller would read the next request's answer as this one's.
+  if (status < 200) return `.answer.status ${status} is an interim status, not an answer`;
   for (const [side, message] of [
     ['request', request],
     ['answer', answer],
   ] as const) {
     if (!headersOk(message.headers)) return `.${side}.headers is not an object of text values`;
+    if (side === 'answer') {
+      const problem = answerHeadersProblem(message.headers as RecordedHeaders);
+      if (problem !== undefined) return `.answer.headers${problem}`;
+    }
     for (const field of ['body', 'bodyBase64', 'bodyOmitted'] as const)
       if (message[field] !== undefined && typeof message[field] !== 'string') return `.${side}.${field} is not text`;
   }
@@ -178,6 +212,22 @@ function headersOk(headers: unknown): boolean {
   return Object.values(headers).every(
     (value) => typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string')),
   );
+}
+
+/** A header name (RFC 9110 token), and what a value may hold: tab, visible ASCII, Latin-1 (no CR, LF or NUL). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** What of an answer's headers node:http would refuse to send (a 500 at replay), or undefined. */
+function answerHeadersProblem(headers: RecordedHeaders): string | undefined {
+  for (const [name, value] of Object.entries(headers)) {
+    const at = `[${JSON.stringify(name)}]`;
+    if (!HEADER_NAME.test(name)) return `${at} is not a header name`;
+    const values = Array.isArray(value) ? value : [value];
+    if (!values.every((item) => HEADER_VALUE.test(item)))
+      return `${at} holds a character HTTP cannot carry (CR, LF, NUL or beyond Latin-1)`;
+  }
+  return undefined;
 }
 
 /** The path of `origin`'s cassette in `dir`. */

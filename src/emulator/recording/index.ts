@@ -6,14 +6,14 @@
  */
 import { makeDirectory } from '../../lib/make-directory.js';
 import { constants } from 'node:fs';
-import { access, readdir } from 'node:fs/promises';
+import { access, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Teardown } from '../../lib/teardown.js';
 import { EmulatorError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { OutboundInterceptor, OutboundOrigin } from '../outbound/types.js';
 import { type Cassette, CassetteError, readCassette } from './cassette.js';
-import { Recorder, type RecordingProblem } from './recorder.js';
+import { Recorder, type RecordingProblem, STAGED_NAME } from './recorder.js';
 import { ON_MISS, type OnMiss, Replayer } from './replayer.js';
 
 export { CASSETTE_VERSION, type Cassette, cassetteFileName, parseCassette, serializeCassette } from './cassette.js';
@@ -86,6 +86,7 @@ export async function openRecording(setup: RecordingSetup): Promise<OpenedRecord
     if (onMiss === 'record') {
       await writableDir(replay.dir, 'replay.dir');
       claimDir(replay.dir, 'replay.dir');
+      await removeStaged(replay.dir);
       recorder = new Recorder({ dir: replay.dir, ...shared });
       for (const cassette of cassettes) recorder.seed(cassette);
     }
@@ -93,6 +94,7 @@ export async function openRecording(setup: RecordingSetup): Promise<OpenedRecord
   } else if (record) {
     await writableDir(record.dir, 'record.dir');
     claimDir(record.dir, 'record.dir');
+    await removeStaged(record.dir);
     recorder = new Recorder({ dir: record.dir, ...shared });
   }
   const written = recorder && (replay?.dir ?? record?.dir);
@@ -147,6 +149,15 @@ function claimDir(dir: string, option: 'record.dir' | 'replay.dir'): void {
       `${dir} is being recorded to by another recording: give each its own folder, or stop the other first.`,
     );
   recordedDirs.add(resolved);
+}
+
+/**
+ * The files a write stages beside its cassette (`.<cassette>.json.check`, recorder.ts) that a crash
+ * left: removed as a recording opens the folder (this process records there alone: claimDir).
+ */
+async function removeStaged(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => []);
+  for (const name of names) if (STAGED_NAME.test(name)) await unlink(path.join(dir, name)).catch(() => {});
 }
 
 async function writableDir(dir: string, option: 'record.dir' | 'replay.dir'): Promise<void> {

@@ -6,28 +6,38 @@
  * the previous one stays, the reason told without the value), then written beside its place and
  * read back before it takes that place.
  */
-import { readFile, rename, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { syncDir, writeFileDurably } from '../../lib/durable-file.js';
+import { syncDir } from '../../lib/durable-file.js';
 import { megabytes } from '../../lib/megabytes.js';
 import { CallSecrets } from '../leaks/secrets.js';
 import type { OutboundInterceptor, OutboundNext, OutboundOrigin, OutboundRequest } from '../outbound/types.js';
 import { type CapturedBody, capturedOf, recordedAnswer, recordedRequest, tee } from './capture.js';
 import {
-  CASSETTE_VERSION,
   type Cassette,
   MAX_CASSETTE_BYTES,
+  PART_SEPARATOR,
   cassetteFileName,
-  parseCassette,
+  cassetteHead,
+  cassetteTail,
+  exchangePart,
   type RecordedExchange,
-  serializeCassette,
 } from './cassette.js';
 import { matchKey } from './match.js';
 import { addConfiguration, decodedViews, findPlaintext, type PlaintextFinding, redactExchange } from './redact.js';
+import { type Span, Spool } from './spool.js';
+
+/** Where a cassette is written before it takes its place (a crash may leave it: removed at the next open). */
+export const stagedName = (cassette: string) => `.${cassette}.check`;
+export const STAGED_NAME = /^\..+\.json\.check$/;
 
 /** How long after an exchange its cassette is written (more exchanges meanwhile are written together). */
 export const WRITE_DELAY_MS = 250;
+/** A write is followed by a pause at least this many times as long as it took (see schedule). */
+const WRITE_SPACING = 4;
 /** The exchanges a cassette keeps; later ones are not recorded (a warning says so once). */
 export const MAX_EXCHANGES_PER_CASSETTE = 10_000;
 const CASSETTE_MODE = 0o644;
@@ -35,8 +45,8 @@ const CASSETTE_MODE = 0o644;
 const RUN_CASSETTES = 4;
 
 /** What an exchange adds to its cassette's file, or a little more (indentation, the file's own lines). */
-function exchangeBytes(exchange: RecordedExchange): number {
-  return Buffer.byteLength(JSON.stringify(exchange)) + 1024;
+function partBytes(part: string): number {
+  return Buffer.byteLength(part) + 1024;
 }
 
 /** What went wrong with a cassette: refused (plaintext found in it), or not written (the disk's error). */
@@ -65,7 +75,10 @@ interface Entry {
   key: string;
   /** When it was sent, in the run: exchanges of one key keep this order. */
   order: number;
-  exchange: RecordedExchange;
+  /** Its text as the cassette writes it, kept in the spool. */
+  span: Span;
+  /** How many values the run's secrets held when it was last found clean of them (-1: never checked). */
+  checked: number;
 }
 
 interface Tape {
@@ -79,6 +92,8 @@ interface Tape {
 
 export class Recorder {
   private readonly tapes = new Map<string, Tape>();
+  /** The exchanges' texts, on disk (sealed) rather than in memory, until their cassettes are written. */
+  private readonly spool = new Spool();
   /** Every secret of the run (and configuration value), for the check of each written file. */
   private readonly runSecrets = new CallSecrets();
   private readonly seenConfigurations = new WeakSet<readonly string[]>();
@@ -86,6 +101,8 @@ export class Recorder {
   /** What every tape weighs (they are held in memory until the run ends). */
   private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** How long the last write of the changed cassettes took. */
+  private lastWriteMs = 0;
   private writing: Promise<RecordingProblem[]> = Promise.resolve([]);
   private closed = false;
 
@@ -99,8 +116,10 @@ export class Recorder {
     const tape = this.tape(cassette.origin);
     for (const edited of cassette.exchanges) {
       const exchange = redactExchange(edited, { allowCards: this.options.allowCards });
-      tape.entries.push({ key: matchKey(exchange.request), order: -1_000_000_000 + tape.entries.length, exchange });
-      this.weigh(tape, exchange);
+      const order = -1_000_000_000 + tape.entries.length;
+      const part = exchangePart(exchange);
+      tape.entries.push({ key: matchKey(exchange.request), order, span: this.spool.append(part), checked: -1 });
+      this.weigh(tape, partBytes(part));
     }
   }
 
@@ -156,7 +175,8 @@ export class Recorder {
       allowCards: this.options.allowCards,
     });
     const tape = this.tape(destination);
-    const full = this.fullness(tape, exchangeBytes(redacted));
+    const part = exchangePart(redacted);
+    const full = this.fullness(tape, partBytes(part));
     if (full) {
       if (!tape.full) {
         tape.full = true;
@@ -164,8 +184,8 @@ export class Recorder {
       }
       return;
     }
-    this.weigh(tape, redacted);
-    tape.entries.push({ key: matchKey(redacted.request), order, exchange: redacted });
+    this.weigh(tape, partBytes(part));
+    tape.entries.push({ key: matchKey(redacted.request), order, span: this.spool.append(part), checked: -1 });
     tape.dirty = true;
     this.schedule();
   }
@@ -182,7 +202,13 @@ export class Recorder {
   async close(): Promise<RecordingProblem[]> {
     const problems = await this.flush();
     this.closed = true;
+    await this.spool.close();
     return problems;
+  }
+
+  /** The bytes of exchanges still in memory, on their way to the spool. */
+  get heldBytes(): number {
+    return this.spool.pendingBytes;
   }
 
   private tape(origin: string): Tape {
@@ -202,8 +228,7 @@ export class Recorder {
     return undefined;
   }
 
-  private weigh(tape: Tape, exchange: RecordedExchange): void {
-    const bytes = exchangeBytes(exchange);
+  private weigh(tape: Tape, bytes: number): void {
     tape.bytes += bytes;
     this.bytes += bytes;
   }
@@ -212,13 +237,28 @@ export class Recorder {
     return path.join(this.options.dir, cassetteFileName(tape.origin));
   }
 
+  /**
+   * The next write, a little after a change: and at least WRITE_SPACING times as long after the
+   * last write as that write took, so that rewriting a large cassette (it is written whole) takes
+   * a bounded share of the emulator's time however fast exchanges come.
+   */
   private schedule(): void {
     if (this.timer !== undefined) return;
-    this.timer = setTimeout(() => void this.flush(), this.options.writeDelayMs ?? WRITE_DELAY_MS);
+    const delay = Math.max(this.options.writeDelayMs ?? WRITE_DELAY_MS, this.lastWriteMs * WRITE_SPACING);
+    this.timer = setTimeout(() => void this.flush(), delay);
     this.timer.unref();
   }
 
   private async writeDirty(): Promise<RecordingProblem[]> {
+    const started = performance.now();
+    try {
+      return await this.writeChanged();
+    } finally {
+      this.lastWriteMs = performance.now() - started;
+    }
+  }
+
+  private async writeChanged(): Promise<RecordingProblem[]> {
     const problems: RecordingProblem[] = [];
     for (const tape of this.tapes.values()) {
       if (!tape.dirty) continue;
@@ -235,29 +275,25 @@ export class Recorder {
   /**
    * Checks a tape's cassette against every plaintext of the run before any of it reaches the disk
    * (refused: nothing is written, the previous file stays), writes it beside its place, reads it
-   * back (the disk holds exactly what was checked), and only then puts it in place.
+   * back (the disk holds exactly what was checked), and only then puts it in place. One exchange at
+   * a time, read from the spool: neither the cassette nor its check is ever whole in memory, and an
+   * exchange already found clean is checked again only once the run's secrets have grown.
    */
   private async write(tape: Tape): Promise<RecordingProblem | undefined> {
     const file = this.fileOf(tape);
-    const staged = path.join(this.options.dir, `.${path.basename(file)}.check`);
+    const staged = path.join(this.options.dir, stagedName(path.basename(file)));
     const entries = [...tape.entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.order - b.order));
-    const text = serializeCassette({
-      version: CASSETTE_VERSION,
-      origin: tape.origin,
-      exchanges: entries.map((entry) => entry.exchange),
-    });
-    const sources = { secrets: this.runSecrets, allowCards: this.options.allowCards };
-    // The file's text, then what its parts hold once decoded (percent-encoding, JSON escapes, bytes).
-    const findings = findPlaintext(text, sources);
-    for (const view of decodedViews(parseCassette(text, file).exchanges))
-      findings.push(...findPlaintext(view, sources));
+    const head = cassetteHead(tape.origin, entries.length);
+    const findings = await this.check(head, entries);
     if (findings.length > 0) {
       const unique = new Map(findings.map((finding) => [JSON.stringify(finding), finding]));
       return { file, findings: [...unique.values()] };
     }
     try {
-      await writeFileDurably(staged, text, CASSETTE_MODE);
-      if ((await readFile(staged, 'utf8')) !== text) throw new Error('it read back otherwise than it was written');
+      const written = await this.writeStaged(staged, head, entries, cassetteTail(entries.length));
+      const read = createHash('sha256');
+      for await (const chunk of createReadStream(staged)) read.update(chunk as Buffer);
+      if (read.digest('hex') !== written) throw new Error('it read back otherwise than it was written');
       await rename(staged, file);
       await syncDir(this.options.dir);
       return undefined;
@@ -267,5 +303,47 @@ export class Recorder {
       tape.dirty = true;
       return { file, error: (error as Error).message };
     }
+  }
+
+  /** What of the run's plaintext the cassette's text holds, as it is and decoded (percent-encoding, JSON escapes, bytes). */
+  private async check(head: string, entries: Entry[]): Promise<PlaintextFinding[]> {
+    const sources = { secrets: this.runSecrets, allowCards: this.options.allowCards };
+    const known = this.runSecrets.size;
+    const findings = findPlaintext(head, sources);
+    for (const entry of entries) {
+      // With no value of the run to look for, there is nothing to find (and no views to decode).
+      if (entry.checked === known || known === 0) continue;
+      const part = await this.spool.read(entry.span);
+      const found = findPlaintext(part, sources);
+      for (const view of decodedViews([JSON.parse(part) as RecordedExchange]))
+        found.push(...findPlaintext(view, sources));
+      if (found.length === 0) entry.checked = known;
+      findings.push(...found);
+    }
+    return findings;
+  }
+
+  /** Writes the cassette to `staged` (a new file), flushed to the disk; answers the SHA-256 of what it wrote. */
+  private async writeStaged(staged: string, head: string, entries: Entry[], tail: string): Promise<string> {
+    const hash = createHash('sha256');
+    const handle = await open(staged, 'w', CASSETTE_MODE);
+    try {
+      const write = async (text: string) => {
+        const bytes = Buffer.from(text, 'utf8');
+        hash.update(bytes);
+        await handle.write(bytes);
+      };
+      await write(head);
+      for (const [at, entry] of entries.entries()) {
+        if (at > 0) await write(PART_SEPARATOR);
+        await write(await this.spool.read(entry.span));
+      }
+      await write(tail);
+      await handle.chmod(CASSETTE_MODE);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return hash.digest('hex');
   }
 }

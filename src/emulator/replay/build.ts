@@ -57,8 +57,9 @@ export function buildCall(pending: PendingCall): KeptCall {
     query: redact.query(inbound.query),
     headers: redact.headers(inbound.headers),
     body: inbound.body === undefined ? undefined : redact.text(inbound.body),
+    ...(inbound.bodyCut && { bodyCut: true as const }),
   };
-  stages.push({ stage: 'inbound', value: { ...kept, body: redact.body(kept.body).body } });
+  stages.push({ stage: 'inbound', value: { ...kept, body: redact.body(kept.body, inbound.bodyCut).body } });
   const requestTransformed = pending.seen.get('request_transformed') as Record<string, unknown> | undefined;
   if (requestTransformed) stages.push({ stage: 'request_transformed', value: message(requestTransformed, redact) });
   const forward = exchanges.find((exchange) => exchange.kind === 'proxy');

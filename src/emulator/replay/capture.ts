@@ -15,6 +15,7 @@ import type { ProxyRecord, ReactorRecord } from '../store/records.js';
 import { buildCall } from './build.js';
 import { exchangeOf } from './exchanges.js';
 import { KEPT_CONSOLE_LINES, type PendingCall, type RawAnswer, type Served } from './pending.js';
+import { KEPT_BODY_BYTES } from './redact.js';
 import type { KeptCall } from './types.js';
 
 /** How long a call's streamed bodies may stay open after it ended before it is kept as it is. */
@@ -69,12 +70,26 @@ export class CallCapture {
         path: call.suffix,
         query: call.query,
         headers: { ...headers },
-        body: call.body && call.body.length > 0 ? call.body.toString('utf8') : undefined,
+        // The first 64 KB, a copy: the call's own body (a 4.5 MB upload) is not held while its answer streams.
+        body: call.body && call.body.length > 0 ? call.body.toString('utf8', 0, KEPT_BODY_BYTES) : undefined,
+        ...(call.body && call.body.length > KEPT_BODY_BYTES && { bodyCut: true as const }),
       };
       if (caller && 'secrets' in caller) pending.sources = { ...pending.sources, secrets: caller.secrets };
     },
-    transformed: (traceId: string, kind: 'request' | 'response', value: object): void => {
-      this.pending.get(traceId)?.seen.set(`${kind}_transformed`, value);
+    transformed: (traceId: string, kind: 'request' | 'response', value: { body?: unknown }): void => {
+      const { body } = value;
+      // A body over what is kept is held as its first 64 KB (kept so: the stage shows it cut).
+      const cut =
+        (typeof body === 'string' || Buffer.isBuffer(body)) && body.length > KEPT_BODY_BYTES
+          ? {
+              ...value,
+              body:
+                typeof body === 'string'
+                  ? body.slice(0, KEPT_BODY_BYTES)
+                  : Buffer.from((body as Buffer).subarray(0, KEPT_BODY_BYTES)),
+            }
+          : value;
+      this.pending.get(traceId)?.seen.set(`${kind}_transformed`, cut);
     },
   };
 

@@ -49,6 +49,10 @@ export async function exchangeOf(
         settled();
       }),
     };
+  } else if (request.body !== undefined && request.body.length > KEPT_BODY_BYTES) {
+    // Held as what is kept of it (a copy of its first 64 KB), not whole until the answer has streamed.
+    raw.body = Buffer.from(Buffer.from(request.body).subarray(0, KEPT_BODY_BYTES));
+    raw.bodyCut = true;
   } else raw.body = request.body;
   if (served) {
     try {

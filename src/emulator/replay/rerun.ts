@@ -92,6 +92,11 @@ async function rerunProxy(deps: RerunDeps, kept: KeptProxyCall, traceId: string,
   }
   if (caller) served.restore = restorer(deps.tokens, 'caller' in caller ? caller : { caller });
   const { inbound } = kept;
+  if (inbound.bodyCut)
+    throw refused(
+      409,
+      `Call ${kept.traceId} sent a body over 64 KB, of which svc replay keeps the first 64 KB only: it cannot be sent again. Make the call again instead.`,
+    );
   const rawHeaders = Object.entries(inbound.headers).flat();
   const call: ProxyCall = {
     method: inbound.method,

@@ -37,6 +37,8 @@ export interface KeptInbound {
   headers: Record<string, string>;
   /** The body as text (its `{{ }}` expressions as sent), undefined when there was none. */
   body: string | undefined;
+  /** The body was over the 64 KB a call keeps: `body` is its start, and the call cannot be re-run. */
+  bodyCut?: true;
 }
 
 /** Which call, under way (pending.ts) or kept. */

@@ -1,6 +1,6 @@
 import { SandboxStoppedError } from './user-code-error.js';
 import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
-import { Instance } from './instance.js';
+import { Instance, UnloadedWhileLoading } from './instance.js';
 import { SandboxProcess } from './sandbox-process.js';
 import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
 import { ProcessBudget, defaultMemoryBudgetMb } from './process-budget.js';
@@ -19,7 +19,7 @@ import { InspectorPort, sourceUrlOf } from './inspect.js';
 export { UserCodeError } from './user-code-error.js';
 export { codeVersion, recordCodeVersion } from './code-version.js';
 export { JsonText } from './json-text.js';
-export type { Instance } from './instance.js';
+export { type Instance, UnloadedWhileLoading } from './instance.js';
 export { INSPECT_HOST, freeInspectPort, inspectNotice } from './inspect.js';
 export type {
   CodeSource,
@@ -247,10 +247,7 @@ export class Runtime {
     if (!isLatest()) {
       // A newer version was asked for while this one loaded: that one decides what is current.
       process.unload(vid);
-      return (
-        this.latest.get(spec.id) ??
-        Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`))
-      );
+      return this.latest.get(spec.id) ?? Promise.reject(new UnloadedWhileLoading(spec.id, spec.version));
     }
     const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);

@@ -82,3 +82,18 @@ export class Instance {
 function capitalized(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/**
+ * A load that lost to an unload of its id (a DELETE while a PUT, a PATCH or a first call loaded
+ * the code): the code's owner is gone, which the service says in its own terms (a 404).
+ */
+export class UnloadedWhileLoading extends Error {
+  override readonly name = 'UnloadedWhileLoading';
+
+  constructor(
+    readonly id: string,
+    version: string | number,
+  ) {
+    super(`${id} was unloaded while ${String(version)} loaded`);
+  }
+}

@@ -167,12 +167,17 @@ export class StrayLogBudget {
     const { maxLines, maxBytes, linesPerSecond } = this.limits;
     const dropped = this.droppedSinceNotice;
     const since = this.noticed ? ' since the last notice' : '';
+    // Told on a line cut at the byte budget, before any was dropped: what it says is the cut.
+    const what =
+      dropped === 0
+        ? 'this line was cut, and the lines after it are dropped'
+        : `${dropped} ${dropped === 1 ? 'line' : 'lines'} dropped${since}`;
     this.noticeAt = now;
     this.noticed = true;
     this.droppedSinceNotice = 0;
     return (
       `[console output with no call running is over its budget (${maxLines} lines / ${sizeText(maxBytes)}, ` +
-      `refilled at ${linesPerSecond} lines a second): ${dropped} ${dropped === 1 ? 'line' : 'lines'} dropped${since}]`
+      `refilled at ${linesPerSecond} lines a second): ${what}]`
     );
   }
 }

@@ -325,6 +325,19 @@ export function userPerformance(): object {
  * would then throw): the process is replaced.
  */
 export function processDefaults(slots: readonly WritableSlot[]): { reset(): void; intact(): boolean } {
+  const defaults = takeDefaults(slots);
+  current = defaults;
+  return defaults;
+}
+
+/** The defaults the process read at start (processDefaults), for the timers to put back after each callback. */
+let current: { reset(): void } | undefined;
+
+export function resetProcessDefaults(): void {
+  current?.reset();
+}
+
+function takeDefaults(slots: readonly WritableSlot[]): { reset(): void; intact(): boolean } {
   const events = hostRequire('node:events') as typeof import('node:events');
   const maxListeners = events.defaultMaxListeners;
   const captureRejections = events.captureRejections;

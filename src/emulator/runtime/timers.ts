@@ -1,4 +1,5 @@
 import { promisify } from 'node:util';
+import { resetProcessDefaults } from './process-lockdown.js';
 
 /**
  * The timers user code gets. Node's own Timeout and Immediate objects are links of the process's
@@ -57,6 +58,20 @@ export class TimerHandle {
 type Callback = (...args: unknown[]) => unknown;
 
 /**
+ * Runs a timer's callback; then puts back the process-wide defaults (process-lockdown.ts), now and
+ * once its microtasks have run: a top-level timer runs with no call around it to put them back, and
+ * what it set would reach the calls that run meanwhile (another version's, another tenant's fork).
+ */
+function fire(callback: Callback, handle: TimerHandle, args: unknown[]): unknown {
+  try {
+    return Reflect.apply(callback, handle, args);
+  } finally {
+    resetProcessDefaults();
+    setImmediate(resetProcessDefaults);
+  }
+}
+
+/**
  * `setTimeout` & co. for user code. `own(clear)` is told of every timer set, so that the call that
  * set it can clear it when it ends; it answers false when that call is already over, and the timer
  * is then cleared at once (work a call left behind cannot start timers). `scope()` names whose
@@ -89,7 +104,7 @@ export function sandboxTimers(own: (clear: () => void) => boolean, scope: () => 
       const timer = set(
         (...args: unknown[]) => {
           if (!repeats) forget();
-          return Reflect.apply(callback as Callback, handle, args);
+          return fire(callback as Callback, handle, args);
         },
         ...rest,
       );

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { proxySchema } from '../../api/schemas.js';
 import type { ListQuery, Page, Proxy, ProxyBody } from '../../api/types.js';
 import { notFound } from '../errors.js';
-import { codeVersion, recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import { codeVersion, recordCodeVersion, type Instance, type Runtime, UnloadedWhileLoading } from '../runtime/index.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Store } from '../store/store.js';
 import type { ApplicationRecord, ProxyRecord } from '../store/records.js';
@@ -181,16 +181,21 @@ export class ProxyService {
   private async loadTransform(record: ProxyRecord, kind: TransformKind, code: string): Promise<Instance> {
     const id = transformId(record.id, kind);
     const filename = transformFile(record, kind);
-    const instance = await this.runtime.load({
-      id,
-      version: codeVersion(code, filename),
-      code,
-      filename,
-      tenant: sandboxGroupOf(this.store, record.tenant_id),
-      group: record.id,
-      label: `the ${kind} transform of proxy ${record.name}`,
-      source: { kind: 'transform', name: record.name, which: kind },
-    });
+    const instance = await this.runtime
+      .load({
+        id,
+        version: codeVersion(code, filename),
+        code,
+        filename,
+        tenant: sandboxGroupOf(this.store, record.tenant_id),
+        group: record.id,
+        label: `the ${kind} transform of proxy ${record.name}`,
+        source: { kind: 'transform', name: record.name, which: kind },
+      })
+      .catch((error: unknown) => {
+        // Deleted while its code loaded (for a PUT, a PATCH or a first call): gone, as after the delete.
+        throw error instanceof UnloadedWhileLoading ? notFound('proxy', record.id) : error;
+      });
     this.owners.set(id, { name: `${record.name} (${kind} transform)`, tenantId: record.tenant_id });
     return instance;
   }

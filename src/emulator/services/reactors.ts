@@ -6,7 +6,7 @@ import type { InvokeReactorBody, ListQuery, Page, Reactor, ReactorBody, ReactorR
 import type { Cipher } from '../crypto/cipher.js';
 import { notFound } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { recordCodeVersion, type Instance, type Runtime } from '../runtime/index.js';
+import { recordCodeVersion, type Instance, type Runtime, UnloadedWhileLoading } from '../runtime/index.js';
 import type { ApplicationRecord, ReactorRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { bodyValidator } from '../validation.js';
@@ -183,16 +183,21 @@ export class ReactorService {
   }
 
   private async load(reactor: ReactorRecord): Promise<Instance> {
-    const instance = await this.options.runtime.load({
-      id: reactor.id,
-      version: versionOf(reactor),
-      code: reactor.code,
-      filename: fileNameOf(reactor.name),
-      // A fork's code runs in its template's processes (a Compartment of its own all the same).
-      tenant: sandboxGroupOf(this.options.store, reactor.tenant_id),
-      label: `reactor ${reactor.name}`,
-      source: { kind: 'reactor', name: reactor.name },
-    });
+    const instance = await this.options.runtime
+      .load({
+        id: reactor.id,
+        version: versionOf(reactor),
+        code: reactor.code,
+        filename: fileNameOf(reactor.name),
+        // A fork's code runs in its template's processes (a Compartment of its own all the same).
+        tenant: sandboxGroupOf(this.options.store, reactor.tenant_id),
+        label: `reactor ${reactor.name}`,
+        source: { kind: 'reactor', name: reactor.name },
+      })
+      .catch((error: unknown) => {
+        // Deleted while its code loaded (for a PUT, a PATCH or a first call): gone, as after the delete.
+        throw error instanceof UnloadedWhileLoading ? notFound('reactor', reactor.id) : error;
+      });
     // Named only once loaded: a refused update must not relabel the version still serving.
     this.owners.set(reactor.id, { name: reactor.name, tenantId: reactor.tenant_id });
     return instance;

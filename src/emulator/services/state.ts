@@ -127,15 +127,13 @@ export class StateService {
       const holder = store.applications.findBy('key', app.key_hash);
       if (holder && (holder.tenant_id !== tenantId || holder.id !== app.id))
         throw conflict(
-          `the key of Application ${app.name} already belongs to another Application of this emulator (${holder.id})`,
+          `the key of Application ${app.name} already belongs to ${heldBy(holder, tenantId, 'an', 'Application')}`,
         );
     }
     for (const proxy of doc.proxies) {
       const holder = store.proxies.findBy('key', hashKey(proxy.key));
       if (holder && (holder.tenant_id !== tenantId || holder.id !== proxy.id))
-        throw conflict(
-          `the key of proxy ${proxy.name} already belongs to another proxy of this emulator (${holder.id})`,
-        );
+        throw conflict(`the key of proxy ${proxy.name} already belongs to ${heldBy(holder, tenantId, 'a', 'proxy')}`);
     }
   }
 
@@ -201,6 +199,13 @@ function deleteAll<T extends TenantRecord>(batch: WriteBatch, collection: Collec
 
 function badFile(detail: string): HttpError {
   return new HttpError(422, `The state cannot be imported: ${detail}. Nothing changed.`);
+}
+
+/** Who holds a key: named only within the caller's tenant (another tenant's ids are not the caller's to learn). */
+function heldBy(holder: { tenant_id: string; id: string }, tenantId: string, article: string, kind: string): string {
+  return holder.tenant_id === tenantId
+    ? `another ${kind} of this tenant (${holder.id})`
+    : `${article} ${kind} of another tenant`;
 }
 
 function conflict(detail: string): HttpError {

@@ -203,7 +203,10 @@ export class Collection<T extends TenantRecord> {
         this.charge(change.record, 1);
       } else {
         shard.delete(key);
-        this.byTenant.get(change.tenantId)?.delete(change.id);
+        const records = this.byTenant.get(change.tenantId);
+        records?.delete(change.id);
+        // A tenant's last record gone (svc/testing makes and deletes a tenant per test): its map goes too.
+        if (records?.size === 0) this.byTenant.delete(change.tenantId);
       }
     }
   }

@@ -88,6 +88,12 @@ describe('errors the router and node:http meet', () => {
       ],
       ['a chunk size that is not hex', post(['transfer-encoding: chunked'], 'zz\r\n{}\r\n0\r\n\r\n'), 400],
       ['an HTTP/1.1 request without Host', 'GET /health HTTP/1.1\r\nconnection: close\r\n\r\n', 400],
+      [
+        'a Transfer-Encoding svc does not read',
+        rawRequest(url, 'GET /health HTTP/1.1', ['transfer-encoding: xchunked']),
+        400,
+      ],
+      ['chunked, then another coding', post(['transfer-encoding: chunked, gzip'], '2\r\n{}\r\n0\r\n\r\n'), 400],
     ];
     for (const [label, bytes, status] of cases) {
       const connection = await rawConnection(url);

@@ -152,6 +152,16 @@ describe('log-budget', () => {
     expect(budget.take(() => 'i')).toMatch(/: 3 lines dropped since the last notice\]$/);
     expect(budget.dropped).toBe(4);
   });
+
+  it('the notice on a line cut at the byte budget says the line was cut, not "0 lines dropped"', () => {
+    const budget = new StrayLogBudget({ maxLines: 10, maxBytes: 10, linesPerSecond: 1 }, () => 0);
+    const cut = budget.take(() => 'abcdefghijklmnop');
+    expect(cut).toMatch(/^abcdefghij… \[console output with no call running is over its budget/);
+    expect(cut).not.toMatch(/\b0 lines dropped/);
+    expect(cut).toMatch(/: this line was cut, and the lines after it are dropped\]$/);
+    expect(budget.take(() => 'next')).toBeUndefined();
+    expect(budget.dropped).toBe(1);
+  });
 });
 
 /**

@@ -37,11 +37,12 @@ export function openApiPath(path: string): string {
 
 /**
  * The problem statuses a route may answer: those of every request (a missing Host, a body that
- * cannot be read, a timeout, an internal error, the start), of its kind (a key, a body, an id in
+ * cannot be read, a timeout, an Expect svc cannot meet, an internal error, the start), of its kind (a key, a body, an id in
  * the path) and its own.
  */
 export function problemStatuses(route: Route, method: Method): number[] {
-  const statuses = new Set([400, 408, 431, 500, 503, ...(route.problems ?? [])]);
+  // 417: an Expect other than 100-continue, on any request (http/front.ts).
+  const statuses = new Set([400, 408, 417, 431, 500, 503, ...(route.problems ?? [])]);
   if (!route.public || route.proxy) statuses.add(401).add(403);
   if (route.admin) statuses.add(403);
   if (method !== 'GET') statuses.add(413).add(415).add(507);

@@ -76,6 +76,7 @@ export const tokenRoutes: readonly Route[] = [
     summary: 'Replace the {{ token }} expressions of a JSON document with their data.',
     jsonBody: 'Any JSON document holding `{{ token }}` expressions in its strings.',
     responses: { 200: { description: 'The document with each expression replaced by its data.', schema: {} } },
+    problems: TRANSACTIONAL,
     handler: (call, { services }) => json(services.tokens.detokenize(tokenContext(call), requireBody(call))),
   },
 ];
