@@ -12,6 +12,8 @@ export interface ProcessSource {
   readonly maxProcessesPerGroup: number;
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
+  /** How long an owner's first process stays once its owner is gone (RuntimeWindows.ownerGoneMs). */
+  readonly ownerGoneMs: number;
 }
 
 /**
@@ -184,7 +186,7 @@ export class SandboxGroup {
         if (process.calls.size > 0) return this.scheduleReap(process, evenFirst);
         if (evenFirst || this.processes.indexOf(process) > 0) process.kill('it was idle');
       },
-      evenFirst ? 1000 : this.source.idleMs,
+      evenFirst ? this.source.ownerGoneMs : this.source.idleMs,
     );
     timer.unref();
     this.reapers.set(process, timer);
