@@ -38,8 +38,15 @@ function assignments(source: ts.SourceFile): Map<string, ts.Expression[]> {
   const values = new Map<string, ts.Expression[]>();
   const add = (name: string, value: ts.Expression) => values.set(name, [...(values.get(name) ?? []), value]);
   const visit = (node: ts.Node) => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer)
-      add(node.name.text, node.initializer);
+    // `const t = ...`, and each name of `const [s, ns] = ...` or `const { ms } = ...`.
+    if (ts.isVariableDeclaration(node) && node.initializer) {
+      const value = node.initializer;
+      const names = (name: ts.BindingName): void => {
+        if (ts.isIdentifier(name)) add(name.text, value);
+        else for (const element of name.elements) if (!ts.isOmittedExpression(element)) names(element.name);
+      };
+      names(node.name);
+    }
     if (
       ts.isBinaryExpression(node) &&
       node.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
