@@ -43,6 +43,8 @@ interface Pool {
 export class UserConnections {
   private readonly pools = new Map<string, Pool>();
 
+  constructor(private readonly bytesPerSecond = TLS_BYTES_PER_SECOND) {}
+
   /**
    * The agent and (for options that make one) the TLS context of a request of `pool`. Throws,
    * with code ERR_SVC_TLS_BUDGET, when making the context would be over the pool's budget.
@@ -93,7 +95,7 @@ export class UserConnections {
 
   private made(pool: Pool, options: OutboundTls): tls.SecureContext {
     const now = performance.now();
-    pool.budget = Math.min(TLS_BURST_BYTES, pool.budget + ((now - pool.countedAt) / 1000) * TLS_BYTES_PER_SECOND);
+    pool.budget = Math.min(TLS_BURST_BYTES, pool.budget + ((now - pool.countedAt) / 1000) * this.bytesPerSecond);
     pool.countedAt = now;
     let bytes = 0;
     for (const option of CONTEXT_OPTIONS) bytes += options[option]?.length ?? 0;
