@@ -13,6 +13,7 @@ import { reactorSource } from './reactor.js';
 import { measureReplay } from './replay.js';
 import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
+import { benchSuiteFull, benchSuiteUnit } from './suite.js';
 import { benchTesting } from './testing.js';
 import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
@@ -772,7 +773,12 @@ const suites = {
   testing: () => benchTesting({ record, quick }),
   leaks: benchLeaks,
   replay: benchReplay,
+  // The test suite's own time: named benches, run only when asked for (`npm run bench -- suite`).
+  suite: () => benchSuiteUnit({ record }),
+  'suite-full': () => benchSuiteFull({ record }),
 };
+/** Run only when named: they time the test suite, not svc. */
+const NAMED_ONLY = new Set(['suite', 'suite-full']);
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [
   ...(process.argv
@@ -789,7 +795,8 @@ if (unknown.length > 0) {
 }
 const only = named.length > 0 ? named : undefined;
 try {
-  for (const [name, suite] of Object.entries(suites)) if (!only || only.includes(name)) await suite();
+  for (const [name, suite] of Object.entries(suites))
+    if (only ? only.includes(name) : !NAMED_ONLY.has(name)) await suite();
 } finally {
   await Promise.all([...children].map(stop));
   await rm(scratch, { recursive: true, force: true });
