@@ -44,8 +44,19 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     maxSvcInFlight: options.maxSvcInFlight ?? 100,
     maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
     onLog: options.onLog ?? (() => {}),
-    windows: { ...DEFAULT_WINDOWS, ...options.windows },
+    windows: windowsOf(options.windows),
     // With a debugger, one process: the inspector's port is always the one process's.
     ...(options.inspect && { maxProcesses: 1, maxProcessesPerGroup: 1, spares: 0 }),
   };
+}
+
+/** The windows asked for over the defaults; a name not known or a length that is not a positive number is refused. */
+function windowsOf(asked: Partial<RuntimeWindows> = {}): RuntimeWindows {
+  for (const [name, value] of Object.entries(asked) as [string, unknown][]) {
+    if (!(name in DEFAULT_WINDOWS))
+      throw new TypeError(`runtime.windows.${name} is not a window: ${Object.keys(DEFAULT_WINDOWS).join(', ')}`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+      throw new RangeError(`runtime.windows.${name} must be a positive number of milliseconds (got ${String(value)})`);
+  }
+  return { ...DEFAULT_WINDOWS, ...asked };
 }
