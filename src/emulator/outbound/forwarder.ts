@@ -18,6 +18,8 @@ export interface ForwarderOptions {
   bodyTimeoutMs?: number;
   /** How fast a pool's budget of new TLS material refills, in bytes a second (user-connections.ts); tests set 0. */
   tlsBytesPerSecond?: number;
+  /** How long a connection of user code's requests may sit idle before it is closed. Default 10 s. */
+  userIdleSocketMs?: number;
 }
 
 /** How one request goes out. */
@@ -50,7 +52,7 @@ export class Forwarder {
   constructor(options: ForwarderOptions = {}) {
     this.headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
-    this.users = new UserConnections(options.tlsBytesPerSecond);
+    this.users = new UserConnections(options.tlsBytesPerSecond, options.userIdleSocketMs);
   }
 
   async send(request: OutboundRequest, options: SendOptions = {}): Promise<OutboundResponse> {

@@ -43,7 +43,10 @@ interface Pool {
 export class UserConnections {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly bytesPerSecond = TLS_BYTES_PER_SECOND) {}
+  constructor(
+    private readonly bytesPerSecond = TLS_BYTES_PER_SECOND,
+    private readonly idleSocketMs = IDLE_SOCKET_MS,
+  ) {}
 
   /**
    * The agent and (for options that make one) the TLS context of a request of `pool`. Throws,
@@ -85,7 +88,7 @@ export class UserConnections {
         keepAlive: true,
         maxSockets: MAX_SOCKETS,
         maxTotalSockets: MAX_TOTAL_SOCKETS,
-        timeout: IDLE_SOCKET_MS,
+        timeout: this.idleSocketMs,
       });
       pool = { agent, contexts: new Map(), budget: TLS_BURST_BYTES, countedAt: performance.now() };
       this.pools.set(name, pool);

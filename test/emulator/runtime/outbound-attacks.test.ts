@@ -70,8 +70,9 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
       }
       response.end('ok');
     });
+    // Idle connections close after half a second (10 s by default): that they close is what is tested.
     const outcome = await value(
-      runtime(),
+      runtime({}, new OutboundGateway({ userIdleSocketMs: 500 })),
       `const https = require('https');
        module.exports = async (req) => {
          // Each servername is a destination of its own to an agent: a connection of its own.
