@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { verifySignature } from '../../src/emulator/services/webhooks.js';
 import { type CliResult, expectOneLineError, fieldsOf, runSvc, splitArgs } from '../helpers/cli.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { forkedTenants, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 };
@@ -36,9 +36,14 @@ export EXPORTED=yes
 A=from-file
 `;
 
-/** A real emulator, and the CLI run against it with the base URL and both keys. */
-async function setup() {
-  const emu = await startEmulator({ inMemory: true });
+/**
+ * One real emulator for the file, a tenant of its own for each test (forked from a template: no
+ * emulator start and no sandbox boot per test), and the CLI run against it with the base URL and both keys.
+ */
+const tenant = forkedTenants();
+
+async function setup(emu: TestEmulator | Promise<TestEmulator> = tenant()) {
+  emu = await emu;
   const cwd = await tempDir();
   const svc = (line: string | string[], extra: { stdin?: string } = {}): Promise<CliResult> => {
     const argv = typeof line === 'string' ? splitArgs(line) : line;
@@ -856,7 +861,8 @@ describe('invoke reactor', () => {
 
 describe('webhooks secret', () => {
   test('prints the tenant secret, the same as GET /_emulator/webhook-secret; --json as an object', async () => {
-    const { emu, svc } = await setup();
+    // The bootstrap tenant's, whose secret the start reports.
+    const { emu, svc } = await setup(startEmulator({ inMemory: true }));
     const api = await emu.call('GET', '/_emulator/webhook-secret');
     expect(api.status).toBe(200);
     const result = await svc('webhooks secret');
