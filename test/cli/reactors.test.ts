@@ -764,7 +764,7 @@ describe('invoke reactor', () => {
     });
     const api = await emu.call('GET', `/reactors/${reactor.id}/results/${pending.id}`, { key: emu.privateKey });
     expect(polled.stdout).toBe(`${JSON.stringify(api.body, null, 2)}\n`);
-    // The human form is a view of the same answer (issue 31: it was the JSON again).
+    // The human form is a view of the same answer: it was the JSON again.
     const human = await svc(['reactors', 'result', 'v2', pending.id]);
     expect(fieldsOf(human.stdout)).toMatchObject({ id: pending.id, status: 'completed', raw: '{' });
     expect(human.stdout).toContain('"x": "later"');
@@ -794,7 +794,7 @@ describe('invoke reactor', () => {
     });
     const human = await svc(['invoke', 'reactor', 'v2', '--callback-url', receiver.url, '--wait']);
     expect(human.code, human.stderr).toBe(0);
-    // --wait now waits for the delivery too, and shows the result as a view (issue 31).
+    // --wait now waits for the delivery too, and shows the result as a view.
     expect(fieldsOf(human.stdout)).toMatchObject({ status: 'completed', delivery: 'delivered (1 attempt, last: 204)' });
     expectOneLineError(
       await svc(['invoke', 'reactor', 'v2', '--wait']),
@@ -823,7 +823,7 @@ describe('invoke reactor', () => {
     expect(result.stderr).toContain(id);
   });
 
-  test('--timeout-ms out of range, or without --callback-url, is a usage error before any request (issue 14.15)', async () => {
+  test('--timeout-ms out of range, or without --callback-url, is a usage error before any request', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
     const receiver = await startReceiver();
