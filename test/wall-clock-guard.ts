@@ -59,7 +59,9 @@ function assignments(source: ts.SourceFile): Map<string, ts.Expression[]> {
   return values;
 }
 
+/** Whether `test` holds for `node` or a node within it, short of the functions it defines (their code runs elsewhere). */
 function some(node: ts.Node, test: (node: ts.Node) => boolean): boolean {
+  if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) return false;
   return test(node) || (ts.forEachChild(node, (child) => some(child, test) || undefined) ?? false);
 }
 
