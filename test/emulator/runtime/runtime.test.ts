@@ -604,7 +604,8 @@ describe('limits', () => {
         rt,
         `module.exports = async () => { console.warn('spinning'); await null; for (;;) {} };`,
         {},
-        { requestId: 'r-slow', timeoutMs: 300 },
+        // Long enough that a loaded machine runs the code's first line before the call times out.
+        { requestId: 'r-slow', timeoutMs: 2000 },
       ),
     );
     expect(timedOut.status).toBe(408);
