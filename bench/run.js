@@ -15,6 +15,7 @@ import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
 import { measureStateImport } from './state.js';
 import { measureTenants } from './tenants.js';
+import { benchSuiteFull, benchSuiteUnit } from './suite.js';
 import { benchTesting } from './testing.js';
 import { MANAGEMENT_KEY, PRIVATE_KEY, SVC, serveArgs } from './serve-args.js';
 
@@ -841,7 +842,12 @@ const suites = {
   testing: () => benchTesting({ record, quick }),
   leaks: benchLeaks,
   replay: benchReplay,
+  // The test suite's own time: named benches, run only when asked for (`npm run bench -- suite`).
+  suite: () => benchSuiteUnit({ record }),
+  'suite-full': () => benchSuiteFull({ record }),
 };
+/** Run only when named: they time the test suite, not svc. */
+const NAMED_ONLY = new Set(['suite', 'suite-full']);
 // `--only=api,proxy`, or the suites' names as words (`node bench/run.js reactor`); a name not known is refused.
 const named = [
   ...(process.argv
@@ -858,7 +864,8 @@ if (unknown.length > 0) {
 }
 const only = named.length > 0 ? named : undefined;
 try {
-  for (const [name, suite] of Object.entries(suites)) if (!only || only.includes(name)) await suite();
+  for (const [name, suite] of Object.entries(suites))
+    if (only ? only.includes(name) : !NAMED_ONLY.has(name)) await suite();
 } finally {
   await Promise.all([...children].map(stop));
   await rm(scratch, { recursive: true, force: true });

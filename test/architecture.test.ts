@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { areaOf, importsOf, oversized, sourceFiles } from './import-graph.mjs';
+import { wallClockAssertions, wallClockAssertionsIn } from './wall-clock-guard.js';
 
 /**
  * The dependency rule (DESIGN.md section 1, ARCHITECTURE.md): which areas of src/ each area may
@@ -200,5 +202,39 @@ describe('the size of what a reader reads at once', () => {
 
   it('finds what is over (the check is not vacuous)', () => {
     expect(oversized(50, 20).length).toBeGreaterThan(10);
+  });
+});
+
+describe('tests whose verdict does not depend on how busy the machine is', () => {
+  const testDir = fileURLToPath(new URL('.', import.meta.url));
+
+  it('no test file asserts a bound on a time it measured with the wall clock (timing goals go in npm run bench)', () => {
+    const found = wallClockAssertionsIn(testDir).map(({ file, line, text }) => `test/${file}:${line}: ${text}`);
+    expect(found, `\n${found.join('\n')}\n`).toEqual([]);
+  });
+
+  it('finds such an assertion, directly or through the names a time is kept in (the check is not vacuous)', () => {
+    const caught = (text: string) => wallClockAssertions('sample.test.ts', text).map(({ line }) => line);
+    expect(caught('const t0 = Date.now();\nawait work();\nexpect(Date.now() - t0).toBeLessThan(500);')).toEqual([3]);
+    expect(
+      caught(
+        'const start = performance.now();\nawait work();\nconst elapsed = performance.now() - start;\nexpect(elapsed).not.toBeLessThanOrEqual(9);\nexpect(100).toBeGreaterThan(elapsed);',
+      ),
+    ).toEqual([4, 5]);
+    expect(caught('const t = process.hrtime();\nconst [s] = process.hrtime(t);\nexpect(s).toBeLessThan(1);')).toEqual([
+      3,
+    ]);
+    expect(
+      caught('let began = 0;\nbegan = Date.now();\nconst ms = Date.now() - began;\nexpect(ms).toBeLessThan(50);'),
+    ).toEqual([4]);
+    // A stamp compared with the clock is not a measurement of how long something took, nor is what a
+    // callback that reads the clock returns.
+    expect(
+      caught('const made = items.map(() => Date.now());\nexpect(Math.abs(made[0] - Date.now())).toBeLessThan(9);'),
+    ).toEqual([]);
+    expect(caught('expect(Math.abs(Date.parse(body.created_at) - Date.now())).toBeLessThan(60_000);')).toEqual([]);
+    expect(
+      caught('const t0 = Date.now();\nawait sleep(100);\nexpect(Date.now() - t0).toBeGreaterThanOrEqual(100);'),
+    ).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { verifySignature } from '../../src/emulator/services/webhooks.js';
 import { type CliResult, expectOneLineError, fieldsOf, runSvc, splitArgs } from '../helpers/cli.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { forkedTenants, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/temp.js';
 
 const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2099 };
@@ -36,9 +36,14 @@ export EXPORTED=yes
 A=from-file
 `;
 
-/** A real emulator, and the CLI run against it with the base URL and both keys. */
-async function setup() {
-  const emu = await startEmulator({ inMemory: true });
+/**
+ * One real emulator for the file, a tenant of its own for each test (forked from a template: no
+ * emulator start and no sandbox boot per test), and the CLI run against it with the base URL and both keys.
+ */
+const tenant = forkedTenants();
+
+async function setup(emu: TestEmulator | Promise<TestEmulator> = tenant()) {
+  emu = await emu;
   const cwd = await tempDir();
   const svc = (line: string | string[], extra: { stdin?: string } = {}): Promise<CliResult> => {
     const argv = typeof line === 'string' ? splitArgs(line) : line;
@@ -760,7 +765,7 @@ describe('invoke reactor', () => {
     });
     const api = await emu.call('GET', `/reactors/${reactor.id}/results/${pending.id}`, { key: emu.privateKey });
     expect(polled.stdout).toBe(`${JSON.stringify(api.body, null, 2)}\n`);
-    // The human form is a view of the same answer (issue 31: it was the JSON again).
+    // The human form is a view of the same answer: it was the JSON again.
     const human = await svc(['reactors', 'result', 'v2', pending.id]);
     expect(fieldsOf(human.stdout)).toMatchObject({ id: pending.id, status: 'completed', raw: '{' });
     expect(human.stdout).toContain('"x": "later"');
@@ -790,7 +795,7 @@ describe('invoke reactor', () => {
     });
     const human = await svc(['invoke', 'reactor', 'v2', '--callback-url', receiver.url, '--wait']);
     expect(human.code, human.stderr).toBe(0);
-    // --wait now waits for the delivery too, and shows the result as a view (issue 31).
+    // --wait now waits for the delivery too, and shows the result as a view.
     expect(fieldsOf(human.stdout)).toMatchObject({ status: 'completed', delivery: 'delivered (1 attempt, last: 204)' });
     expectOneLineError(
       await svc(['invoke', 'reactor', 'v2', '--wait']),
@@ -819,7 +824,7 @@ describe('invoke reactor', () => {
     expect(result.stderr).toContain(id);
   });
 
-  test('--timeout-ms out of range, or without --callback-url, is a usage error before any request (issue 14.15)', async () => {
+  test('--timeout-ms out of range, or without --callback-url, is a usage error before any request', async () => {
     const { emu, svc } = await setup();
     await createReactor(emu, 'v2', V2);
     const receiver = await startReceiver();
@@ -857,7 +862,8 @@ describe('invoke reactor', () => {
 
 describe('webhooks secret', () => {
   test('prints the tenant secret, the same as GET /_emulator/webhook-secret; --json as an object', async () => {
-    const { emu, svc } = await setup();
+    // The bootstrap tenant's, whose secret the start reports.
+    const { emu, svc } = await setup(startEmulator({ inMemory: true }));
     const api = await emu.call('GET', '/_emulator/webhook-secret');
     expect(api.status).toBe(200);
     const result = await svc('webhooks secret');

@@ -5,7 +5,6 @@ import { runSvc, type CliResult } from '../helpers/cli.js';
 import { http, startEmulator } from '../helpers/emulator.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/temp.js';
-import { eventually } from '../helpers/wait.js';
 
 type Credentials = Record<string, string | undefined>;
 
@@ -18,8 +17,9 @@ async function readCredentials(cwd: string): Promise<Credentials | undefined> {
 }
 
 /**
- * Runs `svc serve` in-process until `done` holds (checked on the files it writes), then runs
- * `meanwhile` against it, then stops it as Ctrl-C would.
+ * Runs `svc serve` in-process until its `ready` line (its start done: the keys written), checks
+ * `done` on the credentials file it wrote, then runs `meanwhile` against it, then stops it as
+ * Ctrl-C would.
  */
 async function serveUntil(
   cwd: string,
@@ -29,16 +29,23 @@ async function serveUntil(
   env: Record<string, string> = {},
 ): Promise<CliResult & { credentials: Credentials }> {
   const stop = new AbortController();
-  const running = runSvc(['serve', '--port', '0', '--log-format', 'json', ...args], { cwd, env, signal: stop.signal });
+  let out = '';
+  let isReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (isReady = resolve));
+  const onStdout = (chunk: string) => {
+    out += chunk;
+    if (out.includes('"event":"ready"')) isReady();
+  };
+  const argv = ['serve', '--port', '0', '--log-format', 'json', ...args];
+  const running = runSvc(argv, { cwd, env, signal: stop.signal, onStdout });
   try {
-    const credentials = await eventually(async () => {
-      const current = await readCredentials(cwd);
-      expect(current && done(current)).toBe(true);
-      return current!;
-    }, 10_000);
-    await meanwhile(credentials);
+    const ended = await Promise.race([ready.then(() => undefined), running]);
+    if (ended) throw new Error(`svc serve ended (exit ${ended.code}) before its ready line: ${ended.stderr}`);
+    const credentials = await readCredentials(cwd);
+    expect(credentials && done(credentials)).toBe(true);
+    await meanwhile(credentials!);
     stop.abort('SIGINT');
-    return { ...(await running), credentials };
+    return { ...(await running), credentials: credentials! };
   } finally {
     stop.abort('SIGINT');
   }

@@ -237,3 +237,37 @@ export async function createToken(
   expect(created.status, created.text).toBe(201);
   return created.body;
 }
+
+/**
+ * One real emulator for a file, and for each test a tenant of its own forked from a template tenant
+ * (`emulator.tenants.fork`, as svc/testing does): a fork's code runs in the template's sandbox
+ * processes, so a test pays no emulator start and no sandbox boot. Call at file or describe level;
+ * for tests that are not about process isolation or the bootstrap tenant. `events` are the fork's.
+ */
+export function forkedTenants(options: EmulatorOptions = { inMemory: true }): () => Promise<TestEmulator> {
+  const shared = sharedEmulator(options);
+  let templateId: string | undefined;
+  beforeAll(async () => {
+    templateId = (await shared().emulator.tenants.create({ name: unique('template') })).id;
+  });
+  return async () => {
+    const emu = shared();
+    if (templateId === undefined) throw new Error('forkedTenants() is only usable inside a test');
+    const fork = await emu.emulator.tenants.fork(templateId, { name: unique('test') });
+    const { management_key: managementKey, private_key: privateKey } = fork;
+    return {
+      ...emu,
+      managementKey,
+      privateKey,
+      tenantId: fork.id,
+      get events() {
+        return emu.events.filter((event) => (event as { tenantId?: string }).tenantId === fork.id);
+      },
+      call: (method, path, callOptions = {}) =>
+        http(emu.url + path, method, {
+          ...callOptions,
+          key: callOptions.key === undefined ? managementKey : callOptions.key,
+        }),
+    };
+  };
+}

@@ -45,7 +45,7 @@ export function spawnSvc(args: string[], options: { cwd: string; env?: Record<st
     lines,
     stderr: () => stderr,
     exited,
-    waitForLine(match, timeoutMs = 10_000) {
+    waitForLine(match, timeoutMs = 30_000) {
       const seen = lines.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {

@@ -47,7 +47,7 @@ export function svcInPty(
     output: () => output,
     type: (text) => child.stdin.write(text),
     exited,
-    waitFor(text, timeoutMs = 10_000) {
+    waitFor(text, timeoutMs = 30_000) {
       const seen = () => (typeof text === 'string' ? output.includes(text) : text.test(output));
       if (seen()) return Promise.resolve();
       return new Promise((resolve, reject) => {

@@ -16,6 +16,10 @@ export interface ForwarderOptions {
   /** Both forwarding paths use the same bounds; tests shorten them. */
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /** How fast a pool's budget of new TLS material refills, in bytes a second (user-connections.ts); tests set 0. */
+  tlsBytesPerSecond?: number;
+  /** How long a connection of user code's requests may sit idle before it is closed. Default 10 s. */
+  userIdleSocketMs?: number;
 }
 
 /** How one request goes out. */
@@ -37,7 +41,7 @@ export interface SendOptions {
 export class Forwarder {
   private readonly pools = new Map<string, Pool>();
   /** User code's: a keep-alive agent and TLS contexts per pool (a tenant's). */
-  private readonly users = new UserConnections();
+  private readonly users: UserConnections;
   /** What a URL's getters give, per URL object: they parse on every read (the pipeline reuses a proxy's URL). */
   private readonly parts = new WeakMap<URL, { origin: string; path: string }>();
   /** undici is loaded with the first proxied call: an emulator that proxies nothing never pays for it. */
@@ -48,6 +52,7 @@ export class Forwarder {
   constructor(options: ForwarderOptions = {}) {
     this.headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
+    this.users = new UserConnections(options.tlsBytesPerSecond, options.userIdleSocketMs);
   }
 
   async send(request: OutboundRequest, options: SendOptions = {}): Promise<OutboundResponse> {

@@ -49,6 +49,11 @@ export class UserConnections {
   private readonly pools = new Map<string, Pool>();
   private readonly parser = new TlsParser();
 
+  constructor(
+    private readonly bytesPerSecond = TLS_BYTES_PER_SECOND,
+    private readonly idleSocketMs = IDLE_SOCKET_MS,
+  ) {}
+
   /**
    * The agent and (for options that make one) the TLS context of a request of `pool`. Rejects
    * with code ERR_SVC_TLS_BUDGET when parsing the material would be over the pool's budget,
@@ -97,7 +102,7 @@ export class UserConnections {
         keepAlive: true,
         maxSockets: MAX_SOCKETS,
         maxTotalSockets: MAX_TOTAL_SOCKETS,
-        timeout: IDLE_SOCKET_MS,
+        timeout: this.idleSocketMs,
       });
       pool = { agent, contexts: new Map(), budget: TLS_BURST_BYTES, countedAt: performance.now() };
       this.pools.set(name, pool);
@@ -146,7 +151,7 @@ export class UserConnections {
   /** Takes the material's bytes off the pool's budget, or throws ERR_SVC_TLS_BUDGET. */
   private pay(pool: Pool, options: OutboundTls): void {
     const now = performance.now();
-    pool.budget = Math.min(TLS_BURST_BYTES, pool.budget + ((now - pool.countedAt) / 1000) * TLS_BYTES_PER_SECOND);
+    pool.budget = Math.min(TLS_BURST_BYTES, pool.budget + ((now - pool.countedAt) / 1000) * this.bytesPerSecond);
     pool.countedAt = now;
     let bytes = 0;
     for (const option of CONTEXT_OPTIONS) bytes += options[option]?.length ?? 0;

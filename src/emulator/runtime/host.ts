@@ -33,7 +33,6 @@ import { userModules } from './user-modules.js';
 import { freezeReachable } from './freeze-reachable.js';
 import {
   MAX_INBOUND_FRAME_BYTES,
-  BUSY_FOR_MS,
   type FromSandbox,
   type InitRequest,
   type InvokeRequest,
@@ -83,7 +82,6 @@ type TimerOwner = HttpsOwner;
  * moment's grace, the process is replaced before its next call.
  */
 const workLeftBehind = new Map<WorkOwner, number>();
-const LEFT_WORK_GRACE_MS = 100;
 
 function current(): Invocation | undefined {
   const token = context.get();
@@ -321,8 +319,11 @@ async function invoke(request: InvokeRequest): Promise<void> {
   // one whose thread pool still works for a call that returned (other calls may be under way).
   // (A debugger's pause between calls, with `inspecting`, would look like such work: not judged.)
   if (
-    (invocations.size === 0 && !config.inspecting && idle.atArrival && idle.judge(idle.atArrival) >= BUSY_FOR_MS) ||
-    leftBehindFor(LEFT_WORK_GRACE_MS)
+    (invocations.size === 0 &&
+      !config.inspecting &&
+      idle.atArrival &&
+      idle.judge(idle.atArrival) >= config.busyForMs) ||
+    leftBehindFor(config.leftWorkGraceMs)
   ) {
     post({ type: 'busy', id: request.id });
     return;

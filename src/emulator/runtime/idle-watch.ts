@@ -1,7 +1,7 @@
 /**
  * How busy the sandbox process is with no call running (in the sandbox): work a finished call left
  * behind, or top-level code that keeps going. The emulator probes it, and the host asks it before
- * each call; past protocol.ts BUSY_FOR_MS of busy time more than quiet time, the process is replaced.
+ * each call; past RuntimeWindows.busyForMs of busy time more than quiet time, the process is replaced.
  */
 import { MIN_BUSY_WINDOW_MS, busyBalance } from './protocol.js';
 

@@ -1,18 +1,10 @@
 import { SandboxStoppedError } from './user-code-error.js';
-import { DEFAULT_NPM_ALLOWLIST } from './protocol.js';
+import { type ResolvedOptions, resolveOptions } from './options.js';
 import { Instance, UnloadedWhileLoading } from './instance.js';
+import { ProcessBudget } from './process-budget.js';
 import { SandboxProcess } from './sandbox-process.js';
 import { SandboxGroup, type ProcessSource } from './sandbox-group.js';
-import { ProcessBudget, defaultMemoryBudgetMb } from './process-budget.js';
-import type {
-  LoadSpec,
-  LogEntry,
-  RuntimeHost,
-  RuntimeOptions,
-  UserAnswer,
-  UserRequest,
-  UserRequestOrigin,
-} from './types.js';
+import type { LoadSpec, RuntimeHost, RuntimeOptions, UserAnswer, UserRequest, UserRequestOrigin } from './types.js';
 import type { OutboundOwner } from './outbound-requests.js';
 import { InspectorPort, sourceUrlOf } from './inspect.js';
 
@@ -30,6 +22,7 @@ export type {
   LogEntry,
   RuntimeHost,
   RuntimeOptions,
+  RuntimeWindows,
   SendUserRequest,
   SvcHandler,
   UserAnswer,
@@ -37,6 +30,7 @@ export type {
   UserRequestOrigin,
 } from './types.js';
 export { BUILTIN_ALLOWLIST, DEFAULT_NPM_ALLOWLIST, SVC_METHODS, type SvcMethod } from './protocol.js';
+export { DEFAULT_WINDOWS } from './options.js';
 
 const DEFAULT_TENANT = 'default';
 
@@ -56,7 +50,7 @@ const DEFAULT_TENANT = 'default';
  * its next call); a group's first process idle for `keepWarmMs` is stopped, giving its memory back.
  */
 export class Runtime {
-  private readonly options: Required<Omit<RuntimeOptions, 'onLog' | 'inspect'>> & { onLog: (entry: LogEntry) => void };
+  private readonly options: ResolvedOptions;
   /** A debugger may attach (RuntimeOptions.inspect): one process in all, its port held by one at a time. */
   private readonly inspect: RuntimeOptions['inspect'];
   private readonly inspectorPort = new InspectorPort();
@@ -82,30 +76,9 @@ export class Runtime {
     /** What the emulator lends it: where user code's `https` requests go out. */
     private readonly host: RuntimeHost = {},
   ) {
-    this.options = {
-      projectDir: options.projectDir ?? process.cwd(),
-      npmAllowlist: options.npmAllowlist ?? DEFAULT_NPM_ALLOWLIST,
-      maxProcesses: options.maxProcesses ?? 64,
-      memoryBudgetMb: options.memoryBudgetMb ?? defaultMemoryBudgetMb(),
-      maxProcessesPerGroup: options.maxProcessesPerGroup ?? 2,
-      maxVersionsPerProcess: options.maxVersionsPerProcess ?? 256,
-      isolation: options.isolation ?? 'tenant',
-      idleMs: options.idleMs ?? 10_000,
-      keepWarmMs: options.keepWarmMs ?? 300_000,
-      memoryMb: options.memoryMb ?? 256,
-      spares: options.spares ?? 0,
-      loadTimeoutMs: options.loadTimeoutMs ?? 5_000,
-      maxLogBytes: options.maxLogBytes ?? 64 * 1024,
-      maxLogLines: options.maxLogLines ?? 1000,
-      strayLogLinesPerSecond: options.strayLogLinesPerSecond ?? 10,
-      maxSvcInFlight: options.maxSvcInFlight ?? 100,
-      maxResultBytes: options.maxResultBytes ?? 5 * 1024 * 1024,
-      onLog: options.onLog ?? (() => {}),
-      // With a debugger, one process: the inspector's port is always the one process's.
-      ...(options.inspect && { maxProcesses: 1, maxProcessesPerGroup: 1, spares: 0 }),
-    };
+    this.options = resolveOptions(options);
     this.inspect = options.inspect;
-    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs, keepWarmMs } = this.options;
+    const { maxProcessesPerGroup, maxVersionsPerProcess, idleMs, keepWarmMs, windows } = this.options;
     this.budget = new ProcessBudget(this.options.maxProcesses, this.options.memoryBudgetMb);
     this.source = {
       start: (group, extra) => this.start(group, extra),
@@ -114,6 +87,7 @@ export class Runtime {
       maxVersionsPerProcess,
       idleMs,
       keepWarmMs,
+      ownerGoneMs: windows.ownerGoneMs,
     };
   }
 
@@ -344,12 +318,24 @@ export class Runtime {
 
   private spawn(): SandboxProcess {
     const { projectDir, npmAllowlist, maxSvcInFlight, maxResultBytes, memoryMb, loadTimeoutMs } = this.options;
-    const { maxLogBytes, maxLogLines, strayLogLinesPerSecond } = this.options;
+    const { maxLogBytes, maxLogLines, strayLogLinesPerSecond, windows } = this.options;
     const logLimits = { maxLogBytes, maxLogLines, strayLogLinesPerSecond };
     const inspecting = this.inspect !== undefined;
+    const { busyForMs, leftWorkGraceMs } = windows;
     const process = new SandboxProcess(
-      { projectDir, npmAllowlist: [...npmAllowlist], ...logLimits, maxSvcInFlight, maxResultBytes, inspecting },
-      { memoryMb, loadTimeoutMs, ...logLimits, maxResultBytes, maxSvcInFlight, inspectPort: this.inspect?.port },
+      {
+        ...{ projectDir, npmAllowlist: [...npmAllowlist], ...logLimits, maxSvcInFlight, maxResultBytes },
+        ...{ inspecting, busyForMs, leftWorkGraceMs },
+      },
+      {
+        memoryMb,
+        windows,
+        loadTimeoutMs,
+        ...logLimits,
+        maxResultBytes,
+        maxSvcInFlight,
+        inspectPort: this.inspect?.port,
+      },
       this.options.onLog,
       (dead) => {
         if (inspecting) this.inspectorPort.released(dead.exited);

@@ -4,20 +4,15 @@
  * busy balance the probes report, protocol.ts busyBalance).
  */
 import { readFileSync } from 'node:fs';
-import { BUSY_FOR_MS, busyBalance } from './protocol.js';
-
-/** How often a process's memory and liveness are looked at while it works, and while idle. */
-const ACTIVE_TICK_MS = 50;
-const IDLE_TICK_MS = 1000;
-/** A process that has not answered a probe within this long is stuck (a loop that never yields). */
-const STUCK_MS = 1000;
-/** Longer than a probe's round trip plus a tick: a process silent this long is held. */
-const RESPONSIVE_MS = 120;
+import { busyBalance } from './protocol.js';
+import type { RuntimeWindows } from './types.js';
 
 /** What the watch needs of its process. */
 export interface Watched {
   pid(): number | undefined;
   readonly memoryMb: number;
+  /** How long the watch waits before judging (RuntimeWindows: ticks, stuck, busy, responsive). */
+  readonly windows: RuntimeWindows;
   /** Calls in flight or code loading: work asked for, whose own timeouts stop it. */
   working(): boolean;
   /** When the process last got a call. */
@@ -48,12 +43,12 @@ export class ProcessWatch {
   constructor(private readonly process: Watched) {}
 
   /**
-   * Whether the process answers: with calls in flight it is probed every 50 ms, and one that has not
-   * answered for longer is held by code that does not yield.
+   * Whether the process answers: with calls in flight it is probed every active tick, and one that has
+   * not answered for longer is held by code that does not yield.
    */
   get responsive(): boolean {
     const now = performance.now();
-    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < RESPONSIVE_MS;
+    return !this.probe || now - this.probe.sentAt < 20 || now - this.lastAnswerAt < this.process.windows.responsiveMs;
   }
 
   /** The process said something. */
@@ -73,14 +68,16 @@ export class ProcessWatch {
     this.probe = undefined;
     // Work under way is not idle time: it neither adds to the balance nor takes off it.
     if (!this.process.working()) this.busyMs = busyBalance(this.busyMs, idleCpuMs, idleWallMs);
-    if (this.busyMs >= BUSY_FOR_MS) this.process.kill('it kept a core busy after its last call returned');
+    if (this.busyMs >= this.process.windows.busyForMs)
+      this.process.kill('it kept a core busy after its last call returned');
   }
 
-  /** Starts (or re-paces) the watch: every 50 ms while the process works or just did, else every second. */
+  /** Starts (or re-paces) the watch: every active tick while the process works or just did, else every idle tick. */
   pace(): void {
     if (this.stopped || this.process.off) return;
-    const every =
-      this.process.working() || performance.now() - this.process.lastUsed() < 2000 ? ACTIVE_TICK_MS : IDLE_TICK_MS;
+    const { activeTickMs, idleTickMs, recentlyUsedMs } = this.process.windows;
+    const recent = performance.now() - this.process.lastUsed() < recentlyUsedMs;
+    const every = this.process.working() || recent ? activeTickMs : idleTickMs;
     if (this.tick && this.tickMs === every) return;
     clearInterval(this.tick);
     this.tickMs = every;
@@ -104,7 +101,7 @@ export class ProcessWatch {
     const now = performance.now();
     if (this.probe) {
       // A loop that never yields, with no call or load left to time out: nothing else would stop it.
-      if (now - this.probe.sentAt > STUCK_MS && !this.process.working())
+      if (now - this.probe.sentAt > this.process.windows.stuckMs && !this.process.working())
         this.process.kill('it stopped answering after its last call returned');
     } else {
       this.probe = { seq: ++this.probeSeq, sentAt: now };

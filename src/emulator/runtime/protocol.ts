@@ -31,6 +31,10 @@ export interface InitRequest {
   maxResultBytes: number;
   /** A debugger may pause the process: time with no call running is not judged as busy. */
   inspecting?: boolean;
+  /** Busy time with no call running past which the process refuses calls (RuntimeWindows.busyForMs). */
+  busyForMs: number;
+  /** How long thread-pool work a returned call left may run on before the process refuses calls. */
+  leftWorkGraceMs: number;
 }
 
 export interface LoadRequest {
@@ -210,14 +214,6 @@ export type FromSandbox =
 
 /** The shortest idle window busyWhileIdle judges. */
 export const MIN_BUSY_WINDOW_MS = 40;
-/**
- * How much busy time with no call running (less the quiet time since) replaces a process: more than
- * the garbage collection that follows a large call in a large heap, which keeps the main thread and
- * V8's helper thread busy for 100-200 ms (a reactor holding 60 MB, measured) and is then quiet, where
- * work left running (a spinning timer, the thread pool kept busy) goes on.
- */
-export const BUSY_FOR_MS = 1000;
-
 /**
  * Whether a process with no call running was running work a call left behind: half a core or more,
  * over at least 40 ms (a process between calls does next to nothing).

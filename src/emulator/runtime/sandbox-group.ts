@@ -13,6 +13,8 @@ export interface ProcessSource {
   readonly maxVersionsPerProcess: number;
   readonly idleMs: number;
   readonly keepWarmMs: number;
+  /** How long an owner's first process stays once its owner is gone (RuntimeWindows.ownerGoneMs). */
+  readonly ownerGoneMs: number;
 }
 
 /**
@@ -188,7 +190,7 @@ export class SandboxGroup {
         if (process.calls.size > 0 || process.preparing) return this.scheduleReap(process, evenFirst);
         process.kill('it was idle');
       },
-      evenFirst ? 1000 : first ? this.source.keepWarmMs : this.source.idleMs,
+      evenFirst ? this.source.ownerGoneMs : first ? this.source.keepWarmMs : this.source.idleMs,
     );
     timer.unref();
     this.reapers.set(process, timer);

@@ -72,6 +72,7 @@ export class SandboxProcess {
     this.watchdog = new ProcessWatch({
       pid: () => this.child.pid,
       memoryMb: limits.memoryMb,
+      windows: limits.windows,
       working: () => this.calls.size > 0 || this.pendingLoads.size > 0,
       lastUsed: () => this.lastUsed,
       sendProbe: (seq) => this.send({ type: 'probe', seq }),

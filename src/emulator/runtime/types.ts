@@ -126,11 +126,38 @@ export interface RuntimeOptions {
   onLog?: (entry: LogEntry) => void;
   /** A debugger may attach to the sandbox (InspectOptions); off by default. */
   inspect?: InspectOptions;
+  /** How long the watch of sandbox processes waits before judging one (RuntimeWindows); any left out keep their default. */
+  windows?: Partial<RuntimeWindows>;
+}
+
+/**
+ * The windows the runtime watches sandbox processes by (defaults in options.ts DEFAULT_WINDOWS). A
+ * test sets short ones to see a judgement happen without waiting out real seconds.
+ */
+export interface RuntimeWindows {
+  /** Busy time with no call running (less the quiet time since) that replaces a process. Default 1 s. */
+  busyForMs: number;
+  /** A process that has not answered a probe within this long, with no call or load left, is stopped. Default 1 s. */
+  stuckMs: number;
+  /** How often a process is looked at (memory, a probe) while it works or was just used. Default 50 ms. */
+  activeTickMs: number;
+  /** How often an idle process is looked at. Default 1 s. */
+  idleTickMs: number;
+  /** How long after its last call a process still counts as just used. Default 2 s. */
+  recentlyUsedMs: number;
+  /** A probed process silent this long is held by code that does not yield: calls go elsewhere. Default 120 ms. */
+  responsiveMs: number;
+  /** Thread-pool work of a call that returned longer ago than this makes its process refuse the next call. Default 100 ms. */
+  leftWorkGraceMs: number;
+  /** How long an owner's first process stays once its owner is gone (all its code unloaded). Default 1 s. */
+  ownerGoneMs: number;
 }
 
 /** The limits of one sandbox process, as the emulator holds it to them. */
 export interface SandboxLimits {
   memoryMb: number;
+  /** What the watch of the process waits before judging it. */
+  windows: RuntimeWindows;
   loadTimeoutMs: number;
   /** The port a debugger attaches to: no permission model, no timeouts, no watch (InspectOptions). */
   inspectPort?: number | undefined;

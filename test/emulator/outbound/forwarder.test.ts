@@ -128,6 +128,6 @@ describe('Forwarder time bounds', () => {
         // read to its end
       }
     }
-    await expect.poll(() => getEventListeners(call.signal, 'abort').length, { timeout: 5000 }).toBe(0);
+    await expect.poll(() => getEventListeners(call.signal, 'abort').length, { timeout: 20_000 }).toBe(0);
   });
 });

@@ -6,7 +6,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/emulator/runtime/channel.js';
 import { checkedMessage } from '../../../src/emulator/runtime/inbound.js';
-import { BUSY_FOR_MS, busyBalance } from '../../../src/emulator/runtime/protocol.js';
+import { DEFAULT_WINDOWS } from '../../../src/emulator/runtime/options.js';
+import { busyBalance } from '../../../src/emulator/runtime/protocol.js';
 
 function frame(text: string): Buffer {
   const body = Buffer.from(text);
@@ -151,7 +152,7 @@ function windowsToReplace(pattern: boolean[]): number {
   let balance = 0;
   for (let window = 0; window < 10_000; window++) {
     balance = busyBalance(balance, pattern[window % pattern.length] ? 50 : 0, 50);
-    if (balance >= BUSY_FOR_MS) return window + 1;
+    if (balance >= DEFAULT_WINDOWS.busyForMs) return window + 1;
   }
   return Number.POSITIVE_INFINITY;
 }

@@ -15,10 +15,14 @@ import { OutboundGateway } from '../../../src/emulator/outbound/index.js';
 
 /**
  * A Runtime whose user code's requests go out through a gateway of its own (as createEmulator's
- * do through the emulator's); `gateway` closes it with the runtime.
+ * do through the emulator's); `gateway` closes it with the runtime. Loads may take 30 s (a
+ * generous bound for a loaded machine) unless the test sets its own limit.
  */
 export function withGateway(options: RuntimeOptions = {}, gateway = new OutboundGateway()): Runtime {
-  const rt = new Runtime(options, { outbound: (request, origin) => gateway.send(request, origin) });
+  const rt = new Runtime(
+    { loadTimeoutMs: 30_000, ...options },
+    { outbound: (request, origin) => gateway.send(request, origin) },
+  );
   const dispose = rt.dispose.bind(rt);
   rt.dispose = async () => {
     await dispose();
@@ -70,11 +74,14 @@ export interface Req {
   configuration?: unknown;
 }
 
-/** Invokes an instance once (timeoutMs 2000 unless told otherwise). */
+/**
+ * Invokes an instance once. The timeout is a generous bound (20 s) unless told otherwise: a test of
+ * timeouts sets its own, and no other verdict should depend on how fast a loaded machine answers.
+ */
 export function invoke(instance: Instance, req: Req = {}, opts: Partial<InvokeOptions> = {}): Promise<InvokeResult> {
   return instance.invoke(
     { args: req.args ?? null, configuration: req.configuration ?? {} },
-    { timeoutMs: 2000, ...opts },
+    { timeoutMs: 20_000, ...opts },
   );
 }
 

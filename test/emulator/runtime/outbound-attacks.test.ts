@@ -70,8 +70,9 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
       }
       response.end('ok');
     });
+    // Idle connections close after half a second (10 s by default): that they close is what is tested.
     const outcome = await value(
-      runtime(),
+      runtime({}, new OutboundGateway({ userIdleSocketMs: 500 })),
       `const https = require('https');
        module.exports = async (req) => {
          // Each servername is a destination of its own to an agent: a connection of its own.
@@ -119,8 +120,9 @@ describe('user code’s requests cannot turn the relay against the emulator', ()
 
   it('new TLS material is parsed within a budget of its tenant; the same options reuse their context', async () => {
     const destination = await httpsDestination((_request, response) => response.end('ok'));
+    // A budget that does not refill: however long the requests take on a loaded machine, the third is over it.
     const outcome = await value(
-      runtime(),
+      runtime({}, new OutboundGateway({ tlsBytesPerSecond: 0 })),
       `const https = require('https');
        const send = (ca) => new Promise((resolve) => {
          const r = https.get({ hostname: '127.0.0.1', port: req.port, ca }, (res) => { res.resume(); resolve('answered ' + res.statusCode); });

@@ -206,7 +206,7 @@ describe('a real small disk (tmpfs)', () => {
     // The bootstrap's journal entries are written into their files and removed first: removed after
     // the filler, they would free the room the write below must not find.
     const journal = path.join(disk, '.svc', 'data', 'journal');
-    await expect.poll(async () => (await readdir(journal).catch(() => [])).length, { timeout: 5000 }).toBe(0);
+    await expect.poll(async () => (await readdir(journal).catch(() => [])).length, { timeout: 20_000 }).toBe(0);
     // Fill what is left of the disk.
     const filler = path.join(disk, 'filler');
     await writeFile(filler, Buffer.alloc(4096 * 1024)).catch(() => {});
