@@ -17,12 +17,12 @@ describe('docs/fidelity.md', () => {
     expect(existsSync(path.join(ROOT, file)), `${file} is named in docs/fidelity.md`).toBe(true);
   });
 
-  it('has a row per behaviour with a test for each, and points to the runtime rows', () => {
+  it('has a row per behaviour with a test for each, and holds the runtime rows', () => {
     const rows = DOC.split('\n').filter(
       (line) => line.startsWith('| ') && !line.startsWith('| Platform') && !line.startsWith('|---'),
     );
     for (const row of rows) expect(row, 'a row names no test').toMatch(/`test\//);
     expect(DOC).toMatch(/^## The runtime$/m);
-    expect(DOC).toContain('fidelity-runtime.md');
+    expect(DOC).toContain('NODE16_ABSENT');
   });
 });
