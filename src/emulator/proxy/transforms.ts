@@ -34,6 +34,8 @@ export class TransformCalls {
     private readonly deps: TransformDeps,
     private readonly proxy: ProxyRecord,
     private readonly requestId: string,
+    /** The server's id of the proxy call (its LeakCall's watch id). */
+    private readonly watchId: string,
     /** A re-run of a kept call (`svc replay`): `req.svc` may not write. */
     private readonly rerun = false,
   ) {}
@@ -59,6 +61,7 @@ export class TransformCalls {
       ...this.shared,
       boundNow: () => deps.proxies.boundApplication(proxy),
       requestId: this.requestId,
+      watchId: this.watchId,
       timeoutMs: TRANSFORM_TIMEOUT_MS,
       ...(this.rerun && { rerun: true }),
     };

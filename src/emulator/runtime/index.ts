@@ -211,6 +211,7 @@ export class Runtime {
     if (!instance) return;
     if (deleted === undefined) await instance.retire();
     else instance.end(deleted);
+    this.retired(instance);
     // Its calls are over; unless loaded again meanwhile, its requests have no origin left.
     if (!this.instances.has(id) && !this.latest.has(id)) this.origins.delete(id);
     const key = this.groupKey(instance.spec);
@@ -267,8 +268,13 @@ export class Runtime {
     const instance = new Instance(spec, vid, pool);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
-    if (previous) void previous.retire(instance);
+    if (previous) void previous.retire(instance).then(() => this.retired(previous));
     return instance;
+  }
+
+  /** Tells the host a version is gone, unless the same version is current again (loaded anew). */
+  private retired(instance: Instance): void {
+    if (this.instances.get(instance.id)?.version !== instance.version) this.host.retired?.(instance.id, instance.version);
   }
 
   /** The group a version's processes belong to: its tenant's, or with `isolation: 'owner'` its owner's. */
