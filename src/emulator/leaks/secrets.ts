@@ -335,7 +335,8 @@ function isDigit(text: string, at: number): boolean {
   return code >= 48 && code <= 57;
 }
 
+/** A letter, digit, `_` or `-`: what would make a word value part of a longer word (or a longer header name). */
 function isWordChar(text: string, at: number): boolean {
   const char = text[at];
-  return char !== undefined && /[\p{L}\p{N}_]/u.test(char);
+  return char !== undefined && /[\p{L}\p{N}_-]/u.test(char);
 }

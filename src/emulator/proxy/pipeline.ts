@@ -147,7 +147,9 @@ export class ProxyPipeline {
       response: proxy.response_transform ? await this.deps.proxies.transform(proxy, 'response') : undefined,
     };
     // What the call is revealed stays looked for while its transforms' versions live (their module state).
-    if (watched) for (const code of [transforms.request, transforms.response]) if (code) this.deps.tokens.leaks.own(watched, code.id, code.version);
+    if (watched)
+      for (const code of [transforms.request, transforms.response])
+        if (code) this.deps.tokens.leaks.own(watched, code.id, code.version);
     if ((transforms.request || transforms.response) && (call.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT) {
       throw new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit of a proxy with a transform.`);
     }

@@ -274,7 +274,8 @@ export class Runtime {
 
   /** Tells the host a version is gone, unless the same version is current again (loaded anew). */
   private retired(instance: Instance): void {
-    if (this.instances.get(instance.id)?.version !== instance.version) this.host.retired?.(instance.id, instance.version);
+    if (this.instances.get(instance.id)?.version !== instance.version)
+      this.host.retired?.(instance.id, instance.version);
   }
 
   /** The group a version's processes belong to: its tenant's, or with `isolation: 'owner'` its owner's. */
