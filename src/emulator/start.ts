@@ -218,8 +218,11 @@ function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext, 
           configuration: call?.configuration,
         });
       },
-      // What a version was revealed is looked for until its process can no longer hold it.
-      retired: (id, version) => leaks.forget(id, version),
+      // What a version was revealed is looked for until its process can no longer hold it (unless
+      // the same version was loaded anew meanwhile).
+      retired: (id, version) => {
+        if (runtime.get(id)?.version !== version) leaks.forget(id, version);
+      },
     },
   );
   teardown.push(() => runtime.dispose());

@@ -27,8 +27,11 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** A value as the folded view writes it (what a needle is searched as). */
 export function folded(text: string): string {
+  // Most forms are ASCII with no backslash: their view is their lower case without whitespace.
+  if (isAscii(text) && !text.includes('\\')) return text.toLowerCase().replace(ASCII_WHITESPACE, '');
   return foldedView(text).text;
 }
+const ASCII_WHITESPACE = /[ \t\n\v\f\r]/g;
 
 /** The folded view of `text` (see the file's comment). */
 export function foldedView(text: string): View {

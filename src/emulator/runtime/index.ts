@@ -211,7 +211,6 @@ export class Runtime {
     if (!instance) return;
     if (deleted === undefined) await instance.retire();
     else instance.end(deleted);
-    this.retired(instance);
     // Its calls are over; unless loaded again meanwhile, its requests have no origin left.
     if (!this.instances.has(id) && !this.latest.has(id)) this.origins.delete(id);
     const key = this.groupKey(instance.spec);
@@ -265,17 +264,11 @@ export class Runtime {
         Promise.reject(new Error(`${spec.id} was unloaded while ${String(spec.version)} loaded`))
       );
     }
-    const instance = new Instance(spec, vid, pool);
+    const instance = new Instance(spec, vid, pool, this.host.retired);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
-    if (previous) void previous.retire(instance).then(() => this.retired(previous));
+    if (previous) void previous.retire(instance);
     return instance;
-  }
-
-  /** Tells the host a version is gone, unless the same version is current again (loaded anew). */
-  private retired(instance: Instance): void {
-    if (this.instances.get(instance.id)?.version !== instance.version)
-      this.host.retired?.(instance.id, instance.version);
   }
 
   /** The group a version's processes belong to: its tenant's, or with `isolation: 'owner'` its owner's. */
