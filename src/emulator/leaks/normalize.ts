@@ -10,8 +10,10 @@
 
 export interface View {
   text: string;
-  from: number[];
-  to: number[];
+  /** Where the view's `i`-th unit came from in the text. */
+  from(i: number): number;
+  /** Where what it came from ends (exclusive). */
+  to(i: number): number;
 }
 
 /** Whitespace of every kind (Unicode spaces, line and paragraph separators) and the invisible ones. */
@@ -32,9 +34,13 @@ export function folded(text: string): string {
   return foldedView(text).text;
 }
 const ASCII_WHITESPACE = /[ \t\n\v\f\r]/g;
+const ASCII_SPACE = /[ \t\n\v\f\r]/;
+const ASCII_SPACES = ASCII_WHITESPACE;
 
 /** The folded view of `text` (see the file's comment). */
 export function foldedView(text: string): View {
+  // An ASCII text with no escape (most are) is its lower case without whitespace: no loop in JS.
+  if (isAscii(text) && !text.includes('\\')) return spacesDropped(text.toLowerCase());
   let out = '';
   const from: number[] = [];
   const to: number[] = [];
@@ -59,7 +65,7 @@ export function foldedView(text: string): View {
     if (!DROPPED.test(chunk)) push(foldChunk(chunk), i, end);
     i = end;
   }
-  return { text: out, from, to };
+  return { text: out, from: (i) => from[i]!, to: (i) => to[i]! };
 }
 
 /** Whether a combining mark stands at `at` (it belongs to the character before). */
@@ -68,19 +74,35 @@ function combiningAt(text: string, at: number): boolean {
   return code >= 0x300 && COMBINING.test(String.fromCodePoint(text.codePointAt(at)!));
 }
 
-/** The stripped view of `text`: whitespace dropped, nothing else changed (base64 in lines). */
+/** The stripped view of `text`: ASCII whitespace dropped, nothing else changed (base64 in lines). */
 export function strippedView(text: string): View {
-  let out = '';
-  const from: number[] = [];
-  const to: number[] = [];
+  return spacesDropped(text);
+}
+
+/**
+ * `text` (of the same length as the text it stands for) without its ASCII whitespace; where each
+ * unit came from is worked out only when first asked (a hit: rare).
+ */
+function spacesDropped(text: string): View {
+  if (!ASCII_SPACE.test(text)) return { text, from: (i) => i, to: (i) => i + 1 };
+  const view = text.replace(ASCII_SPACES, '');
+  let kept: Int32Array | undefined;
+  const from = (i: number) => {
+    kept ??= keptUnits(text, view.length);
+    return kept[i]!;
+  };
+  return { text: view, from, to: (i) => from(i) + 1 };
+}
+
+/** The offsets of the units of `text` that are not ASCII whitespace, in order. */
+function keptUnits(text: string, count: number): Int32Array {
+  const kept = new Int32Array(count);
+  let k = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 32 || (code >= 9 && code <= 13)) continue;
-    out += text[i];
-    from.push(i);
-    to.push(i + 1);
+    if (code !== 32 && (code < 9 || code > 13)) kept[k++] = i;
   }
-  return { text: out, from, to };
+  return kept;
 }
 
 /**

@@ -5,7 +5,7 @@
  * are not looked for: a CVC or an expiry month would be found in every timestamp and count.
  *
  * The needles of every value are built once, as it is added. A text is first pre-checked: an ASCII
- * text with no `\u` escape and none of the needles' first characters (two probes of three each) is
+ * text with no `\u` escape and none of the needles' first characters (two probes of four each) is
  * not searched further. Otherwise the case-folded needles (the value, its JSON escaping,
  * percent-encodings, hex) are searched in the folded view of the text (normalize.ts: NFKC, lower
  * case by code point, JSON escapes decoded, whitespace and zero-width characters dropped), the exact
@@ -62,7 +62,6 @@ interface Entry {
 
 const ALL_DIGITS = /^\d+$/;
 const CARD_DIGITS = /^\d{13,19}$/;
-const WHITESPACE = /\s/;
 
 /**
  * The plaintext values one call (or one code version, or one run, merged) revealed, by token id,
@@ -77,7 +76,7 @@ export class CallSecrets {
   private readonly cards = new Map<string, string>();
   /** The sets this one's values also go to, and are searched with it (its code version's). */
   private readonly shared: CallSecrets[] = [];
-  private probes: { folded: string[]; exact: string[] } | undefined;
+  private probes: Probes | undefined;
   private bytes = 0;
 
   constructor(private readonly bound?: SecretsBound) {}
@@ -136,8 +135,17 @@ export class CallSecrets {
       if (set.entries.size === 0) continue;
       // A set this one shares with holds this one's values too: searched once.
       const skip = set === this ? undefined : this.entries;
-      if (suspicious || set.probed(lower, text)) set.search(views, hits, skip, options.headers === true);
-      if (set.cards.size > 0) findGroupedCards(text, set.cards, hits);
+      set.probes ??= probesOf(set.entries.values());
+      const { probes } = set;
+      if (
+        suspicious ||
+        probes.folded.some((probe) => lower.includes(probe)) ||
+        probes.exact.some((p) => text.includes(p))
+      )
+        set.search(views, hits, skip, options.headers === true);
+      // A card in groups: looked for where its first or last four digits stand together (or any Unicode).
+      if (set.cards.size > 0 && (suspicious || probes.cards.some((probe) => text.includes(probe))))
+        findGroupedCards(text, set.cards, hits);
     }
     return hits.length <= 1 ? hits : disjoint(hits);
   }
@@ -147,19 +155,13 @@ export class CallSecrets {
     return replaceHits(text, this.find(text), (hit) => `{{ ${hit.tokenId} }}`);
   }
 
-  /** Whether an ASCII text (`lower`: lower-cased) holds the first characters of any needle. */
-  private probed(lower: string, text: string): boolean {
-    this.probes ??= probesOf(this.entries.values());
-    return this.probes.folded.some((probe) => lower.includes(probe)) || this.probes.exact.some((p) => text.includes(p));
-  }
-
   private search(views: Views, hits: LeakHit[], skip: Map<string, Entry> | undefined, headers: boolean): void {
     views.folded ??= foldedView(views.text);
     for (const needle of this.folded.values()) {
       if (skip?.has(needle.value) || (headers && needle.word)) continue;
       collect(views.folded, needle, views.text, hits);
     }
-    views.stripped ??= WHITESPACE.test(views.text) ? strippedView(views.text) : { text: views.text };
+    views.stripped ??= strippedView(views.text);
     for (const needle of this.exact.values()) {
       if (!skip?.has(needle.value)) collect(views.stripped, needle, views.text, hits);
     }
@@ -203,7 +205,7 @@ export class CallSecrets {
 interface Views {
   text: string;
   folded?: View;
-  stripped?: View | { text: string };
+  stripped?: View;
 }
 
 /** Every needle of a value, and what they weigh. */
@@ -241,18 +243,32 @@ function needlesOf(value: string, tokenId: string): { needles: Needle[]; bytes: 
   return { needles, bytes: weight * 2 };
 }
 
-/** Two probes of three characters per needle: its first, and the next (a text breaking both is searched only when not ASCII). */
-function probesOf(entries: Iterable<Entry>): { folded: string[]; exact: string[] } {
+/** What an ASCII text is pre-checked for: needles' first characters (folded, exact), cards' first and last four digits. */
+interface Probes {
+  folded: string[];
+  exact: string[];
+  cards: string[];
+}
+
+/**
+ * Two probes of four characters per needle: its first, and the next (the last four of a shorter
+ * one): a needle is searched for only in a text holding one of them (a text breaking both with
+ * whitespace is missed, unless it is not ASCII, when every needle is searched).
+ */
+function probesOf(entries: Iterable<Entry>): Probes {
   const folded = new Set<string>();
   const exact = new Set<string>();
+  const cards = new Set<string>();
   for (const entry of entries) {
     for (const needle of entry.needles) {
       const into = needle.form === 'base64' || needle.form === 'base64url' ? exact : folded;
-      into.add(needle.text.slice(0, 3));
-      if (needle.text.length >= 6) into.add(needle.text.slice(3, 6));
+      const { text } = needle;
+      into.add(text.slice(0, 4));
+      into.add(text.length >= 8 ? text.slice(4, 8) : text.slice(-4));
+      if (needle.form === 'plain' && CARD_DIGITS.test(needle.written)) cards.add(text.slice(0, 4)).add(text.slice(-4));
     }
   }
-  return { folded: [...folded], exact: [...exact] };
+  return { folded: [...folded], exact: [...exact], cards: [...cards] };
 }
 
 /**
@@ -274,18 +290,13 @@ function base64Needles(bytes: Buffer): string[] {
   return needles;
 }
 
-function collect(
-  view: View | { text: string; from?: number[]; to?: number[] },
-  needle: Needle,
-  text: string,
-  hits: LeakHit[],
-): void {
+function collect(view: View, needle: Needle, text: string, hits: LeakHit[]): void {
   const haystack = view.text;
   let at = haystack.indexOf(needle.text);
   while (at >= 0) {
     const last = at + needle.text.length;
-    const start = view.from ? view.from[at]! : at;
-    const end = view.to ? view.to[last - 1]! : last;
+    const start = view.from(at);
+    const end = view.to(last - 1);
     const glued =
       (needle.digits && (isDigit(haystack, at - 1) || isDigit(haystack, last))) ||
       (needle.word && (isWordChar(text, start - 1) || isWordChar(text, end)));
