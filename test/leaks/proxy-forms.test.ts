@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken, sharedEmulator, type TestEmulator, unique } from '../helpers/emulator.js';
+import { eventually } from '../helpers/wait.js';
 import { SECRET } from './helpers.js';
 
 /**
@@ -39,17 +40,19 @@ describe('the leak guard on what a proxy answers', () => {
     destination.close();
   });
 
-  async function send(payload: unknown, headers: Record<string, string> = {}) {
+  async function proxy(extra: Record<string, unknown> = {}): Promise<string> {
     const created = await emu.call('POST', '/proxies', {
-      body: { name: unique('proxy'), destination_url: destinationUrl },
+      body: { name: unique('proxy'), destination_url: destinationUrl, ...extra },
     });
     expect(created.status, created.text).toBe(201);
-    return emu.call('POST', '/proxy', {
-      key: emu.privateKey,
-      body: payload,
-      headers: { 'SVC-PROXY-KEY': created.body.key, ...headers },
-    });
+    return created.body.key;
   }
+
+  const through = (key: string, payload: unknown, headers: Record<string, string> = {}) =>
+    emu.call('POST', '/proxy', { key: emu.privateKey, body: payload, headers: { 'SVC-PROXY-KEY': key, ...headers } });
+
+  const send = async (payload: unknown, headers: Record<string, string> = {}) =>
+    through(await proxy(), payload, headers);
 
   it('refuses a UTF-16 answer that hands the plaintext back', async () => {
     const token = (await createToken(emu, { type: 'token', data: SECRET })).id;
@@ -70,4 +73,29 @@ describe('the leak guard on what a proxy answers', () => {
       expect(answer.body).toEqual({ ok: true });
     },
   );
+
+  it('a transform that logs a value kept from an earlier call has it redacted', async () => {
+    const token = (await createToken(emu, { type: 'token', data: SECRET })).id;
+    const transform = `let kept;
+      module.exports = async (req) => {
+        const { body } = req.args;
+        if (body.secret) kept = body.secret;
+        else console.log('transform kept ' + kept);
+        return { body: { ok: true }, headers: { 'content-type': 'application/json' } };
+      };`;
+    const key = await proxy({ request_transform: { code: transform } });
+    expect((await through(key, { warm: true })).status).toBe(200);
+    expect((await through(key, { secret: `{{ ${token} }}` })).status).toBe(200);
+    expect((await through(key, { later: true })).status).toBe(200);
+    const line = await eventually(() => {
+      const found = emu.events.find(
+        (event) =>
+          event.type === 'console' && event.text.startsWith('transform kept ') && !event.text.endsWith('undefined'),
+      );
+      expect(found).toBeDefined();
+      return found as { text: string };
+    });
+    expect(line.text).toBe(`transform kept {{ ${token} }}`);
+    expect(JSON.stringify(emu.events)).not.toContain(SECRET);
+  });
 });

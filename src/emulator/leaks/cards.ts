@@ -32,7 +32,7 @@ const SEPARATOR = String.raw`(?:[ .+\-\u00a0]|%2[0bBdD])`;
 const TOKEN_SEPARATOR = String.raw`(?:[\s.+\-_/,\u00ad\u200b-\u200d\u2060\ufeff]|%2[0bBdD])`;
 const TOKEN_DIGIT = String.raw`[0-9\uff10-\uff19]`;
 /** A digit run with at least one separator in it (a token's card number written in groups). */
-const GROUPED_DIGITS = new RegExp(String.raw`${TOKEN_DIGIT}+(?:${TOKEN_SEPARATOR}+${TOKEN_DIGIT}+)+`, 'g');
+const GROUPED_DIGITS = new RegExp(`${TOKEN_DIGIT}+(?:${TOKEN_SEPARATOR}+${TOKEN_DIGIT}+)+`, 'g');
 const TOKEN_SEPARATORS = new RegExp(TOKEN_SEPARATOR, 'g');
 const FULL_WIDTH = /[\uff10-\uff19]/g;
 /** The separators of a run, to strip it to its digits. */

@@ -146,10 +146,6 @@ export class ProxyPipeline {
       request: proxy.request_transform ? await this.deps.proxies.transform(proxy, 'request') : undefined,
       response: proxy.response_transform ? await this.deps.proxies.transform(proxy, 'response') : undefined,
     };
-    // What the call is revealed stays looked for while its transforms' versions live (their module state).
-    if (watched)
-      for (const code of [transforms.request, transforms.response])
-        if (code) this.deps.tokens.leaks.own(watched, code.id, code.version);
     if ((transforms.request || transforms.response) && (call.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT) {
       throw new HttpError(413, `The request body is over the ${BODY_LIMIT_LABEL} limit of a proxy with a transform.`);
     }
@@ -178,13 +174,7 @@ export class ProxyPipeline {
     }
 
     // What the call's transforms share (the bound Application, the configuration) is found once.
-    const transformCalls = new TransformCalls(
-      this.deps,
-      proxy,
-      call.traceId,
-      watched?.watchId ?? randomUUID(),
-      call.rerun !== undefined,
-    );
+    const transformCalls = new TransformCalls(this.deps, proxy, call.traceId, call.rerun !== undefined, watched);
     if (transforms.request) {
       const json = isJsonContentType(contentType);
       const result = await transformCalls.run('request', transforms.request, {

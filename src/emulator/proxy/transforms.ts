@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { LeakCall } from '../leaks/guard.js';
 import { JSON_CONTENT_TYPE } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { PROBLEM_TYPES } from '../../api/problem.js';
@@ -34,11 +36,18 @@ export class TransformCalls {
     private readonly deps: TransformDeps,
     private readonly proxy: ProxyRecord,
     private readonly requestId: string,
-    /** The server's id of the proxy call (its LeakCall's watch id). */
-    private readonly watchId: string,
     /** A re-run of a kept call (`svc replay`): `req.svc` may not write. */
     private readonly rerun = false,
+    /** The leak guard's watch of the proxy call (its watch id is what the sandbox knows the call by). */
+    private readonly watched?: LeakCall,
   ) {}
+
+  /** The id the sandbox knows the call by: its watch's, or one made for a call not watched. */
+  private get watchId(): string {
+    this.callWatchId ??= this.watched?.watchId ?? randomUUID();
+    return this.callWatchId;
+  }
+  private callWatchId: string | undefined;
 
   /**
    * Runs one of the proxy's transforms on `args` (its `req.svc` under the proxy's Application, if
@@ -65,6 +74,8 @@ export class TransformCalls {
       timeoutMs: TRANSFORM_TIMEOUT_MS,
       ...(this.rerun && { rerun: true }),
     };
+    // What the call is revealed stays looked for while this transform's version lives (its module state).
+    if (this.watched) deps.tokens.leaks.own(this.watched, instance.id, instance.version);
     return invokeCode(deps, call, args, (value) => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {
