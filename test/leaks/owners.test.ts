@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EmulatorEvent } from '../../src/emulator/index.js';
+import { LeakGuard } from '../../src/emulator/leaks/guard.js';
 import { CallSecrets } from '../../src/emulator/leaks/secrets.js';
+import { Runtime } from '../../src/emulator/runtime/index.js';
 import { createToken, sharedEmulator, type TestEmulator, unique } from '../helpers/emulator.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { SECRET } from './helpers.js';
@@ -167,5 +169,35 @@ describe("a code version's bound", () => {
     call.add('revealed-now', 'tok_b');
     expect(call.find('x kept-from-before y').map((hit) => hit.tokenId)).toEqual(['tok_a']);
     expect(version.find('revealed-now').map((hit) => hit.tokenId)).toEqual(['tok_b']);
+  });
+});
+
+describe('a version forgotten when its process can no longer hold it', () => {
+  it('the runtime tells its host once a replaced version is retired, or a deleted one unloaded', async () => {
+    const guard = new LeakGuard('fail', [], () => {});
+    const retired: string[] = [];
+    const rt = new Runtime(
+      {},
+      {
+        retired: (id, version) => {
+          retired.push(`${id}@${version}`);
+          guard.forget(id, version);
+        },
+      },
+    );
+    try {
+      const code = (n: number) => `module.exports = async () => ({ n: ${n} });`;
+      await rt.load({ id: 'keeper', version: 1, code: code(1), filename: 'keeper.js' });
+      guard.owners.of('keeper', 1).add('kept-by-version-one', 'tok_1');
+      await rt.load({ id: 'keeper', version: 2, code: code(2), filename: 'keeper.js' });
+      await eventually(() => expect(retired).toEqual(['keeper@1']));
+      expect(guard.owners.ofCode('keeper')).toEqual([]);
+      guard.owners.of('keeper', 2).add('kept-by-version-two', 'tok_2');
+      await rt.unload('keeper', 'reactor keeper');
+      expect(retired).toEqual(['keeper@1', 'keeper@2']);
+      expect(guard.owners.versions).toBe(0);
+    } finally {
+      await rt.dispose();
+    }
   });
 });

@@ -105,10 +105,7 @@ export class CallSecrets {
 
   /** The revealed data of a token: its string leaves and numbers (too-short ones ignored). */
   add(value: unknown, tokenId: string): void {
-    walkLeaves(value, 0, (leaf) => {
-      this.addValue(leaf, tokenId);
-      for (const set of this.shared) set.addValue(leaf, tokenId);
-    });
+    walkLeaves(value, 0, (leaf) => this.addValue(leaf, tokenId));
   }
 
   /** Adds every value of `other` and of the sets it shares with (a run-wide set: the recorder's rescan). */
@@ -167,9 +164,12 @@ export class CallSecrets {
     }
   }
 
+  /** A value and its needles, made once, in this set and those it shares with. */
   private addValue(value: string, tokenId: string): void {
-    if (value.length < MIN_SECRET_LENGTH || this.entries.has(value)) return;
-    this.insert(value, { tokenId, ...needlesOf(value, tokenId) });
+    if (value.length < MIN_SECRET_LENGTH) return;
+    let entry = this.entries.get(value);
+    if (!entry) this.insert(value, (entry = { tokenId, ...needlesOf(value, tokenId) }));
+    for (const set of this.shared) if (!set.entries.has(value)) set.insert(value, entry);
   }
 
   private insert(value: string, entry: Entry): void {
