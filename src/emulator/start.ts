@@ -188,14 +188,18 @@ function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext, 
       ...(inspect && { inspect }),
       onLog: (entry) => {
         const owner = ownerOf(entry.instance);
-        emit({
-          type: 'console',
-          source: owner?.name ?? entry.instance,
-          tenantId: owner?.tenantId,
-          level: entry.level,
-          text: entry.text,
-          requestId: entry.requestId,
-        });
+        // The sandbox knows a call by its watch id; the line names the call's request id. Redacted
+        // of the call's plaintext and of what its code version was revealed (a timer's: no call).
+        leaks.fromCode(entry.instance, entry.requestId, () =>
+          emit({
+            type: 'console',
+            source: owner?.name ?? entry.instance,
+            tenantId: owner?.tenantId,
+            level: entry.level,
+            text: entry.text,
+            requestId: leaks.callOf(entry.requestId)?.traceId ?? entry.requestId,
+          }),
+        );
       },
     },
     {
@@ -203,10 +207,25 @@ function openRuntime({ options, emit, teardown, gateway, leaks }: StartContext, 
       // request is named by the tenant that owns the code (svc/testing's mocks are per tenant).
       outbound: (request, origin) => {
         const owner = ownerOf(origin.id);
-        // The call's plaintext goes with it: interceptors (the guard, a recorder) redact by provenance.
-        const call = leaks.callOf(origin.traceId);
-        const { secrets, configuration } = call ?? {};
-        return gateway.send(request, { ...origin, ...(owner && { tenantId: owner.tenantId }), secrets, configuration });
+        // The call's plaintext goes with it (and its code version's: a timer's request has no call):
+        // interceptors (the guard, a recorder) redact by provenance. The sandbox names the call by
+        // its watch id; the request goes out under the call's trace id.
+        const watchId = origin.traceId;
+        const call = leaks.callOf(watchId);
+        const secrets = leaks.secretsOf(origin.id, watchId);
+        return gateway.send(request, {
+          ...origin,
+          ...(owner && { tenantId: owner.tenantId }),
+          traceId: call?.traceId ?? watchId,
+          watchId,
+          secrets,
+          configuration: call?.configuration,
+        });
+      },
+      // What a version was revealed is looked for until its process can no longer hold it (unless
+      // the same version was loaded anew meanwhile).
+      retired: (id, version) => {
+        if (runtime.get(id)?.version !== version) leaks.forget(id, version);
       },
     },
   );

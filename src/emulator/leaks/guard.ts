@@ -1,11 +1,13 @@
 import type { EmulatorEventInit, LeakEventForm, LeakPlace } from '../../api/events.js';
-import { PROBLEM_TYPES } from '../../api/problem.js';
 import { HttpError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
+import { OwnerSecrets } from './owners.js';
+import { headerText, leakProblem } from './problem.js';
 import { CallSecrets, maskCards, scanCards } from './secrets.js';
 
 export type LeakMode = 'warn' | 'fail' | 'off';
 export type { LeakPlace } from '../../api/events.js';
+export { headerText, leakProblem } from './problem.js';
 
 /** One call the guard watches: who runs, and the plaintext it detokenized. */
 export interface LeakCall {
@@ -13,7 +15,13 @@ export interface LeakCall {
   kind: 'reactor' | 'proxy' | 'transform';
   id: string;
   name: string;
+  /** The caller's trace id (SVC-TRACE-ID, or one made for it): what leak events name. */
   traceId: string;
+  /**
+   * The server's own id of the call (never the caller's trace id, which two calls may share): what
+   * the guard watches it by, and what its code's console lines and requests carry from the sandbox.
+   */
+  watchId: string;
   secrets: CallSecrets;
   /** A proxy's destination origin: its transforms may send the plaintext there. */
   destination?: string | undefined;
@@ -45,20 +53,31 @@ interface Watched {
   ended: number;
 }
 
+/** The code an event comes from, while it is published (fromCode): its id, and its call's watch id. */
+interface CodeScope {
+  codeId: string | undefined;
+  watchId: string | undefined;
+}
+
 /**
- * The leak guard: which calls run with which plaintext (by trace id and request id), and the checks
- * of every place their output goes. Calls are watched and events redacted in every mode (off too:
- * logs, events and recordings never hold a call's plaintext); an answer, an error answered, an
- * outbound request is let through with a `leak` event (warn) or refused with a leak problem (fail),
- * as the mode says, and neither is checked (nor any leak event told) when off. Card numbers from no
- * token are found on the same places.
+ * The leak guard: which calls run with which plaintext (by the server's watch id), what each code
+ * version was revealed (owners.ts: kept while it lives), and the checks of every place their output
+ * goes. Calls are watched and events redacted in every mode (off too: logs, events and recordings
+ * never hold a call's plaintext); an answer, an error answered, an outbound request is let through
+ * with a `leak` event (warn) or refused with a leak problem (fail), as the mode says, and neither is
+ * checked (nor any leak event told) when off. Card numbers from no token are found on the same places.
  */
 export class LeakGuard {
   readonly allow: ReadonlySet<string>;
   /** Hosts a call's plaintext may be sent to by its code (exact, or `*.example.com`: any below it). */
   readonly allowHosts: readonly string[];
+  /** What each code version was revealed, by code id and version. */
+  readonly owners = new OwnerSecrets();
   private readonly calls = new Map<string, Watched>();
   private readonly recent = new Map<string, Watched>();
+  /** The calls under each caller's trace id (an event that names only that: a request's). */
+  private readonly byTrace = new Map<string, Set<Watched>>();
+  private scope: CodeScope | undefined;
 
   constructor(
     readonly mode: LeakMode,
@@ -85,47 +104,101 @@ export class LeakGuard {
     );
   }
 
-  /** Watches `call` from now, found by its trace id and each of `ids` (an asynchronous run's request id). */
-  open(call: LeakCall, ...ids: string[]): void {
+  /** Watches `call` from now, by its watch id. */
+  open(call: LeakCall): void {
     const watched: Watched = { call, told: new Set(), ended: 0 };
-    this.calls.set(call.traceId, watched);
-    for (const id of ids) this.calls.set(id, watched);
+    this.calls.set(call.watchId, watched);
+    let under = this.byTrace.get(call.traceId);
+    if (!under) this.byTrace.set(call.traceId, (under = new Set()));
+    under.add(watched);
   }
 
   /** The call ended: kept a while (bounded) for the lines that arrive after its answer. */
-  close(call: LeakCall, ...ids: string[]): void {
-    const now = Date.now();
-    for (const id of [call.traceId, ...ids]) {
-      const watched = this.calls.get(id);
-      if (!watched || watched.call !== call) continue;
-      this.calls.delete(id);
-      watched.ended = now;
-      this.recent.delete(id);
-      this.recent.set(id, watched);
+  close(call: LeakCall): void {
+    const watched = this.calls.get(call.watchId);
+    if (!watched || watched.call !== call) return;
+    this.calls.delete(call.watchId);
+    watched.ended = Date.now();
+    this.recent.set(call.watchId, watched);
+    while (this.recent.size > RECENT_CALLS) this.drop(this.recent.keys().next().value as string);
+  }
+
+  /**
+   * What `call` is revealed is kept for its code version too (the reactor's, or each of a proxy's
+   * transforms'): printed later by another call or a timer, or returned by a call that revealed
+   * nothing, it is still found, until the runtime retires the version (forget).
+   */
+  own(call: LeakCall, codeId: string, version: string | number): void {
+    call.secrets.share(this.owners.of(codeId, version));
+  }
+
+  /** A code version is gone (retired, unloaded): what it was revealed is no longer looked for in its name. */
+  forget(codeId: string, version: string | number): void {
+    this.owners.forget(codeId, version);
+  }
+
+  /** The call running (or just ended) under its watch id. */
+  callOf(watchId: string | undefined): LeakCall | undefined {
+    return watchId === undefined ? undefined : this.watched(watchId)?.call;
+  }
+
+  /**
+   * What a code's output is redacted by: its call's plaintext (with its version's), or with no call
+   * (a top-level timer) what every live version of the code was revealed.
+   */
+  secretsOf(codeId: string | undefined, watchId: string | undefined): CallSecrets | undefined {
+    const call = this.callOf(watchId);
+    const owned = this.owners.ofCode(codeId);
+    if (owned.length === 0) return call?.secrets;
+    return CallSecrets.union(call ? [call.secrets, ...owned] : owned);
+  }
+
+  /** Publishes (through `emit`) what code printed or raised: its events redacted by secretsOf(codeId, watchId). */
+  fromCode(codeId: string | undefined, watchId: string | undefined, emit: () => void): void {
+    const outer = this.scope;
+    this.scope = { codeId, watchId };
+    try {
+      emit();
+    } finally {
+      this.scope = outer;
     }
-    while (this.recent.size > RECENT_CALLS) this.recent.delete(this.recent.keys().next().value as string);
   }
 
-  /** The call running (or just ended) under `id`. */
-  callOf(id: string | undefined): LeakCall | undefined {
-    return id === undefined ? undefined : this.watched(id)?.call;
-  }
-
-  private watched(id: string): Watched | undefined {
-    const running = this.calls.get(id);
+  private watched(watchId: string): Watched | undefined {
+    const running = this.calls.get(watchId);
     if (running) return running;
-    const ended = this.recent.get(id);
+    const ended = this.recent.get(watchId);
     if (ended && Date.now() - ended.ended > RECENT_MS) {
-      this.recent.delete(id);
+      this.drop(watchId);
       return undefined;
     }
     return ended;
   }
 
+  private drop(watchId: string): void {
+    const watched = this.recent.get(watchId);
+    this.recent.delete(watchId);
+    const under = watched && this.byTrace.get(watched.call.traceId);
+    under?.delete(watched!);
+    if (under?.size === 0) this.byTrace.delete(watched!.call.traceId);
+  }
+
+  /** The calls under a caller's trace id, of `tenantId` when the event names one (never another tenant's). */
+  private underTrace(traceId: string | undefined, tenantId: unknown): Watched[] {
+    const under = traceId === undefined ? undefined : this.byTrace.get(traceId);
+    if (!under) return [];
+    const now = Date.now();
+    return [...under].filter(
+      (watched) =>
+        (watched.ended === 0 || now - watched.ended <= RECENT_MS) &&
+        (typeof tenantId !== 'string' || watched.call.tenantId === tenantId),
+    );
+  }
+
   /** What of a call's plaintext, and which card numbers, `text` holds (none found: empty). */
-  findIn(secrets: CallSecrets | undefined, text: string): Finding[] {
+  findIn(secrets: CallSecrets | undefined, text: string, options?: { headers?: boolean }): Finding[] {
     const found: Finding[] = [];
-    const hits = secrets ? secrets.find(text) : [];
+    const hits = secrets ? secrets.find(text, options) : [];
     for (const hit of hits) found.push({ tokenId: hit.tokenId, form: hit.form });
     for (const card of scanCards(text, this.allow)) {
       // A token's card number is told once, as the token's.
@@ -143,10 +216,12 @@ export class LeakGuard {
   /**
    * A place where plaintext may be meant (an answer, an outbound request): found, it is told
    * (`warned`) and let through, or in fail mode told (`refused`) and the leak problem thrown.
+   * `headers` (their lines) are searched without the values that are common words (vocabulary.ts).
    */
-  check(call: LeakCall, place: LeakPlace, text: string): void {
+  check(call: LeakCall, place: LeakPlace, text: string, headers?: string): void {
     if (!this.on) return;
     const found = this.findIn(call.secrets, text);
+    if (headers) found.push(...this.findIn(call.secrets, headers, { headers: true }));
     if (found.length === 0) return;
     const action = this.mode === 'fail' ? 'refused' : 'warned';
     this.tell(call, place, found, action);
@@ -172,11 +247,10 @@ export class LeakGuard {
     if (!this.on || !call || !(error instanceof HttpError) || error.extensions?.leaks) return error;
     // A CustomHttpResponseError is answered as the code made it: its headers and body are the answer.
     const { response } = error;
-    const text = response
-      ? `${error.detail}\n${headerText(response.headers)}\n${JSON.stringify(response.body)}`
-      : error.detail;
     try {
-      this.check(call, 'error', text);
+      if (response)
+        this.check(call, 'error', `${error.detail}\n${JSON.stringify(response.body)}`, headerText(response.headers));
+      else this.check(call, 'error', error.detail);
     } catch (refused) {
       return refused;
     }
@@ -197,8 +271,7 @@ export class LeakGuard {
     const told: Array<() => void> = [];
     const fields = event as Record<string, unknown>;
     const id = (fields.requestId ?? fields.traceId) as string | undefined;
-    const watched = id === undefined ? undefined : this.watched(id);
-    const secrets = watched?.call.secrets;
+    const { watched, secrets } = this.sourceOf(id, fields.tenantId);
     let redacted: Record<string, unknown> | undefined;
     for (const field of TEXT_FIELDS) {
       const text = fields[field];
@@ -213,6 +286,21 @@ export class LeakGuard {
       told.push(() => this.tellOf(watched, id, event, where, found));
     }
     return { redacted: (redacted ?? event) as EmulatorEventInit, told };
+  }
+
+  /**
+   * Whose plaintext an event is redacted of: from code (fromCode), its call's and its code's; else
+   * every call under the trace id it names, of its tenant (a trace id chosen twice names two calls).
+   */
+  private sourceOf(id: string | undefined, tenantId: unknown): { watched?: Watched; secrets?: CallSecrets } {
+    const { scope } = this;
+    if (scope) {
+      const watched = scope.watchId === undefined ? undefined : this.watched(scope.watchId);
+      return { ...(watched && { watched }), secrets: this.secretsOf(scope.codeId, scope.watchId) };
+    }
+    const under = this.underTrace(id, tenantId);
+    if (under.length <= 1) return under[0] ? { watched: under[0], secrets: under[0].call.secrets } : {};
+    return { secrets: CallSecrets.union(under.map((watched) => watched.call.secrets)) };
   }
 
   private tellOf(
@@ -240,7 +328,7 @@ export class LeakGuard {
   /** Leak events for what was found in a place of `call`, each (place, token, form, action) once per call. */
   tell(call: LeakCall, place: LeakPlace, found: Finding[], action: 'redacted' | 'warned' | 'refused'): void {
     if (!this.on) return;
-    const told = this.watched(call.traceId)?.told;
+    const told = this.watched(call.watchId)?.told;
     for (const finding of found) {
       const key = `${place} ${finding.tokenId ?? ''} ${finding.form} ${finding.last4 ?? ''} ${action}`;
       if (told?.has(key)) continue;
@@ -260,59 +348,4 @@ export class LeakGuard {
       });
     }
   }
-}
-
-/** The answer of a call refused in fail mode: what was found where, never the value. */
-export function leakProblem(call: LeakCall, place: LeakPlace, found: Finding[]): HttpError {
-  const what = found
-    .map((finding) =>
-      finding.tokenId !== undefined
-        ? `token ${finding.tokenId} (${finding.form})`
-        : `a card number ending ${finding.last4} from no token`,
-    )
-    .filter((text, at, all) => all.indexOf(text) === at)
-    .join(', ');
-  const who = call.kind === 'reactor' ? `Reactor ${call.name}` : `Proxy ${call.name}`;
-  return new HttpError(
-    500,
-    `${who}: ${PLACE_WORDS[place]} held the plaintext of ${what}; refused by the leak guard (fail mode).`,
-    {
-      title: 'Plaintext leak',
-      type: PROBLEM_TYPES.leak,
-      extensions: {
-        leaks: found.map((finding) => ({
-          place,
-          form: finding.form,
-          ...(finding.tokenId !== undefined && { token_id: finding.tokenId }),
-          ...(finding.last4 !== undefined && { last4: finding.last4 }),
-        })),
-      },
-    },
-  );
-}
-
-const PLACE_WORDS: Record<LeakPlace, string> = {
-  console: 'a console line',
-  log: 'the log',
-  event: 'an event',
-  error: 'the error it failed with',
-  raw: 'the raw result',
-  answer: 'the answer to its caller',
-  outbound: "its code's request to another host",
-  recording: 'a recording',
-};
-
-/** A call's set, made empty for a call that detokenizes nothing (a proxy's anonymous caller with no Application). */
-export function emptySecrets(): CallSecrets {
-  return new CallSecrets();
-}
-
-/** Headers as the lines they are sent as (`name: value`), for a check. */
-export function headerText(headers: Record<string, string | string[] | undefined>): string {
-  let text = '';
-  for (const name in headers) {
-    const value = headers[name];
-    text += `${name}: ${Array.isArray(value) ? value.join(', ') : (value ?? '')}\n`;
-  }
-  return text;
 }

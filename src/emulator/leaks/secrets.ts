@@ -1,18 +1,25 @@
 /**
- * The plaintext of one call (pure): the values its detokenizations revealed, and every form of them
- * the leak guard looks for in what leaves the call (its console lines, events, errors, answers,
- * outbound requests, recordings). Values shorter than MIN_SECRET_LENGTH are not looked for: a
- * CVC or an expiry month would be found in every timestamp and count.
+ * The plaintext of one call, or of one code version (pure): the values detokenizations revealed,
+ * and every form of them the leak guard looks for in what leaves the call (its console lines,
+ * events, errors, answers, outbound requests, recordings). Values shorter than MIN_SECRET_LENGTH
+ * are not looked for: a CVC or an expiry month would be found in every timestamp and count.
  *
- * The needles of every value are built once, as it is added; a text is searched with indexOf,
- * once per needle: case-folded forms (the value, its JSON escaping, percent-encodings, hex) in the
- * text folded once, exact forms (base64 and base64url) in the text as it is. A card number written
- * in groups ("4242 4242 ...", "4242-4242-...") is found by one scan of the text's digit runs.
+ * The needles of every value are built once, as it is added. A text is first pre-checked: an ASCII
+ * text with no `\u` escape and none of the needles' first characters (two probes of four each) is
+ * not searched further. Otherwise the case-folded needles (the value, its JSON escaping,
+ * percent-encodings, hex) are searched in the folded view of the text (normalize.ts: NFKC, lower
+ * case by code point, JSON escapes decoded, whitespace and zero-width characters dropped), the exact
+ * ones (base64 and base64url) in the text without its whitespace, each hit mapped back to where it
+ * was written. A card number written in groups is found by one scan of the text's digit runs (cards.ts).
  */
 
 import type { LeakForm } from '../../api/events.js';
+import { findGroupedCards, groupedForm, replaceHits } from './cards.js';
+import { foldedView, folded as fold, isAscii, strippedView, type View } from './normalize.js';
+import { isWord } from './vocabulary.js';
 
 export type { LeakForm };
+export { type CardHit, luhn, maskCards, scanCards } from './cards.js';
 
 export interface LeakHit {
   tokenId: string;
@@ -22,63 +29,77 @@ export interface LeakHit {
   end: number;
 }
 
-export interface CardHit {
-  last4: string;
-  start: number;
-  end: number;
-}
-
 /** Values shorter than this (in UTF-16 units) are not looked for: too many false positives. */
 export const MIN_SECRET_LENGTH = 6;
 
+/** How much a set keeps (a code version's): past it, the oldest values are forgotten first. */
+export interface SecretsBound {
+  values: number;
+  /** The UTF-16 units of its values and their needles, times two. */
+  bytes: number;
+}
+
 interface Needle {
-  /** What is searched for (lower-cased for a folded needle). */
+  /** What is searched for: the folded view of the form, or the form as it is for an exact needle. */
   text: string;
-  /** The form as written (a folded needle's original case): found as it is, or in another case. */
+  /** The form as written. */
   written: string;
   tokenId: string;
   form: LeakForm;
   /** All digits: found only where no digit stands right before or after it (not inside a longer number). */
   digits: boolean;
+  /** A common word or a header's name or value (vocabulary.ts): not looked for in headers, elsewhere only as a word. */
+  word: boolean;
+  /** The value it is a form of. */
+  value: string;
 }
 
-/**
- * What may stand between the digit groups of a card number: a space, dash, dot, plus (a form's
- * space), no-break space, or a space, plus or dash percent-encoded.
- */
-const SEPARATOR = String.raw`(?:[ .+\-\u00a0]|%2[0bBdD])`;
-/** A digit run with at least one separator in it (a card number written in groups). */
-const GROUPED_DIGITS = new RegExp(String.raw`\d+(?:${SEPARATOR}\d+)+`, 'g');
-/** The separators of a run, to strip it to its digits. */
-const SEPARATORS = new RegExp(SEPARATOR, 'g');
-const CARD_DIGITS = /^\d{13,19}$/;
+interface Entry {
+  tokenId: string;
+  needles: Needle[];
+  bytes: number;
+}
+
 const ALL_DIGITS = /^\d+$/;
+const CARD_DIGITS = /^\d{13,19}$/;
 
 /**
- * The plaintext values one call (or one run, merged) revealed, by token id, and their derived
- * forms. Adding is rare (a detokenization); finding is on every text that leaves the call.
+ * The plaintext values one call (or one code version, or one run, merged) revealed, by token id,
+ * and their derived forms. Adding is rare (a detokenization); finding is on every text that leaves.
  */
 export class CallSecrets {
-  /** Case-folded needles, searched in the text lower-cased: value, JSON, percent, form, hex. */
+  /** By value, oldest first. */
+  private readonly entries = new Map<string, Entry>();
   private readonly folded = new Map<string, Needle>();
-  /** Case-sensitive needles, searched as they are: base64 and base64url (and the folded ones' originals, see find). */
   private readonly exact = new Map<string, Needle>();
-  /** Values as typed (their original case), for a text whose lower-casing changes its length. */
-  private readonly originals = new Map<string, Needle>();
   /** Card-like values (13-19 digits) by their digits, for grouped forms. */
   private readonly cards = new Map<string, string>();
-  private count = 0;
+  /** The sets this one's values also go to, and are searched with it (its code version's). */
+  private readonly shared: CallSecrets[] = [];
+  private probes: Probes | undefined;
+  private bytes = 0;
 
-  /** How many values are looked for. */
+  constructor(private readonly bound?: SecretsBound) {}
+
+  /** A set searching all of `sets` (adding to it adds to none of them). */
+  static union(sets: readonly CallSecrets[]): CallSecrets {
+    const union = new CallSecrets();
+    for (const set of sets)
+      for (const one of [set, ...set.shared]) if (!union.shared.includes(one)) union.shared.push(one);
+    return union;
+  }
+
+  /** How many values are looked for (its own and those of the sets it shares with). */
   get size(): number {
-    return this.count;
+    return this.shared.reduce((size, set) => size + set.entries.size, this.entries.size);
   }
 
   /** The length of the longest form looked for (what a streamed scan keeps from one chunk to the next). */
   get longest(): number {
     let longest = 0;
-    for (const key of this.folded.keys()) longest = Math.max(longest, key.length);
-    for (const key of this.exact.keys()) longest = Math.max(longest, key.length);
+    for (const set of [this, ...this.shared])
+      for (const entry of set.entries.values())
+        for (const needle of entry.needles) longest = Math.max(longest, needle.written.length);
     return longest;
   }
 
@@ -87,28 +108,42 @@ export class CallSecrets {
     walkLeaves(value, 0, (leaf) => this.addValue(leaf, tokenId));
   }
 
-  /** Adds every value of `other` (a run-wide set: the recorder's rescan). */
+  /** Adds every value of `other` and of the sets it shares with (a run-wide set: the recorder's rescan). */
   merge(other: CallSecrets): void {
-    for (const [key, needle] of other.folded) if (!this.folded.has(key)) this.folded.set(key, needle);
-    for (const [key, needle] of other.exact) if (!this.exact.has(key)) this.exact.set(key, needle);
-    for (const [key, needle] of other.originals) if (!this.originals.has(key)) this.originals.set(key, needle);
-    for (const [digits, tokenId] of other.cards) if (!this.cards.has(digits)) this.cards.set(digits, tokenId);
-    this.count = this.originals.size;
+    for (const set of [other, ...other.shared])
+      for (const [value, entry] of set.entries) if (!this.entries.has(value)) this.insert(value, entry);
+  }
+
+  /** From now on, what this set is given goes to `owner` too, and it is searched with `owner` (which gets what it has). */
+  share(owner: CallSecrets): void {
+    if (owner === this || this.shared.includes(owner)) return;
+    owner.merge(this);
+    this.shared.push(owner);
   }
 
   /** Every place a value or a derived form of it stands in `text`, in order, none overlapping. */
-  find(text: string): LeakHit[] {
-    if (this.count === 0 || text.length < MIN_SECRET_LENGTH) return [];
+  find(text: string, options: { headers?: boolean } = {}): LeakHit[] {
+    if (text.length < MIN_SECRET_LENGTH || this.size === 0) return [];
     const hits: LeakHit[] = [];
-    const lower = text.toLowerCase();
-    if (lower.length === text.length) {
-      for (const needle of this.folded.values()) collect(lower, needle, hits, text);
-    } else {
-      // Lower-casing changed the length (a few Unicode letters do): positions would not map back.
-      for (const needle of this.originals.values()) collect(text, needle, hits);
+    const views: Views = { text };
+    const suspicious = !isAscii(text) || text.includes('\\u');
+    const lower = suspicious ? '' : text.toLowerCase();
+    for (const set of [this, ...this.shared]) {
+      if (set.entries.size === 0) continue;
+      // A set this one shares with holds this one's values too: searched once.
+      const skip = set === this ? undefined : this.entries;
+      set.probes ??= probesOf(set.entries.values());
+      const { probes } = set;
+      if (
+        suspicious ||
+        probes.folded.some((probe) => lower.includes(probe)) ||
+        probes.exact.some((p) => text.includes(p))
+      )
+        set.search(views, hits, skip, options.headers === true);
+      // A card in groups: looked for where its first or last four digits stand together (or any Unicode).
+      if (set.cards.size > 0 && (suspicious || probes.cards.some((probe) => text.includes(probe))))
+        findGroupedCards(text, set.cards, hits);
     }
-    for (const needle of this.exact.values()) collect(text, needle, hits);
-    if (this.cards.size > 0) this.findGroupedCards(text, hits);
     return hits.length <= 1 ? hits : disjoint(hits);
   }
 
@@ -117,126 +152,123 @@ export class CallSecrets {
     return replaceHits(text, this.find(text), (hit) => `{{ ${hit.tokenId} }}`);
   }
 
-  private addValue(value: string, tokenId: string): void {
-    if (value.length < MIN_SECRET_LENGTH || this.originals.has(value)) return;
-    this.originals.set(value, { text: value, written: value, tokenId, form: 'plain', digits: ALL_DIGITS.test(value) });
-    this.count = this.originals.size;
-    const fold = (written: string, form: LeakForm) => {
-      const key = written.toLowerCase();
-      if (!this.folded.has(key))
-        this.folded.set(key, { text: key, written, tokenId, form, digits: ALL_DIGITS.test(key) });
-    };
-    fold(value, 'plain');
-    const json = JSON.stringify(value).slice(1, -1);
-    // Escaped once, twice (JSON inside a JSON string: a body logged as a field) and three times
-    // (a raw result that is a string of JSON of JSON, as its answer writes it).
-    for (let level = 0, escaped = json; level < 3 && !this.folded.has(escaped.toLowerCase()); level++) {
-      fold(escaped, 'json');
-      escaped = JSON.stringify(escaped).slice(1, -1);
+  private search(views: Views, hits: LeakHit[], skip: Map<string, Entry> | undefined, headers: boolean): void {
+    views.folded ??= foldedView(views.text);
+    for (const needle of this.folded.values()) {
+      if (skip?.has(needle.value) || (headers && needle.word)) continue;
+      collect(views.folded, needle, views.text, hits);
     }
-    fold(encodeURIComponent(value), 'percent');
-    // A form's encoding: spaces as `+` (what encodeURIComponent leaves of !'()* is rare enough to skip).
-    if (value.includes(' ')) fold(encodeURIComponent(value).replaceAll('%20', '+'), 'percent');
-    const bytes = Buffer.from(value, 'utf8');
-    fold(bytes.toString('hex'), 'hex');
-    // The same letters composed or decomposed (é as one code point or e and an accent).
-    for (const form of ['NFC', 'NFD'] as const) {
-      const normalized = value.normalize(form);
-      if (normalized !== value) fold(normalized, 'unicode');
+    views.stripped ??= strippedView(views.text);
+    for (const needle of this.exact.values()) {
+      if (!skip?.has(needle.value)) collect(views.stripped, needle, views.text, hits);
     }
-    // base64 of the value, and of its JSON escaping when that differs (base64 of a JSON document).
-    const encoded = json === value ? [bytes] : [bytes, Buffer.from(json, 'utf8')];
-    for (const text of encoded.flatMap(base64Needles)) {
-      if (!this.exact.has(text)) this.exact.set(text, { text, written: text, tokenId, form: 'base64', digits: false });
-      const url = text.replaceAll('+', '-').replaceAll('/', '_');
-      if (!this.exact.has(url))
-        this.exact.set(url, { text: url, written: url, tokenId, form: 'base64url', digits: false });
-    }
-    if (CARD_DIGITS.test(value) && !this.cards.has(value)) this.cards.set(value, tokenId);
   }
 
-  /** Card values written in groups: each digit run with separators, its digits compared. */
-  private findGroupedCards(text: string, hits: LeakHit[]): void {
-    for (const match of text.matchAll(GROUPED_DIGITS)) {
-      const run = match[0];
-      const digits = run.replace(SEPARATORS, '');
-      if (digits.length < 13) continue;
-      for (const [card, tokenId] of this.cards) {
-        const at = digits.indexOf(card);
-        if (at < 0) continue;
-        const [start, end] = spanOfDigits(run, at, card.length);
-        const span = run.slice(start, end);
-        if (/^\d+$/.test(span)) continue; // Found as it is by the plain needle.
-        hits.push({ tokenId, form: groupedForm(span), start: match.index + start, end: match.index + end });
-      }
+  /** A value and its needles, made once, in this set and those it shares with. */
+  private addValue(value: string, tokenId: string): void {
+    if (value.length < MIN_SECRET_LENGTH) return;
+    let entry = this.entries.get(value);
+    if (!entry) this.insert(value, (entry = { tokenId, ...needlesOf(value, tokenId) }));
+    for (const set of this.shared) if (!set.entries.has(value)) set.insert(value, entry);
+  }
+
+  private insert(value: string, entry: Entry): void {
+    this.entries.set(value, entry);
+    this.bytes += entry.bytes;
+    for (const needle of entry.needles) {
+      const index = needle.form === 'base64' || needle.form === 'base64url' ? this.exact : this.folded;
+      if (!index.has(needle.text)) index.set(needle.text, needle);
     }
+    if (CARD_DIGITS.test(value) && !this.cards.has(value)) this.cards.set(value, entry.tokenId);
+    this.probes = undefined;
+    const { bound } = this;
+    if (!bound) return;
+    while (this.entries.size > 1 && (this.entries.size > bound.values || this.bytes > bound.bytes)) {
+      this.remove(this.entries.keys().next().value as string);
+    }
+  }
+
+  /** Forgets a value and its needles (the oldest, past the bound). */
+  private remove(value: string): void {
+    const entry = this.entries.get(value);
+    if (!entry) return;
+    this.entries.delete(value);
+    this.bytes -= entry.bytes;
+    for (const needle of entry.needles) {
+      for (const index of [this.folded, this.exact]) if (index.get(needle.text) === needle) index.delete(needle.text);
+    }
+    if (this.cards.get(value) === entry.tokenId) this.cards.delete(value);
   }
 }
 
-/** How a token's card number stands in groups: spaced (a space, a form's `+`, `%20`), dashed, or other separators. */
-function groupedForm(span: string): LeakForm {
-  if (/^[\d ]+$/.test(span) || /^\d+(?:(?:\+|%20)\d+)+$/.test(span)) return 'card-spaced';
-  if (/^[\d-]+$/.test(span)) return 'card-dashed';
-  return 'card-grouped';
+/** The views of one text, made when first needed and shared by every set searched. */
+interface Views {
+  text: string;
+  folded?: View;
+  stripped?: View;
+}
+
+/** Every needle of a value, and what they weigh. */
+function needlesOf(value: string, tokenId: string): { needles: Needle[]; bytes: number } {
+  const needles: Needle[] = [];
+  const word = isWord(value);
+  const seen = new Set<string>();
+  const add = (written: string, form: LeakForm, exact = false) => {
+    const text = exact ? written : fold(written);
+    if (text.length < MIN_SECRET_LENGTH || seen.has(`${exact} ${text}`)) return;
+    seen.add(`${exact} ${text}`);
+    needles.push({ text, written, tokenId, form, digits: ALL_DIGITS.test(text), word: word && !exact, value });
+  };
+  add(value, 'plain');
+  const json = JSON.stringify(value).slice(1, -1);
+  // Escaped once, twice (JSON inside a JSON string: a body logged as a field) and three times
+  // (a raw result that is a string of JSON of JSON, as its answer writes it).
+  for (let level = 0, escaped = json; level < 3; level++) {
+    add(escaped, 'json');
+    escaped = JSON.stringify(escaped).slice(1, -1);
+  }
+  add(encodeURIComponent(value), 'percent');
+  // A form's encoding: spaces as `+` (what encodeURIComponent leaves of !'()* is rare enough to skip).
+  if (value.includes(' ')) add(encodeURIComponent(value).replaceAll('%20', '+'), 'percent');
+  const bytes = Buffer.from(value, 'utf8');
+  add(bytes.toString('hex'), 'hex');
+  // base64 of the value, and of its JSON escaping when that differs (base64 of a JSON document).
+  const encoded = json === value ? [bytes] : [bytes, Buffer.from(json, 'utf8')];
+  for (const text of encoded.flatMap(base64Needles)) {
+    add(text, 'base64', true);
+    add(text.replaceAll('+', '-').replaceAll('/', '_'), 'base64url', true);
+  }
+  let weight = value.length;
+  for (const needle of needles) weight += needle.text.length + needle.written.length;
+  return { needles, bytes: weight * 2 };
+}
+
+/** What an ASCII text is pre-checked for: needles' first characters (folded, exact), cards' first and last four digits. */
+interface Probes {
+  folded: string[];
+  exact: string[];
+  cards: string[];
 }
 
 /**
- * Luhn-valid card numbers (13-19 digits; spaces, dashes, dots, `+` or their percent-encodings
- * between groups) that begin as an issuer's do (2-6; 13 digits: 4), not part of a longer digit run
- * nor of an identifier (glued to letters, a UUID's dash-joined groups), not a phone number (after a
- * `+`), nor in the `allow` list (declared test cards, digits only).
+ * Two probes of four characters per needle: its first, and the next (the last four of a shorter
+ * one): a needle is searched for only in a text holding one of them (a text breaking both with
+ * whitespace is missed, unless it is not ASCII, when every needle is searched).
  */
-export function scanCards(text: string, allow?: ReadonlySet<string>): CardHit[] {
-  const hits: CardHit[] = [];
-  for (const match of text.matchAll(DIGIT_RUNS)) {
-    const run = match[0];
-    if (run.length < 13) continue;
-    const digits = /^\d+$/.test(run) ? run : run.replace(SEPARATORS, '');
-    if (!cardLike(digits) || allow?.has(digits)) continue;
-    const start = match.index;
-    const end = start + run.length;
-    if (joined(text, start - 1, -1) || joined(text, end, 1) || text[start - 1] === '+') continue;
-    hits.push({ last4: digits.slice(-4), start, end });
-  }
-  return hits;
-}
-
-const DIGIT_RUNS = new RegExp(String.raw`\d+(?:${SEPARATOR}\d+)*`, 'g');
-
-function cardLike(digits: string): boolean {
-  if (digits.length < 13 || digits.length > 19) return false;
-  const first = digits.charCodeAt(0);
-  if (first < 50 || first > 54 || (digits.length === 13 && first !== 52)) return false;
-  return luhn(digits);
-}
-
-/** Whether the character at `at` joins the run to more of an identifier: a letter or digit, or a dash before one. */
-function joined(text: string, at: number, step: 1 | -1): boolean {
-  const char = text[at];
-  if (char === undefined) return false;
-  if (/[A-Za-z0-9_]/.test(char)) return true;
-  return char === '-' && /[A-Za-z0-9_]/.test(text[at + step] ?? '');
-}
-
-/** `text` with each card number scanCards finds replaced by `[card ****4242]`. */
-export function maskCards(text: string, allow?: ReadonlySet<string>): string {
-  return replaceHits(text, scanCards(text, allow), (hit) => `[card ****${hit.last4}]`);
-}
-
-/** Whether `digits` pass the Luhn check. */
-export function luhn(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let digit = digits.charCodeAt(i) - 48;
-    if (double) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
+function probesOf(entries: Iterable<Entry>): Probes {
+  const folded = new Set<string>();
+  const exact = new Set<string>();
+  const cards = new Set<string>();
+  for (const entry of entries) {
+    for (const needle of entry.needles) {
+      const into = needle.form === 'base64' || needle.form === 'base64url' ? exact : folded;
+      const { text } = needle;
+      into.add(text.slice(0, 4));
+      into.add(text.length >= 8 ? text.slice(4, 8) : text.slice(-4));
+      if (needle.form === 'plain' && CARD_DIGITS.test(needle.written)) cards.add(text.slice(0, 4)).add(text.slice(-4));
     }
-    sum += digit;
-    double = !double;
   }
-  return sum % 10 === 0;
+  return { folded: [...folded], exact: [...exact], cards: [...cards] };
 }
 
 /**
@@ -258,22 +290,33 @@ function base64Needles(bytes: Buffer): string[] {
   return needles;
 }
 
-function collect(haystack: string, needle: Needle, hits: LeakHit[], original?: string): void {
+function collect(view: View, needle: Needle, text: string, hits: LeakHit[]): void {
+  const haystack = view.text;
   let at = haystack.indexOf(needle.text);
   while (at >= 0) {
-    const end = at + needle.text.length;
-    if (needle.digits && (isDigit(haystack, at - 1) || isDigit(haystack, end))) {
+    const last = at + needle.text.length;
+    const start = view.from(at);
+    const end = view.to(last - 1);
+    const glued =
+      (needle.digits && (isDigit(haystack, at - 1) || isDigit(haystack, last))) ||
+      (needle.word && (isWordChar(text, start - 1) || isWordChar(text, end)));
+    if (glued) {
       at = haystack.indexOf(needle.text, at + 1);
       continue;
     }
-    // Another case of the value itself is its own form; hex or percent-encoding in capitals is still that.
-    const form =
-      original !== undefined && needle.form === 'plain' && !original.startsWith(needle.written, at)
-        ? 'case'
-        : needle.form;
-    hits.push({ tokenId: needle.tokenId, form, start: at, end });
-    at = haystack.indexOf(needle.text, end);
+    hits.push({ tokenId: needle.tokenId, form: formOf(needle, text.slice(start, end)), start, end });
+    at = haystack.indexOf(needle.text, last);
   }
+}
+
+/** How a needle's value stood where it was found: its own form, or what the view undid (case, escapes, Unicode). */
+function formOf(needle: Needle, span: string): LeakForm {
+  if (span === needle.written || (needle.form !== 'plain' && needle.form !== 'json')) return needle.form;
+  if (span.includes('\\u')) return 'json';
+  if (needle.form === 'json') return 'json';
+  if (needle.digits && /^[\d\s\u00ad\u200b-\u200d\u2060\ufeff]+$/.test(span)) return groupedForm(span);
+  if (span.toLowerCase() === needle.written.toLowerCase()) return 'case';
+  return 'unicode';
 }
 
 /** The hits in order of position, the longest first where they start together, overlaps dropped. */
@@ -289,36 +332,6 @@ function disjoint(hits: LeakHit[]): LeakHit[] {
   return kept;
 }
 
-function replaceHits<H extends { start: number; end: number }>(
-  text: string,
-  hits: H[],
-  by: (hit: H) => string,
-): string {
-  if (hits.length === 0) return text;
-  let out = '';
-  let from = 0;
-  for (const hit of hits) {
-    out += text.slice(from, hit.start) + by(hit);
-    from = hit.end;
-  }
-  return out + text.slice(from);
-}
-
-/** Where `length` digits from the `at`-th digit of `run` stand in it (separators between them included). */
-function spanOfDigits(run: string, at: number, length: number): [number, number] {
-  let seen = 0;
-  let start = -1;
-  for (let i = 0; i < run.length; i++) {
-    const code = run.charCodeAt(i);
-    if (code === 37) i += 2; // A percent-encoded separator: its digits are not the number's.
-    if (code < 48 || code > 57) continue;
-    if (seen === at) start = i;
-    seen++;
-    if (seen === at + length) return [start, i + 1];
-  }
-  return [start, run.length];
-}
-
 /** Calls `leaf` with every string leaf and number of `value` (numbers as JSON writes them). */
 function walkLeaves(value: unknown, depth: number, leaf: (text: string) => void): void {
   if (typeof value === 'string') leaf(value);
@@ -331,4 +344,10 @@ function walkLeaves(value: unknown, depth: number, leaf: (text: string) => void)
 function isDigit(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   return code >= 48 && code <= 57;
+}
+
+/** A letter, digit, `_` or `-`: what would make a word value part of a longer word (or a longer header name). */
+function isWordChar(text: string, at: number): boolean {
+  const char = text[at];
+  return char !== undefined && /[\p{L}\p{N}_-]/u.test(char);
 }

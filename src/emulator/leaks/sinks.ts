@@ -5,9 +5,10 @@
  */
 import { readAll } from '../../lib/read-all.js';
 import { type Readable, Transform } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import type { TextDecoder } from 'node:util';
 import type { EmitEvent } from '../events.js';
 import { headerText, type LeakCall, LeakGuard, type LeakMode, type LeakPlace } from './guard.js';
+import { decoded, decoderFor } from './charset.js';
 import type { CallSecrets } from './secrets.js';
 
 /** Kept from one chunk to the next: a card number with separators, or a value's longest form, may span two. */
@@ -17,8 +18,15 @@ const CARRY_MIN = 64;
  * A streamed answer, scanned as it passes (warn mode: it is never held back): each chunk searched
  * with the end of the one before, so a value cut in two is found. Told once per form.
  */
-export function scannedStream(guard: LeakGuard, call: LeakCall, place: LeakPlace, body: Readable): Readable {
-  const decoder = new StringDecoder('utf8');
+export function scannedStream(
+  guard: LeakGuard,
+  call: LeakCall,
+  place: LeakPlace,
+  body: Readable,
+  headers?: Record<string, string | string[] | number | undefined>,
+): Readable {
+  // Its charset as declared, or as its first bytes' byte order mark says.
+  let decoder: TextDecoder | undefined;
   const carry = Math.max(CARRY_MIN, call.secrets.longest * 2);
   let tail = '';
   const scan = (text: string) => {
@@ -29,11 +37,12 @@ export function scannedStream(guard: LeakGuard, call: LeakCall, place: LeakPlace
   };
   const pass = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      scan(decoder.write(chunk));
+      decoder ??= decoderFor(headers, chunk);
+      scan(decoder.decode(chunk, { stream: true }));
       done(null, chunk);
     },
     flush(done) {
-      scan(decoder.end());
+      scan(decoder?.decode() ?? '');
       done();
     },
   });
@@ -56,6 +65,7 @@ interface SentRequest {
 interface SentBy {
   kind: 'proxy' | 'reactor' | 'transform';
   traceId: string;
+  watchId?: string | undefined;
   secrets?: CallSecrets | undefined;
 }
 
@@ -71,19 +81,21 @@ interface SentBy {
 export function leakInterceptor(guard: LeakGuard) {
   return async <Q extends SentRequest, A>(request: Q, origin: SentBy, next: (request: Q) => Promise<A>): Promise<A> => {
     if (!guard.on || origin.kind === 'proxy') return next(request);
-    const call = guard.callOf(origin.traceId);
+    const call = guard.callOf(origin.watchId);
     if (!call || call.destination === request.url.origin || guard.allowsHost(request.url)) return next(request);
     const { body } = request;
-    const head = `${request.method ?? ''} ${request.url.href}\n${headerText(request.headers)}`;
+    const line = `${request.method ?? ''} ${request.url.href}`;
+    const headers = headerText(request.headers);
     if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
-      guard.check(call, 'outbound', body === undefined ? head : `${head}\n${body.toString()}`);
+      guard.check(call, 'outbound', body === undefined ? line : `${line}\n${decoded(body, request.headers)}`, headers);
       return next(request);
     }
-    guard.check(call, 'outbound', head);
-    if (guard.mode !== 'fail') return next({ ...request, body: scannedStream(guard, call, 'outbound', body) });
+    guard.check(call, 'outbound', line, headers);
+    if (guard.mode !== 'fail')
+      return next({ ...request, body: scannedStream(guard, call, 'outbound', body, request.headers) });
     // Bounded where it is written (the sandbox's outbound requests: MAX_OUTBOUND_BODY_BYTES).
     const whole = await readAll(body);
-    guard.check(call, 'outbound', whole.toString());
+    guard.check(call, 'outbound', decoded(whole, request.headers));
     return next({ ...request, body: whole });
   };
 }

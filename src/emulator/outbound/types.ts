@@ -40,6 +40,8 @@ export interface OutboundOrigin {
   name: string;
   /** The trace id of the call the request belongs to ('' for work of no call: top-level code). */
   traceId: string;
+  /** User code's: the server's id of its call (the leak guard's watch id; '' for work of no call). */
+  watchId?: string | undefined;
   /**
    * The plaintext the call detokenized (a proxy's forward, user code's https during a call), so that
    * interceptors redact by provenance (the leak guard, the recorder); none for work of no call.

@@ -1,4 +1,5 @@
 import { BODY_LIMIT_LABEL } from '../../api/limits.js';
+import { decoded } from '../leaks/charset.js';
 import { headerText, type LeakCall, type LeakGuard } from '../leaks/guard.js';
 import { scannedStream } from '../leaks/sinks.js';
 import type { Caller } from '../services/applications.js';
@@ -37,20 +38,22 @@ export async function guardedAnswer(guard: LeakGuard, watched: LeakCall, answer:
   }
   if (!guard.on) return answer;
   // Its headers (a response transform's, or the destination's passed back) are the caller's too.
-  guard.check(watched, 'answer', headerText(answer.headers));
+  // Headers are searched without the values that are common words or header words (vocabulary.ts).
+  guard.check(watched, 'answer', '', headerText(answer.headers));
   if (body === undefined || !readable(answer.headers)) return answer;
+  // Read as the charset it declares (a UTF-16 answer is scanned as the text it is).
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
-    guard.check(watched, 'answer', body.toString());
+    guard.check(watched, 'answer', decoded(body, answer.headers));
     return answer;
   }
-  if (guard.mode !== 'fail') return { ...answer, body: scannedStream(guard, watched, 'answer', body) };
+  if (guard.mode !== 'fail') return { ...answer, body: scannedStream(guard, watched, 'answer', body, answer.headers) };
   const whole = await readWhole(
     body,
     TRANSFORM_PAYLOAD_LIMIT,
     new URL(watched.destination ?? 'http://localhost'),
     `more than ${BODY_LIMIT_LABEL}, over what the leak guard reads whole in fail mode`,
   );
-  guard.check(watched, 'answer', whole.toString());
+  guard.check(watched, 'answer', decoded(whole, answer.headers));
   return { ...answer, body: whole };
 }
 

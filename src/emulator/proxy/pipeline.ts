@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   PROXY_CONNECTION_HEADER,
   PROXY_DESTINATION_STATUS_HEADER,
@@ -112,6 +113,7 @@ export class ProxyPipeline {
       id: '',
       name: '',
       traceId: call.traceId,
+      watchId: randomUUID(),
       secrets: new CallSecrets(),
     };
     leaks.open(watched);
@@ -179,6 +181,7 @@ export class ProxyPipeline {
       call.traceId,
       call.rerun !== undefined,
       callerApplication(proxy, detokenizer),
+      watched,
     );
     if (transforms.request) {
       const json = isJsonContentType(contentType);

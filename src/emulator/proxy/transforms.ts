@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { LeakCall } from '../leaks/guard.js';
 import { JSON_CONTENT_TYPE } from '../../api/headers.js';
 import { BODY_LIMIT_BYTES } from '../../api/limits.js';
 import { PROBLEM_TYPES } from '../../api/problem.js';
@@ -38,7 +40,16 @@ export class TransformCalls {
     private readonly rerun = false,
     /** The caller's Application (its key checked), or null for an anonymous proxy's caller: a refusal's explanation names it. */
     private readonly caller: ApplicationRecord | null = null,
+    /** The leak guard's watch of the proxy call (its watch id is what the sandbox knows the call by). */
+    private readonly watched?: LeakCall,
   ) {}
+
+  /** The id the sandbox knows the call by: its watch's, or one made for a call not watched. */
+  private get watchId(): string {
+    this.callWatchId ??= this.watched?.watchId ?? randomUUID();
+    return this.callWatchId;
+  }
+  private callWatchId: string | undefined;
 
   /**
    * Runs one of the proxy's transforms on `args` (its `req.svc` under the proxy's Application, if
@@ -61,10 +72,13 @@ export class TransformCalls {
       ...this.shared,
       boundNow: () => deps.proxies.boundApplication(proxy),
       requestId: this.requestId,
+      watchId: this.watchId,
       timeoutMs: TRANSFORM_TIMEOUT_MS,
       ...(this.rerun && { rerun: true }),
       caller: this.caller,
     };
+    // What the call is revealed stays looked for while this transform's version lives (its module state).
+    if (this.watched) deps.tokens.leaks.own(this.watched, instance.id, instance.version);
     return invokeCode(deps, call, args, (value) => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new HttpError(500, `${transformOwner(proxy, kind)} must return an object with body and headers.`, {

@@ -223,7 +223,7 @@ export class Runtime {
       process.unload(vid);
       return this.latest.get(spec.id) ?? Promise.reject(new UnloadedWhileLoading(spec.id, spec.version));
     }
-    const instance = new Instance(spec, vid, pool);
+    const instance = new Instance(spec, vid, pool, this.host.retired);
     const previous = this.instances.get(spec.id);
     this.instances.set(spec.id, instance);
     if (previous) void previous.retire(instance);

@@ -18,6 +18,8 @@ export class Instance {
     /** The version's key inside sandbox processes: unique per Instance. */
     readonly vid: string,
     private readonly pool: SandboxGroup,
+    /** Told once the version is unloaded (RuntimeHost.retired). */
+    private readonly gone?: (id: string, version: string | number) => void,
   ) {}
 
   get id(): string {
@@ -68,6 +70,7 @@ export class Instance {
       }),
     );
     this.drained?.();
+    this.gone?.(this.id, this.version);
   }
 
   /** Stops taking calls (new ones go to `successor`); lets the calls in flight finish, then unloads the code. */
@@ -76,6 +79,7 @@ export class Instance {
     this.successor = successor;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.pool.unload(this.vid);
+    this.gone?.(this.id, this.version);
   }
 }
 

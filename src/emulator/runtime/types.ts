@@ -212,6 +212,11 @@ export type SendUserRequest = (request: UserRequest, origin: UserRequestOrigin) 
 export interface RuntimeHost {
   /** Without it, user code's `https` requests fail (a runtime with no network). */
   outbound?: SendUserRequest;
+  /**
+   * A code version was retired (replaced, its last call ended) or unloaded (deleted): its sandbox
+   * holds it no more, nor anything its module state kept (the leak guard forgets what it revealed).
+   */
+  retired?: (id: string, version: string | number) => void;
 }
 
 /** A call in flight in a sandbox process, as the emulator holds it. */

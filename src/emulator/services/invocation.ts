@@ -40,6 +40,11 @@ export interface CodeCall {
   /** The caller's transaction (`SVC-TRANSACTION-ID`), which `req.svc` calls act in. */
   transactionId?: string | undefined;
   requestId: string;
+  /**
+   * The server's id of this run (leaks/guard.ts LeakCall.watchId): what its console lines and
+   * requests carry from the sandbox, never the caller's trace id (two calls may share one).
+   */
+  watchId: string;
   timeoutMs: number;
   /** A re-run of a kept call (`svc replay`): `req.svc` reads, and refuses every write. */
   rerun?: boolean;
@@ -68,7 +73,8 @@ export async function invokeCode<T>(
   finish: (value: unknown) => T | Promise<T>,
 ): Promise<T> {
   const started = performance.now();
-  const watched = deps.tokens.leaks.callOf(call.requestId);
+  const { leaks } = deps.tokens;
+  const watched = leaks.callOf(call.watchId);
   // Its code's https requests carry its configuration values: recordings mask them.
   if (watched && !watched.configuration) watched.configuration = configurationValues(call.configuration);
   try {
@@ -90,25 +96,28 @@ export async function invokeCode<T>(
     const clockOffsetMs = deps.tokens.clocks.offset(call.tenantId);
     const { value } = await call.instance.invoke(
       { args, configuration: call.configuration },
-      { timeoutMs: call.timeoutMs, requestId: call.requestId, svc, ...(clockOffsetMs !== 0 && { clockOffsetMs }) },
+      { timeoutMs: call.timeoutMs, requestId: call.watchId, svc, ...(clockOffsetMs !== 0 && { clockOffsetMs }) },
     );
     // A value finished at once (no tokenize block, a transform's) takes no turn of the microtask queue.
     const finished = finish(value);
     const result = finished instanceof Promise ? await finished : finished;
-    reportInvocation(deps.emit, call, started, 200);
+    // Redacted of the call's plaintext and of what its code version was revealed.
+    leaks.fromCode(call.instance.id, call.watchId, () => reportInvocation(deps.emit, call, started, 200));
     return result;
   } catch (thrown) {
     const error = refusedByCode(checkedCustomResponse(thrown, call.owner), call);
-    reportInvocation(
-      deps.emit,
-      call,
-      started,
-      error instanceof HttpError ? error.status : 500,
-      error instanceof HttpError ? error : undefined,
-      (thrown as { userStack?: string }).userStack,
+    leaks.fromCode(call.instance.id, call.watchId, () =>
+      reportInvocation(
+        deps.emit,
+        call,
+        started,
+        error instanceof HttpError ? error.status : 500,
+        error instanceof HttpError ? error : undefined,
+        (thrown as { userStack?: string }).userStack,
+      ),
     );
     // The event is redacted whatever the mode; the caller's answer is as the mode says.
-    throw deps.tokens.leaks.checkError(deps.tokens.leaks.callOf(call.requestId), error);
+    throw leaks.checkError(leaks.callOf(call.watchId), error);
   }
 }
 

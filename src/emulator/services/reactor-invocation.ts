@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_LABEL, DETOKENIZE_LIMIT } from '../../api/limits.js';
 import { PROBLEM_TYPES, type Problem } from '../../api/problem.js';
 import type { Tier } from '../../api/tiers.js';
@@ -154,6 +155,7 @@ export class ReactorInvocations {
       boundNow: () => this.deps.boundApplication(reactor),
       transactionId: ctx.transactionId,
       requestId,
+      watchId: randomUUID(),
       timeoutMs,
       caller: ctx.caller.application,
     };
@@ -165,6 +167,8 @@ export class ReactorInvocations {
     // every mode: events and recordings are redacted of its plaintext even with the checks off.
     const watched = reactorLeakCall(ctx, code);
     leaks.open(watched);
+    // What it is revealed stays looked for while its code version lives (its module state may keep it).
+    leaks.own(watched, code.instance.id, code.instance.version);
     return invokeCode(this.deps, code, args, (value) => this.shape(ctx, code, value)).then(
       (response) => {
         leaks.close(watched);
@@ -207,7 +211,7 @@ export class ReactorInvocations {
     const response: ReactorResponse = {};
     if (raw !== undefined) response.raw = raw;
     // The raw result is answered, stored and delivered as it is: checked once here (the mode decides).
-    const watched = raw === undefined ? undefined : this.deps.tokens.leaks.callOf(code.requestId);
+    const watched = raw === undefined ? undefined : this.deps.tokens.leaks.callOf(code.watchId);
     if (watched) this.deps.tokens.leaks.check(watched, 'raw', JSON.stringify(raw));
     if (tokenize === undefined || tokenize === null || code.rerun) return response;
     // Under the bound Application as the call found it; the transaction as it is now (the code may
@@ -251,6 +255,7 @@ function reactorLeakCall(ctx: CallContext, code: CodeCall): LeakCall {
     id: code.id,
     name: code.name,
     traceId: code.requestId,
+    watchId: code.watchId,
     secrets: ctx.secrets,
   };
 }
