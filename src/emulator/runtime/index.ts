@@ -126,6 +126,13 @@ export class Runtime {
     return [...this.processes].flatMap((process) => (process.pid === undefined ? [] : [process.pid]));
   }
 
+  /** The processes held by code that does not yield (their probe unanswered): new calls go elsewhere. */
+  get heldPids(): number[] {
+    return [...this.processes].flatMap((process) =>
+      process.pid !== undefined && !process.responsive ? [process.pid] : [],
+    );
+  }
+
   /**
    * Loads a code version and makes it current for its id. Loading the version already current
    * returns it as it is. Rejects with a 422 UserCodeError (file:line:column) when the code does not load.

@@ -739,8 +739,10 @@ module.exports = async () => {
     );
     const [pid] = rt.pids;
     expect((await invoke(instance, { args: { leave: true } })).value).toBe('done');
-    // Time for the emulator's probe to go unanswered (120 ms), so that the next call goes elsewhere.
-    await sleep(300);
+    // The emulator sees its probe go unanswered (the event, not a time: a loaded machine fires its ticks late).
+    await expect
+      .poll(() => rt.heldPids.includes(pid!) || !rt.pids.includes(pid!), { timeout: 20_000, interval: 10 })
+      .toBe(true);
     expect((await invoke(instance, { args: {} })).value).toBe('done');
     await expect.poll(() => rt.pids.includes(pid!), { timeout: 10_000, interval: 50 }).toBe(false);
   });
@@ -836,7 +838,7 @@ module.exports = async (req) => {
     const instance = await load(rt, BUSY);
     // Held for 3 s: long enough, even on a loaded machine, for the second call to go elsewhere first.
     const held = invoke(instance, { args: { busyMs: 3000, answer: 'busy' } }, { timeoutMs: 15_000 });
-    await sleep(300);
+    await expect.poll(() => rt.heldPids.length, { timeout: 20_000, interval: 10 }).toBe(1);
     expect((await invoke(instance, { args: { answer: 'beside' } })).value).toBe('beside');
     // Served by a second process (the first, held, could not answer it), not after the first call.
     expect(rt.processCount).toBe(2);
@@ -927,7 +929,7 @@ describe('hot swap', () => {
       filename: FILENAME,
     });
     const held = rejection(invoke(old, {}, { timeoutMs: 3000 }));
-    await sleep(300);
+    await expect.poll(() => rt.heldPids.length, { timeout: 20_000, interval: 10 }).toBe(1);
     const fixed = await rt.load({ id, version: 2, code: `module.exports = async () => 'fixed';`, filename: FILENAME });
     expect((await invoke(fixed)).value).toBe('fixed');
     expect((await held).status).toBe(408);
