@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type HttpResult, sharedEmulator, type TestEmulator, unique } from '../../helpers/emulator.js';
+import {
+  createApplication,
+  type HttpResult,
+  sharedEmulator,
+  type TestEmulator,
+  unique,
+} from '../../helpers/emulator.js';
 
 /** User code throwing the platform's errors with hostile contents: each answer is a clear one, never a broken sandbox. */
 const source = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -50,5 +56,52 @@ describe('hostile platform errors', () => {
     // The sandbox still serves the next call.
     const again = await react(emu(), await reactor(emu(), 'module.exports = async () => ({ ok: true });\n'));
     expect(again.status, again.text).toBe(200);
+  });
+});
+
+describe('req.svc given hostile bodies', () => {
+  const emu = sharedEmulator();
+
+  it.each([
+    [
+      'nested past the limit',
+      'let deep = {}; for (let i = 0; i < 200000; i++) deep = { inner: deep }; return svc.tokens.create({ type: "token", data: "x", searchIndexes: deep });',
+      400,
+    ],
+    [
+      'a getter that throws',
+      'return svc.tokens.create({ type: "token", data: "x", get expiresAt() { throw new Error("getter"); } });',
+      'getter',
+    ],
+    ['a cycle', 'const a = { type: "token", data: "x" }; a.extra = a; return svc.tokens.list(a);', 400],
+  ])('%s: the call rejects (a promise), never throws at once', async (_, line, expected) => {
+    const bound = await createApplication(emu(), {
+      name: unique('svc'),
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+    });
+    const created = await emu().call('POST', '/reactors', {
+      body: {
+        name: unique('r'),
+        configuration: {},
+        application: { id: bound.id },
+        code: source(
+          'module.exports = async (req) => {',
+          '  const svc = req.svc;',
+          '  let promise;',
+          '  try { promise = (() => { ' +
+            line +
+            ' })(); } catch (e) { return { raw: { threw: String(e && e.message) } }; }',
+          '  try { await promise; return { raw: { ok: true } }; } catch (e) { return { raw: { rejected: e.status ?? String(e.message) } }; }',
+          '};',
+        ),
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const answer = await react(emu(), created.body.id);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.raw.threw, answer.text).toBeUndefined();
+    if (typeof expected === 'number') expect(answer.body.raw.rejected).toBe(expected);
+    else expect(String(answer.body.raw.rejected)).toContain(expected);
   });
 });
