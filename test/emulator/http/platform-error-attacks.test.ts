@@ -105,3 +105,34 @@ describe('req.svc given hostile bodies', () => {
     else expect(String(answer.body.raw.rejected)).toContain(expected);
   });
 });
+
+describe('CustomHttpResponseError with hostile headers and statuses', () => {
+  const emu = sharedEmulator();
+
+  it.each([
+    ['a framing header', '{ "content-length": "1", "transfer-encoding": "chunked", connection: "close" }', 418],
+    ['a CRLF in a value', '{ "x-a": "1\\r\\nx-injected: yes" }', 500],
+    ['a name Node refuses', '{ "bad name": "1" }', 500],
+    ['a value past Latin-1', '{ "x-a": "\\u2028" }', 500],
+    ['a trace id of its own', '{ "svc-trace-id": "mine" }', 418],
+  ])('%s: a clear answer, the connection still serves', async (_, headers, status) => {
+    const id = await reactor(
+      emu(),
+      source(
+        "const { CustomHttpResponseError } = require('@svc/errors');",
+        'module.exports = async () => {',
+        `  throw new CustomHttpResponseError({ status: 418, headers: ${headers}, body: { short: 'and stout' } });`,
+        '};',
+      ),
+    );
+    const answer = await react(emu(), id);
+    expect(answer.status, answer.text.slice(0, 300)).toBe(status);
+    expect(answer.headers['x-injected']).toBeUndefined();
+    if (status === 418) {
+      expect(answer.body).toEqual({ short: 'and stout' });
+      expect(answer.headers['svc-trace-id']).not.toBe('mine');
+    } else expect(answer.body.detail, answer.text).toMatch(/header/i);
+    const health = await emu().call('GET', '/health', { key: null });
+    expect(health.status).toBe(200);
+  });
+});
