@@ -178,3 +178,22 @@ describe('a tenant cannot queue the parse process’s CPU', () => {
     expect(raw.outcomes.join('\n')).toMatch(/k\d ERR_SVC_TLS_BUSY: .*2 sets of TLS material .* at once/);
   });
 });
+
+describe('TLS material as Node takes it', () => {
+  it('a ca given as a list of certificates trusts each of them, as Node does', async () => {
+    const other = await selfSigned();
+    const destination = await httpsDestination((_request, response) => response.end('ok'));
+    const react = await reactor(
+      `${SEND}
+      module.exports = async (req) => {
+        const base = { hostname: '127.0.0.1', port: req.args.port, path: '/' };
+        const listed = await send('listed', { ...base, ca: [req.args.other, req.args.ca] });
+        const buffers = await send('buffers', { ...base, ca: [Buffer.from(req.args.other), Buffer.from(req.args.ca)] });
+        return { raw: { listed, buffers } };
+      };`,
+    );
+    const raw = await react({ port: destination.port, ca: destination.ca, other: other.cert });
+    expect(raw.listed).toBe('listed 200');
+    expect(raw.buffers).toBe('buffers 200');
+  });
+});
