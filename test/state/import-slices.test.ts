@@ -130,3 +130,29 @@ describe('a large state import is sliced', () => {
     expect(gone.status).toBe(404);
   });
 });
+
+describe('a state import racing its tenant', () => {
+  it('a tenant deleted while its import yields keeps nothing: the import writes no record of a tenant gone', async () => {
+    const emu = emulator();
+    const witness = await createTenant(emu, unique('witness'));
+    const totalUsed = async () => {
+      const answer = await emu.call('GET', '/_emulator/quotas', { key: witness.management_key });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.body.total.used as number;
+    };
+    const tenant = await createTenant(emu, unique('doomed'));
+    const before = await totalUsed();
+    const { text } = stateOf(5000);
+    let deleted: Promise<boolean> | undefined;
+    const answer = await postImport(emu.url, tenant.management_key, text, '', () => {
+      deleted = emu.emulator.tenants.delete(tenant.id);
+    });
+    expect(await deleted!).toBe(true);
+    // The tenant is gone: its import is refused, and nothing of it is kept.
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 300)).toBe(404);
+    const tenants = await emu.call('GET', '/_emulator/tenants', { key: null });
+    expect(tenants.body.data.map((row: { id: string }) => row.id)).not.toContain(tenant.id);
+    // Its two starter Applications are gone with it, and no token of the file was written.
+    expect(await totalUsed()).toBeLessThan(before);
+  });
+});

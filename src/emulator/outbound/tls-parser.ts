@@ -21,6 +21,12 @@ export const TLS_PARSE_MS = 2000;
 const MAX_WALL_FACTOR = 4;
 /** Material that failed or ran out of time, remembered per pool (the most recent). */
 const REFUSALS_KEPT = 1024;
+/**
+ * Distinct sets of material a pool may have waiting or being parsed at once. Each may cost the
+ * parse process TLS_PARSE_MS of CPU, and a pool's byte budget is charged for a timeout only once
+ * it happened: without a bound, 1 MB of 430-byte keys given at once queued 80 min of a core's work.
+ */
+export const PARSES_PER_POOL = 2;
 /** The parse process stops after this long with nothing to parse (its next parse starts another, ~50 ms). */
 const IDLE_MS = 30_000;
 
@@ -69,6 +75,21 @@ export class TlsParser {
   remember(pool: string, key: string, error: Error): void {
     this.refused.set(`${pool}\u0000${key}`, error);
     if (this.refused.size > REFUSALS_KEPT) this.refused.delete(this.refused.keys().next().value!);
+  }
+
+  /**
+   * Throws ERR_SVC_TLS_BUSY when `pool` has PARSES_PER_POOL sets of material waiting or being
+   * parsed: a new one is refused at once (not remembered: it may be given again later).
+   */
+  admit(pool: string): void {
+    let waiting = 0;
+    for (const id of this.pending.keys()) if (id.startsWith(`${pool}\u0000`)) waiting++;
+    if (waiting < PARSES_PER_POOL) return;
+    throw tlsError(
+      'ERR_SVC_TLS_BUSY',
+      `The request was not sent: ${PARSES_PER_POOL} sets of TLS material (ca, cert, key, passphrase) of this ` +
+        'tenant are being parsed at once; send it again once they are (reuse the same options: their context is kept).',
+    );
   }
 
   /** Whether the same material of `pool` is being parsed now (a second request waits for it, at no cost). */

@@ -57,7 +57,8 @@ export class UserConnections {
   /**
    * The agent and (for options that make one) the TLS context of a request of `pool`. Rejects
    * with code ERR_SVC_TLS_BUDGET when parsing the material would be over the pool's budget,
-   * ERR_SVC_TLS_TIMEOUT when its parse ran out of time, Node's code when it is not valid, and
+   * ERR_SVC_TLS_BUSY when the pool has as many keys being parsed as it may, ERR_SVC_TLS_TIMEOUT
+   * when its parse ran out of time, Node's code when it is not valid, and
    * ERR_SVC_TLS_REFUSED when the same material failed before.
    */
   async optionsOf(
@@ -120,7 +121,10 @@ export class UserConnections {
     const refused = this.parser.refusal(name, key);
     if (refused) throw refused;
     // The same material already being parsed (concurrent requests of one pool): paid for once.
-    if (!this.parser.parsing(name, key)) this.pay(pool, options);
+    if (!this.parser.parsing(name, key)) {
+      if (options.key !== undefined) this.parser.admit(name);
+      this.pay(pool, options);
+    }
     const { ca, cert, passphrase, ciphers, minVersion, maxVersion } = options;
     let decrypted: string | undefined;
     if (options.key !== undefined) {

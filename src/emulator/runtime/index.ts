@@ -268,7 +268,7 @@ export class Runtime {
 
   /**
    * A new process, within the budget: at the cap the least recently used idle process of another
-   * group makes room. Else a tenant's first process goes over the cap (the cap holds again as groups
+   * group makes room for a group's first process (an extra one takes only a spare). Else a tenant's first process goes over the cap (the cap holds again as groups
    * go idle and make room); an extra one is not started; and with `isolation: 'owner'`, another
    * owner of a tenant that has a process waits for room (its tenant's own calls end, at the latest
    * at their timeouts). The check and the spawn are one turn, so starts under way cannot overshoot.
@@ -283,6 +283,9 @@ export class Runtime {
         .filter((process) => {
           if (process.dead) return false;
           if (this.spares.includes(process)) return true;
+          // An extra process takes a spare or room there is: it never stops another group's process
+          // (a tenant whose calls hold its process would stop other tenants' warm ones, again and again).
+          if (extra) return false;
           const owner = this.owner.get(process);
           return owner !== undefined && owner !== group && owner.isSpareable(process);
         })

@@ -100,7 +100,7 @@ export function serializeError(error: unknown, loaded: Loaded, limit: number): S
         name: typeof name === 'string' ? cut(name) : 'Error',
         message: cut(withPlatformHint(String(message))),
         ...(platform && { status: isErrorStatus(status) ? status : 500 }),
-        ...(platform && { errors: plainErrors((error as { errors?: unknown }).errors) }),
+        ...(platform && { errors: plainErrors(error) }),
         ...(typeof stack === 'string' && { stack: cut(stack), location: locate(cut(stack), loaded.filename) }),
       };
     }
@@ -120,24 +120,55 @@ export function cut(text: string): string {
 /**
  * A reactor error's `errors` as the answer carries them: string lists by key, whatever the code
  * made of the property since its constructor set it; a key or message cut to size, at most
- * MAX_ERROR_KEYS keys and MAX_ERROR_TEXT characters of text in all.
+ * MAX_ERROR_KEYS keys and MAX_ERROR_TEXT characters of text in all. Read item by item, each read
+ * on its own: a hole or a null is the vendor's fallback text, a member or item that cannot be read
+ * is left out (a list of holes would be nulls, which the emulator refuses from a sandbox, and a
+ * list of millions of them a frame over the limit: either stopped the tenant's sandbox process).
  */
-function plainErrors(errors: unknown): Record<string, string[]> {
+function plainErrors(error: unknown): Record<string, string[]> {
   // No prototype: a key `__proto__` is a key like any other.
   const result: Record<string, string[]> = Object.create(null);
+  const errors = readOr(() => (error as { errors?: unknown }).errors, undefined);
   if (typeof errors !== 'object' || errors === null) return result;
   let budget = MAX_ERROR_TEXT;
-  for (const [key, value] of Object.entries(errors).slice(0, MAX_ERROR_KEYS)) {
-    const messages = (Array.isArray(value) ? value : [value]).map((item) => cut(String(item)));
-    const size = key.length + messages.reduce((sum, message) => sum + message.length, 0);
-    if (size > budget) {
+  const keys = readOr(() => Object.keys(errors).slice(0, MAX_ERROR_KEYS), [] as string[]);
+  for (const key of keys) {
+    const value = readOr(() => (errors as Record<string, unknown>)[key], undefined);
+    const items = Array.isArray(value) ? value : [value];
+    const messages: string[] = [];
+    budget -= key.length;
+    const length = readOr(() => items.length, 0);
+    for (let i = 0; i < length && budget > 0; i++) {
+      const message = cut(textOf(readOr(() => items[i], undefined)));
+      budget -= message.length;
+      messages.push(message);
+    }
+    if (budget < 0 || messages.length < length) {
       result[cut(key)] = [`… [errors cut at ${MAX_ERROR_TEXT} characters]`];
       break;
     }
-    budget -= size;
     result[key] = messages;
   }
   return result;
+}
+
+/** The vendor's text of an item of `errors` that has none. */
+const FALLBACK_TEXT = 'Something went wrong. Please try again.';
+
+/** An item of `errors` as text: a string as it is, nothing as the fallback, anything else as String makes it. */
+function textOf(item: unknown): string {
+  if (typeof item === 'string') return item;
+  if (item === undefined || item === null) return FALLBACK_TEXT;
+  return readOr(() => String(item), FALLBACK_TEXT);
+}
+
+/** What `read` gives, or `fallback` when user code's getter, proxy or toString throws. */
+function readOr<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {

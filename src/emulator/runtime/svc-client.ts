@@ -50,7 +50,15 @@ export class SvcCalls {
     // As the SDK's axios says it; the problem is the error's `data`.
     const refused = (answer: { status: number }) =>
       new ApiError(`Request failed with status code ${answer.status}`, answer.status, answer);
-    const call = (method: SvcMethod, params: unknown, shape: (value: unknown) => unknown = (value) => value) =>
+    // `request` renames what the code sent (svc-casing.ts) once the depth is checked, inside the
+    // promise: a body nested past the limit, cyclic or with a getter that throws rejects the call
+    // (the 400 the API would answer), never a stack overflow thrown at once.
+    const call = (
+      method: SvcMethod,
+      given: unknown,
+      shape: (value: unknown) => unknown = (value) => value,
+      request: (value: unknown) => unknown = (value) => value,
+    ) =>
       new Promise((resolve, reject) => {
         const limit = this.maxInFlight();
         if (caller.svcInFlight >= limit) {
@@ -63,9 +71,10 @@ export class SvcCalls {
           );
         }
         if (caller.cancelled) throw new Error('This invocation was stopped.');
-        if (exceedsDepth(params, MAX_DEPTH)) {
+        if (exceedsDepth(given, MAX_DEPTH)) {
           throw refused(problem(400, 'Bad request', `The JSON is nested deeper than ${MAX_DEPTH} levels.`));
         }
+        const params = request(given);
         const id = ++this.seq;
         caller.svcInFlight++;
         this.pending.set(id, {
@@ -78,10 +87,10 @@ export class SvcCalls {
     // A second argument (the SDK's request options: apiKey, correlationId) is not taken: calls act under the bound Application.
     return harden({
       tokens: {
-        create: (body: unknown) => call('tokens.create', tokenRequest(body), tokenResponse),
+        create: (body: unknown) => call('tokens.create', body, tokenResponse, tokenRequest),
         retrieve: (id: unknown) => call('tokens.retrieve', id, tokenResponse),
         delete: (id: unknown) => call('tokens.delete', id),
-        list: (query: unknown) => call('tokens.list', tokenRequest(query ?? {}), tokenResponse),
+        list: (query: unknown) => call('tokens.list', query ?? {}, tokenResponse, tokenRequest),
       },
       tokenize: (body: unknown) => call('tokenize', body),
       detokenize: (body: unknown) => call('detokenize', body),

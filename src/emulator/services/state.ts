@@ -12,6 +12,7 @@ import { checkGrants } from './grants.js';
 import { hashKey } from './keys.js';
 import { checkEntries } from './state-checks.js';
 import { tenantEntries } from './state-entries.js';
+import { requireTenantRow } from './tenant-fork.js';
 import { ImportPlan, collectionOf } from './state-import.js';
 import type { TenantClocks } from './tenant-clocks.js';
 
@@ -63,6 +64,7 @@ export class StateService {
     if (plan.changes.length === 0) return plan;
     const clearAll = options.replace;
     await store.write((batch) => {
+      requireTenantRow(store, batch, tenantId);
       for (const change of plan.changes) {
         const collection = collectionOf(store, change.kind);
         if (change.action === 'delete') batch.delete(collection, tenantId, change.id);

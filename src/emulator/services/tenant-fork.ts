@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cipher } from '../crypto/cipher.js';
+import { HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
 import type { Collection, TenantRecord } from '../store/collection.js';
 import type { ApplicationRecord, ProxyRecord, ReactorRecord, StoredTenant } from '../store/records.js';
@@ -133,6 +134,16 @@ export function deleteTenantRows(
   deleteAll(batch, store.results, tenantId);
   batch.delete(store.tenants, tenantId, tenantId);
   return { reactors, proxies };
+}
+
+/**
+ * Refuses (404) in `batch` a write of records of a tenant whose row is gone: a write that waited
+ * for its turn (a sliced state import or tokenize yields for seconds) while its tenant was deleted
+ * would otherwise leave records, and keys that still authenticate, of a tenant that is no more.
+ */
+export function requireTenantRow(store: Store, batch: WriteBatch, tenantId: string): void {
+  if (!batch.get(store.tenants, tenantId, tenantId))
+    throw new HttpError(404, 'This tenant was deleted while the request ran: nothing of it was written.');
 }
 
 function deleteAll<T extends TenantRecord>(batch: WriteBatch, collection: Collection<T>, tenantId: string): void {

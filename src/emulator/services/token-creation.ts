@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { CONTAINER_PATTERN, evaluateAccess, normalizeContainer } from './access.js';
 import type { Caller } from './applications.js';
 import type { TenantClocks } from './tenant-clocks.js';
+import { requireTenantRow } from './tenant-fork.js';
 import { PermissionDenied } from './permission-denied.js';
 import { DEFAULT_CONTAINERS, defaultMask, normalizeTokenData } from './token-types.js';
 import { indexStaged, isExpired, type StagedIndex, type TokenContext, type TokenView } from './token-view.js';
@@ -148,6 +149,8 @@ export class TokenCreator {
       return;
     }
     await this.store.write((batch) => {
+      // A tokenize yields while it prepares: its tenant may be gone by its write's turn.
+      if (prepared[0]) requireTenantRow(this.store, batch, prepared[0].record.tenant_id);
       this.checkIdsFree(batch, prepared, []);
       for (const { record } of prepared) batch.put(this.store.tokens, record);
     });

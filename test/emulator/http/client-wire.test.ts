@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createApplication, sharedEmulator, unique } from '../../helpers/emulator.js';
+import { type RawResponse, rawConnection, rawRequest } from '../../helpers/raw-http.js';
 
 /**
  * HTTP as the platform's clients send it (issue 35, item 6): the vendor's JS SDK creates and lists
@@ -105,5 +106,60 @@ describe('HTTP as real clients send it', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toHaveProperty(['data.expiration_month']);
+  });
+});
+
+describe('the leniency attacked', () => {
+  const emu = sharedEmulator();
+
+  async function raw(requestLine: string, headers: string[], body = ''): Promise<RawResponse> {
+    const connection = await rawConnection(emu().url);
+    connection.send(rawRequest(emu().url, requestLine, [...headers, 'connection: close'], body));
+    const answer = await connection.next();
+    if (answer === 'closed') throw new Error(`${requestLine}: closed without an answer`);
+    return answer;
+  }
+
+  it('a trailing slash reaches the admin guard and the key check of the route it names', async () => {
+    const fromAfar = await raw('GET /_emulator/tenants/ HTTP/1.1', ['origin: http://evil.example']);
+    expect(fromAfar.status, fromAfar.body).toBe(403);
+    const noKey = await raw('GET /applications/ HTTP/1.1', []);
+    expect(noKey.status, noKey.body).toBe(401);
+    // Two slashes: the trailing one dropped, an empty id the schema refuses.
+    const twice = await raw('GET /applications// HTTP/1.1', [`svc-api-key: ${emu().managementKey}`]);
+    expect(twice.status, twice.body).toBe(400);
+    const encoded = await raw('GET /applications/%2F HTTP/1.1', [`svc-api-key: ${emu().managementKey}`]);
+    expect([400, 404], encoded.body).toContain(encoded.status);
+  });
+
+  it('an empty chunked body with trailers, and bytes after Content-Length: 0, are read as HTTP has them', async () => {
+    const app = await createApplication(emu(), { name: unique('wire'), type: 'private', permissions: ['token:read'] });
+    const key = `svc-api-key: ${emu().managementKey}`;
+    const trailers = await raw(
+      `POST /applications/${app.id}/regenerate HTTP/1.1`,
+      [key, 'content-type: text/plain', 'transfer-encoding: chunked', 'trailer: x-late'],
+      '0\r\nx-late: 1\r\n\r\n',
+    );
+    expect(trailers.status, trailers.body).toBe(200);
+    // Bytes after an empty body are the connection's next request: here not one, so a 400 after the 200.
+    const connection = await rawConnection(emu().url);
+    connection.send(
+      rawRequest(
+        emu().url,
+        `POST /applications/${app.id}/regenerate HTTP/1.1`,
+        [key, 'content-length: 0', 'content-type: text/plain'],
+        'hello',
+      ),
+    );
+    const first = await connection.next();
+    expect(first !== 'closed' && first.status).toBe(200);
+    const odd = await raw(
+      `DELETE /applications/${app.id} HTTP/1.1`,
+      [key, 'content-type: application/x-www-form-urlencoded', 'content-length: 3'],
+      'a=b',
+    );
+    expect(odd.status, odd.body).toBe(415);
+    const still = await emu().call('GET', `/applications/${app.id}`);
+    expect(still.status, still.text).toBe(200);
   });
 });

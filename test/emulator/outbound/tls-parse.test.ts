@@ -156,3 +156,44 @@ describe('TLS material of user code is parsed off the emulator’s thread', () =
     expect(presented[0]).toMatch(/^[0-9A-F:]{95}$/);
   });
 });
+
+describe('a tenant cannot queue the parse process’s CPU', () => {
+  it('distinct slow keys given at once: two are parsed, the rest refused at once (not 2 s of CPU each)', async () => {
+    // Four keys of 2^31-1 iterations, each its own salt: four distinct sets of material.
+    const keys = Array.from({ length: 4 }, () => encryptedKey(2 ** 31 - 1, 'pass'));
+    const destination = await httpsDestination((_request, response) => response.end('ok'));
+    const react = await reactor(
+      `${SEND}
+      module.exports = async (req) => {
+        const base = { hostname: '127.0.0.1', port: req.args.port, ca: req.args.ca, passphrase: 'pass' };
+        const outcomes = await Promise.all(req.args.keys.map((key, i) => send('k' + i, { ...base, path: '/', key })));
+        return { raw: { outcomes } };
+      };`,
+    );
+    const raw = await react({ port: destination.port, ca: destination.ca, keys });
+    const codes = (raw.outcomes as string[]).map((outcome) => outcome.split(' ')[1]);
+    // Before: all four queued, 8 s of one core's CPU spent on one call (a burst of 1 MB of such keys: 80 min).
+    expect(codes.filter((code) => code === 'ERR_SVC_TLS_TIMEOUT:')).toHaveLength(2);
+    expect(codes.filter((code) => code === 'ERR_SVC_TLS_BUSY:')).toHaveLength(2);
+    expect(raw.outcomes.join('\n')).toMatch(/k\d ERR_SVC_TLS_BUSY: .*2 sets of TLS material .* at once/);
+  });
+});
+
+describe('TLS material as Node takes it', () => {
+  it('a ca given as a list of certificates trusts each of them, as Node does', async () => {
+    const other = await selfSigned();
+    const destination = await httpsDestination((_request, response) => response.end('ok'));
+    const react = await reactor(
+      `${SEND}
+      module.exports = async (req) => {
+        const base = { hostname: '127.0.0.1', port: req.args.port, path: '/' };
+        const listed = await send('listed', { ...base, ca: [req.args.other, req.args.ca] });
+        const buffers = await send('buffers', { ...base, ca: [Buffer.from(req.args.other), Buffer.from(req.args.ca)] });
+        return { raw: { listed, buffers } };
+      };`,
+    );
+    const raw = await react({ port: destination.port, ca: destination.ca, other: other.cert });
+    expect(raw.listed).toBe('listed 200');
+    expect(raw.buffers).toBe('buffers 200');
+  });
+});

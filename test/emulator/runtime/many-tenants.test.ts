@@ -58,3 +58,27 @@ describe('sandbox processes are sized by memory', () => {
     expect((await invoke(instance!, { args: { tenant: 0 } })).value).toEqual({ raw: { tenant: 0, calls: 1 } });
   });
 });
+
+describe('a tenant’s extra process makes no room', () => {
+  it('a tenant whose calls hold its process starts no extra by stopping another tenant’s idle one', async () => {
+    const rt = runtime({ maxProcesses: 2 });
+    const [quiet] = await tenants(rt, 1);
+    expect((await invoke(quiet!, { args: { tenant: 0 } })).value).toEqual({ raw: { tenant: 0, calls: 1 } });
+    const busy = await rt.load({
+      id: freshId(),
+      version: 1,
+      // Holds its process: a loop that never yields, for as many iterations as it is given.
+      code: 'module.exports = async (req) => { let n = 0; for (let i = 0; i < req.args.loops; i++) n += i % 7; return { raw: n }; };\n',
+      filename: 'reactors/busy.js',
+      tenant: 'tenant-busy',
+    });
+    // Two calls at once: the second would take an extra process, but there is no room but the quiet tenant's.
+    const held = invoke(busy, { args: { loops: 8e8 } }, { timeoutMs: 60_000 });
+    // The second call comes once the first holds the process (it answers no probe: not responsive).
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const answers = await Promise.all([held, invoke(busy, { args: { loops: 1 } }, { timeoutMs: 60_000 })]);
+    expect(answers.map((answer) => answer.value !== undefined)).toEqual([true, true]);
+    // The quiet tenant's process lived on: its module state too.
+    expect((await invoke(quiet!, { args: { tenant: 0 } })).value).toEqual({ raw: { tenant: 0, calls: 2 } });
+  }, 120_000);
+});
