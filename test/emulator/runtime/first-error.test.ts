@@ -44,6 +44,7 @@ const HOOKS = `{
   'assign captureStackTrace': () => { FirstError.captureStackTrace = capture; },
   'add a static': () => { FirstError.shared = 'mine'; },
   'extend captureStackTrace': () => { FirstError.captureStackTrace.shared = 'mine'; },
+  'extend prepareStackTrace': () => { FirstError.prepareStackTrace.shared = 'mine'; },
 }`;
 
 /** V8 captures no frame at all while stackTraceLimit is not a number it can read as data. */
@@ -66,21 +67,24 @@ describe("the realm's first Error", () => {
   it.each([
     ['prepareStackTrace and captureStackTrace', HOOKS],
     ['stackTraceLimit', LIMITS],
-  ])("cannot be changed by one owner (its %s) to read or change another owner's errors or the host's", async (_, tries) => {
-    const tenant = freshId('tenant');
-    const meddler = await loadFor(rt(), tenant, thief(tries), 'reactors/thief.js');
-    const victim = await loadFor(rt(), tenant, VICTIM, 'reactors/victim.js');
-    const tried = (await invoke(meddler, { args: {} })).value;
-    const seen = (await invoke(victim)).value as { mine: string; host: string; hostCode: string };
-    // Nothing of the victim's call, nor of the host's, went through the thief's code.
-    expect((await invoke(meddler, { args: { report: true } })).value).toEqual([]);
-    // Both stacks are as ever: the victim's own frames, the host's (Node's) error without the host's.
-    expect(seen.mine).toMatch(/^Error: the victim secret\n {4}at .*reactors\/victim\.js:2:\d+\)?$/);
-    expect(seen.hostCode).toBe('ERR_OUT_OF_RANGE');
-    expect(seen.host).toMatch(/^RangeError \[ERR_OUT_OF_RANGE\]: .*\n {4}at .*reactors\/victim\.js:4:\d+\)?$/);
-    // The thief reaches it (it is not SES's Error) but changes nothing of it.
-    expect(tried).toEqual({ changed: [], frozen: true, tamed: false });
-    expect(meddler.processCount).toBe(1);
-    expect(victim.processCount).toBe(1);
-  });
+  ])(
+    "cannot be changed by one owner (its %s) to read or change another owner's errors or the host's",
+    async (_, tries) => {
+      const tenant = freshId('tenant');
+      const meddler = await loadFor(rt(), tenant, thief(tries), 'reactors/thief.js');
+      const victim = await loadFor(rt(), tenant, VICTIM, 'reactors/victim.js');
+      const tried = (await invoke(meddler, { args: {} })).value;
+      const seen = (await invoke(victim)).value as { mine: string; host: string; hostCode: string };
+      // Nothing of the victim's call, nor of the host's, went through the thief's code.
+      expect((await invoke(meddler, { args: { report: true } })).value).toEqual([]);
+      // Both stacks are as ever: the victim's own frames, the host's (Node's) error without the host's.
+      expect(seen.mine).toMatch(/^Error: the victim secret\n {4}at .*reactors\/victim\.js:2:\d+\)?$/);
+      expect(seen.hostCode).toBe('ERR_OUT_OF_RANGE');
+      expect(seen.host).toMatch(/^RangeError \[ERR_OUT_OF_RANGE\]: .*\n {4}at .*reactors\/victim\.js:4:\d+\)?$/);
+      // The thief reaches it (it is not SES's Error) but changes nothing of it.
+      expect(tried).toEqual({ changed: [], frozen: true, tamed: false });
+      expect(meddler.processCount).toBe(1);
+      expect(victim.processCount).toBe(1);
+    },
+  );
 });

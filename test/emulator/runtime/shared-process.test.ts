@@ -169,7 +169,8 @@ describe('one tenant, one process', () => {
     expect(caught).toEqual(expect.arrayContaining(CAUGHT_LABELS));
     // What static getters answer fresh per read (promisify's custom functions) is the reader's own;
     // EventEmitter.prototype keeps a writable primitive (kCapture) its instances shadow; the
-    // compartments' shared Error keeps SES's stack switches; `performance` and `process` are the version's own.
+    // compartments' shared Error answers a fresh prepareStackTrace per read (the realm's first Error,
+    // which V8 reads, is frozen with its own: first-error.test.ts); `performance` and `process` are the version's own.
     const expected = (path: string) =>
       /Symbol\(nodejs\.util\.promisify\.custom\)$/.test(path) ||
       /\.prepareStackTrace$/.test(path) ||
