@@ -33,10 +33,10 @@ export function freezeReachable(reachable: readonly unknown[], discoveryOnly: re
       const [object, role] = pending.pop()!;
       if (seen.has(object)) continue;
       seen.add(object);
-      // An Error constructor (the realm's, or the one Node's own errors extend) is lockdown's: V8
-      // reads stackTraceLimit and prepareStackTrace off it as data properties (process-lockdown.ts
-      // processDefaults: what user code can change of them).
-      if (typeof object === 'function' && Object.hasOwn(object, 'captureStackTrace')) continue;
+      // The realm's first Error (the one Node's own errors extend; SES's are frozen by lockdown): V8
+      // reads its stackTraceLimit and prepareStackTrace as data properties for every error of the
+      // process, so they stay data (what the host installed), frozen as they are.
+      const stackSwitches = typeof object === 'function' && Object.hasOwn(object, 'captureStackTrace');
       // An instance user code made is its own to change; what it inherits is not. (A class's parent
       // class is a type, whose statics are as reachable as its own.)
       const parent = Object.getPrototypeOf(object) as unknown;
@@ -58,7 +58,8 @@ export function freezeReachable(reachable: readonly unknown[], discoveryOnly: re
         }
       }
       // Every object locked here may be some instance's prototype (a plain object can be one too).
-      if (!Object.isFrozen(object)) lock(object, shared && role !== 'prototype', slots);
+      if (stackSwitches) Object.freeze(object);
+      else if (!Object.isFrozen(object)) lock(object, shared && role !== 'prototype', slots);
     }
   };
   for (const root of reachable) add(root, heldRole(root));

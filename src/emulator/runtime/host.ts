@@ -105,6 +105,8 @@ closeInheritedDescriptors();
 Buffer.poolSize = 0;
 restrictNetwork();
 
+// The realm's first Error, which Node's own errors extend and whose stack switches V8 reads: frozen below.
+const FirstError = Error;
 lockdownAsNode16();
 // Hardened below with the rest: every compartment's Error hands it out, one object for all of them.
 Error.prepareStackTrace = prepareUserStack as NonNullable<ErrorConstructor['prepareStackTrace']>;
@@ -146,6 +148,7 @@ const writableSlots = freezeReachable(
     ...Object.values(HOST_GLOBALS),
     ...Object.values(MODULES),
     Intl,
+    FirstError,
     prepareUserStack,
     SandboxRequest,
     SandboxResponse,

@@ -318,7 +318,7 @@ export function userPerformance(): object {
 /**
  * Process-wide settings that cannot be frozen: Node's defaults of every EventEmitter
  * (`EventEmitter.defaultMaxListeners`, `captureRejections`: accessors that can be neither removed
- * nor frozen), the realm's Error stack switches, and the primitives left writable on prototypes
+ * nor frozen) and the primitives left writable on prototypes
  * (`slots`, freezeReachable: EventEmitter's kCapture). Read once at start; `reset()` puts them back
  * before and after every call, so that one owner's change reaches another owner's call only while
  * both run at once. `intact()` is false once user code made a slot read-only (every new emitter
@@ -341,8 +341,6 @@ function takeDefaults(slots: readonly WritableSlot[]): { reset(): void; intact()
   const events = hostRequire('node:events') as typeof import('node:events');
   const maxListeners = events.defaultMaxListeners;
   const captureRejections = events.captureRejections;
-  const stackTraceLimit = Error.stackTraceLimit;
-  const prepareStackTrace = Error.prepareStackTrace;
   const intact = () => slots.every(({ object, key }) => Reflect.getOwnPropertyDescriptor(object, key)?.writable);
   return {
     intact,
@@ -352,8 +350,6 @@ function takeDefaults(slots: readonly WritableSlot[]): { reset(): void; intact()
         if (!Object.is(Reflect.get(object, key), value)) Reflect.set(object, key, value);
       if (events.defaultMaxListeners !== maxListeners) events.defaultMaxListeners = maxListeners;
       if (events.captureRejections !== captureRejections) events.captureRejections = captureRejections;
-      if (Error.stackTraceLimit !== stackTraceLimit) Error.stackTraceLimit = stackTraceLimit;
-      if (Error.prepareStackTrace !== prepareStackTrace) Error.prepareStackTrace = prepareStackTrace;
     },
   };
 }

@@ -65,7 +65,8 @@ interface AssertionFields {
 /**
  * `assert.AssertionError` as user code gets it: Node's fields, on the Error the language's errors
  * extend once lockdown has run (frozen by it). Node's own AssertionError extends the realm's first
- * Error, which holds V8's stack switches and is never handed out. Made after lockdown: before it,
+ * Error, which holds V8's stack switches (frozen by the host, as user code reaches it through Node's
+ * other errors), and is not the Error user code's errors are. Made after lockdown: before it,
  * TypeError's parent is still that first Error.
  */
 function userAssertionError() {

@@ -21,15 +21,69 @@ function loadFor(rt: Runtime, tenant: string, code: string) {
 }
 
 /**
- * Walks everything user code reaches from its globals and the allowlisted modules (prototypes,
- * properties, what static getters answer) and lists what is not frozen, and every setter of a
- * module or class that takes a value (prototype accessors act on their instances and are skipped).
+ * Errors that Node's internals (and the language's) throw at user code, caught: each one's prototype
+ * chain and class, up to the Error they extend (the realm's first Error for Node's own classes), are
+ * as reachable as a module. An error a call does not throw in this Node is left out.
  */
-const WALK = `module.exports = async () => {
+const CAUGHT = `const caught = async () => {
+  const found = [];
+  const attempt = async (label, make) => { try { await make(); } catch (error) { found.push([label, error]); } };
+  const stream = require('stream');
+  const events = require('events');
+  const zlib = require('zlib');
+  const crypto = require('crypto');
+  await attempt('Buffer.alloc', () => Buffer.alloc(-1));
+  await attempt('Buffer.from', () => Buffer.from({}));
+  await attempt('util.promisify', () => require('util').promisify(1));
+  await attempt('util.TextDecoder', () => new (require('util').TextDecoder)('utf-8', { fatal: true }).decode(new Uint8Array([0xff])));
+  await attempt('stream.addAbortSignal', () => new Promise((resolve, reject) => {
+    const s = new stream.PassThrough();
+    s.on('error', reject);
+    stream.addAbortSignal(AbortSignal.abort(), s);
+  }));
+  await attempt('stream.finished', () => stream.promises.finished(new stream.PassThrough().destroy()));
+  await attempt('stream.write', () => new Promise((resolve, reject) => {
+    const s = new stream.PassThrough();
+    s.end();
+    s.write('x', (error) => (error ? reject(error) : resolve()));
+  }));
+  await attempt('zlib.inflateSync', () => zlib.inflateSync(Buffer.from('not deflated')));
+  await attempt('zlib.inflate', () => new Promise((resolve, reject) =>
+    zlib.inflate(Buffer.from('not deflated'), (error) => (error ? reject(error) : resolve()))));
+  await attempt('crypto.createHash', () => crypto.createHash('nope'));
+  await attempt('crypto.createPrivateKey', () => crypto.createPrivateKey('not a key'));
+  await attempt('crypto.subtle', () => crypto.webcrypto.subtle.importKey('raw', new Uint8Array(1), { name: 'nope' }, false, []));
+  await attempt('events.emit', () => new events.EventEmitter().emit('error', 'unhandled'));
+  await attempt('events.once', () => events.once(new events.EventEmitter(), 'x', { signal: AbortSignal.abort() }));
+  await attempt('http.request', () => require('http').request({ hostname: 'x', headers: { 'bad header': 'x' } }));
+  await attempt('http.validateHeaderName', () => require('http').validateHeaderName(''));
+  await attempt('url', () => new URL('no url'));
+  await attempt('url.fileURLToPath', () => require('url').fileURLToPath('http://x'));
+  await attempt('string_decoder', () => new (require('string_decoder').StringDecoder)('nope'));
+  await attempt('assert', () => require('assert').ok(false));
+  await attempt('atob', () => atob('*'));
+  await attempt('AbortSignal.abort', () => { throw AbortSignal.abort().reason; });
+  await attempt('AggregateError', () => Promise.any([]));
+  await attempt('timers', () => setTimeout(1));
+  return found;
+};`;
+
+/**
+ * Walks everything user code reaches from its globals, the allowlisted modules and the errors Node
+ * throws at it (prototypes, properties, what static getters answer) and lists what is not frozen,
+ * and every setter of a module or class that takes a value (prototype accessors act on their
+ * instances and are skipped).
+ */
+const WALK = `${CAUGHT}
+module.exports = async () => {
   const roots = [[globalThis, 'globalThis', 'namespace']];
   for (const name of ['assert', 'buffer', 'crypto', 'events', 'http', 'https', 'os', 'path', 'punycode', 'querystring',
     'stream', 'string_decoder', 'timers', 'url', 'util', 'zlib'])
     roots.push([require(name), name, 'namespace']);
+  const errors = await caught();
+  // The error itself is the catcher's own; what it inherits, and its class, are everyone's.
+  for (const [label, error] of errors)
+    roots.push([Object.getPrototypeOf(error), label + '.__proto__', 'prototype'], [error.constructor, label + '.constructor', 'namespace']);
   const seen = new Set([globalThis.global]);
   const open = [];
   const setters = [];
@@ -61,8 +115,29 @@ const WALK = `module.exports = async () => {
       }
     }
   }
-  return { reached: seen.size, open, setters };
+  return { reached: seen.size, open, setters, caught: errors.map(([label]) => label) };
 };`;
+
+/** The errors CAUGHT must catch on every Node svc runs on. */
+const CAUGHT_LABELS = [
+  'Buffer.alloc',
+  'util.promisify',
+  'stream.addAbortSignal',
+  'stream.finished',
+  'zlib.inflateSync',
+  'zlib.inflate',
+  'crypto.createHash',
+  'crypto.createPrivateKey',
+  'crypto.subtle',
+  'events.emit',
+  'events.once',
+  'url',
+  'string_decoder',
+  'assert',
+  'atob',
+  'AbortSignal.abort',
+  'AggregateError',
+];
 
 describe('one tenant, one process', () => {
   const rt = sharedRuntime();
@@ -82,15 +157,20 @@ describe('one tenant, one process', () => {
 
   it('hardens the whole graph user code reaches, leaving only the settings docs/sandbox.md names', async () => {
     const instance = await loadFor(rt(), freshId('tenant'), WALK);
-    const { open, setters, reached } = (await answer(invoke(instance, {}, { timeoutMs: 20_000 }))) as {
+    const { open, setters, reached, caught } = (await answer(invoke(instance, {}, { timeoutMs: 20_000 }))) as {
       open: string[];
       setters: string[];
       reached: number;
+      caught: string[];
     };
     expect(reached).toBeGreaterThan(1000);
+    // Errors of Node's own classes (extending the realm's first Error), of C++ (OpenSSL), DOMExceptions
+    // and the language's AggregateError were all caught and walked from.
+    expect(caught).toEqual(expect.arrayContaining(CAUGHT_LABELS));
     // What static getters answer fresh per read (promisify's custom functions) is the reader's own;
     // EventEmitter.prototype keeps a writable primitive (kCapture) its instances shadow; the
-    // compartments' shared Error keeps SES's stack switches; `performance` and `process` are the version's own.
+    // compartments' shared Error answers a fresh prepareStackTrace per read (the realm's first Error,
+    // which V8 reads, is frozen with its own: first-error.test.ts); `performance` and `process` are the version's own.
     const expected = (path: string) =>
       /Symbol\(nodejs\.util\.promisify\.custom\)$/.test(path) ||
       /\.prepareStackTrace$/.test(path) ||
