@@ -489,7 +489,8 @@ let steps = 0;
 module.exports = async (req) => {
   if (req.args.start) {
     ${chain}
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Until the chain has taken a step (the event, however long a loaded machine takes), then a little more.
+    await new Promise((resolve) => { const wait = () => (steps > 0 ? setTimeout(resolve, 20) : setTimeout(wait, 5)); wait(); });
   }
   return steps;
 };`,
