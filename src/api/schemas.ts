@@ -243,6 +243,11 @@ export const createTenantSchema = {
   ],
 } as const;
 
+/** POST /_emulator/tenants/{tenant_id}/forks (the emulator's admin route): an optional name for the fork. */
+export const forkTenantSchema = {
+  anyOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, properties: { name } }],
+} as const;
+
 /**
  * GET /_emulator/events (the emulator's admin route): each filter once, as a string of a bounded
  * length (a repeated parameter is an array, refused rather than matching nothing). The status

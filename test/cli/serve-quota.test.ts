@@ -65,14 +65,17 @@ describe('--quota', () => {
       '1GB',
       'Error: --quota takes KIND=SIZE with KIND one of tokens, results, transactions, resources, tenant, total, not "1GB".\n',
     ],
-  ])('--quota %s is one line and exit 2 (a usage error, as every flag is), before anything starts', async (value, stderr) => {
-    const result = await serve(['--quota', value]);
-    expect(result.aborted).toBe(false);
-    expect(result.stderr).toBe(stderr);
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(await readdir(result.cwd)).toEqual([]);
-  });
+  ])(
+    '--quota %s is one line and exit 2 (a usage error, as every flag is), before anything starts',
+    async (value, stderr) => {
+      const result = await serve(['--quota', value]);
+      expect(result.aborted).toBe(false);
+      expect(result.stderr).toBe(stderr);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(await readdir(result.cwd)).toEqual([]);
+    },
+  );
 
   test('a quota set by the flag is what a full tenant is refused by, named as the flag', async () => {
     const cwd = await tempDir();
