@@ -67,6 +67,13 @@ export const idParamsSchema = {
   properties: { id: uuid },
 } as const;
 
+/** /_emulator/tenants/{tenant_id} and its forks. */
+export const tenantParamsSchema = {
+  type: 'object',
+  required: ['tenant_id'],
+  properties: { tenant_id: uuid },
+} as const;
+
 /** GET /reactors/{id}/results/{request_id}. */
 export const resultParamsSchema = {
   type: 'object',

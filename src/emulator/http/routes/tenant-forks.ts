@@ -1,5 +1,5 @@
 import { forkedTenantSchema } from '../../../api/answer-schemas.js';
-import { forkTenantSchema } from '../../../api/schemas.js';
+import { forkTenantSchema, tenantParamsSchema } from '../../../api/schemas.js';
 import type { Services } from '../../services/index.js';
 import { HttpError } from '../../errors.js';
 import type { Exchange } from '../exchange.js';
@@ -17,7 +17,7 @@ export const tenantForkRoutes: readonly Route[] = [
     path: '/_emulator/tenants/:tenant_id/forks',
     summary:
       "Fork a tenant: a new one with copies of its Applications (new keys), reactors and proxies, none of its tokens (the tenant's management key, loopback only).",
-    schema: { body: forkTenantSchema },
+    schema: { params: tenantParamsSchema, body: forkTenantSchema },
     admin: true,
     responses: {
       201: {
@@ -37,6 +37,7 @@ export const tenantForkRoutes: readonly Route[] = [
     path: '/_emulator/tenants/:tenant_id',
     summary:
       "Delete a tenant and all it holds, its code unloaded, as svc/testing's dispose does (the tenant's management key, loopback only).",
+    schema: { params: tenantParamsSchema },
     admin: true,
     responses: { 204: { description: 'Deleted.' } },
     problems: [404, 409],
