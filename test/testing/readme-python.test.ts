@@ -32,29 +32,33 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
 }
 
 describe("the README's pytest example, as written, against svc.yaml of `svc init`'s reactor template", () => {
-  it.skipIf(skipped)(`forks a tenant per test over HTTP and deletes it (${skipped || pytest.stdout.trim()})`, async () => {
-    const managementKey = 'local-management-key-01';
-    const emu = await startEmulator({ inMemory: true, managementKey });
-    const project = await tempDir();
-    await cp(path.join(root, 'templates/init/reactor/svc.yaml'), path.join(project, 'svc.yaml'));
-    await cp(path.join(root, 'templates/init/reactor/reactors'), path.join(project, 'reactors'), { recursive: true });
-    // What `svc serve --config svc.yaml` does at its start: svc.yaml applied to the bootstrapped tenant.
-    const applied = await runSvc(['apply', '--base-url', emu.url, '--management-key', managementKey], {
-      cwd: project,
-    });
-    expect(applied.code, applied.stderr).toBe(0);
-    await mkdir(path.join(project, 'tests'));
-    await writeFile(path.join(project, 'tests', 'test_charge.py'), await pytestExample());
-    const { code, output } = await run(
-      'python3',
-      ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/test_charge.py'],
-      project,
-      { SVC_URL: emu.url, SVC_MANAGEMENT_KEY: managementKey },
-    );
-    expect(output).toMatch(/2 passed/);
-    expect(code).toBe(0);
-    // Each test's fork was deleted after it: only the bootstrapped tenant is left.
-    const tenants = (await emu.call('GET', '/_emulator/tenants', { key: null })).body.data;
-    expect(tenants.map((tenant: { id: string }) => tenant.id)).toEqual([emu.tenantId]);
-  }, 60_000);
+  it.skipIf(skipped)(
+    `forks a tenant per test over HTTP and deletes it (${skipped || pytest.stdout.trim()})`,
+    async () => {
+      const managementKey = 'local-management-key-01';
+      const emu = await startEmulator({ inMemory: true, managementKey });
+      const project = await tempDir();
+      await cp(path.join(root, 'templates/init/reactor/svc.yaml'), path.join(project, 'svc.yaml'));
+      await cp(path.join(root, 'templates/init/reactor/reactors'), path.join(project, 'reactors'), { recursive: true });
+      // What `svc serve --config svc.yaml` does at its start: svc.yaml applied to the bootstrapped tenant.
+      const applied = await runSvc(['apply', '--base-url', emu.url, '--management-key', managementKey], {
+        cwd: project,
+      });
+      expect(applied.code, applied.stderr).toBe(0);
+      await mkdir(path.join(project, 'tests'));
+      await writeFile(path.join(project, 'tests', 'test_charge.py'), await pytestExample());
+      const { code, output } = await run(
+        'python3',
+        ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/test_charge.py'],
+        project,
+        { SVC_URL: emu.url, SVC_MANAGEMENT_KEY: managementKey },
+      );
+      expect(output).toMatch(/2 passed/);
+      expect(code).toBe(0);
+      // Each test's fork was deleted after it: only the bootstrapped tenant is left.
+      const tenants = (await emu.call('GET', '/_emulator/tenants', { key: null })).body.data;
+      expect(tenants.map((tenant: { id: string }) => tenant.id)).toEqual([emu.tenantId]);
+    },
+    60_000,
+  );
 });
