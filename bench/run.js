@@ -14,6 +14,7 @@ import { measureReplay } from './replay.js';
 import { measureReload } from './reload.js';
 import { measureScale } from './scale.js';
 import { measureStateImport } from './state.js';
+import { measureForks } from './forks.js';
 import { measureTenants } from './tenants.js';
 import { benchSuiteFull, benchSuiteUnit } from './suite.js';
 import { benchTesting } from './testing.js';
@@ -704,6 +705,37 @@ async function benchTenants() {
 }
 
 /**
+ * A tenant per test over HTTP (bench/forks.js): a fork of a template beside a bare tenant, and a
+ * fork's first reactor call beside its second, with the emulator's processes counted around them.
+ */
+async function benchForks() {
+  process.stderr.write('Forks over HTTP\n');
+  const { child, url } = await serve(['--in-memory']);
+  const figures = await measureForks({ url, pid: child.pid, api, processTreeMemory, quick });
+  await stop(child);
+  const load = `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`;
+  record(
+    'POST /_emulator/tenants/{id}/forks, p50 (3 Applications, a reactor, a proxy)',
+    figures.forkP50,
+    figures.bareP50,
+    'ms',
+    '<= 2 ms',
+    figures.forkP50 <= 2,
+    `baseline: POST /_emulator/tenants (a bare tenant) in the same loop; ${load}`,
+  );
+  const booted = figures.processesAfter - figures.processesBefore;
+  record(
+    "A fork's first reactor call over HTTP, p50",
+    figures.firstP50,
+    figures.secondP50,
+    'ms',
+    'no process boot',
+    booted <= 0 && figures.firstP50 <= figures.secondP50 + 10,
+    `baseline: its second call; processes ${figures.processesBefore} before the forks' calls, ${figures.processesAfter} after`,
+  );
+}
+
+/**
  * A large state import and a 10,000-token tokenize against /health (bench/state.js): the longest
  * /health took while each ran, beside /health alone.
  */
@@ -838,6 +870,7 @@ const suites = {
   store: benchStore,
   scale: benchScale,
   tenants: benchTenants,
+  forks: benchForks,
   state: benchState,
   testing: () => benchTesting({ record, quick }),
   leaks: benchLeaks,

@@ -145,6 +145,21 @@ export const createdTenantSchema = closed({
   private_key: string,
 });
 
+/**
+ * POST /_emulator/tenants/{tenant_id}/forks: the fork as `POST /_emulator/tenants` answers a tenant, and
+ * every Application, reactor and proxy it copied, each Application and proxy with its new key.
+ */
+export const forkedTenantSchema = closed({
+  id: uuid,
+  name: string,
+  created_at: dateTime,
+  management_key: string,
+  private_key: string,
+  applications: { type: 'array', items: closed({ id: uuid, name: string, type: string, key: string }) },
+  reactors: { type: 'array', items: closed({ id: uuid, name: string }) },
+  proxies: { type: 'array', items: closed({ id: uuid, name: string, key: string }) },
+});
+
 /** GET /_emulator/tenants: every tenant of the emulator, the bootstrapped one first; no keys. */
 export const tenantListSchema = closed({
   data: {

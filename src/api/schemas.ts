@@ -67,6 +67,13 @@ export const idParamsSchema = {
   properties: { id: uuid },
 } as const;
 
+/** /_emulator/tenants/{tenant_id} and its forks. */
+export const tenantParamsSchema = {
+  type: 'object',
+  required: ['tenant_id'],
+  properties: { tenant_id: uuid },
+} as const;
+
 /** GET /reactors/{id}/results/{request_id}. */
 export const resultParamsSchema = {
   type: 'object',
@@ -241,6 +248,11 @@ export const createTenantSchema = {
       properties: { name, management_key: givenKey, private_key: givenKey },
     },
   ],
+} as const;
+
+/** POST /_emulator/tenants/{tenant_id}/forks (the emulator's admin route): an optional name for the fork. */
+export const forkTenantSchema = {
+  anyOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, properties: { name } }],
 } as const;
 
 /**

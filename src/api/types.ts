@@ -74,6 +74,21 @@ export interface CreatedTenant {
   private_key: string;
 }
 
+/** A tenant forked from another (`POST /_emulator/tenants/{id}/forks`, svc/testing): its keys (shown once), and the ids of what it got, by name. */
+export interface ForkedTenant {
+  id: string;
+  name: string;
+  created_at: string;
+  /** The fork's own starter Applications' keys. */
+  management_key: string;
+  private_key: string;
+  /** Every Application copied (the starters included), each with a key of its own. */
+  applications: { id: string; name: string; type: string; key: string }[];
+  reactors: { id: string; name: string }[];
+  /** Each proxy with a key of its own. */
+  proxies: { id: string; name: string; key: string }[];
+}
+
 export const TOKEN_TYPES = ['token', 'card', 'bank'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 

@@ -1,5 +1,5 @@
 import type { EmulatorEvent } from '../api/events.js';
-import type { CreatedTenant } from '../api/types.js';
+import type { CreatedTenant, ForkedTenant } from '../api/types.js';
 import { API_KEY_HEADER, JSON_CONTENT_TYPE } from '../api/headers.js';
 import { isProblem, problemFromAnswer } from '../api/problem.js';
 import { ApplicationsApi } from './applications.js';
@@ -83,6 +83,17 @@ export class ApiClient {
    */
   createTenant(body: { name?: string; management_key?: string; private_key?: string } = {}): Promise<CreatedTenant> {
     return this.request<CreatedTenant>('POST', '/_emulator/tenants', { key: 'none', body, shape: 'object' });
+  }
+
+  /**
+   * A fork of tenant `tenantId` (`POST /_emulator/tenants/{id}/forks`, with its management key:
+   * the client's), and the keys of all it copied.
+   */
+  forkTenant(tenantId: string, body: { name?: string } = {}): Promise<ForkedTenant> {
+    return this.request<ForkedTenant>('POST', `/_emulator/tenants/${encodeURIComponent(tenantId)}/forks`, {
+      body,
+      shape: 'object',
+    });
   }
 
   /** The emulator's tenants, the bootstrapped one first (`GET /_emulator/tenants`: no key, loopback only). */

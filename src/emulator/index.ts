@@ -118,7 +118,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         leaks,
         disposed: () => disposed,
         stoppingSince: () => stopping,
-        madeServices: (services) => (tenantService = services.tenants),
+        madeServices: (services) => {
+          tenantService = services.tenants;
+          // A deleted tenant's keep-alive connections and kept calls go with it, whoever deleted it.
+          services.tenants.onRemoved((tenantId) => {
+            gateway.forgetTenant(tenantId);
+            replays.store.forget(tenantId);
+          });
+        },
         listening: (at) => (url = at),
       }),
     )
@@ -143,14 +150,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     ready,
     events,
     outbound: { use: (interceptor) => gateway.use(interceptor) },
-    tenants: libraryTenants(
-      serving,
-      () => tenantService,
-      (tenantId) => {
-        gateway.forgetTenant(tenantId);
-        replays.store.forget(tenantId);
-      },
-    ),
+    tenants: libraryTenants(serving, () => tenantService),
     dispose() {
       disposing ??= (async () => {
         disposed = true;
@@ -165,13 +165,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
 /**
  * `emulator.tenants`: what svc/testing is built on, over the started emulator's TenantService
- * (`serving` waits for the start, or refuses once stopped); `forget` drops what the emulator keeps
- * of a deleted tenant outside the store.
+ * (`serving` waits for the start, or refuses once stopped).
  */
 function libraryTenants(
   serving: (refused: string) => Promise<TenantService>,
   current: () => TenantService | undefined,
-  forget: (tenantId: string) => void,
 ): EmulatorTenants {
   return {
     async create(spec = {}) {
@@ -191,9 +189,7 @@ function libraryTenants(
         .catch(asLibraryError);
     },
     async delete(tenantId) {
-      const removed = await (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
-      forget(tenantId);
-      return removed;
+      return (await serving('no tenant can be deleted')).remove(tenantId).catch(asLibraryError);
     },
     async settled(tenantId) {
       return (await serving('no tenant can be waited for')).settled(tenantId);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ForkedTenant } from '../../api/types.js';
 import type { Cipher } from '../crypto/cipher.js';
 import { HttpError } from '../errors.js';
 import type { WriteBatch } from '../store/batch.js';
@@ -9,20 +10,7 @@ import { openConfiguration, sealConfiguration } from './configuration.js';
 import { generateKey, hashKey, randomBase58 } from './keys.js';
 import { keyContext } from './proxies.js';
 
-/** A tenant forked from another: its keys (shown once), and the ids of what it got, by name. */
-export interface ForkedTenant {
-  id: string;
-  name: string;
-  created_at: string;
-  /** The fork's own starter Applications' keys. */
-  management_key: string;
-  private_key: string;
-  /** Every Application copied (the starters included), each with a key of its own. */
-  applications: { id: string; name: string; type: string; key: string }[];
-  reactors: { id: string; name: string }[];
-  /** Each proxy with a key of its own. */
-  proxies: { id: string; name: string; key: string }[];
-}
+export type { ForkedTenant };
 
 /**
  * Writes into `batch` a copy of `template`'s Applications, reactors and proxies under a new tenant:

@@ -52,6 +52,8 @@ export interface BootstrapResult {
 export class TenantService {
   /** Each tenant's clock. */
   readonly clocks: TenantClocks;
+  /** Told of each removed tenant: what the emulator keeps per tenant outside the services (connections, kept calls). */
+  private readonly removedListeners: ((tenantId: string) => void)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -97,8 +99,19 @@ export class TenantService {
     forks.webhooks.stopTenant(tenantId);
     this.clocks.forget(tenantId);
     forks.explanations.forget(tenantId);
+    for (const listener of this.removedListeners) listener(tenantId);
     await forks.results.pending.settled(tenantId);
     return true;
+  }
+
+  /** Calls `listener` with each tenant `remove` deletes, by whichever door (svc/testing, the admin route). */
+  onRemoved(listener: (tenantId: string) => void): void {
+    this.removedListeners.push(listener);
+  }
+
+  /** The id of the tenant `svc serve` bootstrapped (the oldest), which no admin route deletes. */
+  bootstrappedId(): string | undefined {
+    return this.first()?.id;
   }
 
   /**
@@ -109,6 +122,11 @@ export class TenantService {
     const forks = this.forksOrThrow();
     if (!this.store.tenants.get(tenantId, tenantId)) return Promise.resolve();
     return forks.results.pending.settled(tenantId);
+  }
+
+  /** Whether there is a tenant `tenantId`. */
+  has(tenantId: string): boolean {
+    return this.store.tenants.get(tenantId, tenantId) !== undefined;
   }
 
   /** An EmulatorError unless there is a tenant `tenantId`. */

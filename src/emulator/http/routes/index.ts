@@ -7,6 +7,7 @@ import { proxyInvokeRoutes, proxyRoutes } from './proxies.js';
 import { reactorRoutes } from './reactors.js';
 import { replayRoutes } from './replay.js';
 import { stateRoutes } from './state.js';
+import { tenantForkRoutes } from './tenant-forks.js';
 import { tokenRoutes } from './tokens.js';
 import { transactionRoutes } from './transactions.js';
 import { webhookRoutes } from './webhooks.js';
@@ -20,6 +21,7 @@ export type { Method, Route } from '../route.js';
  */
 export const routes: readonly Route[] = [
   ...emulatorRoutes,
+  ...tenantForkRoutes,
   ...replayRoutes,
   ...openApiRoutes(() => routes),
   ...eventRoutes,
