@@ -40,7 +40,8 @@ test('refuses an amount that is not a positive whole number (400)', async () => 
     const card = await t.client.tokens.create({ type: 'card', data: CARD });
     const { status, body } = await t.reactors.invoke('charge', { card: `{{ ${card.id} }}`, amount: -5 });
     assert.equal(status, 400);
-    assert.match(body.detail, /amount must be a whole number/);
+    assert.equal(body.detail, 'Bad Request'); // the platform's shape: the class's text, the message in errors
+    assert.match(body.errors.error[0], /amount must be a whole number/);
   } finally {
     await t.dispose();
   }
