@@ -62,7 +62,7 @@ test('the destination gets the card detokenized and the call signed; the caller 
   }
 });
 
-test("a refusal of the destination reaches the caller as it was: the response transform runs on 2xx answers only", async () => {
+test('a refusal of the destination reaches the caller as it was: the response transform runs on 2xx answers only', async () => {
   const t = await svc.tenant();
   try {
     t.destinations.intercept(DESTINATION).on('POST', '/anything').reply(402, { error: 'card_declined' });
