@@ -263,7 +263,12 @@ export class Recorder {
     for (const tape of this.tapes.values()) {
       if (!tape.dirty) continue;
       tape.dirty = false;
-      const problem = await this.write(tape);
+      // A failure of its own (the spool unreadable) is said as the cassette's problem, never thrown:
+      // this runs from a timer, and a rejection there would end the emulator.
+      const problem = await this.write(tape).catch((error: Error) => {
+        tape.dirty = true;
+        return { file: this.fileOf(tape), error: error.message };
+      });
       if (problem) {
         problems.push(problem);
         this.options.report?.(problem);

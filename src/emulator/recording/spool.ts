@@ -24,8 +24,10 @@ export class Spool {
   private end = 0;
   /** Sealed bytes not yet in the file (held in memory meanwhile). */
   pendingBytes = 0;
-  /** The writes under way: a read waits for them. */
+  /** The writes under way: a read waits for them (they never reject: a failure is kept in `failed`). */
   private written: Promise<unknown> = Promise.resolve();
+  /** The first write that failed (no temporary folder, a full disk): every read after it fails with it. */
+  private failed: Error | undefined;
 
   /** Keeps `text`; its span is known at once, its bytes reach the file in the background. */
   append(text: string): Span {
@@ -37,6 +39,9 @@ export class Spool {
     this.pendingBytes += sealed.length;
     const write = this.handle()
       .then((handle) => handle.write(sealed, 0, sealed.length, span.offset))
+      .catch((error: Error) => {
+        this.failed ??= error;
+      })
       .finally(() => {
         this.pendingBytes -= sealed.length;
       });
@@ -47,6 +52,7 @@ export class Spool {
   /** The text kept at `span`. */
   async read(span: Span): Promise<string> {
     await this.written;
+    if (this.failed) throw this.failed;
     const handle = await this.handle();
     const sealed = Buffer.alloc(span.length);
     await handle.read(sealed, 0, span.length, span.offset);

@@ -75,7 +75,7 @@ describe('a tenant’s extra process makes no room', () => {
     // Two calls at once: the second would take an extra process, but there is no room but the quiet tenant's.
     const held = invoke(busy, { args: { loops: 8e8 } }, { timeoutMs: 60_000 });
     // The second call comes once the first holds the process (it answers no probe: not responsive).
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await expect.poll(() => rt.heldPids.length, { timeout: 30_000, interval: 10 }).toBe(1);
     const answers = await Promise.all([held, invoke(busy, { args: { loops: 1 } }, { timeoutMs: 60_000 })]);
     expect(answers.map((answer) => answer.value !== undefined)).toEqual([true, true]);
     // The quiet tenant's process lived on: its module state too.

@@ -46,7 +46,7 @@ export const tenantForkRoutes: readonly Route[] = [
       if (tenantId === services.tenants.bootstrappedId()) {
         throw new HttpError(
           409,
-          `Tenant ${tenantId} is the one svc serve bootstrapped (its credentials file's): it is not deleted.`,
+          `Tenant ${tenantId} is the one the emulator bootstrapped at its start (its keys are the ones svc serve gave): it is not deleted.`,
         );
       }
       await services.tenants.remove(tenantId);
