@@ -57,7 +57,7 @@ interface Manifest {
 }
 
 /**
- * The emulator's store: one lowdb-adapter file per collection (sharded where a collection grows
+ * The emulator's store: one JSON file per collection (sharded where a collection grows
  * large) under a folder named after the data file, e.g. `.svc/data.json` + `.svc/data/applications.json`.
  * A write rewrites only the shards it touches, so its cost does not grow with the size of the
  * store; a write of several files is made atomic by a journal entry saved first (see Writer).
